@@ -1,0 +1,113 @@
+# zoekt-operator build. `make` builds bin/zoekt-operator and bin/zoekt-connector; `make test` installs
+# what is missing, builds everything under AddressSanitizer and UndefinedBehaviorSanitizer, starts a
+# local Kubernetes control plane and runs every suite; `make demo` runs the operator on that plane.
+#
+# Source discovery is by folder: every .c under lib/ goes into libzk.a, every .c under controller/ and
+# connector/ except main.c into that program's library, so unit tests can link any module.
+
+PKGS      := libcurl libcjson yaml-0.1 openssl libmicrohttpd
+CC        ?= cc
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+CSTD      := -std=c11 -D_GNU_SOURCE
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+CPPFLAGS  := -Ilib -I.
+REL_FLAGS := -O2 -g
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+
+LIB_SRC   := $(sort $(wildcard lib/*.c lib/*/*.c))
+CTRL_SRC  := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c controller/*/*.c)))
+CONN_SRC  := $(sort $(filter-out connector/main.c,$(wildcard connector/*.c connector/*/*.c)))
+ASM_SRC   := $(sort $(wildcard controller/*/*.S))
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
+TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+
+# $(call objs,variant,sources)
+objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(1)/%.o,$(filter %.S,$(2)))
+
+.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down lint arm64 images
+all: bin/zoekt-operator bin/zoekt-connector
+
+# ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
+build/rel/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(REL_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+build/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+build/rel/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) -I. -c $< -o $@
+build/san/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) -I. -c $< -o $@
+
+define variant
+build/$(1)/libzk.a: $(call objs,$(1),$(LIB_SRC))
+	@mkdir -p $$(dir $$@); rm -f $$@; ar rcs $$@ $$^
+build/$(1)/libctrl.a: $(call objs,$(1),$(CTRL_SRC) $(ASM_SRC))
+	@mkdir -p $$(dir $$@); rm -f $$@; ar rcs $$@ $$^
+build/$(1)/libconn.a: $(call objs,$(1),$(CONN_SRC))
+	@mkdir -p $$(dir $$@); rm -f $$@; ar rcs $$@ $$^
+build/$(1)/bin/zoekt-operator: build/$(1)/controller/main.o build/$(1)/libctrl.a build/$(1)/libzk.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS)
+build/$(1)/bin/zoekt-connector: build/$(1)/connector/main.o build/$(1)/libconn.a build/$(1)/libzk.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS)
+endef
+$(eval $(call variant,rel,$(REL_FLAGS)))
+$(eval $(call variant,san,$(SAN_FLAGS)))
+
+bin/%: build/rel/bin/%
+	@mkdir -p bin; cp $< $@
+
+# ---- tests ------------------------------------------------------------------------------------------
+SAN_LIBS := build/san/libctrl.a build/san/libconn.a build/san/libzk.a
+build/san/tests/%: build/san/tests/%.o $(SAN_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
+build/rel/tests/bench/%: build/rel/tests/bench/%.o build/rel/libconn.a build/rel/libctrl.a build/rel/libzk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_FLAGS) -o $@ $^ $(PKG_LIBS)
+
+UNIT_BINS  := $(patsubst %.c,build/san/%,$(UNIT_SRC))
+INTEG_BINS := $(patsubst %.c,build/san/%,$(INTEG_SRC))
+TOOL_BINS  := $(patsubst %.c,build/san/%,$(TOOL_SRC))
+BENCH_BINS := $(patsubst %.c,build/rel/%,$(BENCH_SRC))
+TEST_BUILD := all build/san/bin/zoekt-operator build/san/bin/zoekt-connector $(UNIT_BINS) $(INTEG_BINS) $(TOOL_BINS)
+
+deps:
+	@scripts/deps.sh
+
+# Builds run in a sub-make so that the wildcards see sources and pkg-config sees libraries that `deps`
+# may just have installed.
+test: deps
+	@$(MAKE) --no-print-directory $(TEST_BUILD)
+	@scripts/cluster.sh up
+	@tests/run.sh
+
+test-unit:
+	@$(MAKE) --no-print-directory $(UNIT_BINS)
+	@tests/run.sh unit
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/cluster.sh up
+	@scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay
+	@tests/bench/run.sh
+
+cluster-up:
+	@scripts/cluster.sh up
+cluster-down:
+	@scripts/cluster.sh down
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,37 @@
+/* config.h: the connector's settings, filled from flags by main.c and read by everything else.
+ * Strings point into argv or into memory main.c owns for the life of the process. */
+#ifndef ZK_CONNECTOR_CONFIG_H
+#define ZK_CONNECTOR_CONFIG_H
+
+#include <stddef.h>
+
+/* Defaults and hard bounds of what a caller may ask for per call. */
+#define CONNECTOR_MAX_FILES_DEFAULT 30
+#define CONNECTOR_MAX_FILES_LIMIT 200
+#define CONNECTOR_CONTEXT_LINES_DEFAULT 2
+#define CONNECTOR_CONTEXT_LINES_LIMIT 10
+#define CONNECTOR_SEARCH_TIMEOUT_MS 30000
+#define CONNECTOR_LIST_TIMEOUT_MS 10000
+#define CONNECTOR_OUTPUT_BUDGET_DEFAULT 16384
+#define CONNECTOR_OUTPUT_BUDGET_LIMIT 65536
+#define CONNECTOR_ZOEKT_RESPONSE_MAX (64u << 20) /* bound on one Zoekt answer */
+#define CONNECTOR_MCP_REQUEST_MAX (1u << 20)     /* bound on one MCP message */
+
+struct connector_config {
+    const char *zoekt_url;      /* base URL of zoekt-webserver (or nginx in front of it), no trailing slash */
+    const char *zoekt_token;    /* bearer token for zoekt behind nginx, or NULL */
+    const char *mirror_prefix;  /* stripped from repository names shown to agents, or NULL */
+    int max_files;              /* default files per search */
+    int context_lines;          /* default context lines */
+    long search_timeout_ms;
+    long list_timeout_ms;
+    size_t output_budget;       /* default bytes of text per call */
+    const char *token_file;     /* accepted bearer tokens for /mcp and /auth, one per line, or NULL */
+    const char *token_dir;      /* a mounted Secret: every file holds one accepted token, or NULL */
+    const char *kubeconfig;     /* for corpus_status; NULL: in-cluster or the usual kubeconfig search */
+    const char *corpus_namespace; /* the CodeSearchCorpus corpus_status reads, or NULL (tool reports it) */
+    const char *corpus_name;
+    const char *allowed_origins; /* comma-separated Origin values accepted over HTTP, or NULL: loopback only */
+};
+
+#endif

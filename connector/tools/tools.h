@@ -1,0 +1,44 @@
+/* tools.h: the MCP tools the connector offers, independent of the transport that carries them.
+ *
+ * mcp/server.c asks tools_list for the catalogue and hands every tools/call to tools_call; the tools
+ * talk to Zoekt (zoekt/client.h) and the Kubernetes API, and format compact text for agents. */
+#ifndef ZK_CONNECTOR_TOOLS_H
+#define ZK_CONNECTOR_TOOLS_H
+
+#include "buf.h"
+#include "connector/config.h"
+#include "err.h"
+
+#include <cjson/cJSON.h>
+
+struct tool_ctx {
+    const struct connector_config *cfg;
+    const volatile int *cancel; /* set by notifications/cancelled or a closed connection; may be NULL */
+};
+
+struct tool_result {
+    struct buf text;    /* the text content block shown to the agent */
+    cJSON *structured;  /* structuredContent, or NULL */
+    int is_error;       /* isError: the call failed in a way the agent should read and act on */
+};
+
+/* The tool catalogue for tools/list: a new array of Tool objects owned by the caller (cJSON_Delete). */
+cJSON *tools_list(void);
+
+/* Runs tool name with args (an object, possibly NULL). Returns ZK_OK with *out filled, including
+ * failures the agent should see (bad arguments, Zoekt down, a query Zoekt rejects: is_error = 1, the
+ * text says what was tried and whether a retry makes sense). Returns ZK_EINVAL only when no tool has
+ * that name (a JSON-RPC -32602 error), and ZK_ENOMEM. out is owned by the caller: tool_result_free,
+ * also after a failure. */
+int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
+               struct zk_err *err);
+
+void tool_result_init(struct tool_result *r);
+void tool_result_free(struct tool_result *r);
+
+/* The body of GET /index-status: {"repositories":N,"shards":N,"newestIndexTime":"...",
+ * "oldestIndexTime":"...","zoektVersion":"..."} computed from Zoekt's /api/list. No repository names or
+ * contents. Returns ZK_OK with *json_out (heap, caller frees), or a transport/parse error in err. */
+int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err);
+
+#endif

@@ -1,0 +1,134 @@
+/* buf.c: see buf.h. */
+#include "buf.h"
+
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUF_MIN_CAP 256
+
+void buf_init(struct buf *b, size_t max)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->max = max;
+}
+
+void buf_free(struct buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+/* Makes room for n more bytes plus the terminator. Frees the buffer on failure (see buf.h). */
+static int buf_reserve(struct buf *b, size_t n)
+{
+    size_t need, cap;
+    char *p;
+
+    if (n > b->max || b->len > b->max - n) {
+        buf_free(b);
+        return ZK_ETOOBIG;
+    }
+    need = b->len + n + 1;
+    if (need <= b->cap)
+        return ZK_OK;
+    cap = b->cap ? b->cap : BUF_MIN_CAP;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    /* Never allocate much beyond what the bound allows. */
+    if (cap > b->max + 1)
+        cap = b->max + 1;
+    if (cap < need)
+        cap = need;
+    p = realloc(b->data, cap);
+    if (!p) {
+        buf_free(b);
+        return ZK_ENOMEM;
+    }
+    b->data = p;
+    b->cap = cap;
+    return ZK_OK;
+}
+
+int buf_append(struct buf *b, const void *p, size_t n)
+{
+    int rc = buf_reserve(b, n);
+
+    if (rc)
+        return rc;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return ZK_OK;
+}
+
+int buf_puts(struct buf *b, const char *s)
+{
+    return buf_append(b, s, strlen(s));
+}
+
+int buf_putc(struct buf *b, char c)
+{
+    return buf_append(b, &c, 1);
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n, rc;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        buf_free(b);
+        return ZK_EINVAL;
+    }
+    rc = buf_reserve(b, (size_t)n);
+    if (rc)
+        return rc;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return ZK_OK;
+}
+
+void buf_reset(struct buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void buf_consume(struct buf *b, size_t n)
+{
+    if (n >= b->len) {
+        buf_reset(b);
+        return;
+    }
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    b->data[b->len] = '\0';
+}
+
+char *buf_steal(struct buf *b)
+{
+    char *s = b->data;
+
+    if (!s)
+        s = strdup("");
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    return s;
+}

@@ -1,0 +1,53 @@
+/* buf.h: a growable byte buffer with a hard upper bound.
+ *
+ * This is the only way the project accumulates bytes that arrive from a network peer (a watch stream,
+ * a Zoekt response, an MCP request), so every such path has a limit that a hostile or broken peer
+ * cannot push past. Modelled on curl's dynbuf: when an append fails, the buffer is freed, so a caller
+ * never has to remember to clean up after an error.
+ *
+ * The contents are always NUL-terminated (the terminator is not counted in len), so a buffer holding
+ * text can be handed to string functions directly. Access the fields read-only; change them only
+ * through these functions. */
+#ifndef ZK_BUF_H
+#define ZK_BUF_H
+
+#include <stddef.h>
+
+struct buf {
+    char *data; /* NULL until the first append; then NUL-terminated */
+    size_t len; /* bytes stored, excluding the terminator */
+    size_t cap; /* bytes allocated */
+    size_t max; /* the most bytes len may ever reach */
+};
+
+/* Prepares an empty buffer that may hold at most max bytes. Allocates nothing. */
+void buf_init(struct buf *b, size_t max);
+
+/* Appends n bytes from p. Returns ZK_OK, or ZK_ETOOBIG when len would exceed max, or ZK_ENOMEM; on
+ * either failure the buffer's memory is freed and it is left empty (still usable with the same max). */
+int buf_append(struct buf *b, const void *p, size_t n);
+
+/* Appends a NUL-terminated string. Same contract as buf_append. */
+int buf_puts(struct buf *b, const char *s);
+
+/* Appends one byte. Same contract as buf_append. */
+int buf_putc(struct buf *b, char c);
+
+/* Appends printf-style formatted text. Same contract as buf_append. */
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Empties the buffer but keeps its memory for reuse. */
+void buf_reset(struct buf *b);
+
+/* Drops the first n bytes (n <= len), moving the rest to the front. */
+void buf_consume(struct buf *b, size_t n);
+
+/* Returns the contents as a NUL-terminated heap string that the caller owns and frees with free();
+ * the buffer is left empty. Never returns NULL for an empty buffer: it returns "" (allocated), or NULL
+ * only when that allocation fails. */
+char *buf_steal(struct buf *b);
+
+/* Frees the memory; the buffer is empty and may be reused. */
+void buf_free(struct buf *b);
+
+#endif

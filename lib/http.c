@@ -1,0 +1,249 @@
+/* http.c: see http.h. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000
+
+struct http_xfer {
+    const struct http_request *req;
+    struct http_response *resp;
+    struct zk_err *err;
+    int cb_rc; /* why a callback stopped the transfer, if one did */
+};
+
+int http_global_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? ZK_OK : ZK_ENOMEM;
+}
+
+void http_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+void http_response_free(struct http_response *resp)
+{
+    buf_free(&resp->body);
+}
+
+static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct http_xfer *x = ud;
+    size_t n = size * nmemb;
+    int rc;
+
+    if (x->req->on_data) {
+        rc = x->req->on_data(x->req->ud, data, n, x->err);
+        if (rc) {
+            x->cb_rc = rc;
+            return 0;
+        }
+        return n;
+    }
+    rc = buf_append(&x->resp->body, data, n);
+    if (rc) {
+        x->cb_rc = rc;
+        if (rc == ZK_ETOOBIG)
+            zk_err_set(x->err, rc, "%s %s: response body exceeds the limit of %zu bytes", x->req->method,
+                       x->req->url, x->resp->body.max);
+        else
+            zk_err_set(x->err, rc, "%s %s: out of memory reading the response", x->req->method, x->req->url);
+        return 0;
+    }
+    return n;
+}
+
+static size_t http_on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct http_xfer *x = ud;
+    size_t n = size * nmemb;
+
+    if (n > 12 && strncasecmp(data, "Retry-After:", 12) == 0) {
+        x->resp->retry_after = strtol(data + 12, NULL, 10);
+    }
+    return n;
+}
+
+static int http_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    struct http_xfer *x = ud;
+
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    if (x->req->cancel && *x->req->cancel) {
+        x->cb_rc = ZK_ECANCELLED;
+        return 1;
+    }
+    return 0;
+}
+
+static int http_set_tls(CURL *c, const struct http_tls *tls)
+{
+    struct curl_blob blob;
+    CURLcode cc = CURLE_OK;
+
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls && tls->insecure ? 0L : 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls && tls->insecure ? 0L : 2L);
+    if (!tls)
+        return ZK_OK;
+    if (tls->ca_pem) {
+        blob = (struct curl_blob){(void *)tls->ca_pem, tls->ca_pem_len, CURL_BLOB_COPY};
+        cc = curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+    } else if (tls->ca_file) {
+        cc = curl_easy_setopt(c, CURLOPT_CAINFO, tls->ca_file);
+    }
+    if (cc == CURLE_OK && tls->cert_pem) {
+        blob = (struct curl_blob){(void *)tls->cert_pem, tls->cert_pem_len, CURL_BLOB_COPY};
+        cc = curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &blob);
+        if (cc == CURLE_OK)
+            cc = curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (cc == CURLE_OK && tls->cert_file) {
+        cc = curl_easy_setopt(c, CURLOPT_SSLCERT, tls->cert_file);
+    }
+    if (cc == CURLE_OK && tls->key_pem) {
+        blob = (struct curl_blob){(void *)tls->key_pem, tls->key_pem_len, CURL_BLOB_COPY};
+        cc = curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &blob);
+        if (cc == CURLE_OK)
+            cc = curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (cc == CURLE_OK && tls->key_file) {
+        cc = curl_easy_setopt(c, CURLOPT_SSLKEY, tls->key_file);
+    }
+    return cc == CURLE_OK ? ZK_OK : ZK_EINVAL;
+}
+
+/* Maps a curl failure to a project code and a message naming what was tried. */
+static int http_curl_error(const struct http_request *req, CURLcode cc, const char *detail, struct zk_err *err)
+{
+    int code;
+
+    switch (cc) {
+    case CURLE_OPERATION_TIMEDOUT:
+        return zk_err_set(err, ZK_ETIMEOUT, "%s %s: no complete answer within %ld ms", req->method, req->url,
+                          req->timeout_ms);
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+        code = ZK_ECONNECT;
+        break;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        code = ZK_EINVAL;
+        break;
+    default:
+        code = ZK_ETRANSPORT;
+    }
+    return zk_err_set(err, code, "%s %s: %s", req->method, req->url, detail[0] ? detail : curl_easy_strerror(cc));
+}
+
+int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err)
+{
+    struct http_xfer x = {req, resp, err, 0};
+    struct curl_slist *headers = NULL, *h;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    char line[4096];
+    char *ct = NULL;
+    CURL *c = NULL;
+    CURLcode cc;
+    int rc = ZK_OK;
+
+    memset(resp, 0, sizeof(*resp));
+    buf_init(&resp->body, req->max_body);
+    resp->retry_after = -1;
+    if (!req->on_data && req->max_body == 0)
+        return zk_err_set(err, ZK_EINVAL, "%s %s: no response size limit set", req->method, req->url);
+
+    c = curl_easy_init();
+    if (!c) {
+        rc = zk_err_set(err, ZK_ENOMEM, "%s %s: cannot create a transfer", req->method, req->url);
+        goto out;
+    }
+    snprintf(line, sizeof(line), "Accept: %s", req->accept ? req->accept : "application/json");
+    h = curl_slist_append(headers, line);
+    if (h && req->content_type) {
+        headers = h;
+        snprintf(line, sizeof(line), "Content-Type: %s", req->content_type);
+        h = curl_slist_append(headers, line);
+    }
+    if (h && req->bearer_token) {
+        headers = h;
+        snprintf(line, sizeof(line), "Authorization: Bearer %s", req->bearer_token);
+        h = curl_slist_append(headers, line);
+    }
+    /* curl would send "Expect: 100-continue" for large bodies and wait for it; no server here needs that. */
+    if (h) {
+        headers = h;
+        h = curl_slist_append(headers, "Expect:");
+    }
+    if (!h) {
+        rc = zk_err_set(err, ZK_ENOMEM, "%s %s: out of memory building headers", req->method, req->url);
+        goto out;
+    }
+    headers = h;
+
+    curl_easy_setopt(c, CURLOPT_URL, req->url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                     req->connect_timeout_ms ? req->connect_timeout_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, http_on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, http_on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
+    if (req->cancel) {
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, http_on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
+    }
+    if (req->body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+    }
+    if (http_set_tls(c, req->tls)) {
+        rc = zk_err_set(err, ZK_EINVAL, "%s %s: the TLS settings were rejected", req->method, req->url);
+        goto out;
+    }
+
+    cc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+    if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+        snprintf(resp->content_type, sizeof(resp->content_type), "%s", ct);
+    if (cc == CURLE_OK)
+        goto out;
+    if (x.cb_rc == ZK_ECANCELLED) {
+        rc = zk_err_set(err, ZK_ECANCELLED, "%s %s: cancelled", req->method, req->url);
+    } else if (x.cb_rc) {
+        rc = x.cb_rc; /* the callback already described it */
+    } else {
+        rc = http_curl_error(req, cc, errbuf, err);
+    }
+
+out:
+    curl_slist_free_all(headers);
+    if (c)
+        curl_easy_cleanup(c);
+    return rc;
+}
+
+char *http_escape(const char *s)
+{
+    char *e = curl_easy_escape(NULL, s, 0);
+    char *copy;
+
+    if (!e)
+        return NULL;
+    copy = strdup(e);
+    curl_free(e);
+    return copy;
+}

@@ -1,0 +1,82 @@
+/* http.h: one HTTP request over libcurl, with a deadline, a bounded body and one error taxonomy.
+ *
+ * Both programs talk HTTP only through this module: the controller to the Kubernetes API server and to
+ * the connector's /index-status, the connector to zoekt-webserver. Every request has a timeout; every
+ * response body is either accumulated into a bounded buffer or streamed to a callback; every failure is
+ * reported as a zk_err whose message names the method and URL that were tried.
+ *
+ * A non-2xx answer is not an error here: the status and body are returned so that the caller, which
+ * knows the server's error format (a Kubernetes Status, Zoekt's {"Error":...}), can interpret them. */
+#ifndef ZK_HTTP_H
+#define ZK_HTTP_H
+
+#include "buf.h"
+#include "err.h"
+
+#include <stddef.h>
+
+/* TLS settings. Certificates and keys can be given as files or as in-memory PEM (so that inline
+ * kubeconfig data never needs a writable filesystem); data wins over a file when both are set. Peer
+ * and host verification are always on unless insecure is set explicitly. Nothing is copied: the
+ * strings must outlive the request. */
+struct http_tls {
+    const char *ca_file;
+    const char *ca_pem;
+    size_t ca_pem_len;
+    const char *cert_file;
+    const char *cert_pem;
+    size_t cert_pem_len;
+    const char *key_file;
+    const char *key_pem;
+    size_t key_pem_len;
+    int insecure;
+};
+
+/* Called with each piece of the body as it arrives, when a request streams. Return 0 to go on, or a
+ * negative zk_code to stop the transfer; that code then becomes http_do's result (the callback should
+ * also fill *err, which http_do passes through untouched). */
+typedef int http_data_fn(void *ud, const char *data, size_t len, struct zk_err *err);
+
+struct http_request {
+    const char *method;       /* "GET", "POST", "PATCH", ... */
+    const char *url;          /* complete and already escaped */
+    const char *content_type; /* for a body; NULL sends none */
+    const char *accept;       /* NULL: application/json */
+    const char *body;         /* may be NULL */
+    size_t body_len;
+    const char *bearer_token; /* NULL: no Authorization header */
+    const struct http_tls *tls;
+    long timeout_ms;         /* whole request; 0 means none (only for streams that can be cancelled) */
+    long connect_timeout_ms; /* 0: 5000 */
+    size_t max_body;         /* bound on the accumulated body; required unless on_data is set */
+    http_data_fn *on_data;   /* when set, the body is streamed here instead of accumulated */
+    void *ud;
+    /* When set, checked several times a second during the transfer; a non-zero value aborts it with
+     * ZK_ECANCELLED. Lets another thread stop a watch or a search promptly. */
+    const volatile int *cancel;
+};
+
+struct http_response {
+    long status;       /* HTTP status, 0 if none was received */
+    struct buf body;   /* the accumulated body (empty when streamed) */
+    long retry_after;  /* seconds from a Retry-After header, or -1 */
+    char content_type[128];
+};
+
+/* Initialises the library; call once from main before any thread starts. */
+int http_global_init(void);
+void http_global_cleanup(void);
+
+/* Performs req and fills *resp, which the caller owns and releases with http_response_free (also after
+ * a failure). Returns ZK_OK when an HTTP response was received, whatever its status, or: ZK_ECONNECT
+ * (DNS, refused, TLS), ZK_ETIMEOUT, ZK_ETOOBIG (body beyond max_body), ZK_ECANCELLED, ZK_ETRANSPORT
+ * (anything else on the wire), ZK_EINVAL (a bad request), or a code returned by on_data. */
+int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err);
+
+void http_response_free(struct http_response *resp);
+
+/* Percent-encodes s for use as a query value or path segment. Returns a heap string the caller frees,
+ * or NULL when out of memory. */
+char *http_escape(const char *s);
+
+#endif

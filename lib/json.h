@@ -1,0 +1,32 @@
+/* json.h: small typed accessors over cJSON, so that code reading untrusted JSON (API objects, Zoekt
+ * answers, MCP requests) never dereferences a node of the wrong type.
+ *
+ * Every getter tolerates a NULL object, a missing key, a JSON null and a value of another type, and then
+ * returns the given default. Returned strings point into the cJSON tree: valid while the tree lives. */
+#ifndef ZK_JSON_H
+#define ZK_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+const char *json_str(const cJSON *obj, const char *key, const char *def);
+double json_num(const cJSON *obj, const char *key, double def);
+long long json_int(const cJSON *obj, const char *key, long long def);
+int json_bool(const cJSON *obj, const char *key, int def);
+/* The member as an object or array, or NULL when it is missing or of another type. */
+const cJSON *json_obj(const cJSON *obj, const char *key);
+const cJSON *json_arr(const cJSON *obj, const char *key);
+
+/* Follows a dotted path ("metadata.labels.app") through objects. Keys containing dots cannot be
+ * addressed this way. Returns NULL when any step is missing. */
+const cJSON *json_path(const cJSON *root, const char *path);
+const char *json_path_str(const cJSON *root, const char *path, const char *def);
+
+/* Parses exactly len bytes (the input need not be NUL-terminated). Returns a tree the caller frees with
+ * cJSON_Delete, or NULL for malformed input. */
+cJSON *json_parse(const char *data, size_t len);
+
+/* Serialises compactly. Returns a heap string the caller frees with free(), or NULL. */
+char *json_print(const cJSON *node);
+
+#endif

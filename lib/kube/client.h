@@ -1,0 +1,130 @@
+/* client.h: the Kubernetes API verbs a controller needs, over lib/http.
+ *
+ * Objects travel as cJSON trees. Every verb returns ZK_OK, a transport code from err.h (the server was
+ * not reached or the connection broke: ZK_ECONNECT, ZK_ETIMEOUT, ZK_ETRANSPORT, ZK_ETOOBIG,
+ * ZK_ECANCELLED), or ZK_EAPI when the server answered with an error; then the kube_err says which (the
+ * reason parsed from the Kubernetes Status body, its message, the field causes of an Invalid, and
+ * Retry-After). Callers branch on kube_err.reason, never on message text.
+ *
+ * A kube_client may be used from several threads at once: each request is independent, and the
+ * bearer token, when it comes from a file, is re-read under a lock at most once a minute (projected
+ * service-account tokens rotate). */
+#ifndef ZK_KUBE_CLIENT_H
+#define ZK_KUBE_CLIENT_H
+
+#include "err.h"
+#include "kube/config.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+/* An API answered, but with an error status. Distinct from every transport code. */
+#define ZK_EAPI (-20)
+
+enum kube_reason {
+    KUBE_REASON_NONE = 0,      /* success, or a transport failure (see kube_err.base.code) */
+    KUBE_REASON_NOT_FOUND,     /* 404 NotFound */
+    KUBE_REASON_ALREADY_EXISTS,/* 409 AlreadyExists */
+    KUBE_REASON_CONFLICT,      /* 409 Conflict (stale resourceVersion, field manager conflict) */
+    KUBE_REASON_INVALID,       /* 422 Invalid; causes lists the fields */
+    KUBE_REASON_BAD_REQUEST,   /* 400 */
+    KUBE_REASON_UNAUTHORIZED,  /* 401 */
+    KUBE_REASON_FORBIDDEN,     /* 403 */
+    KUBE_REASON_GONE,          /* 410 Gone or Expired: a resourceVersion or continue token is too old */
+    KUBE_REASON_TOO_MANY_REQUESTS, /* 429; retry_after is set */
+    KUBE_REASON_METHOD_NOT_ALLOWED,/* 405 */
+    KUBE_REASON_UNSUPPORTED_MEDIA, /* 415 (e.g. apply-patch on a server without server-side apply) */
+    KUBE_REASON_SERVER_TIMEOUT,    /* 504 or reason Timeout */
+    KUBE_REASON_INTERNAL,          /* 500 */
+    KUBE_REASON_UNAVAILABLE,       /* 503 */
+    KUBE_REASON_OTHER              /* any other status */
+};
+
+struct kube_err {
+    struct zk_err base;        /* code and a one-line message: "PATCH .../deployments/x: Invalid: ..." */
+    long http_status;          /* 0 for transport failures */
+    enum kube_reason reason;
+    char reason_text[64];      /* the server's reason string, e.g. "AlreadyExists" */
+    char message[1024];        /* the server's message, verbatim */
+    char causes[1024];         /* "field: message; field: message" for Invalid, else empty */
+    long retry_after;          /* seconds, from details.retryAfterSeconds or the header; -1 if none */
+};
+
+/* Which collection a request addresses. group "" is the core group ("/api/v1"). */
+struct kube_resource {
+    const char *group;
+    const char *version;
+    const char *plural;
+    const char *kind;
+    int namespaced;
+};
+
+struct kube_client;
+
+/* Creates a client. cfg is copied; the caller keeps ownership of it. timeout_ms bounds every
+ * non-watch request (0: 30000). Returns ZK_OK with *out owned by the caller (kube_client_free). */
+int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_client **out, struct zk_err *err);
+void kube_client_free(struct kube_client *c);
+
+/* The namespace from the configuration (context or pod), never NULL. */
+const char *kube_client_namespace(const struct kube_client *c);
+
+/* Builds the URL of a collection or object: server + "/apis/<g>/<v>[/namespaces/<ns>]/<plural>[/<name>[/<sub>]]"
+ * with every segment escaped, and the query string from the NULL-terminated key, value pairs in query
+ * (values escaped; a NULL value skips the pair). Returns a heap string the caller frees, or NULL. */
+char *kube_url(const struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+               const char *subresource, const char *const *query);
+
+/* Parses an error answer (status and body) into err. Pure; exposed for unit tests. Returns ZK_EAPI. */
+int kube_parse_status(long http_status, const char *body, size_t len, long retry_after_header, const char *what,
+                      struct kube_err *err);
+
+/* GET one object. *out: the object, owned by the caller (cJSON_Delete). */
+int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name, cJSON **out,
+             struct kube_err *err);
+
+struct kube_list_opts {
+    const char *label_selector; /* NULL: none */
+    const char *field_selector; /* NULL: none */
+    long limit;                 /* page size; 0: the server's default (everything) */
+};
+
+/* LISTs every page (following continue tokens; a 410 on a continue token restarts the list once) and
+ * returns a List object whose "items" holds them all and whose metadata.resourceVersion is the
+ * collection's version at the first page. ns NULL lists across namespaces. *out owned by the caller. */
+int kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *o,
+              cJSON **out, struct kube_err *err);
+
+/* POST obj into its collection. *out (may be NULL to discard) is the created object, caller-owned. */
+int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns, const cJSON *obj, cJSON **out,
+                struct kube_err *err);
+
+/* DELETE with a propagation policy ("Foreground", "Background", "Orphan", or NULL for the default). */
+int kube_delete(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                const char *propagation, struct kube_err *err);
+
+/* Server-side apply: PATCH application/apply-patch+yaml (JSON is valid YAML) with fieldManager and
+ * force. subresource may be NULL or "status". *out (may be NULL) is the object after the apply. */
+int kube_apply(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+               const char *subresource, const cJSON *obj, const char *field_manager, int force, cJSON **out,
+               struct kube_err *err);
+
+/* JSON merge patch (application/merge-patch+json); subresource may be NULL or "status". */
+int kube_merge_patch(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                     const char *subresource, const cJSON *patch, cJSON **out, struct kube_err *err);
+
+/* PUT a whole object (optimistic concurrency through metadata.resourceVersion; used for Leases and for
+ * /status writes that must not race). subresource may be NULL or "status". */
+int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                 const char *subresource, const cJSON *obj, cJSON **out, struct kube_err *err);
+
+/* Discovery: sets *served to 1 when the server serves r (its group/version lists r->plural), else 0.
+ * A group/version the server does not know is not an error: *served is 0. */
+int kube_discover(struct kube_client *c, const struct kube_resource *r, int *served, struct kube_err *err);
+
+/* The lowest-level request, used by the verbs and by watch: method on url with an optional body;
+ * on a 2xx answer *out holds the parsed body (NULL for an empty one). Non-2xx becomes ZK_EAPI. */
+int kube_request(struct kube_client *c, const char *method, const char *url, const char *content_type,
+                 const char *body, size_t body_len, cJSON **out, struct kube_err *err);
+
+#endif

@@ -1,0 +1,59 @@
+/* watch.h: list+watch, the reflector every informer stands on.
+ *
+ * watch_run LISTs a collection, hands the complete list to on_list (so a cache can replace its
+ * contents), then WATCHes from the list's resourceVersion with bookmarks, handing each ADDED, MODIFIED
+ * and DELETED object to on_event. It keeps the last resourceVersion seen (from events and bookmarks)
+ * and, when the stream ends or breaks, watches again from there after a backoff (capped, with jitter);
+ * when the server says that version is gone (410, or an ERROR event with reason Expired/Gone) it lists
+ * again and calls on_list with the fresh complete list. No event is lost: what happened between the old
+ * version and the relist is visible in the new list.
+ *
+ * Events are parsed incrementally from the chunked stream through a bounded line buffer: a line longer
+ * than max_line is an error (the watch restarts), never unbounded memory. */
+#ifndef ZK_KUBE_WATCH_H
+#define ZK_KUBE_WATCH_H
+
+#include "buf.h"
+#include "err.h"
+#include "kube/client.h"
+
+#include <cjson/cJSON.h>
+
+enum watch_event_type { WATCH_ADDED, WATCH_MODIFIED, WATCH_DELETED };
+
+/* items is the List's "items" array, borrowed for the call. */
+typedef void watch_list_fn(void *ud, const cJSON *items);
+/* obj is borrowed for the call; copy what must outlive it. */
+typedef void watch_event_fn(void *ud, enum watch_event_type type, const cJSON *obj);
+
+struct watch_opts {
+    const struct kube_resource *resource;
+    const char *namespace;      /* NULL: all namespaces */
+    const char *label_selector; /* NULL: none */
+    long timeout_seconds;       /* server-side duration of one watch request; 0: 300 */
+    size_t max_line;            /* bound on one event line; 0: 16 MiB */
+    watch_list_fn *on_list;
+    watch_event_fn *on_event;
+    void *ud;
+    const volatile int *cancel; /* set non-zero (from any thread) to make watch_run return promptly */
+};
+
+/* Runs until *cancel becomes non-zero; returns ZK_ECANCELLED then. Transport failures and API errors
+ * are retried with backoff and logged, never returned, except ZK_EAPI with Forbidden/Unauthorized/
+ * NotFound on the very first list, which is returned (nothing will fix it by waiting). */
+int watch_run(struct kube_client *c, const struct watch_opts *o, struct zk_err *err);
+
+/* The incremental line splitter, exposed for unit tests: feed it arbitrary chunks; it calls on_line
+ * for each complete newline-terminated line (without the newline). Returns ZK_OK, ZK_ETOOBIG when a
+ * line exceeds the bound, or whatever on_line returns when non-zero. */
+typedef int watch_line_fn(void *ud, const char *line, size_t len);
+struct watch_lines {
+    struct buf pending;
+    watch_line_fn *on_line;
+    void *ud;
+};
+void watch_lines_init(struct watch_lines *w, size_t max_line, watch_line_fn *on_line, void *ud);
+int watch_lines_feed(struct watch_lines *w, const char *data, size_t len);
+void watch_lines_free(struct watch_lines *w);
+
+#endif

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# A real local Kubernetes control plane on loopback: etcd + kube-apiserver + kube-controller-manager.
+#
+#   scripts/cluster.sh up                 start (idempotent: does nothing when it already answers)
+#   scripts/cluster.sh down               stop every process it started, by PID
+#   scripts/cluster.sh restart-apiserver  stop and start only the API server (watch resilience tests)
+#   scripts/cluster.sh user NAME [GROUP]  write .cluster/users/NAME.kubeconfig, a client-certificate
+#                                         identity with no rights until a test binds some
+#
+# State lives in .cluster/ (ignored by git): certificates, etcd data, logs, PIDs and the admin kubeconfig
+# .cluster/kubeconfig. Binaries come from scripts/kube-tools.sh's cache. There is no scheduler or
+# kubelet: Pods stay Pending, and tests patch /status where they need a finished Job or a ready
+# Deployment (see docs/testing.md).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+state=${ZK_CLUSTER_DIR:-$root/.cluster}
+bin=${ZK_CACHE:-/var/cache/zoekt-operator}/bin
+etcd_port=${ZK_ETCD_PORT:-32379}
+etcd_peer_port=$((etcd_port + 1))
+api_port=${ZK_API_PORT:-6443}
+server=https://127.0.0.1:$api_port
+pki=$state/pki
+
+log() { echo "cluster: $*" >&2; }
+
+alive() { [ -f "$state/$1.pid" ] && kill -0 "$(cat "$state/$1.pid")" 2>/dev/null; }
+
+api_ready() {
+  curl -fsS --max-time 2 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+    "$server/readyz" >/dev/null 2>&1
+}
+
+wait_for() { # wait_for SECONDS DESCRIPTION CMD...
+  local secs=$1 what=$2; shift 2
+  local end=$(( $(date +%s) + secs ))
+  until "$@"; do
+    if [ "$(date +%s)" -ge "$end" ]; then log "timed out waiting for $what"; return 1; fi
+    sleep 0.2
+  done
+}
+
+sign() { # sign NAME SUBJECT [EXTFILE]: a key and a certificate signed by the cluster CA
+  local name=$1 subj=$2 ext=${3:-}
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$pki/$name.key" -subj "$subj" -out "$pki/$name.csr" 2>/dev/null
+  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days 3650 -out "$pki/$name.crt" ${ext:+-extfile "$ext"} 2>/dev/null
+  rm -f "$pki/$name.csr"
+}
+
+write_kubeconfig() { # write_kubeconfig FILE USER CERT KEY
+  cat >"$1" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $server
+    certificate-authority: $pki/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $3
+    client-key: $4
+contexts:
+- name: $2@local
+  context: {cluster: local, user: $2}
+current-context: $2@local
+KC
+}
+
+make_pki() {
+  [ -f "$pki/admin.crt" ] && return 0
+  mkdir -p "$pki"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 3650 \
+    -subj "/CN=zoekt-operator-test-ca" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$pki/serving.ext"
+  sign serving "/CN=kube-apiserver" "$pki/serving.ext"
+  sign admin "/O=system:masters/CN=admin"
+  openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  write_kubeconfig "$state/kubeconfig" admin "$pki/admin.crt" "$pki/admin.key"
+}
+
+start() { # start NAME CMD...: runs CMD detached, logging to NAME.log, recording NAME.pid
+  local name=$1; shift
+  setsid "$@" >"$state/$name.log" 2>&1 < /dev/null &
+  echo $! >"$state/$name.pid"
+}
+
+start_etcd() {
+  alive etcd && return 0
+  start etcd /usr/bin/etcd --name zk --data-dir "$state/etcd" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
+    --initial-cluster "zk=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync
+  wait_for 30 etcd curl -fsS --max-time 1 "http://127.0.0.1:$etcd_port/health"
+}
+
+start_apiserver() {
+  alive apiserver && return 0
+  start apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --service-cluster-ip-range=10.0.0.0/24 --secure-port="$api_port" --bind-address=127.0.0.1 \
+    --advertise-address=127.0.0.1 --insecure-port=0 --cert-dir="$pki" \
+    --tls-cert-file="$pki/serving.crt" --tls-private-key-file="$pki/serving.key" --client-ca-file="$pki/ca.crt" \
+    --authorization-mode=Node,RBAC --service-account-issuer=https://kubernetes.default.svc \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --disable-admission-plugins=ServiceAccount --allow-privileged=true
+  wait_for 90 kube-apiserver api_ready
+}
+
+start_controller_manager() {
+  alive controller-manager && return 0
+  start controller-manager "$bin/kube-controller-manager" --kubeconfig="$state/kubeconfig" --leader-elect=false \
+    --controllers=garbagecollector,cronjob,job,deployment,replicaset,namespace,serviceaccount-token,serviceaccount \
+    --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+    --bind-address=127.0.0.1 --secure-port=10257 --port=0
+}
+
+stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s
+  local name=$1 pid
+  [ -f "$state/$name.pid" ] || return 0
+  pid=$(cat "$state/$name.pid")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$state/$name.pid"
+}
+
+case ${1:-} in
+up)
+  if alive apiserver && alive etcd && alive controller-manager && api_ready; then exit 0; fi
+  for b in kube-apiserver kube-controller-manager kubectl; do
+    [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }
+  done
+  mkdir -p "$state"
+  make_pki
+  start_etcd
+  start_apiserver
+  start_controller_manager
+  # The API server creates the default namespace a few seconds after it first answers.
+  wait_for 60 "the default namespace" "$bin/kubectl" --kubeconfig "$state/kubeconfig" get namespace default
+  log "ready at $server (KUBECONFIG=$state/kubeconfig)"
+  ;;
+down)
+  stop controller-manager; stop apiserver; stop etcd
+  log "stopped"
+  ;;
+restart-apiserver)
+  stop apiserver
+  start_apiserver
+  ;;
+user)
+  name=${2:?usage: cluster.sh user NAME [GROUP]}
+  group=${3:-}
+  mkdir -p "$state/users"
+  sign "user-$name" "${group:+/O=$group}/CN=$name"
+  write_kubeconfig "$state/users/$name.kubeconfig" "$name" "$pki/user-$name.crt" "$pki/user-$name.key"
+  echo "$state/users/$name.kubeconfig"
+  ;;
+*)
+  sed -n '2,13p' "$0" >&2; exit 2 ;;
+esac

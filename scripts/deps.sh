@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of zoekt-operator on Debian 12, as root.
+# Idempotent and quiet when everything is present: `make test` and `make demo` call it first.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${ZK_CACHE:-/var/cache/zoekt-operator}
+
+apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
+          libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev
+          nginx etcd-server unzip procps iproute2)
+
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian enables etcd and nginx as services; they do not run in containers and we start our own.
+  systemctl disable --now etcd nginx >/dev/null 2>&1 || true
+fi
+
+# The MCP client used by the integration tests (real SDK from npm), pinned in tests/mcp/package.json.
+if [ ! -d "$here/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
+  echo "deps: npm install in tests/mcp" >&2
+  (cd "$here/tests/mcp" && npm install --no-audit --no-fund --silent >/dev/null)
+fi
+
+# kubectl, helm, kube-apiserver and kube-controller-manager, cached outside the clone.
+"$here/scripts/kube-tools.sh" >&2

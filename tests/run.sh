@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs every test suite and ends with one line "N passed, N failed" summed over all of them.
+# Exits non-zero when any test failed or any suite crashed.
+#
+# A suite is an executable whose output carries its own counts, in one of two forms:
+#   cmocka:  "[  PASSED  ] N test(s)." and "[  FAILED  ] N test(s)"
+#   TAP:     "# pass N" and "# fail N" (node --test with the tap reporter, and tests/integration/lib.sh)
+# A suite that exits non-zero without reporting a failure (a crash, a sanitizer report, a leak) counts
+# as one failed test, so nothing can fail silently.
+#
+# Usage: tests/run.sh [unit|integration|mcp ...]   (default: all groups)
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+logs=build/test-logs
+mkdir -p "$logs"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export ZK_ROOT=$root
+export ZK_BIN=$root/build/san/bin
+export KUBECONFIG=${KUBECONFIG:-$root/.cluster/kubeconfig}
+export PATH=${ZK_CACHE:-/var/cache/zoekt-operator}/bin:$PATH
+
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(unit integration mcp)
+
+total_pass=0
+total_fail=0
+
+run_suite() {
+  local name=$1; shift
+  local log="$logs/${name//\//_}.log" start rc pass fail secs
+  start=$(date +%s)
+  "$@" >"$log" 2>&1
+  rc=$?
+  pass=$(grep -aE '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
+  fail=$(grep -aE '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
+  pass=$((pass + $(grep -aE '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')))
+  fail=$((fail + $(grep -aE '^# fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')))
+  if [ $rc -ne 0 ] && [ "$fail" -eq 0 ]; then
+    fail=1
+    echo "run.sh: $name exited with status $rc without reporting a failed test (crash or sanitizer report)" >>"$log"
+  fi
+  secs=$(( $(date +%s) - start ))
+  printf '%-44s %4d passed %4d failed  %4ds\n' "$name" "$pass" "$fail" "$secs"
+  if [ "$fail" -gt 0 ]; then
+    echo "---- $log (last 40 lines) ----"
+    tail -n 40 "$log"
+    echo "----"
+  fi
+  total_pass=$((total_pass + pass))
+  total_fail=$((total_fail + fail))
+}
+
+for g in "${groups[@]}"; do
+  case $g in
+  unit)
+    for t in build/san/tests/unit/test_*; do
+      [ -x "$t" ] && run_suite "unit/$(basename "$t")" "$t"
+    done ;;
+  integration)
+    for t in build/san/tests/integration/test_*; do
+      [ -x "$t" ] && run_suite "integration/$(basename "$t")" "$t"
+    done
+    for t in tests/integration/test_*.sh; do
+      [ -f "$t" ] && run_suite "integration/$(basename "$t")" bash "$t"
+    done ;;
+  mcp)
+    for t in tests/mcp/*.test.mjs; do
+      [ -f "$t" ] && run_suite "mcp/$(basename "$t")" node --test --test-reporter=tap "$t"
+    done ;;
+  *) echo "run.sh: unknown group $g" >&2; exit 2 ;;
+  esac
+done
+
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
