@@ -1,0 +1,50 @@
+/* status.h: what a corpus's status should say, from what was observed. Pure: the clock is an input.
+ *
+ * The result is a complete status object; reconcile writes it through /status only when it differs
+ * from the current one. Conditions keep their lastTransitionTime unless their status flips, so a
+ * resync that changes nothing produces an identical object and no write. */
+#ifndef ZK_CORPUS_STATUS_H
+#define ZK_CORPUS_STATUS_H
+
+#include "controller/corpus/spec.h"
+#include "err.h"
+
+#include <cjson/cJSON.h>
+#include <time.h>
+
+/* What the connector's /index-status reported (see the architecture's contract). */
+struct index_status {
+    int repositories;
+    int shards;
+    time_t newest_index_time; /* 0 when unknown */
+    time_t oldest_index_time; /* 0 when unknown */
+    char zoekt_version[64];
+};
+
+/* Parses the /index-status body. Returns ZK_OK or ZK_EPARSE with err set. */
+int index_status_parse(const char *body, size_t len, struct index_status *out, struct zk_err *err);
+
+struct status_input {
+    const cJSON *corpus;             /* the observed corpus (its current status is read from here) */
+    const struct corpus_spec *spec;  /* NULL when the spec is invalid */
+    const struct spec_errors *spec_errors; /* non-empty when invalid */
+    const char *missing_secret;      /* a referenced Secret that does not exist, or NULL */
+    const cJSON *deployment;         /* observed children, NULL when absent */
+    const cJSON *cronjob;
+    const cJSON *jobs;               /* array of the corpus's indexer Jobs, or NULL */
+    const struct index_status *index;/* NULL when not (yet) read */
+    const char *index_error;         /* why /index-status could not be read, or NULL */
+    const char *endpoint;            /* http://<svc>.<ns>.svc:<port> */
+    const char *reindex_honoured;    /* the reindex request value last turned into a Job, or NULL */
+    time_t now;
+};
+
+/* Computes the status. *status is a new object owned by the caller. *requeue_seconds is the time after
+ * which the status will change by itself (freshness deadline), or 0 when nothing is time-based. */
+int status_compute(const struct status_input *in, cJSON **status, long *requeue_seconds, struct zk_err *err);
+
+/* RFC 3339 (UTC, seconds) helpers shared by status and tests. */
+int status_time_parse(const char *s, time_t *out);
+void status_time_format(time_t t, char *dst, size_t len);
+
+#endif
