@@ -27,22 +27,28 @@ BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 # $(call objs,variant,sources)
 objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(1)/%.o,$(filter %.S,$(2)))
 
-.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down lint arm64 images
-all: bin/zoekt-operator bin/zoekt-connector
+# The shipped build; scripts/arm64.sh points these elsewhere to cross-compile.
+BUILD_DIR ?= build/rel
+BIN_DIR   ?= bin
+
+.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down arm64
+all: $(BIN_DIR)/zoekt-operator $(BIN_DIR)/zoekt-connector
 
 # ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
-build/rel/%.o: %.c
+$(BUILD_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(REL_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 build/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-build/rel/%.o: %.S
+$(BUILD_DIR)/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) -I. -c $< -o $@
 build/san/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) -I. -c $< -o $@
+# Files pulled in with .incbin are invisible to dependency tracking: name them.
+build/rel/controller/assets/assets.o build/san/controller/assets/assets.o: $(filter-out %.S %.h,$(wildcard controller/assets/*))
 
 define variant
 build/$(1)/libzk.a: $(call objs,$(1),$(LIB_SRC))
@@ -58,11 +64,11 @@ build/$(1)/bin/zoekt-connector: build/$(1)/connector/main.o build/$(1)/libconn.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS)
 endef
-$(eval $(call variant,rel,$(REL_FLAGS)))
+$(eval $(call variant,$(patsubst build/%,%,$(BUILD_DIR)),$(REL_FLAGS)))
 $(eval $(call variant,san,$(SAN_FLAGS)))
 
-bin/%: build/rel/bin/%
-	@mkdir -p bin; cp $< $@
+$(BIN_DIR)/%: $(BUILD_DIR)/bin/%
+	@mkdir -p $(BIN_DIR); cp $< $@
 
 # ---- tests ------------------------------------------------------------------------------------------
 SAN_LIBS := build/san/libctrl.a build/san/libconn.a build/san/libzk.a
@@ -97,6 +103,9 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/cluster.sh up
 	@scripts/demo.sh
+
+arm64:
+	@scripts/arm64.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay

@@ -8,6 +8,8 @@
 #include <strings.h>
 
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000
+/* How often a cancellable transfer looks at its cancel flag while the connection is idle. */
+#define HTTP_CANCEL_POLL_MS 100
 
 struct http_xfer {
     const struct http_request *req;
@@ -115,6 +117,50 @@ static int http_set_tls(CURL *c, const struct http_tls *tls)
     return cc == CURLE_OK ? ZK_OK : ZK_EINVAL;
 }
 
+/* Runs the transfer. A cancellable one is driven through a multi handle that wakes every
+ * HTTP_CANCEL_POLL_MS: curl_easy_perform calls the progress callback only about once a second on an
+ * idle connection (a quiet watch), which is too late for a prompt cancel. */
+static CURLcode http_perform(CURL *c, const struct http_request *req, struct http_xfer *x)
+{
+    CURLcode cc = CURLE_OK;
+    CURLMsg *msg;
+    CURLM *m;
+    int running = 1, left;
+
+    if (!req->cancel)
+        return curl_easy_perform(c);
+    m = curl_multi_init();
+    if (!m)
+        return CURLE_OUT_OF_MEMORY;
+    if (curl_multi_add_handle(m, c) != CURLM_OK) {
+        curl_multi_cleanup(m);
+        return CURLE_OUT_OF_MEMORY;
+    }
+    while (running) {
+        if (curl_multi_perform(m, &running) != CURLM_OK) {
+            cc = CURLE_SEND_ERROR;
+            break;
+        }
+        if (!running)
+            break;
+        if (*req->cancel) {
+            x->cb_rc = ZK_ECANCELLED;
+            cc = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        if (curl_multi_poll(m, NULL, 0, HTTP_CANCEL_POLL_MS, NULL) != CURLM_OK) {
+            cc = CURLE_RECV_ERROR;
+            break;
+        }
+    }
+    while ((msg = curl_multi_info_read(m, &left)))
+        if (msg->msg == CURLMSG_DONE)
+            cc = msg->data.result;
+    curl_multi_remove_handle(m, c);
+    curl_multi_cleanup(m);
+    return cc;
+}
+
 /* Maps a curl failure to a project code and a message naming what was tried. */
 static int http_curl_error(const struct http_request *req, CURLcode cc, const char *detail, struct zk_err *err)
 {
@@ -215,7 +261,7 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
         goto out;
     }
 
-    cc = curl_easy_perform(c);
+    cc = http_perform(c, req, &x);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
     if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
         snprintf(resp->content_type, sizeof(resp->content_type), "%s", ct);

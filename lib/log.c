@@ -62,13 +62,14 @@ void log_write(enum log_level level, const char *msg, ...)
     struct buf b;
     va_list ap;
     const char *key;
+    size_t n;
 
     if (level < log_min)
         return;
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
-    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000);
+    n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(ts + n, sizeof(ts) - n, ".%03dZ", (int)(now.tv_nsec / 1000000));
 
     buf_init(&b, LOG_RECORD_MAX);
     buf_printf(&b, "{\"ts\":\"%s\",\"level\":\"%s\",\"logger\":", ts, names[level]);

@@ -26,6 +26,8 @@ log() { echo "cluster: $*" >&2; }
 
 alive() { [ -f "$state/$1.pid" ] && kill -0 "$(cat "$state/$1.pid")" 2>/dev/null; }
 
+kubectl_quiet() { "$bin/kubectl" --kubeconfig "$state/kubeconfig" "$@" >/dev/null 2>&1; }
+
 api_ready() {
   curl -fsS --max-time 2 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
     "$server/readyz" >/dev/null 2>&1
@@ -94,7 +96,7 @@ start_etcd() {
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
     --initial-cluster "zk=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync
-  wait_for 30 etcd curl -fsS --max-time 1 "http://127.0.0.1:$etcd_port/health"
+  wait_for 30 etcd curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$etcd_port/health" 2>/dev/null
 }
 
 start_apiserver() {
@@ -141,7 +143,7 @@ up)
   start_apiserver
   start_controller_manager
   # The API server creates the default namespace a few seconds after it first answers.
-  wait_for 60 "the default namespace" "$bin/kubectl" --kubeconfig "$state/kubeconfig" get namespace default
+  wait_for 60 "the default namespace" kubectl_quiet get namespace default
   log "ready at $server (KUBECONFIG=$state/kubeconfig)"
   ;;
 down)

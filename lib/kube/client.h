@@ -13,6 +13,7 @@
 #define ZK_KUBE_CLIENT_H
 
 #include "err.h"
+#include "http.h"
 #include "kube/config.h"
 
 #include <cjson/cJSON.h>
@@ -79,6 +80,14 @@ char *kube_url(const struct kube_client *c, const struct kube_resource *r, const
 int kube_parse_status(long http_status, const char *body, size_t len, long retry_after_header, const char *what,
                       struct kube_err *err);
 
+/* Same as kube_parse_status, from a Status object already parsed (a watch ERROR event carries one). st
+ * may be NULL or not a Status: the message then says so. Returns ZK_EAPI. */
+int kube_parse_status_json(long http_status, const cJSON *st, long retry_after_header, const char *what,
+                           struct kube_err *err);
+
+/* Resets err to success: code ZK_OK, no reason, empty texts, retry_after -1. */
+void kube_err_clear(struct kube_err *err);
+
 /* GET one object. *out: the object, owned by the caller (cJSON_Delete). */
 int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name, cJSON **out,
              struct kube_err *err);
@@ -87,6 +96,7 @@ struct kube_list_opts {
     const char *label_selector; /* NULL: none */
     const char *field_selector; /* NULL: none */
     long limit;                 /* page size; 0: the server's default (everything) */
+    const volatile int *cancel; /* NULL, or a flag that aborts the list with ZK_ECANCELLED when set */
 };
 
 /* LISTs every page (following continue tokens; a 410 on a continue token restarts the list once) and
@@ -126,5 +136,18 @@ int kube_discover(struct kube_client *c, const struct kube_resource *r, int *ser
  * on a 2xx answer *out holds the parsed body (NULL for an empty one). Non-2xx becomes ZK_EAPI. */
 int kube_request(struct kube_client *c, const char *method, const char *url, const char *content_type,
                  const char *body, size_t body_len, cJSON **out, struct kube_err *err);
+
+/* A streamed GET (a watch): the body goes to on_data as it arrives instead of being accumulated.
+ * timeout_ms bounds the whole request (0: none; then cancel should be set). Returns ZK_OK when the
+ * server answered 2xx and the stream ended, ZK_EAPI when it answered with an error status (err holds
+ * the parsed Status; on_data may have seen that body too), a transport code, or on_data's code. */
+struct kube_stream {
+    const char *url;
+    http_data_fn *on_data;
+    void *ud;
+    const volatile int *cancel;
+    long timeout_ms;
+};
+int kube_stream_get(struct kube_client *c, const struct kube_stream *s, struct kube_err *err);
 
 #endif

@@ -36,12 +36,30 @@ struct watch_opts {
     watch_event_fn *on_event;
     void *ud;
     const volatile int *cancel; /* set non-zero (from any thread) to make watch_run return promptly */
+    /* NULL: start with a LIST. Otherwise watch from this version without listing first, as an informer
+     * resuming from a version it kept would; on_list is then called only if the server says the version
+     * is gone. Copied: it need not outlive the call. */
+    const char *resource_version;
+    long max_backoff_ms;        /* cap of the reconnect backoff; 0: 30000 */
 };
 
 /* Runs until *cancel becomes non-zero; returns ZK_ECANCELLED then. Transport failures and API errors
  * are retried with backoff and logged, never returned, except ZK_EAPI with Forbidden/Unauthorized/
  * NotFound on the very first list, which is returned (nothing will fix it by waiting). */
 int watch_run(struct kube_client *c, const struct watch_opts *o, struct zk_err *err);
+
+/* One parsed line of a watch stream. Pure; exposed for unit tests. */
+enum watch_kind { WATCH_KIND_ADDED, WATCH_KIND_MODIFIED, WATCH_KIND_DELETED, WATCH_KIND_BOOKMARK, WATCH_KIND_ERROR };
+struct watch_event {
+    cJSON *root;                  /* the parsed line, owned (watch_event_free) */
+    enum watch_kind kind;
+    const cJSON *object;          /* points into root */
+    const char *resource_version; /* object's metadata.resourceVersion, or NULL (points into root) */
+};
+/* Parses one line {"type":...,"object":{...}}. Returns ZK_OK with *ev filled (the caller frees it with
+ * watch_event_free), or ZK_EPARSE (not JSON, unknown type, no object) with nothing to free. */
+int watch_event_parse(const char *line, size_t len, struct watch_event *ev, struct zk_err *err);
+void watch_event_free(struct watch_event *ev);
 
 /* The incremental line splitter, exposed for unit tests: feed it arbitrary chunks; it calls on_line
  * for each complete newline-terminated line (without the newline). Returns ZK_OK, ZK_ETOOBIG when a

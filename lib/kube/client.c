@@ -1,0 +1,730 @@
+/* client.c: see client.h.
+ *
+ * Every verb comes down to kcli_do, which adds the bearer token, performs one lib/http request and turns
+ * a non-2xx answer into a kube_err. The token is the only mutable state shared between threads. */
+#include "kube/client.h"
+
+#include "buf.h"
+#include "json.h"
+#include "log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KCLI_DEFAULT_TIMEOUT_MS 30000
+/* A response (one page of a list) larger than this is refused rather than buffered. */
+#define KCLI_MAX_BODY (64u * 1024 * 1024)
+/* How much of a streamed body is kept to explain an error status. */
+#define KCLI_STREAM_HEAD (64u * 1024)
+#define KCLI_MAX_TOKEN (64u * 1024)
+/* client-go re-reads a token file every minute: projected tokens are refreshed at 80% of their life. */
+#define KCLI_TOKEN_PERIOD_S 60
+
+struct kube_client {
+    struct kube_config cfg;
+    struct http_tls tls;
+    long timeout_ms;
+    pthread_mutex_t token_lock;
+    char *token;       /* the bearer token in use, or NULL; guarded by token_lock */
+    time_t token_read; /* when token_file was last read; guarded by token_lock */
+};
+
+void kube_err_clear(struct kube_err *err)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof(*err));
+    err->retry_after = -1;
+}
+
+/* Records a transport failure (already described in z) in err. */
+static int kcli_transport(struct kube_err *err, int code, const struct zk_err *z)
+{
+    if (!err)
+        return code;
+    kube_err_clear(err);
+    err->base.code = code;
+    snprintf(err->base.msg, sizeof(err->base.msg), "%s", z->msg);
+    return code;
+}
+
+/* Records a local failure as "what: detail". */
+static int kcli_fail(struct kube_err *err, int code, const char *what, const char *detail)
+{
+    struct zk_err z;
+
+    zk_err_set(&z, code, "%s: %s", what, detail);
+    return kcli_transport(err, code, &z);
+}
+
+/* Reads the token file (first line, trimmed) into a heap string. */
+static int kcli_read_token(const char *path, char **out, struct zk_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    struct buf b;
+    char chunk[4096];
+    size_t n;
+    int rc = ZK_OK;
+
+    *out = NULL;
+    buf_init(&b, KCLI_MAX_TOKEN);
+    if (!f)
+        return zk_err_set(err, ZK_EIO, "bearer token file %s: %s", path, strerror(errno));
+    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = buf_append(&b, chunk, n);
+    fclose(f);
+    if (rc)
+        return zk_err_set(err, rc, "bearer token file %s: too large or out of memory", path);
+    while (b.len > 0 && isspace((unsigned char)b.data[b.len - 1]))
+        b.data[--b.len] = '\0';
+    if (b.len == 0) {
+        buf_free(&b);
+        return zk_err_set(err, ZK_EINVAL, "bearer token file %s is empty", path);
+    }
+    *out = buf_steal(&b);
+    if (!*out)
+        return zk_err_set(err, ZK_ENOMEM, "bearer token file %s: out of memory", path);
+    return ZK_OK;
+}
+
+/* Gives the caller its own copy of the current token (NULL when none is configured), re-reading the token
+ * file when it is older than a minute or when force is set (after a 401). *changed tells whether a
+ * forced re-read produced a different token, which is what makes retrying a 401 worthwhile. */
+static int kcli_token(struct kube_client *c, int force, char **out, int *changed, struct zk_err *err)
+{
+    time_t now = time(NULL);
+    char *fresh = NULL;
+    int rc = ZK_OK;
+
+    *out = NULL;
+    *changed = 0;
+    pthread_mutex_lock(&c->token_lock);
+    if (c->cfg.token_file && (force || !c->token || now - c->token_read >= KCLI_TOKEN_PERIOD_S)) {
+        rc = kcli_read_token(c->cfg.token_file, &fresh, err);
+        if (rc && c->token && !force) {
+            /* Keep using the token we have; the file may be mid-rotation. */
+            log_warn("Kept the previous bearer token", "file", c->cfg.token_file, "error", err->msg, NULL);
+            rc = ZK_OK;
+        } else if (!rc) {
+            *changed = !c->token || strcmp(c->token, fresh) != 0;
+            free(c->token);
+            c->token = fresh;
+            c->token_read = now;
+        }
+    }
+    if (!rc && c->token) {
+        *out = strdup(c->token);
+        if (!*out)
+            rc = zk_err_set(err, ZK_ENOMEM, "out of memory copying the bearer token");
+    }
+    pthread_mutex_unlock(&c->token_lock);
+    return rc;
+}
+
+int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_client **out, struct zk_err *err)
+{
+    struct kube_client *c = calloc(1, sizeof(*c));
+    char *tok = NULL;
+    int changed, rc;
+
+    *out = NULL;
+    if (!c)
+        return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
+    if (!cfg->server || !cfg->server[0]) {
+        free(c);
+        return zk_err_set(err, ZK_EINVAL, "Kubernetes client: the configuration has no server");
+    }
+    if (kube_config_copy(cfg, &c->cfg)) {
+        free(c);
+        return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
+    }
+    pthread_mutex_init(&c->token_lock, NULL);
+    c->timeout_ms = timeout_ms > 0 ? timeout_ms : KCLI_DEFAULT_TIMEOUT_MS;
+    c->tls = (struct http_tls){
+        .ca_file = c->cfg.ca_file,
+        .ca_pem = c->cfg.ca_pem,
+        .ca_pem_len = c->cfg.ca_pem_len,
+        .cert_file = c->cfg.cert_file,
+        .cert_pem = c->cfg.cert_pem,
+        .cert_pem_len = c->cfg.cert_pem_len,
+        .key_file = c->cfg.key_file,
+        .key_pem = c->cfg.key_pem,
+        .key_pem_len = c->cfg.key_pem_len,
+        .insecure = c->cfg.insecure,
+    };
+    if (c->cfg.token) {
+        c->token = strdup(c->cfg.token);
+        if (!c->token) {
+            kube_client_free(c);
+            return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
+        }
+    }
+    /* Read a token file now, so that a missing file is reported at startup rather than on first use. */
+    rc = kcli_token(c, 0, &tok, &changed, err);
+    free(tok);
+    if (rc) {
+        kube_client_free(c);
+        return rc;
+    }
+    *out = c;
+    return ZK_OK;
+}
+
+void kube_client_free(struct kube_client *c)
+{
+    if (!c)
+        return;
+    if (c->token)
+        memset(c->token, 0, strlen(c->token));
+    free(c->token);
+    pthread_mutex_destroy(&c->token_lock);
+    kube_config_free(&c->cfg);
+    free(c);
+}
+
+const char *kube_client_namespace(const struct kube_client *c)
+{
+    return c->cfg.namespace ? c->cfg.namespace : "default";
+}
+
+/* Appends "/" and the escaped segment s. */
+static int kcli_put_segment(struct buf *b, const char *s)
+{
+    char *e = http_escape(s);
+    int rc;
+
+    if (!e)
+        return ZK_ENOMEM;
+    rc = buf_putc(b, '/');
+    if (!rc)
+        rc = buf_puts(b, e);
+    free(e);
+    return rc;
+}
+
+char *kube_url(const struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+               const char *subresource, const char *const *query)
+{
+    struct buf b;
+    char sep = '?';
+    int rc;
+
+    buf_init(&b, 64 * 1024);
+    rc = buf_puts(&b, c->cfg.server);
+    if (!rc)
+        rc = buf_puts(&b, r->group && r->group[0] ? "/apis" : "/api");
+    if (!rc && r->group && r->group[0])
+        rc = kcli_put_segment(&b, r->group);
+    if (!rc)
+        rc = kcli_put_segment(&b, r->version);
+    if (!rc && r->namespaced && ns) {
+        rc = buf_puts(&b, "/namespaces");
+        if (!rc)
+            rc = kcli_put_segment(&b, ns);
+    }
+    if (!rc && r->plural)
+        rc = kcli_put_segment(&b, r->plural);
+    if (!rc && name)
+        rc = kcli_put_segment(&b, name);
+    if (!rc && name && subresource)
+        rc = kcli_put_segment(&b, subresource);
+    for (size_t i = 0; !rc && query && query[i]; i += 2) {
+        char *e;
+
+        if (!query[i + 1])
+            continue;
+        e = http_escape(query[i + 1]);
+        if (!e) {
+            rc = ZK_ENOMEM;
+            break;
+        }
+        rc = buf_printf(&b, "%c%s=%s", sep, query[i], e);
+        free(e);
+        sep = '&';
+    }
+    if (rc) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_steal(&b);
+}
+
+/* Maps the Status reason string, or else the HTTP status, to a kube_reason. */
+static enum kube_reason kcli_reason(long status, const char *reason)
+{
+    static const struct {
+        const char *name;
+        enum kube_reason reason;
+    } names[] = {
+        {"NotFound", KUBE_REASON_NOT_FOUND},
+        {"AlreadyExists", KUBE_REASON_ALREADY_EXISTS},
+        {"Conflict", KUBE_REASON_CONFLICT},
+        {"Invalid", KUBE_REASON_INVALID},
+        {"BadRequest", KUBE_REASON_BAD_REQUEST},
+        {"Unauthorized", KUBE_REASON_UNAUTHORIZED},
+        {"Forbidden", KUBE_REASON_FORBIDDEN},
+        {"Gone", KUBE_REASON_GONE},
+        {"Expired", KUBE_REASON_GONE},
+        {"TooManyRequests", KUBE_REASON_TOO_MANY_REQUESTS},
+        {"MethodNotAllowed", KUBE_REASON_METHOD_NOT_ALLOWED},
+        {"UnsupportedMediaType", KUBE_REASON_UNSUPPORTED_MEDIA},
+        {"Timeout", KUBE_REASON_SERVER_TIMEOUT},
+        {"ServerTimeout", KUBE_REASON_SERVER_TIMEOUT},
+        {"InternalError", KUBE_REASON_INTERNAL},
+        {"ServiceUnavailable", KUBE_REASON_UNAVAILABLE},
+    };
+
+    for (size_t i = 0; reason && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(reason, names[i].name) == 0)
+            return names[i].reason;
+    switch (status) {
+    case 400: return KUBE_REASON_BAD_REQUEST;
+    case 401: return KUBE_REASON_UNAUTHORIZED;
+    case 403: return KUBE_REASON_FORBIDDEN;
+    case 404: return KUBE_REASON_NOT_FOUND;
+    case 405: return KUBE_REASON_METHOD_NOT_ALLOWED;
+    case 409: return KUBE_REASON_CONFLICT;
+    case 410: return KUBE_REASON_GONE;
+    case 415: return KUBE_REASON_UNSUPPORTED_MEDIA;
+    case 422: return KUBE_REASON_INVALID;
+    case 429: return KUBE_REASON_TOO_MANY_REQUESTS;
+    case 500: return KUBE_REASON_INTERNAL;
+    case 503: return KUBE_REASON_UNAVAILABLE;
+    case 504: return KUBE_REASON_SERVER_TIMEOUT;
+    default: return KUBE_REASON_OTHER;
+    }
+}
+
+/* Writes "field: message; field: message" from details.causes into out. */
+static void kcli_causes(const cJSON *details, char *out, size_t size)
+{
+    const cJSON *causes = json_arr(details, "causes"), *cause;
+    size_t used = 0;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach(cause, causes) {
+        const char *field = json_str(cause, "field", ""), *msg = json_str(cause, "message", "");
+        int n;
+
+        if (used >= size)
+            break;
+        n = snprintf(out + used, size - used, "%s%s%s%s", used ? "; " : "", field, field[0] ? ": " : "", msg);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* Finishes err from its filled fields: the code and the one-line message. */
+static int kcli_finish_status(const char *what, struct kube_err *err)
+{
+    err->base.code = ZK_EAPI;
+    /* The message is cut so that the whole line fits; message keeps the full text. */
+    snprintf(err->base.msg, sizeof(err->base.msg), "%.200s: %.60s (HTTP %ld): %.220s", what,
+             err->reason_text[0] ? err->reason_text : "error", err->http_status, err->message);
+    return ZK_EAPI;
+}
+
+int kube_parse_status_json(long http_status, const cJSON *st, long retry_after_header, const char *what,
+                           struct kube_err *err)
+{
+    const char *reason = json_str(st, "reason", NULL);
+    const cJSON *details = json_obj(st, "details");
+    long retry;
+
+    kube_err_clear(err);
+    /* An ERROR event arrives with HTTP 200; its own code is the one that matters. */
+    if (http_status < 300)
+        http_status = (long)json_int(st, "code", http_status);
+    err->http_status = http_status;
+    err->reason = kcli_reason(http_status, reason);
+    snprintf(err->reason_text, sizeof(err->reason_text), "%s", reason ? reason : "");
+    snprintf(err->message, sizeof(err->message), "%s",
+             json_str(st, "message", st ? "the server's Status carries no message" : "no Status in the answer"));
+    kcli_causes(details, err->causes, sizeof(err->causes));
+    retry = (long)json_int(details, "retryAfterSeconds", -1);
+    err->retry_after = retry >= 0 ? retry : retry_after_header;
+    return kcli_finish_status(what, err);
+}
+
+int kube_parse_status(long http_status, const char *body, size_t len, long retry_after_header, const char *what,
+                      struct kube_err *err)
+{
+    cJSON *st = len ? json_parse(body, len) : NULL;
+    size_t o = 0;
+    int rc;
+
+    if (st && strcmp(json_str(st, "kind", ""), "Status") == 0) {
+        rc = kube_parse_status_json(http_status, st, retry_after_header, what, err);
+        cJSON_Delete(st);
+        return rc;
+    }
+    cJSON_Delete(st);
+    /* Not a Status (a proxy's HTML page, a plain-text 503): keep a cleaned-up start of the body so the
+     * message still says something useful. */
+    kube_err_clear(err);
+    err->http_status = http_status;
+    err->reason = kcli_reason(http_status, NULL);
+    err->retry_after = retry_after_header;
+    for (size_t i = 0; i < len && o < 200; i++) {
+        unsigned char ch = (unsigned char)body[i];
+
+        if (isspace(ch)) {
+            if (o > 0 && err->message[o - 1] != ' ')
+                err->message[o++] = ' ';
+        } else if (ch >= 0x20 && ch < 0x7f) {
+            err->message[o++] = (char)ch;
+        }
+    }
+    while (o > 0 && err->message[o - 1] == ' ')
+        o--;
+    err->message[o] = '\0';
+    if (o == 0)
+        snprintf(err->message, sizeof(err->message), "HTTP %ld with an empty body", http_status);
+    return kcli_finish_status(what, err);
+}
+
+/* The part of url after the server, for shorter messages. */
+static const char *kcli_path(const struct kube_client *c, const char *url)
+{
+    size_t n = strlen(c->cfg.server);
+
+    return strncmp(url, c->cfg.server, n) == 0 && url[n] ? url + n : url;
+}
+
+/* Keeps the first KCLI_STREAM_HEAD bytes of a stream, for an error status, and passes everything on. */
+struct kcli_stream_ctx {
+    const struct kube_stream *s;
+    struct buf head;
+};
+
+static int kcli_stream_data(void *ud, const char *data, size_t len, struct zk_err *err)
+{
+    struct kcli_stream_ctx *x = ud;
+    size_t room = KCLI_STREAM_HEAD - x->head.len;
+
+    if (room > 0 && buf_append(&x->head, data, len < room ? len : room))
+        return zk_err_set(err, ZK_ENOMEM, "out of memory reading a stream");
+    return x->s->on_data(x->s->ud, data, len, err);
+}
+
+/* One request with the token and the 401 retry. When s is set the body streams to it. */
+static int kcli_do(struct kube_client *c, const char *method, const char *url, const char *content_type,
+                   const char *body, size_t body_len, const volatile int *cancel, const struct kube_stream *s,
+                   cJSON **out, struct kube_err *err)
+{
+    struct kcli_stream_ctx sx = {s, {0}};
+    struct http_response resp = {0};
+    struct zk_err z = {0};
+    char what[512];
+    char *tok = NULL;
+    int rc, changed, attempt;
+
+    if (out)
+        *out = NULL;
+    kube_err_clear(err);
+    snprintf(what, sizeof(what), "%s %s", method, kcli_path(c, url));
+    buf_init(&sx.head, KCLI_STREAM_HEAD);
+    for (attempt = 0;; attempt++) {
+        struct http_request req = {
+            .method = method,
+            .url = url,
+            .content_type = content_type,
+            .body = body,
+            .body_len = body_len,
+            .tls = &c->tls,
+            .timeout_ms = s ? s->timeout_ms : c->timeout_ms,
+            .max_body = KCLI_MAX_BODY,
+            .on_data = s ? kcli_stream_data : NULL,
+            .ud = &sx,
+            .cancel = s ? s->cancel : cancel,
+        };
+
+        rc = kcli_token(c, 0, &tok, &changed, &z);
+        if (rc) {
+            rc = kcli_transport(err, rc, &z);
+            goto out;
+        }
+        req.bearer_token = tok;
+        buf_reset(&sx.head);
+        http_response_free(&resp);
+        rc = http_do(&req, &resp, &z);
+        free(tok);
+        tok = NULL;
+        /* A rotated token shows up as 401: re-read the file once, and retry only if it changed. */
+        if (resp.status == 401 && attempt == 0 && c->cfg.token_file) {
+            char *fresh = NULL;
+
+            if (kcli_token(c, 1, &fresh, &changed, &z) == ZK_OK && changed) {
+                free(fresh);
+                log_info("Retrying after 401 with a re-read bearer token", "url", what, NULL);
+                continue;
+            }
+            free(fresh);
+        }
+        break;
+    }
+    if (resp.status >= 300) {
+        const struct buf *eb = s ? &sx.head : &resp.body;
+
+        rc = kube_parse_status(resp.status, eb->data ? eb->data : "", eb->len, resp.retry_after, what, err);
+        goto out;
+    }
+    if (rc) {
+        rc = kcli_transport(err, rc, &z);
+        goto out;
+    }
+    if (out && resp.body.len > 0) {
+        *out = json_parse(resp.body.data, resp.body.len);
+        if (!*out)
+            rc = kcli_fail(err, ZK_EPARSE, what, "the answer is not valid JSON");
+    }
+out:
+    buf_free(&sx.head);
+    http_response_free(&resp);
+    return rc;
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *url, const char *content_type,
+                 const char *body, size_t body_len, cJSON **out, struct kube_err *err)
+{
+    return kcli_do(c, method, url, content_type, body, body_len, NULL, NULL, out, err);
+}
+
+int kube_stream_get(struct kube_client *c, const struct kube_stream *s, struct kube_err *err)
+{
+    return kcli_do(c, "GET", s->url, NULL, NULL, 0, NULL, s, NULL, err);
+}
+
+/* Serialises obj and sends it with method to url. */
+static int kcli_send(struct kube_client *c, const char *method, const char *url, const char *content_type,
+                     const cJSON *obj, cJSON **out, struct kube_err *err)
+{
+    char *body = json_print(obj);
+    int rc;
+
+    if (!body)
+        return kcli_fail(err, ZK_ENOMEM, url, "out of memory serialising the body");
+    rc = kube_request(c, method, url, content_type, body, strlen(body), out, err);
+    free(body);
+    return rc;
+}
+
+static int kcli_url_oom(struct kube_err *err)
+{
+    return kcli_fail(err, ZK_ENOMEM, "building a request URL", "out of memory");
+}
+
+int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name, cJSON **out,
+             struct kube_err *err)
+{
+    char *url = kube_url(c, r, ns, name, NULL, NULL);
+    int rc;
+
+    *out = NULL;
+    if (!url)
+        return kcli_url_oom(err);
+    rc = kube_request(c, "GET", url, NULL, NULL, 0, out, err);
+    free(url);
+    return rc;
+}
+
+/* One page of a list. cont may be NULL (the first page). */
+static int kcli_list_page(struct kube_client *c, const struct kube_resource *r, const char *ns,
+                          const struct kube_list_opts *o, const char *cont, cJSON **page, struct kube_err *err)
+{
+    char limit[32];
+    const char *query[] = {"labelSelector", o ? o->label_selector : NULL,
+                           "fieldSelector", o ? o->field_selector : NULL,
+                           "limit", NULL,
+                           "continue", cont,
+                           NULL};
+    char *url;
+    int rc;
+
+    if (o && o->limit > 0) {
+        snprintf(limit, sizeof(limit), "%ld", o->limit);
+        query[5] = limit;
+    }
+    url = kube_url(c, r, ns, NULL, NULL, query);
+    if (!url)
+        return kcli_url_oom(err);
+    rc = kcli_do(c, "GET", url, NULL, NULL, 0, o ? o->cancel : NULL, NULL, page, err);
+    free(url);
+    if (!rc && (!*page || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(*page, "items")))) {
+        cJSON_Delete(*page);
+        *page = NULL;
+        rc = kcli_fail(err, ZK_EPARSE, r->plural, "the list answer has no items array");
+    }
+    return rc;
+}
+
+int kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *o,
+              cJSON **out, struct kube_err *err)
+{
+    cJSON *list = NULL, *page = NULL, *items, *item;
+    char *cont = NULL;
+    int rc, restarted = 0;
+
+    *out = NULL;
+    for (;;) {
+        rc = kcli_list_page(c, r, ns, o, cont, &page, err);
+        if (rc == ZK_EAPI && err->reason == KUBE_REASON_GONE && cont && !restarted) {
+            /* The continue token outlived the server's history: start over, once, from a fresh snapshot. */
+            log_info("Restarting a paged list after 410", "resource", r->plural, "message", err->message, NULL);
+            restarted = 1;
+            cJSON_Delete(list);
+            list = NULL;
+            free(cont);
+            cont = NULL;
+            continue;
+        }
+        if (rc)
+            goto out;
+        free(cont);
+        cont = NULL;
+        {
+            const char *next = json_path_str(page, "metadata.continue", "");
+
+            if (next[0]) {
+                cont = strdup(next);
+                if (!cont) {
+                    rc = kcli_fail(err, ZK_ENOMEM, r->plural, "out of memory listing");
+                    goto out;
+                }
+            }
+        }
+        if (!list) {
+            list = page;
+        } else {
+            items = cJSON_GetObjectItemCaseSensitive(list, "items");
+            while ((item = cJSON_DetachItemFromArray(cJSON_GetObjectItemCaseSensitive(page, "items"), 0)))
+                cJSON_AddItemToArray(items, item);
+            cJSON_Delete(page);
+        }
+        page = NULL;
+        if (!cont)
+            break;
+    }
+    /* The merged list is complete: a leftover continue token would only mislead a reader. */
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue");
+    *out = list;
+    list = NULL;
+out:
+    free(cont);
+    cJSON_Delete(page);
+    cJSON_Delete(list);
+    return rc;
+}
+
+int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns, const cJSON *obj, cJSON **out,
+                struct kube_err *err)
+{
+    char *url = kube_url(c, r, ns, NULL, NULL, NULL);
+    cJSON *res = NULL;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!url)
+        return kcli_url_oom(err);
+    rc = kcli_send(c, "POST", url, "application/json", obj, &res, err);
+    free(url);
+    if (out)
+        *out = res;
+    else
+        cJSON_Delete(res);
+    return rc;
+}
+
+int kube_delete(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                const char *propagation, struct kube_err *err)
+{
+    const char *query[] = {"propagationPolicy", propagation, NULL};
+    char *url = kube_url(c, r, ns, name, NULL, query);
+    int rc;
+
+    if (!url)
+        return kcli_url_oom(err);
+    rc = kube_request(c, "DELETE", url, NULL, NULL, 0, NULL, err);
+    free(url);
+    return rc;
+}
+
+/* The shared body of apply, merge patch and replace. */
+static int kcli_write(struct kube_client *c, const char *method, const char *content_type,
+                      const struct kube_resource *r, const char *ns, const char *name, const char *subresource,
+                      const char *const *query, const cJSON *obj, cJSON **out, struct kube_err *err)
+{
+    char *url = kube_url(c, r, ns, name, subresource, query);
+    cJSON *res = NULL;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!url)
+        return kcli_url_oom(err);
+    rc = kcli_send(c, method, url, content_type, obj, &res, err);
+    free(url);
+    if (out)
+        *out = res;
+    else
+        cJSON_Delete(res);
+    return rc;
+}
+
+int kube_apply(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+               const char *subresource, const cJSON *obj, const char *field_manager, int force, cJSON **out,
+               struct kube_err *err)
+{
+    const char *query[] = {"fieldManager", field_manager, "force", force ? "true" : NULL, NULL};
+
+    return kcli_write(c, "PATCH", "application/apply-patch+yaml", r, ns, name, subresource, query, obj, out, err);
+}
+
+int kube_merge_patch(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                     const char *subresource, const cJSON *patch, cJSON **out, struct kube_err *err)
+{
+    return kcli_write(c, "PATCH", "application/merge-patch+json", r, ns, name, subresource, NULL, patch, out, err);
+}
+
+int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                 const char *subresource, const cJSON *obj, cJSON **out, struct kube_err *err)
+{
+    return kcli_write(c, "PUT", "application/json", r, ns, name, subresource, NULL, obj, out, err);
+}
+
+int kube_discover(struct kube_client *c, const struct kube_resource *r, int *served, struct kube_err *err)
+{
+    /* The group/version document is the URL of a collection without a plural. */
+    struct kube_resource gv = {r->group, r->version, NULL, NULL, 0};
+    char *url = kube_url(c, &gv, NULL, NULL, NULL, NULL);
+    cJSON *doc = NULL;
+    const cJSON *res;
+    int rc;
+
+    *served = 0;
+    if (!url)
+        return kcli_url_oom(err);
+    rc = kube_request(c, "GET", url, NULL, NULL, 0, &doc, err);
+    free(url);
+    if (rc == ZK_EAPI && err->reason == KUBE_REASON_NOT_FOUND) {
+        kube_err_clear(err);
+        return ZK_OK;
+    }
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach(res, json_arr(doc, "resources")) {
+        if (strcmp(json_str(res, "name", ""), r->plural) == 0) {
+            *served = 1;
+            break;
+        }
+    }
+    cJSON_Delete(doc);
+    return ZK_OK;
+}

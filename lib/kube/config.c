@@ -1,0 +1,504 @@
+/* config.c: see config.h.
+ *
+ * The kubeconfig is read with libyaml's document API: the whole file becomes a node tree, and the few
+ * paths we need (current-context, contexts[name].context, clusters[name].cluster, users[name].user) are
+ * looked up in it. Every error names the source and the YAML path of the offending field. */
+#include "kube/config.h"
+
+#include "buf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+/* A kubeconfig or a service-account file larger than this is certainly not one. */
+#define KCFG_MAX_FILE (4u * 1024 * 1024)
+#define KCFG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+void kube_config_free(struct kube_config *cfg)
+{
+    free(cfg->server);
+    free(cfg->ca_file);
+    free(cfg->ca_pem);
+    free(cfg->cert_file);
+    free(cfg->cert_pem);
+    free(cfg->key_file);
+    /* The key is a secret: scrub it before the memory goes back to the allocator. */
+    if (cfg->key_pem)
+        memset(cfg->key_pem, 0, cfg->key_pem_len);
+    free(cfg->key_pem);
+    if (cfg->token)
+        memset(cfg->token, 0, strlen(cfg->token));
+    free(cfg->token);
+    free(cfg->token_file);
+    free(cfg->namespace);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+/* Reads a whole file into a heap string (NUL-terminated) that the caller frees. */
+static int kcfg_read_file(const char *path, char **out, size_t *len, struct zk_err *err)
+{
+    struct buf b;
+    char chunk[8192];
+    size_t n;
+    int rc = ZK_OK;
+    FILE *f = fopen(path, "rb");
+
+    *out = NULL;
+    buf_init(&b, KCFG_MAX_FILE);
+    if (!f)
+        return zk_err_set(err, ZK_EIO, "%s: cannot open: %s", path, strerror(errno));
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        rc = buf_append(&b, chunk, n);
+        if (rc) {
+            zk_err_set(err, rc, "%s: %s", path, rc == ZK_ETOOBIG ? "file is too large" : "out of memory");
+            goto out;
+        }
+    }
+    if (ferror(f)) {
+        rc = zk_err_set(err, ZK_EIO, "%s: read failed: %s", path, strerror(errno));
+        goto out;
+    }
+    *len = b.len;
+    *out = buf_steal(&b);
+    if (!*out)
+        rc = zk_err_set(err, ZK_ENOMEM, "%s: out of memory", path);
+out:
+    buf_free(&b);
+    fclose(f);
+    return rc;
+}
+
+/* Decodes standard base64, ignoring whitespace (kubeconfigs sometimes wrap long values). The result is
+ * a heap buffer the caller frees, NUL-terminated for convenience (not counted in *len). Returns ZK_EINVAL
+ * for any other character or a bad length, ZK_ENOMEM when allocation fails. */
+static int kcfg_base64_decode(const char *s, char **out, size_t *len)
+{
+    size_t n = strlen(s), o = 0, q = 0, pad = 0;
+    unsigned int acc = 0;
+    char *p = malloc(n / 4 * 3 + 4);
+
+    *out = NULL;
+    if (!p)
+        return ZK_ENOMEM;
+    for (const char *c = s; *c; c++) {
+        int v;
+
+        if (isspace((unsigned char)*c))
+            continue;
+        if (*c == '=') {
+            pad++;
+            v = 0;
+        } else if (pad) {
+            goto bad; /* data after padding */
+        } else if (*c >= 'A' && *c <= 'Z') {
+            v = *c - 'A';
+        } else if (*c >= 'a' && *c <= 'z') {
+            v = *c - 'a' + 26;
+        } else if (*c >= '0' && *c <= '9') {
+            v = *c - '0' + 52;
+        } else if (*c == '+') {
+            v = 62;
+        } else if (*c == '/') {
+            v = 63;
+        } else {
+            goto bad;
+        }
+        acc = acc << 6 | (unsigned int)v;
+        if (++q == 4) {
+            p[o++] = (char)(acc >> 16 & 0xff);
+            p[o++] = (char)(acc >> 8 & 0xff);
+            p[o++] = (char)(acc & 0xff);
+            acc = 0;
+            q = 0;
+        }
+    }
+    if (q != 0 || pad > 2 || o < pad)
+        goto bad;
+    o -= pad;
+    p[o] = '\0';
+    *out = p;
+    *len = o;
+    return ZK_OK;
+bad:
+    free(p);
+    return ZK_EINVAL;
+}
+
+/* The value of key in a mapping node, or NULL when node is not a mapping or lacks the key. */
+static yaml_node_t *kcfg_get(yaml_document_t *doc, yaml_node_t *node, const char *key)
+{
+    if (!node || node->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+
+        if (k && k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, key) == 0)
+            return yaml_document_get_node(doc, p->value);
+    }
+    return NULL;
+}
+
+/* The scalar value of key, or NULL when missing, not a scalar, or empty. */
+static const char *kcfg_str(yaml_document_t *doc, yaml_node_t *node, const char *key)
+{
+    yaml_node_t *v = kcfg_get(doc, node, key);
+
+    if (!v || v->type != YAML_SCALAR_NODE || v->data.scalar.length == 0)
+        return NULL;
+    return (const char *)v->data.scalar.value;
+}
+
+/* Finds, in the sequence list_key of the root, the entry whose name is name, and returns its member
+ * inner_key (the "cluster", "user" or "context" mapping). Returns NULL when there is no such entry. An
+ * entry whose inner mapping is missing yields an empty mapping's stand-in: the caller then reports the
+ * missing field itself. */
+static yaml_node_t *kcfg_find_named(yaml_document_t *doc, yaml_node_t *root, const char *list_key, const char *name,
+                                    const char *inner_key, int *found)
+{
+    yaml_node_t *seq = kcfg_get(doc, root, list_key);
+
+    *found = 0;
+    if (!seq || seq->type != YAML_SEQUENCE_NODE)
+        return NULL;
+    for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++) {
+        yaml_node_t *entry = yaml_document_get_node(doc, *i);
+        const char *n = kcfg_str(doc, entry, "name");
+
+        if (n && strcmp(n, name) == 0) {
+            *found = 1;
+            return kcfg_get(doc, entry, inner_key);
+        }
+    }
+    return NULL;
+}
+
+/* Copies s into *dst (NULL stays NULL). Relative paths are resolved against base_dir when one is
+ * given, as kubectl resolves paths relative to the kubeconfig file that names them. */
+static int kcfg_dup_path(char **dst, const char *s, const char *base_dir)
+{
+    size_t n;
+
+    if (!s)
+        return ZK_OK;
+    if (s[0] == '/' || !base_dir) {
+        *dst = strdup(s);
+        return *dst ? ZK_OK : ZK_ENOMEM;
+    }
+    n = strlen(base_dir) + strlen(s) + 2;
+    *dst = malloc(n);
+    if (!*dst)
+        return ZK_ENOMEM;
+    snprintf(*dst, n, "%s/%s", base_dir, s);
+    return ZK_OK;
+}
+
+/* Decodes the base64 member key of node (if present) into *dst and *dst_len. what names the field in
+ * error messages. */
+static int kcfg_data(yaml_document_t *doc, yaml_node_t *node, const char *key, const char *source, const char *what,
+                     char **dst, size_t *dst_len, struct zk_err *err)
+{
+    const char *v = kcfg_str(doc, node, key);
+    int rc;
+
+    if (!v)
+        return ZK_OK;
+    rc = kcfg_base64_decode(v, dst, dst_len);
+    if (rc == ZK_EINVAL)
+        return zk_err_set(err, rc, "kubeconfig %s: %s.%s is not valid base64", source, what, key);
+    if (rc)
+        return zk_err_set(err, rc, "kubeconfig %s: out of memory decoding %s.%s", source, what, key);
+    return ZK_OK;
+}
+
+static int kcfg_oom(const char *source, struct zk_err *err)
+{
+    return zk_err_set(err, ZK_ENOMEM, "kubeconfig %s: out of memory", source);
+}
+
+/* Fills cfg from a parsed document. base_dir resolves relative file paths (NULL: leave them as is). */
+static int kcfg_from_document(yaml_document_t *doc, const char *source, const char *base_dir, const char *context,
+                              struct kube_config *cfg, struct zk_err *err)
+{
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    yaml_node_t *ctx, *cluster, *user;
+    const char *ctx_name = context, *cluster_name, *user_name, *server, *ns, *insecure;
+    char what[300];
+    size_t len;
+    int found, rc;
+
+    if (!root || root->type != YAML_MAPPING_NODE)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: not a YAML mapping", source);
+    if (!ctx_name)
+        ctx_name = kcfg_str(doc, root, "current-context");
+    if (!ctx_name)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: current-context is not set and no context was named",
+                          source);
+    ctx = kcfg_find_named(doc, root, "contexts", ctx_name, "context", &found);
+    if (!found)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: context \"%s\" is not in contexts", source, ctx_name);
+    cluster_name = kcfg_str(doc, ctx, "cluster");
+    if (!cluster_name)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: contexts[%s].context.cluster is not set", source,
+                          ctx_name);
+    user_name = kcfg_str(doc, ctx, "user");
+    cluster = kcfg_find_named(doc, root, "clusters", cluster_name, "cluster", &found);
+    if (!found)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: context \"%s\" names cluster \"%s\", which is not in clusters",
+                          source, ctx_name, cluster_name);
+    user = NULL;
+    if (user_name) {
+        user = kcfg_find_named(doc, root, "users", user_name, "user", &found);
+        if (!found)
+            return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: context \"%s\" names user \"%s\", which is not in users",
+                              source, ctx_name, user_name);
+    }
+
+    server = kcfg_str(doc, cluster, "server");
+    if (!server)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: clusters[%s].cluster.server is not set", source,
+                          cluster_name);
+    cfg->server = strdup(server);
+    if (!cfg->server)
+        return kcfg_oom(source, err);
+    len = strlen(cfg->server);
+    while (len > 0 && cfg->server[len - 1] == '/')
+        cfg->server[--len] = '\0';
+
+    snprintf(what, sizeof(what), "clusters[%s].cluster", cluster_name);
+    rc = kcfg_data(doc, cluster, "certificate-authority-data", source, what, &cfg->ca_pem, &cfg->ca_pem_len, err);
+    if (rc)
+        return rc;
+    if (kcfg_dup_path(&cfg->ca_file, kcfg_str(doc, cluster, "certificate-authority"), base_dir))
+        return kcfg_oom(source, err);
+    insecure = kcfg_str(doc, cluster, "insecure-skip-tls-verify");
+    if (insecure && strcmp(insecure, "true") != 0 && strcmp(insecure, "false") != 0)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.insecure-skip-tls-verify must be true or false, not \"%s\"",
+                          source, what, insecure);
+    cfg->insecure = insecure && strcmp(insecure, "true") == 0;
+
+    snprintf(what, sizeof(what), "users[%s].user", user_name ? user_name : "");
+    rc = kcfg_data(doc, user, "client-certificate-data", source, what, &cfg->cert_pem, &cfg->cert_pem_len, err);
+    if (!rc)
+        rc = kcfg_data(doc, user, "client-key-data", source, what, &cfg->key_pem, &cfg->key_pem_len, err);
+    if (rc)
+        return rc;
+    if (kcfg_dup_path(&cfg->cert_file, kcfg_str(doc, user, "client-certificate"), base_dir) ||
+        kcfg_dup_path(&cfg->key_file, kcfg_str(doc, user, "client-key"), base_dir) ||
+        kcfg_dup_path(&cfg->token_file, kcfg_str(doc, user, "tokenFile"), base_dir) ||
+        kcfg_dup_path(&cfg->token, kcfg_str(doc, user, "token"), NULL))
+        return kcfg_oom(source, err);
+    if ((cfg->cert_pem || cfg->cert_file) != (cfg->key_pem || cfg->key_file))
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s has a client certificate without a client key or the "
+                          "reverse", source, what);
+
+    ns = kcfg_str(doc, ctx, "namespace");
+    cfg->namespace = strdup(ns ? ns : "default");
+    if (!cfg->namespace)
+        return kcfg_oom(source, err);
+    return ZK_OK;
+}
+
+/* The shared body of from_yaml and from_file. */
+static int kcfg_parse(const char *yaml, size_t len, const char *source, const char *base_dir, const char *context,
+                      struct kube_config *cfg, struct zk_err *err)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    int rc;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (!yaml_parser_initialize(&parser))
+        return kcfg_oom(source, err);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        rc = zk_err_set(err, ZK_EINVAL, "kubeconfig %s: invalid YAML at line %zu: %s", source,
+                        parser.problem_mark.line + 1, parser.problem ? parser.problem : "parse error");
+        yaml_parser_delete(&parser);
+        return rc;
+    }
+    rc = kcfg_from_document(&doc, source, base_dir, context, cfg, err);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (rc)
+        kube_config_free(cfg);
+    return rc;
+}
+
+int kube_config_from_yaml(const char *yaml, size_t len, const char *source, const char *context,
+                          struct kube_config *cfg, struct zk_err *err)
+{
+    return kcfg_parse(yaml, len, source, NULL, context, cfg, err);
+}
+
+int kube_config_from_file(const char *path, const char *context, struct kube_config *cfg, struct zk_err *err)
+{
+    char *text = NULL, *dir = NULL, *slash;
+    size_t len = 0;
+    int rc;
+
+    memset(cfg, 0, sizeof(*cfg));
+    rc = kcfg_read_file(path, &text, &len, err);
+    if (rc) {
+        zk_err_prefix(err, "kubeconfig");
+        return rc;
+    }
+    dir = strdup(path);
+    if (!dir) {
+        rc = kcfg_oom(path, err);
+        goto out;
+    }
+    slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    rc = kcfg_parse(text, len, path, slash ? (dir[0] ? dir : "/") : ".", context, cfg, err);
+out:
+    free(dir);
+    free(text);
+    return rc;
+}
+
+/* Copies the first line of a small file into a heap string with surrounding whitespace removed. */
+static int kcfg_read_trimmed(const char *path, char **out, struct zk_err *err)
+{
+    size_t len = 0, start = 0;
+    char *text;
+    int rc = kcfg_read_file(path, &text, &len, err);
+
+    if (rc)
+        return rc;
+    while (start < len && isspace((unsigned char)text[start]))
+        start++;
+    while (len > start && isspace((unsigned char)text[len - 1]))
+        len--;
+    memmove(text, text + start, len - start);
+    text[len - start] = '\0';
+    *out = text;
+    return ZK_OK;
+}
+
+int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, struct zk_err *err)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    char path[4096];
+    size_t n;
+    int rc;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (!sa_dir)
+        sa_dir = KCFG_SA_DIR;
+    if (!host || !*host || !port || !*port)
+        return zk_err_set(err, ZK_EINVAL, "in-cluster configuration: KUBERNETES_SERVICE_HOST and "
+                          "KUBERNETES_SERVICE_PORT must both be set");
+    n = strlen(host) + strlen(port) + 16;
+    cfg->server = malloc(n);
+    if (!cfg->server) {
+        rc = zk_err_set(err, ZK_ENOMEM, "in-cluster configuration: out of memory");
+        goto out;
+    }
+    /* An IPv6 literal needs brackets in a URL, or its colons would be read as the port separator. */
+    snprintf(cfg->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
+
+    snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
+    if (access(path, R_OK) != 0) {
+        rc = zk_err_set(err, ZK_EIO, "in-cluster configuration: %s: %s", path, strerror(errno));
+        goto out;
+    }
+    cfg->ca_file = strdup(path);
+    snprintf(path, sizeof(path), "%s/token", sa_dir);
+    if (access(path, R_OK) != 0) {
+        rc = zk_err_set(err, ZK_EIO, "in-cluster configuration: %s: %s", path, strerror(errno));
+        goto out;
+    }
+    cfg->token_file = strdup(path);
+    snprintf(path, sizeof(path), "%s/namespace", sa_dir);
+    if (access(path, F_OK) == 0) {
+        rc = kcfg_read_trimmed(path, &cfg->namespace, err);
+        if (rc) {
+            zk_err_prefix(err, "in-cluster configuration");
+            goto out;
+        }
+    }
+    if (!cfg->namespace || !cfg->namespace[0]) {
+        free(cfg->namespace);
+        cfg->namespace = strdup("default");
+    }
+    if (!cfg->ca_file || !cfg->token_file || !cfg->namespace) {
+        rc = zk_err_set(err, ZK_ENOMEM, "in-cluster configuration: out of memory");
+        goto out;
+    }
+    rc = ZK_OK;
+out:
+    if (rc)
+        kube_config_free(cfg);
+    return rc;
+}
+
+int kube_config_load(const char *explicit_path, const char *context, struct kube_config *cfg, struct zk_err *err)
+{
+    const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+    char path[4096];
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (explicit_path && *explicit_path)
+        return kube_config_from_file(explicit_path, context, cfg, err);
+    if (env && *env) {
+        /* Only the first entry of a list is used: merging several files is not supported. */
+        size_t n = strcspn(env, ":");
+
+        if (n == 0 || n >= sizeof(path))
+            return zk_err_set(err, ZK_EINVAL, "KUBECONFIG=\"%s\" does not start with a usable path", env);
+        memcpy(path, env, n);
+        path[n] = '\0';
+        return kube_config_from_file(path, context, cfg, err);
+    }
+    if (home && *home) {
+        snprintf(path, sizeof(path), "%s/.kube/config", home);
+        if (access(path, F_OK) == 0)
+            return kube_config_from_file(path, context, cfg, err);
+    }
+    if (getenv("KUBERNETES_SERVICE_HOST"))
+        return kube_config_in_cluster(NULL, cfg, err);
+    return zk_err_set(err, ZK_EINVAL, "no Kubernetes configuration: no --kubeconfig, no KUBECONFIG, no %s/.kube/config "
+                      "and not running in a cluster (KUBERNETES_SERVICE_HOST is unset)", home ? home : "$HOME");
+}
+
+/* Copies n bytes (plus a terminator) of s into *dst; NULL stays NULL. */
+static int kcfg_dup_mem(char **dst, const char *s, size_t n)
+{
+    if (!s)
+        return ZK_OK;
+    *dst = malloc(n + 1);
+    if (!*dst)
+        return ZK_ENOMEM;
+    memcpy(*dst, s, n);
+    (*dst)[n] = '\0';
+    return ZK_OK;
+}
+
+int kube_config_copy(const struct kube_config *src, struct kube_config *dst)
+{
+    memset(dst, 0, sizeof(*dst));
+    if (kcfg_dup_mem(&dst->server, src->server, src->server ? strlen(src->server) : 0) ||
+        kcfg_dup_mem(&dst->ca_file, src->ca_file, src->ca_file ? strlen(src->ca_file) : 0) ||
+        kcfg_dup_mem(&dst->ca_pem, src->ca_pem, src->ca_pem_len) ||
+        kcfg_dup_mem(&dst->cert_file, src->cert_file, src->cert_file ? strlen(src->cert_file) : 0) ||
+        kcfg_dup_mem(&dst->cert_pem, src->cert_pem, src->cert_pem_len) ||
+        kcfg_dup_mem(&dst->key_file, src->key_file, src->key_file ? strlen(src->key_file) : 0) ||
+        kcfg_dup_mem(&dst->key_pem, src->key_pem, src->key_pem_len) ||
+        kcfg_dup_mem(&dst->token, src->token, src->token ? strlen(src->token) : 0) ||
+        kcfg_dup_mem(&dst->token_file, src->token_file, src->token_file ? strlen(src->token_file) : 0) ||
+        kcfg_dup_mem(&dst->namespace, src->namespace, src->namespace ? strlen(src->namespace) : 0)) {
+        kube_config_free(dst);
+        return ZK_ENOMEM;
+    }
+    dst->ca_pem_len = src->ca_pem_len;
+    dst->cert_pem_len = src->cert_pem_len;
+    dst->key_pem_len = src->key_pem_len;
+    dst->insecure = src->insecure;
+    return ZK_OK;
+}
