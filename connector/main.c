@@ -1,0 +1,422 @@
+/* main.c: zoekt-connector, the MCP server that gives coding agents compact Zoekt search results.
+ *
+ * Parses the flags into a connector_config, then serves MCP either on stdin/stdout (--stdio, for an
+ * agent that starts the connector itself) or over Streamable HTTP (--listen, in the search Deployment
+ * behind nginx). SIGTERM and SIGINT end either mode cleanly. */
+#include "connector/auth.h"
+#include "connector/config.h"
+#include "connector/mcp/http.h"
+#include "connector/mcp/stdio.h"
+#include "err.h"
+#include "http.h"
+#include "log.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CONNECTOR_VERSION "0.1.0"
+#define DEFAULT_ZOEKT_URL "http://127.0.0.1:6070"
+#define DEFAULT_LISTEN "127.0.0.1:8081"
+#define TIMEOUT_MAX_MS 600000L
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+enum {
+    OPT_ZOEKT_URL = 256,
+    OPT_STDIO,
+    OPT_LISTEN,
+    OPT_TOKEN_FILE,
+    OPT_TOKEN_DIR,
+    OPT_ZOEKT_TOKEN_FILE,
+    OPT_MIRROR_PREFIX,
+    OPT_MAX_FILES,
+    OPT_CONTEXT_LINES,
+    OPT_SEARCH_TIMEOUT,
+    OPT_LIST_TIMEOUT,
+    OPT_OUTPUT_BUDGET,
+    OPT_KUBECONFIG,
+    OPT_CORPUS,
+    OPT_ALLOWED_ORIGIN,
+    OPT_LOG_LEVEL,
+    OPT_HELP,
+    OPT_VERSION
+};
+
+static const struct option long_opts[] = {
+    {"zoekt-url", required_argument, NULL, OPT_ZOEKT_URL},
+    {"stdio", no_argument, NULL, OPT_STDIO},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"token-dir", required_argument, NULL, OPT_TOKEN_DIR},
+    {"zoekt-token-file", required_argument, NULL, OPT_ZOEKT_TOKEN_FILE},
+    {"mirror-prefix", required_argument, NULL, OPT_MIRROR_PREFIX},
+    {"max-files", required_argument, NULL, OPT_MAX_FILES},
+    {"context-lines", required_argument, NULL, OPT_CONTEXT_LINES},
+    {"search-timeout", required_argument, NULL, OPT_SEARCH_TIMEOUT},
+    {"list-timeout", required_argument, NULL, OPT_LIST_TIMEOUT},
+    {"output-budget", required_argument, NULL, OPT_OUTPUT_BUDGET},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"corpus", required_argument, NULL, OPT_CORPUS},
+    {"allowed-origin", required_argument, NULL, OPT_ALLOWED_ORIGIN},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: zoekt-connector [--stdio | --listen HOST:PORT] [flags]\n"
+            "MCP server giving coding agents compact Zoekt code search results.\n\n"
+            "  --zoekt-url URL          zoekt-webserver (or nginx in front of it) (default %s)\n"
+            "  --stdio                  serve MCP on stdin/stdout (one JSON-RPC message per line)\n"
+            "  --listen HOST:PORT       serve Streamable HTTP on /mcp, plus /auth, /index-status, /healthz\n"
+            "                           (default %s; port 0 picks a free port)\n"
+            "  --token-file FILE        accepted bearer tokens, one per line (# comments); default: none,\n"
+            "                           no authentication\n"
+            "  --token-dir DIR          accepted bearer tokens, one per file (a mounted Secret)\n"
+            "  --zoekt-token-file FILE  bearer token sent to Zoekt (behind nginx) (default: none)\n"
+            "  --mirror-prefix PREFIX   stripped from repository names shown to agents (default: none)\n"
+            "  --max-files N            files per search unless the caller asks (default %d, max %d)\n"
+            "  --context-lines N        context lines around matches (default %d, max %d)\n"
+            "  --search-timeout DUR     deadline of one search, e.g. 30s, 1500ms, 2m (default %lds)\n"
+            "  --list-timeout DUR       deadline of one repository listing (default %lds)\n"
+            "  --output-budget BYTES    text per tool result (default %d, max %d)\n"
+            "  --kubeconfig FILE        for corpus status (default: in-cluster or the usual search)\n"
+            "  --corpus NS/NAME         the CodeSearchCorpus this connector serves (default: none)\n"
+            "  --allowed-origin ORIGIN  an Origin accepted on /mcp; repeatable (default: loopback only)\n"
+            "  --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr\n"
+            "  --help                   show this help\n"
+            "  --version                print the version\n",
+            DEFAULT_ZOEKT_URL, DEFAULT_LISTEN, CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_MAX_FILES_LIMIT,
+            CONNECTOR_CONTEXT_LINES_DEFAULT, CONNECTOR_CONTEXT_LINES_LIMIT, CONNECTOR_SEARCH_TIMEOUT_MS / 1000L,
+            CONNECTOR_LIST_TIMEOUT_MS / 1000L, CONNECTOR_OUTPUT_BUDGET_DEFAULT, CONNECTOR_OUTPUT_BUDGET_LIMIT);
+}
+
+/* Parses a whole decimal integer in [lo, hi]. */
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Parses a duration: plain seconds ("30"), or a number with the unit ms, s or m. */
+static int parse_duration_ms(const char *s, long *ms)
+{
+    char *end;
+    long v, mult;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || v <= 0)
+        return -1;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        mult = 1000;
+    else if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (strcmp(end, "m") == 0)
+        mult = 60000;
+    else
+        return -1;
+    if (v > TIMEOUT_MAX_MS / mult)
+        return -1;
+    *ms = v * mult;
+    return 0;
+}
+
+/* Reads the first non-blank, non-comment line of path into a heap string. */
+static char *read_token(const char *path, struct zk_err *err)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096], *p, *tok = NULL;
+    size_t n;
+
+    if (f == NULL) {
+        zk_err_set(err, ZK_EIO, "open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    while (tok == NULL && fgets(line, sizeof(line), f) != NULL) {
+        for (p = line; *p == ' ' || *p == '\t'; p++)
+            ;
+        n = strcspn(p, "\r\n");
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        p[n] = '\0';
+        if (n > 0 && *p != '#' && (tok = strdup(p)) == NULL)
+            zk_err_set(err, ZK_ENOMEM, "out of memory");
+    }
+    fclose(f);
+    if (tok == NULL && err->code == ZK_OK)
+        zk_err_set(err, ZK_EINVAL, "%s holds no token", path);
+    return tok;
+}
+
+/* Appends origin to the comma-separated list *list (heap). */
+static int add_origin(char **list, const char *origin)
+{
+    size_t old = *list != NULL ? strlen(*list) : 0;
+    char *p;
+
+    if (*origin == '\0' || strchr(origin, ',') != NULL)
+        return -1;
+    p = realloc(*list, old + strlen(origin) + 2);
+    if (p == NULL)
+        return -1;
+    if (old > 0)
+        p[old++] = ',';
+    strcpy(p + old, origin);
+    *list = p;
+    return 0;
+}
+
+static int bad_flag(const char *flag, const char *value, const char *why)
+{
+    fprintf(stderr, "zoekt-connector: invalid --%s %s: %s\n", flag, value, why);
+    return 2;
+}
+
+static int serve_http(const struct connector_config *cfg, const char *listen)
+{
+    struct mcp_http_opts o = {.cfg = cfg, .server_version = CONNECTOR_VERSION, .listen = listen};
+    struct mcp_http *h = NULL;
+    struct zk_err err;
+    sigset_t set;
+    char port[16];
+    int sig, rc;
+
+    zk_err_clear(&err);
+    rc = auth_new(cfg->token_file, cfg->token_dir, AUTH_RELOAD_SECONDS, &o.auth, &err);
+    if (rc != ZK_OK) {
+        log_error("Cannot load the accepted bearer tokens", "error", err.msg, NULL);
+        return 1;
+    }
+    if (!auth_enabled(o.auth))
+        log_warn("No --token-file or --token-dir: /mcp and /auth accept every request", NULL);
+    /* Every thread started from here on inherits the blocked signals, so they reach sigwait below. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    rc = mcp_http_start(&o, &h, &err);
+    if (rc != ZK_OK) {
+        log_error("Cannot serve HTTP", "error", err.msg, NULL);
+        auth_free(o.auth);
+        return 1;
+    }
+    snprintf(port, sizeof(port), "%d", mcp_http_port(h));
+    log_info("Serving MCP over Streamable HTTP", "listen", listen, "port", port, "zoekt", cfg->zoekt_url, NULL);
+    sigwait(&set, &sig);
+    log_info("Shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+    mcp_http_stop(h);
+    auth_free(o.auth);
+    return 0;
+}
+
+static int serve_stdio(const struct connector_config *cfg)
+{
+    struct mcp_stdio_opts o = {
+        .cfg = cfg, .server_version = CONNECTOR_VERSION, .in_fd = 0, .out_fd = 1, .stop = &stop_requested};
+    struct sigaction sa;
+    struct zk_err err;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    zk_err_clear(&err);
+    if (mcp_stdio_run(&o, &err) != ZK_OK) {
+        log_error("The stdio transport failed", "error", err.msg, NULL);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct connector_config cfg = {
+        .zoekt_url = DEFAULT_ZOEKT_URL,
+        .max_files = CONNECTOR_MAX_FILES_DEFAULT,
+        .context_lines = CONNECTOR_CONTEXT_LINES_DEFAULT,
+        .search_timeout_ms = CONNECTOR_SEARCH_TIMEOUT_MS,
+        .list_timeout_ms = CONNECTOR_LIST_TIMEOUT_MS,
+        .output_budget = CONNECTOR_OUTPUT_BUDGET_DEFAULT,
+    };
+    const char *listen = NULL, *zoekt_token_file = NULL;
+    char *origins = NULL, *zoekt_url = NULL, *zoekt_token = NULL, *corpus = NULL, *slash, why[64];
+    int use_stdio = 0, level = LOG_INFO, opt, rc = 2;
+    size_t n;
+    long v;
+    struct zk_err err;
+
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_ZOEKT_URL:
+            cfg.zoekt_url = optarg;
+            break;
+        case OPT_STDIO:
+            use_stdio = 1;
+            break;
+        case OPT_LISTEN:
+            listen = optarg;
+            break;
+        case OPT_TOKEN_FILE:
+            cfg.token_file = optarg;
+            break;
+        case OPT_TOKEN_DIR:
+            cfg.token_dir = optarg;
+            break;
+        case OPT_ZOEKT_TOKEN_FILE:
+            zoekt_token_file = optarg;
+            break;
+        case OPT_MIRROR_PREFIX:
+            cfg.mirror_prefix = optarg;
+            break;
+        case OPT_MAX_FILES:
+            if (parse_int(optarg, 1, CONNECTOR_MAX_FILES_LIMIT, &v) != 0) {
+                snprintf(why, sizeof(why), "expected 1..%d", CONNECTOR_MAX_FILES_LIMIT);
+                rc = bad_flag("max-files", optarg, why);
+                goto out;
+            }
+            cfg.max_files = (int)v;
+            break;
+        case OPT_CONTEXT_LINES:
+            if (parse_int(optarg, 0, CONNECTOR_CONTEXT_LINES_LIMIT, &v) != 0) {
+                snprintf(why, sizeof(why), "expected 0..%d", CONNECTOR_CONTEXT_LINES_LIMIT);
+                rc = bad_flag("context-lines", optarg, why);
+                goto out;
+            }
+            cfg.context_lines = (int)v;
+            break;
+        case OPT_SEARCH_TIMEOUT:
+            if (parse_duration_ms(optarg, &cfg.search_timeout_ms) != 0) {
+                rc = bad_flag("search-timeout", optarg, "expected a duration such as 30s, 1500ms or 2m, at most 10m");
+                goto out;
+            }
+            break;
+        case OPT_LIST_TIMEOUT:
+            if (parse_duration_ms(optarg, &cfg.list_timeout_ms) != 0) {
+                rc = bad_flag("list-timeout", optarg, "expected a duration such as 10s, at most 10m");
+                goto out;
+            }
+            break;
+        case OPT_OUTPUT_BUDGET:
+            if (parse_int(optarg, 1024, CONNECTOR_OUTPUT_BUDGET_LIMIT, &v) != 0) {
+                snprintf(why, sizeof(why), "expected 1024..%d bytes", CONNECTOR_OUTPUT_BUDGET_LIMIT);
+                rc = bad_flag("output-budget", optarg, why);
+                goto out;
+            }
+            cfg.output_budget = (size_t)v;
+            break;
+        case OPT_KUBECONFIG:
+            cfg.kubeconfig = optarg;
+            break;
+        case OPT_CORPUS:
+            slash = strchr(optarg, '/');
+            if (slash == NULL || slash == optarg || slash[1] == '\0' || strchr(slash + 1, '/') != NULL) {
+                rc = bad_flag("corpus", optarg, "expected NAMESPACE/NAME");
+                goto out;
+            }
+            free(corpus);
+            if ((corpus = strdup(optarg)) == NULL)
+                goto out;
+            corpus[slash - optarg] = '\0';
+            cfg.corpus_namespace = corpus;
+            cfg.corpus_name = corpus + (slash - optarg) + 1;
+            break;
+        case OPT_ALLOWED_ORIGIN:
+            if (add_origin(&origins, optarg) != 0) {
+                rc = bad_flag("allowed-origin", optarg, "expected one origin such as https://example.com");
+                goto out;
+            }
+            cfg.allowed_origins = origins;
+            break;
+        case OPT_LOG_LEVEL:
+            if ((level = log_level_parse(optarg)) < 0) {
+                rc = bad_flag("log-level", optarg, "expected debug, info, warn or error");
+                goto out;
+            }
+            break;
+        case OPT_HELP:
+            usage(stdout);
+            rc = 0;
+            goto out;
+        case OPT_VERSION:
+            printf("zoekt-connector %s\n", CONNECTOR_VERSION);
+            rc = 0;
+            goto out;
+        default:
+            fprintf(stderr, "zoekt-connector: unknown or incomplete flag %s\n", argv[optind - 1]);
+            usage(stderr);
+            goto out;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "zoekt-connector: unexpected argument %s\n", argv[optind]);
+        goto out;
+    }
+    if (use_stdio && listen != NULL) {
+        fprintf(stderr, "zoekt-connector: --stdio and --listen exclude each other\n");
+        goto out;
+    }
+    if (strncmp(cfg.zoekt_url, "http://", 7) != 0 && strncmp(cfg.zoekt_url, "https://", 8) != 0) {
+        rc = bad_flag("zoekt-url", cfg.zoekt_url, "expected an http:// or https:// URL");
+        goto out;
+    }
+    /* The tools append paths such as /api/search, so the base carries no trailing slash. */
+    if ((zoekt_url = strdup(cfg.zoekt_url)) == NULL)
+        goto out;
+    for (n = strlen(zoekt_url); n > 0 && zoekt_url[n - 1] == '/'; n--)
+        zoekt_url[n - 1] = '\0';
+    cfg.zoekt_url = zoekt_url;
+
+    log_setup("zoekt-connector", (enum log_level)level);
+    zk_err_clear(&err);
+    if (zoekt_token_file != NULL) {
+        if ((zoekt_token = read_token(zoekt_token_file, &err)) == NULL) {
+            log_error("Cannot read --zoekt-token-file", "error", err.msg, NULL);
+            rc = 1;
+            goto out;
+        }
+        cfg.zoekt_token = zoekt_token;
+    }
+    /* A client that goes away must not kill the process through a write to a closed pipe or socket. */
+    signal(SIGPIPE, SIG_IGN);
+    if (http_global_init() != ZK_OK) {
+        log_error("Cannot initialise libcurl", NULL);
+        rc = 1;
+        goto out;
+    }
+    if (use_stdio && (cfg.token_file != NULL || cfg.token_dir != NULL || cfg.allowed_origins != NULL))
+        log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);
+    rc = use_stdio ? serve_stdio(&cfg) : serve_http(&cfg, listen != NULL ? listen : DEFAULT_LISTEN);
+    http_global_cleanup();
+out:
+    free(origins);
+    free(zoekt_url);
+    free(zoekt_token);
+    free(corpus);
+    return rc;
+}

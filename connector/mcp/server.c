@@ -1,0 +1,629 @@
+/* server.c: see server.h. */
+#include "connector/mcp/server.h"
+
+#include "connector/mcp/jsonrpc.h"
+#include "connector/tools/tools.h"
+#include "buf.h"
+#include "err.h"
+#include "json.h"
+#include "log.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Newest first; MCP_PROTOCOL_LATEST must be the first entry. */
+static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+#define N_VERSIONS (sizeof(supported_versions) / sizeof(supported_versions[0]))
+
+/* structuredContent and Tool.outputSchema exist from this revision on. */
+#define STRUCTURED_SINCE "2025-06-18"
+
+/* A tools/call that has been accepted and not yet answered. */
+struct inflight {
+    cJSON *id; /* a copy of the request id */
+    volatile int cancel;
+    struct inflight *next;
+};
+
+struct mcp_session {
+    pthread_mutex_t mu;
+    const struct connector_config *cfg;
+    const char *server_version;
+    const char *version; /* negotiated, static; NULL before initialize */
+    int closed;
+    struct mcp_bucket bucket;
+    struct inflight *inflight;
+};
+
+struct job {
+    const cJSON *request; /* points into call->root */
+    struct inflight *fl;  /* registered until the job has run; NULL after (changed under s->mu) */
+};
+
+struct mcp_call {
+    struct mcp_session *s;
+    cJSON *root;    /* the message, kept alive for the jobs' requests */
+    int batch;      /* the replies go out as an array */
+    cJSON *replies; /* array of the replies already made */
+    struct job *jobs;
+    size_t njobs;
+};
+
+int mcp_version_supported(const char *v)
+{
+    size_t i;
+
+    if (v == NULL)
+        return 0;
+    for (i = 0; i < N_VERSIONS; i++)
+        if (strcmp(v, supported_versions[i]) == 0)
+            return 1;
+    return 0;
+}
+
+const char *mcp_version_negotiate(const char *requested)
+{
+    size_t i;
+
+    if (requested != NULL)
+        for (i = 0; i < N_VERSIONS; i++)
+            if (strcmp(requested, supported_versions[i]) == 0)
+                return supported_versions[i];
+    return MCP_PROTOCOL_LATEST;
+}
+
+void mcp_bucket_init(struct mcp_bucket *b, double burst, double rate_per_sec, double now)
+{
+    b->tokens = burst;
+    b->burst = burst;
+    b->rate = rate_per_sec;
+    b->last = now;
+}
+
+int mcp_bucket_take(struct mcp_bucket *b, double now, double *wait_s)
+{
+    if (now > b->last) {
+        b->tokens += (now - b->last) * b->rate;
+        if (b->tokens > b->burst)
+            b->tokens = b->burst;
+        b->last = now;
+    }
+    if (b->tokens >= 1.0) {
+        b->tokens -= 1.0;
+        return 1;
+    }
+    if (wait_s != NULL)
+        *wait_s = b->rate > 0 ? (1.0 - b->tokens) / b->rate : -1;
+    return 0;
+}
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
+{
+    struct mcp_session *s = calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
+    s->cfg = opts->cfg;
+    s->server_version = opts->server_version;
+    mcp_bucket_init(&s->bucket, opts->rate_burst > 0 ? opts->rate_burst : MCP_RATE_BURST,
+                    opts->rate_per_sec > 0 ? opts->rate_per_sec : MCP_RATE_PER_SEC, monotonic_now());
+    return s;
+}
+
+void mcp_session_free(struct mcp_session *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+void mcp_session_close(struct mcp_session *s)
+{
+    struct inflight *f;
+
+    pthread_mutex_lock(&s->mu);
+    s->closed = 1;
+    for (f = s->inflight; f != NULL; f = f->next)
+        __atomic_store_n(&f->cancel, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int mcp_session_initialized(struct mcp_session *s)
+{
+    int v;
+
+    pthread_mutex_lock(&s->mu);
+    v = s->version != NULL;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+const char *mcp_session_version(struct mcp_session *s)
+{
+    const char *v;
+
+    pthread_mutex_lock(&s->mu);
+    v = s->version;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+/* The instructions of the initialize result: what the corpus is and how to query it well. Returns a
+ * heap string, or NULL when out of memory. */
+static char *instructions(const struct connector_config *cfg)
+{
+    struct buf b;
+
+    buf_init(&b, 4096);
+    if (buf_puts(&b, "Read-only code search over Git repositories") != ZK_OK)
+        return NULL;
+    if (cfg != NULL && cfg->corpus_name != NULL &&
+        buf_printf(&b, " (corpus %s/%s)", cfg->corpus_namespace != NULL ? cfg->corpus_namespace : "default",
+                   cfg->corpus_name) != ZK_OK)
+        return NULL;
+    if (buf_puts(&b,
+             ", indexed by Zoekt; the index can lag the remotes by hours (corpus_status tells how much). "
+             "Call list_repositories to see what is indexed, then search_code. "
+             "Query syntax (Zoekt): space-separated terms must all match in one file; use lowercase `or` "
+             "between alternatives, `-term` to exclude, quotes for a phrase with spaces. Terms and the "
+             "`file:`, `repo:` and `sym:` filters are regular expressions, not globs: escape `.`, `(`, `[` "
+             "to match them literally (or use the tool's file glob argument). `lang:go`, `case:yes` and "
+             "`branch:` narrow further. Prefer specific identifiers over common words, and narrow with "
+             "repository or file filters when a search reports truncated results.") != ZK_OK)
+        return NULL; /* a failed append has already freed the buffer */
+    return buf_steal(&b);
+}
+
+static cJSON *handle_initialize(struct mcp_session *s, const struct jsonrpc_msg *m)
+{
+    const char *requested = json_str(m->params, "protocolVersion", NULL);
+    const char *version;
+    cJSON *result = NULL, *caps, *info;
+    char *text = NULL;
+
+    if (requested == NULL)
+        return jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS, "initialize needs params.protocolVersion", NULL);
+    pthread_mutex_lock(&s->mu);
+    if (s->version != NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "the session is already initialized", NULL);
+    }
+    version = mcp_version_negotiate(requested);
+    s->version = version;
+    pthread_mutex_unlock(&s->mu);
+
+    result = cJSON_CreateObject();
+    text = instructions(s->cfg);
+    if (result == NULL || text == NULL || !cJSON_AddStringToObject(result, "protocolVersion", version))
+        goto fail;
+    caps = cJSON_AddObjectToObject(result, "capabilities");
+    if (caps == NULL || cJSON_AddObjectToObject(caps, "tools") == NULL ||
+        !cJSON_AddFalseToObject(cJSON_GetObjectItem(caps, "tools"), "listChanged"))
+        goto fail;
+    info = cJSON_AddObjectToObject(result, "serverInfo");
+    if (info == NULL || !cJSON_AddStringToObject(info, "name", MCP_SERVER_NAME) ||
+        !cJSON_AddStringToObject(info, "version", s->server_version ? s->server_version : "0") ||
+        !cJSON_AddStringToObject(result, "instructions", text))
+        goto fail;
+    free(text);
+    log_info("MCP session initialized", "protocolVersion", version, "requested", requested, "client",
+             json_path_str(m->params, "clientInfo.name", NULL), NULL);
+    return jsonrpc_result(m->id, result);
+fail:
+    /* Out of memory: the client gets no answer, so the session must not count as initialized. */
+    pthread_mutex_lock(&s->mu);
+    s->version = NULL;
+    pthread_mutex_unlock(&s->mu);
+    free(text);
+    cJSON_Delete(result);
+    return NULL;
+}
+
+static cJSON *handle_tools_list(struct mcp_session *s, const struct jsonrpc_msg *m)
+{
+    const char *version = mcp_session_version(s);
+    cJSON *tools = tools_list(), *result, *tool;
+
+    if (tools == NULL)
+        return NULL;
+    /* Clients of older revisions do not know outputSchema, and would then not expect the
+     * structuredContent it promises either; both are left out for them. */
+    if (strcmp(version, STRUCTURED_SINCE) < 0)
+        cJSON_ArrayForEach(tool, tools) cJSON_DeleteItemFromObjectCaseSensitive(tool, "outputSchema");
+    result = cJSON_CreateObject();
+    if (result == NULL) {
+        cJSON_Delete(tools);
+        return NULL;
+    }
+    cJSON_AddItemToObject(result, "tools", tools);
+    return jsonrpc_result(m->id, result);
+}
+
+/* A tools/call result with one text block. Takes ownership of structured (may be NULL). */
+static cJSON *tool_result_json(const char *text, cJSON *structured, int is_error)
+{
+    cJSON *result = cJSON_CreateObject(), *content, *block;
+
+    if (result == NULL)
+        goto fail;
+    content = cJSON_AddArrayToObject(result, "content");
+    block = cJSON_CreateObject();
+    if (content == NULL || block == NULL) {
+        cJSON_Delete(block);
+        goto fail;
+    }
+    cJSON_AddItemToArray(content, block);
+    if (!cJSON_AddStringToObject(block, "type", "text") || !cJSON_AddStringToObject(block, "text", text))
+        goto fail;
+    if (structured != NULL) {
+        cJSON_AddItemToObject(result, "structuredContent", structured);
+        structured = NULL;
+    }
+    if (!cJSON_AddBoolToObject(result, "isError", is_error))
+        goto fail;
+    return result;
+fail:
+    cJSON_Delete(structured);
+    cJSON_Delete(result);
+    return NULL;
+}
+
+static struct inflight *inflight_find(struct mcp_session *s, const cJSON *id)
+{
+    struct inflight *f;
+
+    for (f = s->inflight; f != NULL; f = f->next)
+        if (jsonrpc_id_equal(f->id, id))
+            return f;
+    return NULL;
+}
+
+/* Unlinks the in-flight entry *slot from the session and frees it, leaving *slot NULL (nothing happens
+ * when it is NULL already). The slot is cleared under the session lock so that mcp_call_cancel, which
+ * reads it under the same lock, never touches a freed entry. Returns whether it had been cancelled. */
+static int inflight_remove(struct mcp_session *s, struct inflight **slot)
+{
+    struct inflight **pp, *f;
+    int cancelled;
+
+    pthread_mutex_lock(&s->mu);
+    f = *slot;
+    if (f == NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    for (pp = &s->inflight; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == f) {
+            *pp = f->next;
+            break;
+        }
+    *slot = NULL;
+    cancelled = __atomic_load_n(&f->cancel, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&s->mu);
+    cJSON_Delete(f->id);
+    free(f);
+    return cancelled;
+}
+
+/* Checks a tools/call before it runs. Returns a reply to send at once (an error, or the rate-limit
+ * result), or NULL with *fl set to the registered in-flight entry; NULL with *fl NULL means out of
+ * memory. */
+static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m, struct inflight **fl)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(m->params, "name");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(m->params, "arguments");
+    struct inflight *f;
+    double wait_s = 0;
+    char text[200];
+
+    *fl = NULL;
+    if (!cJSON_IsString(name))
+        return jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS, "tools/call needs params.name (a string)", NULL);
+    if (args != NULL && !cJSON_IsObject(args) && !cJSON_IsNull(args))
+        return jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS, "params.arguments must be an object", NULL);
+    f = calloc(1, sizeof(*f));
+    if (f == NULL || (f->id = cJSON_Duplicate(m->id, 1)) == NULL) {
+        free(f);
+        return NULL;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->closed) {
+        pthread_mutex_unlock(&s->mu);
+        cJSON_Delete(f->id);
+        free(f);
+        return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "the session is closing", NULL);
+    }
+    if (inflight_find(s, m->id) != NULL) {
+        pthread_mutex_unlock(&s->mu);
+        cJSON_Delete(f->id);
+        free(f);
+        return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "a request with this id is still running", NULL);
+    }
+    if (!mcp_bucket_take(&s->bucket, monotonic_now(), &wait_s)) {
+        pthread_mutex_unlock(&s->mu);
+        cJSON_Delete(f->id);
+        free(f);
+        snprintf(text, sizeof(text),
+                 "Rate limit reached: a session may make %.0f tool calls in a burst, then %.1f per second. "
+                 "Retry in %.1f s.",
+                 s->bucket.burst, s->bucket.rate, wait_s);
+        log_warn("Tool call rate-limited", "tool", name->valuestring, NULL);
+        return jsonrpc_result(m->id, tool_result_json(text, NULL, 1));
+    }
+    f->next = s->inflight;
+    s->inflight = f;
+    pthread_mutex_unlock(&s->mu);
+    *fl = f;
+    return NULL;
+}
+
+static void handle_cancelled(struct mcp_session *s, const struct jsonrpc_msg *m)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(m->params, "requestId");
+    struct inflight *f;
+
+    /* Cancellation is best effort by specification: an unknown or finished id is ignored, and
+     * initialize never registers, so it cannot be cancelled. */
+    if (!jsonrpc_id_valid(id))
+        return;
+    pthread_mutex_lock(&s->mu);
+    f = inflight_find(s, id);
+    if (f != NULL)
+        __atomic_store_n(&f->cancel, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&s->mu);
+    if (f != NULL)
+        log_info("Tool call cancelled by the client", "reason", json_str(m->params, "reason", NULL), NULL);
+}
+
+/* Handles one message of a batch or a single message. Sets *reply (NULL: nothing to say) or registers
+ * a tools/call in *fl for later. Returns ZK_OK or ZK_ENOMEM. */
+static int handle_one(struct mcp_session *s, const cJSON *node, int in_batch, cJSON **reply,
+                      struct inflight **fl)
+{
+    struct jsonrpc_msg m;
+
+    *reply = NULL;
+    *fl = NULL;
+    jsonrpc_classify(node, &m);
+    switch (m.kind) {
+    case JSONRPC_INVALID:
+        *reply = jsonrpc_error(m.id, m.error_code, m.error_msg, NULL);
+        return *reply != NULL ? ZK_OK : ZK_ENOMEM;
+    case JSONRPC_RESPONSE:
+        return ZK_OK; /* this server sends no requests, so there is nothing to match a response to */
+    case JSONRPC_NOTIFICATION:
+        if (strcmp(m.method, "notifications/cancelled") == 0)
+            handle_cancelled(s, &m);
+        return ZK_OK; /* notifications/initialized and unknown notifications need nothing */
+    case JSONRPC_REQUEST:
+        break;
+    }
+    if (strcmp(m.method, "initialize") == 0) {
+        if (in_batch)
+            *reply = jsonrpc_error(m.id, JSONRPC_INVALID_REQUEST, "initialize must not be part of a batch", NULL);
+        else
+            *reply = handle_initialize(s, &m);
+    } else if (strcmp(m.method, "ping") == 0) {
+        *reply = jsonrpc_result(m.id, cJSON_CreateObject());
+    } else if (!mcp_session_initialized(s)) {
+        *reply = jsonrpc_error(m.id, JSONRPC_INVALID_REQUEST, "the session is not initialized: send initialize first",
+                               NULL);
+    } else if (strcmp(m.method, "tools/list") == 0) {
+        *reply = handle_tools_list(s, &m);
+    } else if (strcmp(m.method, "tools/call") == 0) {
+        *reply = admit_tool_call(s, &m, fl);
+        return *reply != NULL || *fl != NULL ? ZK_OK : ZK_ENOMEM;
+    } else {
+        *reply = jsonrpc_error(m.id, JSONRPC_METHOD_NOT_FOUND, "method not found", NULL);
+    }
+    return *reply != NULL ? ZK_OK : ZK_ENOMEM;
+}
+
+/* Prints replies (an array) as the transport should send it: NULL for none, the single reply alone
+ * unless batch. Frees replies. *out is NULL on success with nothing to send; returns ZK_ENOMEM when
+ * printing failed. */
+static int print_replies(cJSON *replies, int batch, char **out)
+{
+    int n = cJSON_GetArraySize(replies);
+
+    *out = NULL;
+    if (n > 0)
+        *out = json_print(batch ? replies : cJSON_GetArrayItem(replies, 0));
+    cJSON_Delete(replies);
+    return n == 0 || *out != NULL ? ZK_OK : ZK_ENOMEM;
+}
+
+void mcp_call_free(struct mcp_call *call)
+{
+    size_t i;
+
+    if (call == NULL)
+        return;
+    for (i = 0; i < call->njobs; i++)
+        inflight_remove(call->s, &call->jobs[i].fl);
+    free(call->jobs);
+    cJSON_Delete(call->replies);
+    cJSON_Delete(call->root);
+    free(call);
+}
+
+int mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **out)
+{
+    struct mcp_call *call = calloc(1, sizeof(*call));
+    const char *version;
+    cJSON *node, *r;
+    struct inflight *fl;
+    int rc = ZK_ENOMEM;
+
+    *reply = NULL;
+    *out = NULL;
+    if (call == NULL || (call->replies = cJSON_CreateArray()) == NULL) {
+        free(call);
+        cJSON_Delete(msg);
+        return ZK_ENOMEM;
+    }
+    call->s = s;
+    call->root = msg;
+    if (cJSON_IsArray(msg)) {
+        version = mcp_session_version(s);
+        if (version == NULL || strcmp(version, MCP_PROTOCOL_BATCH) != 0 || cJSON_GetArraySize(msg) == 0) {
+            r = jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
+                              cJSON_GetArraySize(msg) == 0 ? "an empty batch is invalid"
+                                                           : "batches are only accepted under protocol version "
+                                                             "2025-03-26",
+                              NULL);
+            if (r == NULL)
+                goto out;
+            cJSON_AddItemToArray(call->replies, r);
+        } else {
+            call->batch = 1;
+            call->jobs = calloc((size_t)cJSON_GetArraySize(msg), sizeof(*call->jobs));
+            if (call->jobs == NULL)
+                goto out;
+            cJSON_ArrayForEach(node, msg) {
+                if (handle_one(s, node, 1, &r, &fl) != ZK_OK)
+                    goto out;
+                if (r != NULL)
+                    cJSON_AddItemToArray(call->replies, r);
+                if (fl != NULL)
+                    call->jobs[call->njobs++] = (struct job){node, fl};
+            }
+        }
+    } else {
+        call->jobs = calloc(1, sizeof(*call->jobs));
+        if (call->jobs == NULL || handle_one(s, msg, 0, &r, &fl) != ZK_OK)
+            goto out;
+        if (r != NULL)
+            cJSON_AddItemToArray(call->replies, r);
+        if (fl != NULL)
+            call->jobs[call->njobs++] = (struct job){msg, fl};
+    }
+    if (call->njobs > 0) {
+        *out = call;
+        return ZK_OK;
+    }
+    rc = print_replies(call->replies, call->batch, reply);
+    call->replies = NULL;
+out:
+    mcp_call_free(call);
+    return rc;
+}
+
+int mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
+                       struct mcp_call **call)
+{
+    cJSON *msg = json_parse(text, len);
+    cJSON *err;
+
+    if (msg != NULL)
+        return mcp_session_accept_json(s, msg, reply, call);
+    *call = NULL;
+    err = jsonrpc_error(NULL, JSONRPC_PARSE_ERROR, "parse error: the message is not valid JSON", NULL);
+    *reply = err != NULL ? json_print(err) : NULL;
+    cJSON_Delete(err);
+    return *reply != NULL ? ZK_OK : ZK_ENOMEM;
+}
+
+/* Runs one registered tools/call and returns its reply, or NULL when it was cancelled (then nothing may
+ * be sent) or memory ran out. Unregisters the call. */
+static cJSON *run_job(struct mcp_session *s, struct job *job)
+{
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(job->request, "params");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(job->request, "id");
+    const char *name = json_str(params, "name", "");
+    const cJSON *args = json_obj(params, "arguments");
+    const char *version = mcp_session_version(s);
+    struct tool_ctx ctx = {.cfg = s->cfg, .cancel = &job->fl->cancel};
+    struct tool_result res;
+    struct zk_err err;
+    cJSON *reply = NULL;
+    double t0 = monotonic_now();
+    char ms[32];
+    int rc, cancelled;
+
+    zk_err_clear(&err);
+    tool_result_init(&res);
+    rc = tools_call(&ctx, name, args, &res, &err);
+    cancelled = inflight_remove(s, &job->fl);
+    snprintf(ms, sizeof(ms), "%.0f", (monotonic_now() - t0) * 1000);
+    if (cancelled) {
+        log_info("Tool call ended after cancellation; no reply sent", "tool", name, "ms", ms, NULL);
+    } else if (rc == ZK_EINVAL) {
+        char msg[300];
+
+        snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
+        reply = jsonrpc_error(id, JSONRPC_INVALID_PARAMS, msg, NULL);
+    } else if (rc != ZK_OK) {
+        log_error("Tool call failed", "tool", name, "error", err.msg, NULL);
+        reply = jsonrpc_error(id, JSONRPC_INTERNAL_ERROR, err.msg[0] ? err.msg : zk_strerror(rc), NULL);
+    } else {
+        cJSON *structured = res.structured;
+
+        res.structured = NULL;
+        if (structured != NULL && strcmp(version, STRUCTURED_SINCE) < 0) {
+            cJSON_Delete(structured);
+            structured = NULL;
+        }
+        log_info("Tool call", "tool", name, "ms", ms, "isError", res.is_error ? "true" : "false", NULL);
+        reply = jsonrpc_result(id, tool_result_json(res.text.data ? res.text.data : "", structured,
+                                                    res.is_error));
+    }
+    tool_result_free(&res);
+    return reply;
+}
+
+char *mcp_call_run(struct mcp_call *call)
+{
+    char *text = NULL;
+    cJSON *r;
+    size_t i;
+
+    for (i = 0; i < call->njobs; i++) {
+        r = run_job(call->s, &call->jobs[i]);
+        if (r != NULL)
+            cJSON_AddItemToArray(call->replies, r);
+    }
+    if (print_replies(call->replies, call->batch, &text) != ZK_OK)
+        log_error("Out of memory printing an MCP reply", NULL);
+    call->replies = NULL;
+    return text;
+}
+
+void mcp_call_cancel(struct mcp_call *call)
+{
+    size_t i;
+
+    pthread_mutex_lock(&call->s->mu);
+    for (i = 0; i < call->njobs; i++)
+        if (call->jobs[i].fl != NULL)
+            __atomic_store_n(&call->jobs[i].fl->cancel, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&call->s->mu);
+}
+
+int mcp_session_handle(struct mcp_session *s, const char *text, size_t len, char **reply)
+{
+    struct mcp_call *call;
+    int rc = mcp_session_accept(s, text, len, reply, &call);
+
+    if (rc == ZK_OK && call != NULL) {
+        *reply = mcp_call_run(call);
+        mcp_call_free(call);
+    }
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* server.h: one MCP session, independent of the transport that carries its messages.
+ *
+ * stdio and Streamable HTTP both hand every message they receive to a session and send back whatever
+ * reply it produces. The session owns the lifecycle (initialize and version negotiation, then ping,
+ * tools/list, tools/call), the in-flight tool calls that notifications/cancelled can stop, and a token
+ * bucket that bounds how fast one client may call tools.
+ *
+ * Handling is split in two so that a transport can keep reading while a tool runs:
+ * mcp_session_accept answers everything that is quick at once and registers each tools/call as in
+ * flight (so a cancellation that arrives a moment later finds it), returning the slow remainder as an
+ * mcp_call; mcp_call_run executes that remainder, on any thread, and mcp_call_free releases it.
+ * mcp_session_handle does all of it in one go.
+ *
+ * A session may be used from several threads at once; its state is guarded by an internal mutex that is
+ * never held while a tool runs. */
+#ifndef ZK_MCP_SERVER_H
+#define ZK_MCP_SERVER_H
+
+#include "connector/config.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#define MCP_SERVER_NAME "zoekt-connector"
+
+/* The newest protocol revision, answered to a client asking for one this server does not know. */
+#define MCP_PROTOCOL_LATEST "2025-11-25"
+/* The revision a Streamable HTTP server assumes when a request carries no MCP-Protocol-Version. */
+#define MCP_PROTOCOL_HTTP_DEFAULT "2025-03-26"
+/* The only revision that allows JSON-RPC batches (2025-06-18 removed them again). */
+#define MCP_PROTOCOL_BATCH "2025-03-26"
+
+/* Default rate limit on tools/call per session: a burst of MCP_RATE_BURST calls, refilled at
+ * MCP_RATE_PER_SEC calls per second. Generous for an agent (which waits for each answer), tight enough
+ * that a runaway loop cannot keep Zoekt busy. */
+#define MCP_RATE_BURST 30.0
+#define MCP_RATE_PER_SEC 5.0
+
+/* Whether v names a protocol revision this server speaks. v may be NULL (not supported). */
+int mcp_version_supported(const char *v);
+
+/* The revision to answer an initialize asking for requested (may be NULL): requested itself when
+ * supported, else MCP_PROTOCOL_LATEST. Returns a static string. */
+const char *mcp_version_negotiate(const char *requested);
+
+/* A token bucket; pure, the caller passes the time in seconds on a monotonic clock. */
+struct mcp_bucket {
+    double tokens;
+    double burst;
+    double rate;
+    double last;
+};
+
+void mcp_bucket_init(struct mcp_bucket *b, double burst, double rate_per_sec, double now);
+
+/* Takes one token. Returns 1 when one was available; 0 when not, with *wait_s (may be NULL) set to the
+ * seconds until one will be. */
+int mcp_bucket_take(struct mcp_bucket *b, double now, double *wait_s);
+
+struct mcp_session_opts {
+    const struct connector_config *cfg; /* must outlive the session */
+    const char *server_version;         /* serverInfo.version; must outlive the session */
+    double rate_burst;                  /* 0: MCP_RATE_BURST */
+    double rate_per_sec;                /* 0: MCP_RATE_PER_SEC */
+};
+
+struct mcp_session;
+struct mcp_call;
+
+/* A new session owned by the caller (mcp_session_free), or NULL when out of memory. */
+struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts);
+
+/* Frees the session. No mcp_call of it may exist any more (run or freed). */
+void mcp_session_free(struct mcp_session *s);
+
+/* Asks every tool call in flight to stop and refuses new ones: used when the session ends (stdin
+ * closed, SIGTERM, HTTP DELETE) while calls are still running. */
+void mcp_session_close(struct mcp_session *s);
+
+/* Whether initialize has been answered successfully. */
+int mcp_session_initialized(struct mcp_session *s);
+
+/* The negotiated protocol revision (a static string), or NULL before initialize. */
+const char *mcp_session_version(struct mcp_session *s);
+
+/* Handles a parsed message (an object, or an array for a batch). Takes ownership of msg. Sets *reply to
+ * the text to send now (heap, caller frees) or NULL, and *call to the deferred tool calls (caller runs
+ * or frees it) or NULL; both NULL means nothing is to be sent. Returns ZK_OK or ZK_ENOMEM (then both
+ * are NULL). */
+int mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **call);
+
+/* The same for message text (len bytes, need not be NUL-terminated); text that is not JSON gets a
+ * -32700 reply. */
+int mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
+                       struct mcp_call **call);
+
+/* Runs the deferred tool calls, once. Returns the reply text (heap, caller frees), or NULL when nothing
+ * is to be sent: every call in it was cancelled, or memory ran out (then logged). The caller still
+ * frees call afterwards. */
+char *mcp_call_run(struct mcp_call *call);
+
+/* Asks the tool calls of call to stop, as notifications/cancelled would; their replies are then not
+ * sent. Safe from another thread while mcp_call_run runs, up to mcp_call_free: a transport uses it when
+ * its peer has gone. */
+void mcp_call_cancel(struct mcp_call *call);
+
+/* Frees call; a call not run yet is discarded (its requests get no reply). call may be NULL. */
+void mcp_call_free(struct mcp_call *call);
+
+/* mcp_session_accept, mcp_call_run and mcp_call_free: *reply gets the text to send or NULL. */
+int mcp_session_handle(struct mcp_session *s, const char *text, size_t len, char **reply);
+
+#endif

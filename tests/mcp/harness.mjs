@@ -1,0 +1,141 @@
+// Shared by the tests/mcp/*.test.mjs suites: starts the Zoekt replay server and the connector as child
+// processes and guarantees they are stopped, whatever way a test ends.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import assert from 'node:assert/strict';
+
+export const ROOT = process.env.ZK_ROOT ?? '/work/main';
+export const BIN = process.env.ZK_BIN ?? join(ROOT, 'build/san/bin');
+export const CONNECTOR = join(BIN, 'zoekt-connector');
+export const REPLAY = join(ROOT, 'build/san/tests/tools/zoekt-replay');
+export const FIXTURES = join(ROOT, 'tests/fixtures/zoekt');
+
+const children = new Set();
+
+function killAll() {
+  for (const c of children) {
+    try { c.kill('SIGKILL'); } catch { /* already gone */ }
+  }
+}
+process.on('exit', killAll);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killAll(); process.exit(1); });
+
+export function tempDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'zk-mcp-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function track(child) {
+  children.add(child);
+  child.exited = new Promise(resolve => child.once('exit', (code, signal) => {
+    children.delete(child);
+    resolve({ code, signal });
+  }));
+  return child;
+}
+
+// Stops a child with SIGTERM, then SIGKILL after a grace period; resolves to its exit status.
+export async function stop(child, graceMs = 5000) {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exited;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  const status = await child.exited;
+  clearTimeout(timer);
+  return status;
+}
+
+async function waitFor(check, what, timeoutMs = 10000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+// Starts the replay server on a free port; resolves to { url, child }.
+export async function startReplay(dir) {
+  const portFile = join(dir, 'replay.port');
+  const child = track(spawn(REPLAY, ['--fixtures', FIXTURES, '--port', '0', '--port-file', portFile],
+    { stdio: ['ignore', 'ignore', 'pipe'] }));
+  let stderr = '';
+  child.stderr.on('data', d => { stderr += d; });
+  const port = await waitFor(() => {
+    if (child.exitCode !== null) throw new Error(`zoekt-replay exited: ${stderr}`);
+    try { return readFileSync(portFile, 'utf8').trim() || null; } catch { return null; }
+  }, 'the replay server port');
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+// Collects a child's stderr, which carries the connector's JSON log lines.
+function collectLog(child) {
+  child.log = '';
+  child.stderr.on('data', d => { child.log += d; });
+}
+
+export function logRecords(child) {
+  return child.log.split('\n').filter(l => l.startsWith('{')).map(l => {
+    try { return JSON.parse(l); } catch { return {}; }
+  });
+}
+
+export async function waitForLog(child, msg, timeoutMs = 10000) {
+  return waitFor(() => logRecords(child).find(r => r.msg === msg), `log "${msg}"`, timeoutMs);
+}
+
+// Starts the connector over HTTP on a free port; resolves to { url, child }.
+export async function startHttpConnector(args) {
+  const child = track(spawn(CONNECTOR, ['--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] }));
+  collectLog(child);
+  const rec = await waitFor(() => {
+    if (child.exitCode !== null) throw new Error(`zoekt-connector exited: ${child.log}`);
+    return logRecords(child).find(r => r.msg === 'Serving MCP over Streamable HTTP');
+  }, 'the connector to listen');
+  return { url: `http://127.0.0.1:${rec.port}`, child };
+}
+
+// Runs the connector with args to completion; resolves to { code, stdout, stderr }.
+export function runConnector(args, input = '') {
+  return new Promise(resolve => {
+    const child = track(spawn(CONNECTOR, args, { stdio: ['pipe', 'pipe', 'pipe'] }));
+    let stdout = '', stderr = '';
+    child.stdout.on('data', d => { stdout += d; });
+    child.stderr.on('data', d => { stderr += d; });
+    child.stdin.end(input);
+    child.exited.then(({ code }) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export function writeTokenFile(dir, tokens) {
+  const path = join(dir, 'tokens');
+  writeFileSync(path, `# accepted tokens\n${tokens.join('\n')}\n`);
+  return path;
+}
+
+// The text of a tools/call result's first content block.
+export function textOf(result) {
+  return (result.content ?? []).filter(b => b.type === 'text').map(b => b.text).join('\n');
+}
+
+// The glob must reach Zoekt as an anchored file: regex, and whatever comes back must be YAML. The
+// replay server answers only recorded queries: when a fixture records this exact query, results are
+// required too; without one the answer is Zoekt's "no results" and only the query can be checked.
+export function assertYamlOnly(res) {
+  const q = res.structuredContent.query;
+  assert.match(q, /file:\S*\\\.yaml\$/);
+  assert.doesNotMatch(q, /\*\.yaml/);
+  for (const f of res.structuredContent.files) assert.match(f.path, /\.yaml$/);
+  if (recordedQueries().has(q)) assert.ok(res.structuredContent.files.length >= 1, `a fixture answers ${q}`);
+}
+
+function recordedQueries() {
+  const qs = new Set();
+  for (const name of readdirSync(FIXTURES).filter(n => n.endsWith('.request.json'))) {
+    try { qs.add(JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')).Q); } catch { /* not a search */ }
+  }
+  return qs;
+}

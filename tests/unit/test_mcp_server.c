@@ -1,0 +1,488 @@
+/* Unit tests for connector/mcp/server (lifecycle, dispatch, batches, cancellation, rate limit) and the
+ * pure helpers of connector/mcp/http (Origin, Accept, listen address).
+ *
+ * The tools are replaced by fakes defined here, so these tests need no Zoekt: the linker takes these
+ * definitions and never pulls the real tools from libconn.a. The fakes echo, fail, and wait for their
+ * cancel flag, which is what the server's behaviour depends on. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "connector/mcp/http.h"
+#include "connector/mcp/jsonrpc.h"
+#include "connector/mcp/server.h"
+#include "connector/tools/tools.h"
+#include "json.h"
+
+/* ---- fake tools ---------------------------------------------------------------------------- */
+
+static volatile int wait_started;
+
+cJSON *tools_list(void)
+{
+    return cJSON_Parse("[{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"},"
+                       "\"outputSchema\":{\"type\":\"object\"}},"
+                       "{\"name\":\"wait\",\"inputSchema\":{\"type\":\"object\"}}]");
+}
+
+void tool_result_init(struct tool_result *r)
+{
+    buf_init(&r->text, 1 << 16);
+    r->structured = NULL;
+    r->is_error = 0;
+}
+
+void tool_result_free(struct tool_result *r)
+{
+    buf_free(&r->text);
+    cJSON_Delete(r->structured);
+    r->structured = NULL;
+}
+
+int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
+               struct zk_err *err)
+{
+    struct timespec ms = {0, 1000000};
+    int i;
+
+    (void)err;
+    if (strcmp(name, "echo") == 0) {
+        buf_puts(&out->text, json_str(args, "text", ""));
+        out->structured = cJSON_CreateObject();
+        cJSON_AddStringToObject(out->structured, "echo", json_str(args, "text", ""));
+        return ZK_OK;
+    }
+    if (strcmp(name, "fail") == 0) {
+        buf_puts(&out->text, "boom");
+        out->is_error = 1;
+        return ZK_OK;
+    }
+    if (strcmp(name, "wait") == 0) {
+        __atomic_store_n(&wait_started, 1, __ATOMIC_SEQ_CST);
+        /* Waits for the cancel flag, at most 5 s so that a broken cancellation fails the test. */
+        for (i = 0; i < 5000 && !(ctx->cancel != NULL && *ctx->cancel); i++)
+            nanosleep(&ms, NULL);
+        buf_puts(&out->text, ctx->cancel != NULL && *ctx->cancel ? "cancelled" : "not cancelled");
+        return ZK_OK;
+    }
+    return ZK_EINVAL;
+}
+
+int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
+{
+    (void)cfg;
+    (void)err;
+    *json_out = strdup("{}");
+    return ZK_OK;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static const struct connector_config test_cfg = {.corpus_namespace = "code", .corpus_name = "org"};
+
+static struct mcp_session *new_session(double burst)
+{
+    struct mcp_session_opts o = {.cfg = &test_cfg, .server_version = "9.9", .rate_burst = burst,
+                                 .rate_per_sec = burst > 0 ? 0.001 : 0};
+    struct mcp_session *s = mcp_session_new(&o);
+
+    assert_non_null(s);
+    return s;
+}
+
+/* Sends text and returns the parsed reply, or NULL when there was none. */
+static cJSON *send_msg(struct mcp_session *s, const char *text)
+{
+    char *reply = NULL;
+    cJSON *r;
+
+    assert_int_equal(mcp_session_handle(s, text, strlen(text), &reply), ZK_OK);
+    if (reply == NULL)
+        return NULL;
+    r = cJSON_Parse(reply);
+    assert_non_null(r);
+    free(reply);
+    return r;
+}
+
+static void assert_error(cJSON *r, int code)
+{
+    assert_non_null(r);
+    assert_int_equal(json_path(r, "error.code") ? (int)json_path(r, "error.code")->valuedouble : 0, code);
+    cJSON_Delete(r);
+}
+
+static struct mcp_session *initialized(const char *version)
+{
+    struct mcp_session *s = new_session(0);
+    char text[256];
+    cJSON *r;
+
+    snprintf(text, sizeof(text),
+             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
+             "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+             version);
+    r = send_msg(s, text);
+    assert_string_equal(json_path_str(r, "result.protocolVersion", ""), version);
+    cJSON_Delete(r);
+    assert_null(send_msg(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+    return s;
+}
+
+/* ---- tests --------------------------------------------------------------------------------- */
+
+static void test_version_negotiation(void **state)
+{
+    (void)state;
+    assert_string_equal(mcp_version_negotiate("2025-06-18"), "2025-06-18");
+    assert_string_equal(mcp_version_negotiate("2024-11-05"), "2024-11-05");
+    assert_string_equal(mcp_version_negotiate("2099-01-01"), MCP_PROTOCOL_LATEST);
+    assert_string_equal(mcp_version_negotiate(NULL), MCP_PROTOCOL_LATEST);
+    assert_true(mcp_version_supported("2025-11-25"));
+    assert_true(mcp_version_supported("2025-03-26"));
+    assert_false(mcp_version_supported("2024-10-07"));
+    assert_false(mcp_version_supported(NULL));
+}
+
+static void test_initialize_result(void **state)
+{
+    struct mcp_session *s = new_session(0);
+    cJSON *r;
+
+    (void)state;
+    assert_false(mcp_session_initialized(s));
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":"
+                    "{\"protocolVersion\":\"2030-01-01\",\"capabilities\":{}}}");
+    assert_string_equal(json_str(r, "id", ""), "init");
+    assert_string_equal(json_path_str(r, "result.protocolVersion", ""), MCP_PROTOCOL_LATEST);
+    assert_string_equal(json_path_str(r, "result.serverInfo.name", ""), "zoekt-connector");
+    assert_string_equal(json_path_str(r, "result.serverInfo.version", ""), "9.9");
+    assert_true(cJSON_IsFalse(json_path(r, "result.capabilities.tools.listChanged")));
+    assert_non_null(strstr(json_path_str(r, "result.instructions", ""), "code/org"));
+    assert_non_null(strstr(json_path_str(r, "result.instructions", ""), "search_code"));
+    cJSON_Delete(r);
+    assert_true(mcp_session_initialized(s));
+    assert_string_equal(mcp_session_version(s), MCP_PROTOCOL_LATEST);
+    /* A second initialize is refused and changes nothing. */
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                             "{\"protocolVersion\":\"2024-11-05\"}}"),
+                 JSONRPC_INVALID_REQUEST);
+    assert_string_equal(mcp_session_version(s), MCP_PROTOCOL_LATEST);
+    mcp_session_free(s);
+}
+
+static void test_lifecycle_errors(void **state)
+{
+    struct mcp_session *s = new_session(0);
+    cJSON *r;
+
+    (void)state;
+    /* ping works before initialize; other requests do not. */
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}");
+    assert_non_null(json_obj(r, "result"));
+    assert_int_equal(json_int(r, "id", -1), 5);
+    cJSON_Delete(r);
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\"}"), JSONRPC_INVALID_REQUEST);
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{}}"),
+                 JSONRPC_INVALID_PARAMS);
+    assert_false(mcp_session_initialized(s));
+    /* Not JSON: -32700 with a null id. */
+    r = send_msg(s, "{\"jsonrpc\":");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+    assert_error(r, JSONRPC_PARSE_ERROR);
+    /* Notifications and responses never get a reply, known or not. */
+    assert_null(send_msg(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}"));
+    assert_null(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}"));
+    mcp_session_free(s);
+
+    s = initialized("2025-06-18");
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"resources/list\"}");
+    assert_string_equal(json_str(r, "id", ""), "m");
+    assert_error(r, JSONRPC_METHOD_NOT_FOUND);
+    mcp_session_free(s);
+}
+
+static void test_tools_list_by_version(void **state)
+{
+    struct mcp_session *s = initialized("2025-06-18");
+    cJSON *r;
+
+    (void)state;
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    assert_int_equal(cJSON_GetArraySize(json_path(r, "result.tools")), 2);
+    assert_non_null(json_obj(cJSON_GetArrayItem(json_path(r, "result.tools"), 0), "outputSchema"));
+    cJSON_Delete(r);
+    mcp_session_free(s);
+
+    s = initialized("2024-11-05");
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    assert_null(json_obj(cJSON_GetArrayItem(json_path(r, "result.tools"), 0), "outputSchema"));
+    cJSON_Delete(r);
+    mcp_session_free(s);
+}
+
+static void test_tools_call_results(void **state)
+{
+    struct mcp_session *s = initialized("2025-11-25");
+    const cJSON *block;
+    cJSON *r;
+
+    (void)state;
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                    "\"arguments\":{\"text\":\"hi\"}}}");
+    block = cJSON_GetArrayItem(json_path(r, "result.content"), 0);
+    assert_string_equal(json_str(block, "type", ""), "text");
+    assert_string_equal(json_str(block, "text", ""), "hi");
+    assert_string_equal(json_path_str(r, "result.structuredContent.echo", ""), "hi");
+    assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
+    cJSON_Delete(r);
+
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"fail\"}}");
+    assert_true(cJSON_IsTrue(json_path(r, "result.isError")));
+    assert_string_equal(json_str(cJSON_GetArrayItem(json_path(r, "result.content"), 0), "text", ""), "boom");
+    cJSON_Delete(r);
+
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}");
+    assert_non_null(strstr(json_path_str(r, "error.message", ""), "nope"));
+    assert_error(r, JSONRPC_INVALID_PARAMS);
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{}}"),
+                 JSONRPC_INVALID_PARAMS);
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":"
+                             "{\"name\":\"echo\",\"arguments\":[1]}}"),
+                 JSONRPC_INVALID_PARAMS);
+    mcp_session_free(s);
+
+    /* Before structured content existed, only the text goes out. */
+    s = initialized("2025-03-26");
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                    "\"arguments\":{\"text\":\"hi\"}}}");
+    assert_null(json_path(r, "result.structuredContent"));
+    assert_non_null(json_path(r, "result.content"));
+    cJSON_Delete(r);
+    mcp_session_free(s);
+}
+
+static void test_batches(void **state)
+{
+    const char *batch = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+                        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
+                        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                        "\"arguments\":{\"text\":\"b\"}}}]";
+    struct mcp_session *s = initialized("2025-06-18");
+    cJSON *r;
+
+    (void)state;
+    assert_error(send_msg(s, batch), JSONRPC_INVALID_REQUEST);
+    mcp_session_free(s);
+
+    s = initialized("2025-03-26");
+    r = send_msg(s, batch);
+    assert_true(cJSON_IsArray(r));
+    assert_int_equal(cJSON_GetArraySize(r), 2); /* the notification gets no entry */
+    assert_int_equal(json_int(cJSON_GetArrayItem(r, 0), "id", -1), 1);
+    assert_int_equal(json_int(cJSON_GetArrayItem(r, 1), "id", -1), 2);
+    assert_string_equal(
+        json_str(cJSON_GetArrayItem(json_path(cJSON_GetArrayItem(r, 1), "result.content"), 0), "text", ""), "b");
+    cJSON_Delete(r);
+    assert_error(send_msg(s, "[]"), JSONRPC_INVALID_REQUEST);
+    assert_null(send_msg(s, "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}]"));
+    r = send_msg(s, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                    "{\"protocolVersion\":\"2025-03-26\"}}]");
+    assert_error(cJSON_DetachItemFromArray(r, 0), JSONRPC_INVALID_REQUEST);
+    cJSON_Delete(r);
+    mcp_session_free(s);
+}
+
+struct runner {
+    struct mcp_call *call;
+    char *reply;
+};
+
+static void *run_call(void *arg)
+{
+    struct runner *rn = arg;
+
+    rn->reply = mcp_call_run(rn->call);
+    mcp_call_free(rn->call);
+    return NULL;
+}
+
+static void test_cancellation(void **state)
+{
+    const char *req = "{\"jsonrpc\":\"2.0\",\"id\":\"w1\",\"method\":\"tools/call\",\"params\":{\"name\":\"wait\"}}";
+    struct mcp_session *s = initialized("2025-06-18");
+    struct runner rn = {0};
+    struct timespec ms = {0, 1000000};
+    char *reply = NULL;
+    pthread_t th;
+    cJSON *r;
+
+    (void)state;
+    __atomic_store_n(&wait_started, 0, __ATOMIC_SEQ_CST);
+    assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
+    assert_null(reply);
+    assert_non_null(rn.call);
+    assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
+    while (!__atomic_load_n(&wait_started, __ATOMIC_SEQ_CST))
+        nanosleep(&ms, NULL);
+    /* The same id again while it runs is refused. */
+    assert_error(send_msg(s, req), JSONRPC_INVALID_REQUEST);
+    /* A cancellation for another id, or of another type, changes nothing; the right one stops it. */
+    assert_null(send_msg(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}"));
+    assert_null(send_msg(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                            "{\"requestId\":\"w1\",\"reason\":\"test\"}}"));
+    pthread_join(th, NULL);
+    assert_null(rn.reply); /* a cancelled request gets no response */
+    /* The session goes on, and the id is free again. */
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":\"w1\",\"method\":\"ping\"}");
+    assert_non_null(json_obj(r, "result"));
+    cJSON_Delete(r);
+    mcp_session_free(s);
+}
+
+static void test_call_cancel_from_another_thread(void **state)
+{
+    const char *req = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"wait\"}}";
+    struct mcp_session *s = initialized("2025-06-18");
+    struct runner rn = {0};
+    struct timespec ms = {0, 1000000};
+    char *reply = NULL;
+    pthread_t th;
+    cJSON *r;
+
+    (void)state;
+    __atomic_store_n(&wait_started, 0, __ATOMIC_SEQ_CST);
+    assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
+    assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
+    while (!__atomic_load_n(&wait_started, __ATOMIC_SEQ_CST))
+        nanosleep(&ms, NULL);
+    /* What a transport does when its peer hangs up. */
+    mcp_call_cancel(rn.call);
+    pthread_join(th, NULL);
+    assert_null(rn.reply);
+    /* Only that call was stopped: the session takes new ones. */
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}");
+    assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
+    cJSON_Delete(r);
+    mcp_session_free(s);
+}
+
+static void test_close_cancels_and_refuses(void **state)
+{
+    const char *req = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"wait\"}}";
+    struct mcp_session *s = initialized("2025-06-18");
+    struct runner rn = {0};
+    struct timespec ms = {0, 1000000};
+    char *reply = NULL;
+    pthread_t th;
+
+    (void)state;
+    __atomic_store_n(&wait_started, 0, __ATOMIC_SEQ_CST);
+    assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
+    assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
+    while (!__atomic_load_n(&wait_started, __ATOMIC_SEQ_CST))
+        nanosleep(&ms, NULL);
+    mcp_session_close(s);
+    pthread_join(th, NULL);
+    assert_null(rn.reply);
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}"),
+                 JSONRPC_INVALID_REQUEST);
+    mcp_session_free(s);
+}
+
+static void test_rate_limit(void **state)
+{
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
+    struct mcp_session *s = new_session(2);
+    struct mcp_bucket b;
+    double wait = 0;
+    cJSON *r;
+    int i;
+
+    (void)state;
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                    "{\"protocolVersion\":\"2025-06-18\"}}");
+    cJSON_Delete(r);
+    for (i = 0; i < 2; i++) {
+        r = send_msg(s, call);
+        assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
+        cJSON_Delete(r);
+    }
+    r = send_msg(s, call);
+    assert_true(cJSON_IsTrue(json_path(r, "result.isError")));
+    assert_non_null(strstr(json_str(cJSON_GetArrayItem(json_path(r, "result.content"), 0), "text", ""), "Rate limit"));
+    cJSON_Delete(r);
+    mcp_session_free(s);
+
+    /* The bucket itself: a burst, then one token per 1/rate seconds, never more than the burst. */
+    mcp_bucket_init(&b, 3, 2, 100.0);
+    for (i = 0; i < 3; i++)
+        assert_true(mcp_bucket_take(&b, 100.0, NULL));
+    assert_false(mcp_bucket_take(&b, 100.0, &wait));
+    assert_true(wait > 0.49 && wait < 0.51);
+    assert_false(mcp_bucket_take(&b, 100.4, NULL));
+    assert_true(mcp_bucket_take(&b, 100.5, NULL));
+    for (i = 0; i < 3; i++)
+        assert_true(mcp_bucket_take(&b, 1000.0, NULL));
+    assert_false(mcp_bucket_take(&b, 1000.0, NULL));
+}
+
+static void test_http_origin_accept_listen(void **state)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    struct zk_err err;
+
+    (void)state;
+    assert_true(mcp_http_origin_allowed(NULL, NULL));
+    assert_true(mcp_http_origin_allowed("http://localhost:3000", NULL));
+    assert_true(mcp_http_origin_allowed("https://127.0.0.1", NULL));
+    assert_true(mcp_http_origin_allowed("http://[::1]:8080", NULL));
+    assert_false(mcp_http_origin_allowed("http://localhost.evil.com", NULL));
+    assert_false(mcp_http_origin_allowed("http://127.0.0.1:80x", NULL));
+    assert_false(mcp_http_origin_allowed("https://evil.example", NULL));
+    assert_false(mcp_http_origin_allowed("null", NULL));
+    assert_true(mcp_http_origin_allowed("https://a.example", "https://b.example, https://A.example"));
+    assert_false(mcp_http_origin_allowed("https://a.example.org", "https://a.example"));
+    assert_false(mcp_http_origin_allowed("http://localhost", "https://a.example"));
+
+    assert_true(mcp_http_accept_json(NULL));
+    assert_true(mcp_http_accept_json("application/json, text/event-stream"));
+    assert_true(mcp_http_accept_json("text/event-stream;q=0.9, */*;q=0.1"));
+    assert_false(mcp_http_accept_json("text/event-stream"));
+    assert_false(mcp_http_accept_json("application/jsonx"));
+
+    assert_int_equal(mcp_http_parse_listen("127.0.0.1:8081", &addr, &len, &err), ZK_OK);
+    assert_int_equal(addr.ss_family, AF_INET);
+    assert_int_equal(mcp_http_parse_listen("[::1]:0", &addr, &len, &err), ZK_OK);
+    assert_int_equal(addr.ss_family, AF_INET6);
+    assert_int_equal(mcp_http_parse_listen(":9000", &addr, &len, &err), ZK_OK);
+    assert_int_equal(addr.ss_family, AF_INET);
+    assert_int_equal(mcp_http_parse_listen("8081", &addr, &len, &err), ZK_EINVAL);
+    assert_int_equal(mcp_http_parse_listen("127.0.0.1:http", &addr, &len, &err), ZK_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_negotiation),
+        cmocka_unit_test(test_initialize_result),
+        cmocka_unit_test(test_lifecycle_errors),
+        cmocka_unit_test(test_tools_list_by_version),
+        cmocka_unit_test(test_tools_call_results),
+        cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_cancellation),
+        cmocka_unit_test(test_call_cancel_from_another_thread),
+        cmocka_unit_test(test_close_cancels_and_refuses),
+        cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_http_origin_accept_listen),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
