@@ -1,0 +1,80 @@
+/* format.h: parsed Zoekt answers -> compact text for agents, plus the same facts as structuredContent.
+ *
+ * Pure: no I/O. The search text looks like this (docs/connector.md has the rules):
+ *
+ *   Query: needle repo:^alpha$
+ *   2 files, 5 matches. All shown.
+ *
+ *   alpha/README.md @0226d547
+ *   > 3: A small C project. Say hello to the needle.
+ *
+ *   alpha/src/util.c @0226d547
+ *     11:
+ *   > 12: int needle_count(const char *haystack, char needle) {
+ *   --
+ *   > 16:         if (*haystack == needle) n++;
+ *   (+2 more matching lines in this file)
+ *
+ * "> N:" marks a matching line, "  N:" a context line, "--" a gap between regions of one file. Lines
+ * longer than FMT_LINE_MAX bytes are cut and end with "…". The header names every reason the list is
+ * incomplete and how to narrow the search. Within the output budget every returned file is named;
+ * lines are cut before any file is left out. */
+#ifndef ZK_CONNECTOR_FORMAT_H
+#define ZK_CONNECTOR_FORMAT_H
+
+#include "buf.h"
+#include "connector/zoekt/result.h"
+#include "err.h"
+
+#include <cjson/cJSON.h>
+
+#define FMT_LINE_MAX 300            /* bytes of one line shown before it is cut */
+#define FMT_FILE_MATCH_LINES 10     /* matching lines shown per file */
+#define FMT_BUDGET_MIN 2048         /* the smallest output budget a caller may ask for */
+
+/* Why a result is incomplete; several can hold at once. */
+enum fmt_reason {
+    FMT_R_MAX_FILES = 1 << 0,   /* more files matched than max_files */
+    FMT_R_TIMEOUT = 1 << 1,     /* Zoekt's time limit ended the search */
+    FMT_R_ZOEKT_LIMIT = 1 << 2, /* Zoekt's match limits skipped shards or files */
+    FMT_R_SHARD_ERRORS = 1 << 3,/* shards failed or were still loading */
+    FMT_R_FILE_CAP = 1 << 4,    /* some files had more matching lines than shown */
+    FMT_R_BUDGET = 1 << 5       /* the output budget cut lines or files */
+};
+
+struct fmt_search_opts {
+    const char *query;     /* the Zoekt query that ran (echoed) */
+    int max_files;         /* files to show; the request asked Zoekt for one more to know about the rest */
+    size_t budget;         /* bytes of text at most (at least FMT_BUDGET_MIN) */
+    long long wall_ns;     /* MaxWallTime sent to Zoekt, to recognise a timed-out search; 0: unknown */
+    const char *note;      /* an extra header line (a lint hint, "repository not indexed"), or NULL */
+};
+
+/* Formats a search result. On success appends the text to *text (a buffer the caller initialised with
+ * a bound of at least budget + 1) and sets *structured to a new object owned by the caller
+ * (cJSON_Delete). Returns ZK_OK or ZK_ENOMEM. */
+int fmt_search(const struct zr_search *r, const struct fmt_search_opts *o, struct buf *text, cJSON **structured,
+               struct zk_err *err);
+
+/* The reasons in mask as the names used in structuredContent ("max_files", "timeout", "zoekt_limit",
+ * "shard_errors", "per_file_cap", "output_budget"), in a new cJSON array the caller owns (NULL when out
+ * of memory). */
+cJSON *fmt_reason_array(unsigned mask);
+
+/* Writes at most max bytes of s to b, cut at a UTF-8 character boundary; a cut line ends with "…". */
+int fmt_put_cut(struct buf *b, const char *s, size_t max);
+
+/* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
+ * then one line per repository: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z". filter (substring,
+ * or glob when it has * ? [) selects names; limit caps the lines, and so does the room left in *text
+ * (a note says how many were not listed). Appends to *text; *structured gets a new object the caller
+ * owns, {"total","matching","shown","repositories":[{"name","branches":[{"name","version"}],
+ * "indexTime","shards"}]}. Returns ZK_OK or ZK_ENOMEM. */
+int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
+              struct zk_err *err);
+
+/* Whether name matches filter: a glob (fnmatch, '*' crosses '/') when filter has * ? or [, otherwise a
+ * case-insensitive substring. An empty or NULL filter matches everything. */
+int fmt_name_matches(const char *name, const char *filter);
+
+#endif

@@ -1,0 +1,207 @@
+/* args.c: see args.h. */
+#include "connector/tools/args.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int targ_fail(struct tool_result *r, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    buf_reset(&r->text);
+    cJSON_Delete(r->structured);
+    r->structured = NULL;
+    r->is_error = 1;
+    /* The message is far below the text buffer's bound, so this cannot fail for size. */
+    if (buf_puts(&r->text, msg))
+        return ZK_ENOMEM;
+    return ZK_OK;
+}
+
+/* A short description of a JSON value's type, for messages. */
+static const char *targ_type(const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        return "a string";
+    if (cJSON_IsNumber(v))
+        return "a number";
+    if (cJSON_IsBool(v))
+        return "a boolean";
+    if (cJSON_IsArray(v))
+        return "an array";
+    if (cJSON_IsObject(v))
+        return "an object";
+    return "null";
+}
+
+int targ_check_known(const cJSON *args, const char *const *known, struct tool_result *r)
+{
+    const cJSON *m;
+
+    if (!args || cJSON_IsNull(args))
+        return 0;
+    if (!cJSON_IsObject(args)) {
+        targ_fail(r, "arguments must be an object, got %s", targ_type(args));
+        return -1;
+    }
+    cJSON_ArrayForEach(m, args) {
+        size_t i;
+        char list[256] = "";
+
+        for (i = 0; known[i]; i++)
+            if (m->string && strcmp(m->string, known[i]) == 0)
+                break;
+        if (known[i])
+            continue;
+        for (i = 0; known[i]; i++) {
+            strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+            strncat(list, known[i], sizeof(list) - strlen(list) - 1);
+        }
+        targ_fail(r, "unknown argument \"%.100s\"; this tool takes: %s", m->string ? m->string : "?",
+                  list[0] ? list : "no arguments");
+        return -1;
+    }
+    return 0;
+}
+
+static const cJSON *targ_get(const cJSON *args, const char *name)
+{
+    const cJSON *v = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, name) : NULL;
+
+    return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+int targ_string(const cJSON *args, const char *name, size_t max_len, const char **out, struct tool_result *r)
+{
+    const cJSON *v = targ_get(args, name);
+
+    *out = NULL;
+    if (!v)
+        return 0;
+    if (!cJSON_IsString(v) || !v->valuestring) {
+        targ_fail(r, "argument \"%s\" must be a string, got %s", name, targ_type(v));
+        return -1;
+    }
+    if (strlen(v->valuestring) > max_len) {
+        targ_fail(r, "argument \"%s\" is longer than %zu bytes", name, max_len);
+        return -1;
+    }
+    *out = v->valuestring;
+    return 0;
+}
+
+int targ_string_list(const cJSON *args, const char *name, size_t max_items, size_t max_len, const char ***out,
+                     size_t *n, struct tool_result *r)
+{
+    const cJSON *v = targ_get(args, name), *it;
+    const char **list;
+
+    *out = NULL;
+    *n = 0;
+    if (!v)
+        return 0;
+    if (!cJSON_IsString(v) && !cJSON_IsArray(v)) {
+        targ_fail(r, "argument \"%s\" must be a string or an array of strings, got %s", name, targ_type(v));
+        return -1;
+    }
+    if (cJSON_IsArray(v) && (size_t)cJSON_GetArraySize(v) > max_items) {
+        targ_fail(r, "argument \"%s\" has %d items; at most %zu are allowed", name, cJSON_GetArraySize(v),
+                  max_items);
+        return -1;
+    }
+    list = calloc(cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) + 1 : 2, sizeof(*list));
+    if (!list) {
+        targ_fail(r, "out of memory");
+        return -1;
+    }
+    if (cJSON_IsString(v)) {
+        list[(*n)++] = v->valuestring;
+    } else {
+        cJSON_ArrayForEach(it, v) {
+            if (!cJSON_IsString(it) || !it->valuestring) {
+                targ_fail(r, "argument \"%s\": item %zu must be a string, got %s", name, *n + 1, targ_type(it));
+                free(list);
+                *n = 0;
+                return -1;
+            }
+            list[(*n)++] = it->valuestring;
+        }
+    }
+    for (size_t i = 0; i < *n; i++) {
+        if (!list[i][0] || strlen(list[i]) > max_len) {
+            if (list[i][0])
+                targ_fail(r, "argument \"%s\": item %zu is longer than %zu bytes", name, i + 1, max_len);
+            else
+                targ_fail(r, "argument \"%s\": empty strings are not allowed", name);
+            free(list);
+            *n = 0;
+            return -1;
+        }
+    }
+    *out = list;
+    return 0;
+}
+
+int targ_int(const cJSON *args, const char *name, long min, long max, long def, long *out, struct tool_result *r)
+{
+    const cJSON *v = targ_get(args, name);
+
+    *out = def;
+    if (!v)
+        return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble) {
+        targ_fail(r, "argument \"%s\" must be an integer between %ld and %ld, got %s", name, min, max,
+                  cJSON_IsNumber(v) ? "a fraction" : targ_type(v));
+        return -1;
+    }
+    if (v->valuedouble < (double)min || v->valuedouble > (double)max) {
+        targ_fail(r, "argument \"%s\" must be between %ld and %ld, got %.0f", name, min, max, v->valuedouble);
+        return -1;
+    }
+    *out = (long)v->valuedouble;
+    return 0;
+}
+
+int targ_bool(const cJSON *args, const char *name, int def, int *out, struct tool_result *r)
+{
+    const cJSON *v = targ_get(args, name);
+
+    *out = def;
+    if (!v)
+        return 0;
+    if (!cJSON_IsBool(v)) {
+        targ_fail(r, "argument \"%s\" must be true or false, got %s", name, targ_type(v));
+        return -1;
+    }
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms)
+{
+    struct zc_conn c = {ctx->cfg->zoekt_url, ctx->cfg->zoekt_token, timeout_ms, ctx->cancel};
+
+    return c;
+}
+
+void targ_summarise(const struct zr_list *l, struct targ_index_summary *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->zoekt_version = "";
+    for (size_t i = 0; i < l->n_repos; i++) {
+        const struct zr_repo *r = &l->repos[i];
+
+        if (r->index_time && (!s->newest || r->index_time > s->newest))
+            s->newest = r->index_time;
+        if (r->index_time && (!s->oldest || r->index_time < s->oldest))
+            s->oldest = r->index_time;
+        if (!s->zoekt_version[0] && r->zoekt_version[0])
+            s->zoekt_version = r->zoekt_version;
+    }
+}

@@ -1,0 +1,59 @@
+/* args.h: what the tools share: checking an agent's arguments, reporting failures as tool results, and
+ * the tool implementations that tools.c dispatches to.
+ *
+ * Argument checks never trust the JSON Schema alone (clients do not all validate): each getter accepts
+ * only the declared type and range, and on failure fills the tool_result with a readable isError
+ * message naming the argument, what was given and what is expected. */
+#ifndef ZK_CONNECTOR_TOOLS_ARGS_H
+#define ZK_CONNECTOR_TOOLS_ARGS_H
+
+#include "connector/tools/tools.h"
+#include "connector/zoekt/client.h"
+
+#include <cjson/cJSON.h>
+
+/* Marks r as failed and sets its text to the formatted message (replacing what was there). Returns
+ * ZK_OK, because a failure the agent should read is still a successful call. */
+int targ_fail(struct tool_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fails r when args has a member not named in known (a NULL-terminated list), or is not an object. */
+int targ_check_known(const cJSON *args, const char *const *known, struct tool_result *r);
+
+/* A string argument: *out points into args, or stays NULL when absent (or JSON null). Fails r (and
+ * returns -1) when it has another type or is longer than max_len bytes. */
+int targ_string(const cJSON *args, const char *name, size_t max_len, const char **out, struct tool_result *r);
+
+/* A string, or an array of strings, as a heap array of pointers into args (*out freed by the caller
+ * with free(); NULL when absent). Fails r and returns -1 for other types, empty strings, more than
+ * max_items items or an item longer than max_len. */
+int targ_string_list(const cJSON *args, const char *name, size_t max_items, size_t max_len, const char ***out,
+                     size_t *n, struct tool_result *r);
+
+/* An integer argument in [min, max], *out = def when absent. Fails r and returns -1 otherwise. */
+int targ_int(const cJSON *args, const char *name, long min, long max, long def, long *out, struct tool_result *r);
+
+/* A boolean argument, *out = def when absent. Fails r and returns -1 for other types. */
+int targ_bool(const cJSON *args, const char *name, int def, int *out, struct tool_result *r);
+
+/* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
+struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
+
+/* Each tool: its definition for tools/list (a new object, caller-owned) and its implementation, with
+ * the contract of tools_call (ZK_OK with r filled, failures the agent should see as is_error). */
+cJSON *tool_search_code_def(void);
+int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+cJSON *tool_list_repositories_def(void);
+int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r,
+                           struct zk_err *err);
+cJSON *tool_corpus_status_def(void);
+int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+
+/* Newest and oldest index time over the repositories, and the first Zoekt version found. */
+struct targ_index_summary {
+    long long newest;  /* 0 when unknown */
+    long long oldest;
+    const char *zoekt_version; /* points into the list; "" when unknown */
+};
+void targ_summarise(const struct zr_list *l, struct targ_index_summary *s);
+
+#endif

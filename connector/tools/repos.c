@@ -1,0 +1,60 @@
+/* repos.c: the list_repositories tool: /api/list -> names, branches, index times. */
+#include "connector/format.h"
+#include "connector/tools/args.h"
+
+#include <string.h>
+
+#define REPOS_LIMIT_DEFAULT 100
+#define REPOS_LIMIT_MAX 1000
+
+static const char repos_def[] =
+    "{\"name\":\"list_repositories\",\"title\":\"List indexed repositories\","
+    "\"description\":\"Lists the repositories the search index serves, with their indexed branches "
+    "(branch@commit) and when each was last indexed (UTC). Use the names as the repo argument of "
+    "search_code. filter narrows the list: a case-insensitive substring (api), or a glob when it contains * ? "
+    "or [ (org/api-*).\","
+    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+    "\"filter\":{\"type\":\"string\",\"maxLength\":200,\"description\":\"Substring or glob the name must match.\"},"
+    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"Repositories to show "
+    "(default 100).\"}}},"
+    "\"annotations\":{\"title\":\"List indexed repositories\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+    "\"idempotentHint\":true,\"openWorldHint\":false}}";
+
+cJSON *tool_list_repositories_def(void)
+{
+    return cJSON_Parse(repos_def);
+}
+
+int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r,
+                           struct zk_err *err)
+{
+    static const char *const known[] = {"filter", "limit", NULL};
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1};
+    struct zk_err lerr = {0};
+    const char *filter = NULL;
+    struct zr_list l;
+    long limit;
+    int rc;
+
+    memset(&l, 0, sizeof(l));
+    if (targ_check_known(args, known, r) || targ_string(args, "filter", 200, &filter, r) ||
+        targ_int(args, "limit", 1, REPOS_LIMIT_MAX, REPOS_LIMIT_DEFAULT, &limit, r))
+        return ZK_OK;
+    rc = zc_list(&c, "", &ro, &l, &lerr);
+    if (rc == ZK_ENOMEM) {
+        zk_err_set(err, rc, "list_repositories: %s", lerr.msg);
+        goto out;
+    }
+    if (rc) {
+        rc = targ_fail(r, "listing repositories failed: %s", lerr.msg);
+        goto out;
+    }
+    buf_reset(&r->text);
+    rc = fmt_repos(&l, filter, (int)limit, &r->text, &r->structured, &lerr);
+    if (rc)
+        zk_err_set(err, rc, "list_repositories: %s", lerr.msg);
+out:
+    zr_list_free(&l);
+    return rc;
+}

@@ -1,0 +1,219 @@
+/* status.c: the corpus_status tool and the /index-status body: what the CodeSearchCorpus resource says
+ * about the index (conditions, counts, times) and what the webserver actually serves (/api/list). */
+#include "connector/tools/args.h"
+#include "json.h"
+#include "kube/client.h"
+#include "kube/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATUS_KUBE_TIMEOUT_MS 5000
+
+static const struct kube_resource status_corpus_resource = {"codesearch.dev", "v1alpha1", "codesearchcorpora",
+                                                             "CodeSearchCorpus", 1};
+
+static const char status_def[] =
+    "{\"name\":\"corpus_status\",\"title\":\"Search index status\","
+    "\"description\":\"Reports how complete and fresh the search index is: the CodeSearchCorpus conditions "
+    "(Ready, Indexed, Fresh with the reason), how many repositories it holds, the newest and oldest index "
+    "times, and what the search webserver serves right now (repositories, shards, index times). Use it when "
+    "results look stale or a repository seems missing.\","
+    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}},"
+    "\"annotations\":{\"title\":\"Search index status\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+    "\"idempotentHint\":true,\"openWorldHint\":false}}";
+
+cJSON *tool_corpus_status_def(void)
+{
+    return cJSON_Parse(status_def);
+}
+
+/* {"repositories","shards","newestIndexTime","oldestIndexTime","zoektVersion"} for a repository list. */
+static cJSON *status_index_json(const struct zr_list *l)
+{
+    struct targ_index_summary s;
+    cJSON *o = cJSON_CreateObject();
+    char newest[32], oldest[32];
+
+    targ_summarise(l, &s);
+    zr_format_time(s.newest, newest, sizeof(newest));
+    zr_format_time(s.oldest, oldest, sizeof(oldest));
+    if (!o || !cJSON_AddNumberToObject(o, "repositories", (double)l->n_repos) ||
+        !cJSON_AddNumberToObject(o, "shards", (double)l->shards) ||
+        !(s.newest ? cJSON_AddStringToObject(o, "newestIndexTime", newest) : cJSON_AddNullToObject(o, "newestIndexTime")) ||
+        !(s.oldest ? cJSON_AddStringToObject(o, "oldestIndexTime", oldest) : cJSON_AddNullToObject(o, "oldestIndexTime")) ||
+        !cJSON_AddStringToObject(o, "zoektVersion", s.zoekt_version)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
+{
+    struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL};
+    struct zr_opts ro = {cfg->mirror_prefix, -1};
+    struct zr_list l;
+    cJSON *o;
+    int rc;
+
+    *json_out = NULL;
+    rc = zc_list(&c, "", &ro, &l, err);
+    if (!rc) {
+        o = status_index_json(&l);
+        *json_out = o ? cJSON_PrintUnformatted(o) : NULL;
+        cJSON_Delete(o);
+        if (!*json_out)
+            rc = zk_err_set(err, ZK_ENOMEM, "out of memory writing the index status");
+    }
+    zr_list_free(&l);
+    return rc;
+}
+
+/* Reads the configured CodeSearchCorpus. Returns ZK_OK with *out (caller frees), or an error in msg. */
+static int status_read_corpus(const struct connector_config *cfg, cJSON **out, char *msg, size_t size)
+{
+    struct kube_config kc;
+    struct kube_client *client = NULL;
+    struct kube_err kerr;
+    struct zk_err err = {0};
+    int rc;
+
+    *out = NULL;
+    memset(&kerr, 0, sizeof(kerr));
+    memset(&kc, 0, sizeof(kc));
+    rc = kube_config_load(cfg->kubeconfig, NULL, &kc, &err);
+    if (rc) {
+        snprintf(msg, size, "no Kubernetes configuration: %s", err.msg);
+        return rc;
+    }
+    rc = kube_client_new(&kc, STATUS_KUBE_TIMEOUT_MS, &client, &err);
+    if (rc) {
+        snprintf(msg, size, "%s", err.msg);
+        goto out;
+    }
+    rc = kube_get(client, &status_corpus_resource, cfg->corpus_namespace, cfg->corpus_name, out, &kerr);
+    if (rc)
+        snprintf(msg, size, "%s%s", kerr.base.msg,
+                 kerr.reason == KUBE_REASON_NOT_FOUND ? " (the corpus does not exist)" : "");
+out:
+    kube_client_free(client);
+    kube_config_free(&kc);
+    return rc;
+}
+
+/* Appends the corpus part of the report to r->text and the structured object. */
+static int status_corpus_part(const struct connector_config *cfg, struct tool_result *r, cJSON *root, int *failed)
+{
+    const cJSON *st, *conds, *c;
+    cJSON *corpus = NULL, *summary;
+    char msg[ZK_ERR_MSG_MAX + 64];
+    int rc;
+
+    if (!cfg->corpus_namespace || !cfg->corpus_name) {
+        *failed = 1;
+        if (!cJSON_AddNullToObject(root, "corpus") ||
+            !cJSON_AddStringToObject(root, "corpusError", "no corpus configured"))
+            return ZK_ENOMEM;
+        return buf_puts(&r->text, "Corpus: not configured (the connector was started without --corpus "
+                                  "namespace/name), so only the webserver's view is reported.\n");
+    }
+    if (status_read_corpus(cfg, &corpus, msg, sizeof(msg))) {
+        *failed = 1;
+        if (!cJSON_AddNullToObject(root, "corpus") || !cJSON_AddStringToObject(root, "corpusError", msg))
+            return ZK_ENOMEM;
+        return buf_printf(&r->text, "Corpus %s/%s: could not be read: %s\n", cfg->corpus_namespace,
+                          cfg->corpus_name, msg);
+    }
+    st = json_obj(corpus, "status");
+    conds = json_arr(st, "conditions");
+    rc = buf_printf(&r->text, "Corpus %s/%s:\n", cfg->corpus_namespace, cfg->corpus_name);
+    if (!rc && !st)
+        rc = buf_puts(&r->text, "  no status yet (the operator has not reconciled it)\n");
+    cJSON_ArrayForEach(c, conds) {
+        const char *m = json_str(c, "message", "");
+
+        if (!rc)
+            rc = buf_printf(&r->text, "  %s=%s (%s)%s%.300s\n", json_str(c, "type", "?"), json_str(c, "status", "?"),
+                            json_str(c, "reason", ""), m[0] ? ": " : "", m);
+    }
+    if (!rc && st)
+        rc = buf_printf(&r->text, "  repositories %lld, last index %s, oldest index %s, endpoint %s\n",
+                        json_int(st, "repositoryCount", 0), json_str(st, "lastIndexTime", "(none)"),
+                        json_str(st, "oldestIndexTime", "(none)"), json_str(st, "endpoint", "(none)"));
+    summary = cJSON_CreateObject();
+    if (!summary || !cJSON_AddItemToObject(root, "corpus", summary)) {
+        cJSON_Delete(summary);
+        rc = ZK_ENOMEM;
+    } else if (!cJSON_AddStringToObject(summary, "namespace", cfg->corpus_namespace) ||
+               !cJSON_AddStringToObject(summary, "name", cfg->corpus_name) ||
+               !cJSON_AddItemToObject(summary, "status",
+                                      st ? cJSON_Duplicate(st, 1) : cJSON_CreateObject())) {
+        rc = ZK_ENOMEM;
+    }
+    cJSON_Delete(corpus);
+    return rc;
+}
+
+int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
+{
+    static const char *const known[] = {NULL};
+    const struct connector_config *cfg = ctx->cfg;
+    struct zc_conn c = targ_conn(ctx, cfg->list_timeout_ms);
+    struct zr_opts ro = {cfg->mirror_prefix, -1};
+    struct zk_err lerr = {0};
+    struct targ_index_summary s;
+    struct zr_list l;
+    cJSON *root = NULL, *idx;
+    int corpus_failed = 0, rc;
+    char newest[32], oldest[32];
+
+    memset(&l, 0, sizeof(l));
+    if (targ_check_known(args, known, r))
+        return ZK_OK;
+    root = cJSON_CreateObject();
+    if (!root) {
+        rc = ZK_ENOMEM;
+        goto out;
+    }
+    buf_reset(&r->text);
+    if ((rc = status_corpus_part(cfg, r, root, &corpus_failed)))
+        goto out;
+
+    rc = zc_list(&c, "", &ro, &l, &lerr);
+    if (rc == ZK_ENOMEM)
+        goto out;
+    if (rc) {
+        if (!cJSON_AddNullToObject(root, "index") || !cJSON_AddStringToObject(root, "indexError", lerr.msg)) {
+            rc = ZK_ENOMEM;
+            goto out;
+        }
+        rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, lerr.msg);
+        /* Neither source answered: the agent cannot rely on the index at all. */
+        r->is_error = corpus_failed;
+        goto done;
+    }
+    targ_summarise(&l, &s);
+    zr_format_time(s.newest, newest, sizeof(newest));
+    zr_format_time(s.oldest, oldest, sizeof(oldest));
+    rc = buf_printf(&r->text, "Search webserver %s: %zu repositories, %lld shards, newest index %s, oldest index %s%s%s%s\n",
+                    cfg->zoekt_url, l.n_repos, l.shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
+                    s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l.crashes ? " (some shards failed to load)" : "");
+    idx = status_index_json(&l);
+    if (!idx || !cJSON_AddItemToObject(root, "index", idx)) {
+        cJSON_Delete(idx);
+        rc = ZK_ENOMEM;
+    }
+done:
+    if (rc)
+        goto out;
+    r->structured = root;
+    root = NULL;
+out:
+    if (rc)
+        zk_err_set(err, rc, "corpus_status: out of memory");
+    cJSON_Delete(root);
+    zr_list_free(&l);
+    return rc;
+}

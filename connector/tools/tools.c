@@ -1,0 +1,64 @@
+/* tools.c: the tool catalogue and dispatch; see tools.h. The tools live in search.c, repos.c and
+ * status.c; the argument checks they share in args.c. */
+#include "connector/tools/tools.h"
+
+#include "connector/tools/args.h"
+
+#include <string.h>
+
+/* The text of one tool result: the largest output budget plus room for an error message. */
+#define TOOLS_TEXT_MAX (CONNECTOR_OUTPUT_BUDGET_LIMIT + 8192)
+
+struct tools_entry {
+    const char *name;
+    cJSON *(*def)(void);
+    int (*call)(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+};
+
+static const struct tools_entry tools_table[] = {
+    {"search_code", tool_search_code_def, tool_search_code},
+    {"list_repositories", tool_list_repositories_def, tool_list_repositories},
+    {"corpus_status", tool_corpus_status_def, tool_corpus_status},
+};
+
+#define TOOLS_COUNT (sizeof(tools_table) / sizeof(tools_table[0]))
+
+cJSON *tools_list(void)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; arr && i < TOOLS_COUNT; i++) {
+        cJSON *t = tools_table[i].def();
+
+        if (!t || !cJSON_AddItemToArray(arr, t)) {
+            cJSON_Delete(t);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+void tool_result_init(struct tool_result *r)
+{
+    buf_init(&r->text, TOOLS_TEXT_MAX);
+    r->structured = NULL;
+    r->is_error = 0;
+}
+
+void tool_result_free(struct tool_result *r)
+{
+    buf_free(&r->text);
+    cJSON_Delete(r->structured);
+    r->structured = NULL;
+    r->is_error = 0;
+}
+
+int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
+               struct zk_err *err)
+{
+    for (size_t i = 0; name && i < TOOLS_COUNT; i++)
+        if (strcmp(name, tools_table[i].name) == 0)
+            return tools_table[i].call(ctx, args, out, err);
+    return zk_err_set(err, ZK_EINVAL, "Unknown tool: %.200s", name ? name : "(none)");
+}

@@ -1,0 +1,155 @@
+/* client.c: see client.h. */
+#include "connector/zoekt/client.h"
+
+#include "connector/config.h"
+#include "http.h"
+#include "json.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+long long zc_wall_time_ns(long timeout_ms)
+{
+    /* A tenth of the timeout (at least 200 ms) is left for Zoekt to serialise and send its answer. */
+    long margin = timeout_ms / 10 > 200 ? timeout_ms / 10 : 200;
+    long wall = timeout_ms > 2 * margin ? timeout_ms - margin : timeout_ms / 2;
+
+    return (long long)(wall > 0 ? wall : 1) * 1000000LL;
+}
+
+char *zc_search_body(const char *query, const struct zc_search_opts *o, long timeout_ms)
+{
+    cJSON *root = cJSON_CreateObject(), *opts = NULL;
+    char *out = NULL;
+    double files = (double)o->max_files + 1;
+
+    if (!root || !cJSON_AddStringToObject(root, "Q", query) || !(opts = cJSON_AddObjectToObject(root, "Opts")))
+        goto out;
+    if (!cJSON_AddNumberToObject(opts, "MaxDocDisplayCount", files) ||
+        !cJSON_AddNumberToObject(opts, "MaxMatchDisplayCount", files * ZC_MATCHES_PER_FILE) ||
+        !cJSON_AddNumberToObject(opts, "NumContextLines", o->context_lines) ||
+        !cJSON_AddBoolToObject(opts, "ChunkMatches", o->chunk_matches) ||
+        !cJSON_AddNumberToObject(opts, "MaxWallTime", (double)zc_wall_time_ns(timeout_ms)) ||
+        !cJSON_AddNumberToObject(opts, "ShardMaxMatchCount", ZC_SHARD_MAX_MATCH_COUNT) ||
+        !cJSON_AddNumberToObject(opts, "TotalMaxMatchCount", ZC_TOTAL_MAX_MATCH_COUNT))
+        goto out;
+    out = json_print(root);
+out:
+    cJSON_Delete(root);
+    return out;
+}
+
+/* POSTs body to base_url + path; on success *resp holds a 2xx answer. Every failure is described with
+ * the URL and whether a retry can help. */
+static int zc_post(const struct zc_conn *c, const char *path, const char *body, struct http_response *resp,
+                   char *url, size_t url_size, struct zk_err *err)
+{
+    const char *base = c->base_url ? c->base_url : "";
+    int base_len = (int)strnlen(base, 900);
+    struct http_request req;
+    char detail[300];
+    int rc;
+
+    /* A trailing slash in the configured URL would make "//api/search", which some proxies reject. */
+    while (base_len > 0 && base[base_len - 1] == '/')
+        base_len--;
+    snprintf(url, url_size, "%.*s%s", base_len, base, path);
+    memset(&req, 0, sizeof(req));
+    req.method = "POST";
+    req.url = url;
+    req.content_type = "application/json";
+    req.body = body;
+    req.body_len = strlen(body);
+    req.bearer_token = c->token;
+    req.timeout_ms = c->timeout_ms;
+    req.connect_timeout_ms = c->timeout_ms < 5000 ? c->timeout_ms : 5000;
+    req.max_body = CONNECTOR_ZOEKT_RESPONSE_MAX;
+    req.cancel = c->cancel;
+
+    rc = http_do(&req, resp, err);
+    switch (rc) {
+    case ZK_OK:
+        break;
+    case ZK_ECONNECT:
+        return zk_err_prefix(err, "Zoekt is not reachable (retry later; if it persists the search service is down)");
+    case ZK_ETIMEOUT:
+        return zk_err_prefix(err, "Zoekt did not answer within %ld ms (retry with a narrower query: add repo or "
+                                  "file filters)", c->timeout_ms);
+    case ZK_ETOOBIG:
+        return zk_err_prefix(err, "Zoekt's answer is too large (narrow the query; retrying as is will not help)");
+    case ZK_ECANCELLED:
+        return rc;
+    default:
+        return zk_err_prefix(err, "the connection to Zoekt failed (retrying may help)");
+    }
+    if (resp->status >= 200 && resp->status < 300)
+        return ZK_OK;
+    zr_error_text(resp->body.data ? resp->body.data : "", resp->body.len, detail, sizeof(detail));
+    if (resp->status >= 500 && strstr(detail, "deadline exceeded"))
+        return zk_err_set(err, ZK_EHTTP, "Zoekt's time limit ended the search with HTTP %ld at POST %s: %s "
+                          "(narrow the query with repo or file filters; retrying it unchanged will likely time "
+                          "out again)", resp->status, url, detail);
+    if (resp->status >= 500)
+        return zk_err_set(err, ZK_EHTTP, "Zoekt failed with HTTP %ld at POST %s: %s (retrying may help)",
+                          resp->status, url, detail);
+    if (resp->status == 401 || resp->status == 403)
+        return zk_err_set(err, ZK_EHTTP, "Zoekt refused the connector's credentials with HTTP %ld at POST %s: %s "
+                          "(a configuration problem; retrying will not help)", resp->status, url, detail);
+    return zk_err_set(err, ZK_EHTTP, "Zoekt rejected the request with HTTP %ld at POST %s: %s (fix the query; "
+                      "retrying it unchanged will fail the same way)", resp->status, url, detail);
+}
+
+int zc_search(const struct zc_conn *c, const char *query, const struct zc_search_opts *o,
+              const struct zr_opts *ro, struct zr_search *out, struct zk_err *err)
+{
+    struct http_response resp;
+    char url[1024];
+    char *body;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    memset(&resp, 0, sizeof(resp));
+    body = zc_search_body(query, o, c->timeout_ms);
+    if (!body)
+        return zk_err_set(err, ZK_ENOMEM, "out of memory building the search request");
+    rc = zc_post(c, "/api/search", body, &resp, url, sizeof(url), err);
+    if (!rc) {
+        rc = zr_parse_search(resp.body.data ? resp.body.data : "", resp.body.len, ro, out, err);
+        if (rc == ZK_EPARSE)
+            zk_err_prefix(err, "POST %s answered, but not as Zoekt does (is the URL zoekt-webserver started "
+                               "with -rpc?)", url);
+    }
+    http_response_free(&resp);
+    free(body);
+    return rc;
+}
+
+int zc_list(const struct zc_conn *c, const char *query, const struct zr_opts *ro, struct zr_list *out,
+            struct zk_err *err)
+{
+    struct http_response resp;
+    cJSON *req = cJSON_CreateObject();
+    char url[1024];
+    char *body = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    memset(&resp, 0, sizeof(resp));
+    if (!req || !cJSON_AddStringToObject(req, "Q", query ? query : "") || !(body = json_print(req))) {
+        cJSON_Delete(req);
+        return zk_err_set(err, ZK_ENOMEM, "out of memory building the list request");
+    }
+    cJSON_Delete(req);
+    rc = zc_post(c, "/api/list", body, &resp, url, sizeof(url), err);
+    if (!rc) {
+        rc = zr_parse_list(resp.body.data ? resp.body.data : "", resp.body.len, ro, out, err);
+        if (rc == ZK_EPARSE)
+            zk_err_prefix(err, "POST %s answered, but not as Zoekt does (is the URL zoekt-webserver started "
+                               "with -rpc?)", url);
+    }
+    http_response_free(&resp);
+    free(body);
+    return rc;
+}

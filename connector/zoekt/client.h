@@ -1,0 +1,53 @@
+/* client.h: the connector's two calls to zoekt-webserver, POST /api/search and POST /api/list.
+ *
+ * Thin I/O over lib/http: builds the JSON request, bounds the answer (CONNECTOR_ZOEKT_RESPONSE_MAX),
+ * and turns every failure into one message that names the URL tried and says whether retrying makes
+ * sense: connection failed, timed out, Zoekt rejected the request (its {"Error":...} text passed
+ * through, e.g. a regex parse error with HTTP 400), or an answer that is not Zoekt's JSON. Parsing is in
+ * result.h, so it can be tested without a server. */
+#ifndef ZK_ZOEKT_CLIENT_H
+#define ZK_ZOEKT_CLIENT_H
+
+#include "connector/zoekt/result.h"
+#include "err.h"
+
+#include <stddef.h>
+
+/* Explicit match limits, so Zoekt never falls back to its estimate-based defaults and a broad query
+ * cannot make it collect millions of matches. */
+#define ZC_SHARD_MAX_MATCH_COUNT 10000
+#define ZC_TOTAL_MAX_MATCH_COUNT 100000
+/* Matches returned per file requested, bounding the answer's size for files with very many matches. */
+#define ZC_MATCHES_PER_FILE 50
+
+struct zc_conn {
+    const char *base_url;        /* zoekt-webserver (or nginx in front of it), no trailing slash */
+    const char *token;           /* bearer token, or NULL */
+    long timeout_ms;             /* whole request */
+    const volatile int *cancel;  /* may be NULL */
+};
+
+struct zc_search_opts {
+    int max_files;       /* files the caller will show; Zoekt is asked for one more */
+    int context_lines;
+    int chunk_matches;   /* 1: ask for ChunkMatches (the default); 0: LineMatches */
+};
+
+/* MaxWallTime for a request whose HTTP timeout is timeout_ms, in nanoseconds: a little below it, so
+ * that Zoekt answers with what it found before the connector gives up on the connection. */
+long long zc_wall_time_ns(long timeout_ms);
+
+/* The JSON body of a search request. Heap string the caller frees, or NULL when out of memory. */
+char *zc_search_body(const char *query, const struct zc_search_opts *o, long timeout_ms);
+
+/* Runs a search and parses the answer (result.h); *out is owned by the caller (zr_search_free, also
+ * after a failure). Returns ZK_OK, ZK_ECONNECT, ZK_ETIMEOUT, ZK_ETRANSPORT, ZK_ECANCELLED, ZK_ETOOBIG,
+ * ZK_EHTTP (Zoekt answered non-2xx; its error text is in the message), ZK_EPARSE or ZK_ENOMEM. */
+int zc_search(const struct zc_conn *c, const char *query, const struct zc_search_opts *o,
+              const struct zr_opts *ro, struct zr_search *out, struct zk_err *err);
+
+/* Lists the indexed repositories (query "" means all). Same contract; free with zr_list_free. */
+int zc_list(const struct zc_conn *c, const char *query, const struct zr_opts *ro, struct zr_list *out,
+            struct zk_err *err);
+
+#endif

@@ -1,0 +1,409 @@
+/* query.c: see query.h. */
+#include "connector/zoekt/query.h"
+
+#include "buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A query is typed by an agent; nothing legitimate comes near this, and it keeps every buffer bounded. */
+#define ZQ_MAX 65536
+
+/* Appends c so that it matches itself in RE2 and cannot end or alter a Zoekt token. */
+static int zq_put_literal(struct buf *b, unsigned char c)
+{
+    if (strchr("\\.+*?()|[]{}^$", c) && c != '\0') {
+        char esc[2] = {'\\', (char)c};
+        return buf_append(b, esc, 2);
+    }
+    /* Zoekt's lexer splits tokens at spaces, tabs and newlines and reads '"' as the start of a quoted
+     * string, so these (and any control byte) are written as hex escapes, which RE2 understands. */
+    if (c <= 0x20 || c == '"' || c == 0x7f)
+        return buf_printf(b, "\\x%02x", c);
+    return buf_putc(b, (char)c);
+}
+
+char *zq_regex_quote(const char *s)
+{
+    struct buf b;
+
+    buf_init(&b, ZQ_MAX);
+    for (; *s; s++)
+        if (zq_put_literal(&b, (unsigned char)*s))
+            return NULL;
+    return buf_steal(&b);
+}
+
+int zq_is_glob(const char *s)
+{
+    return strpbrk(s, "*?[{") != NULL;
+}
+
+/* Copies a character class starting at glob[*i] == '[' and advances *i past the closing ']'. */
+static int zq_put_class(struct buf *b, const char *glob, size_t *i, const char *orig, struct zk_err *err)
+{
+    size_t j = *i + 1;
+    int rc;
+
+    rc = buf_putc(b, '[');
+    if (!rc && (glob[j] == '!' || glob[j] == '^')) {
+        rc = buf_putc(b, '^');
+        j++;
+    }
+    /* A ']' right after the opening (or after the negation) is a member, as in POSIX globs. */
+    if (!rc && glob[j] == ']') {
+        rc = buf_puts(b, "\\]");
+        j++;
+    }
+    for (; !rc && glob[j] && glob[j] != ']'; j++) {
+        unsigned char c = (unsigned char)glob[j];
+
+        if (c == '\\' && glob[j + 1]) {
+            j++;
+            rc = zq_put_literal(b, (unsigned char)glob[j]);
+        } else if (c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
+            /* '[' would open a POSIX class such as [:alpha:] in RE2. */
+            rc = zq_put_literal(b, c);
+        } else {
+            rc = buf_putc(b, (char)c);
+        }
+    }
+    if (rc)
+        return rc;
+    if (glob[j] != ']') {
+        buf_free(b);
+        return zk_err_set(err, ZK_EINVAL, "glob \"%s\": the '[' at position %zu has no closing ']'", orig,
+                          *i + 1);
+    }
+    *i = j;
+    return buf_putc(b, ']');
+}
+
+int zq_glob_to_regex(const char *glob, enum zq_anchor anchor, char **out, struct zk_err *err)
+{
+    const char *g = glob;
+    size_t n, i;
+    int depth = 0, rc = ZK_OK;
+    struct buf b;
+
+    *out = NULL;
+    if (!glob || !*glob)
+        return zk_err_set(err, ZK_EINVAL, "empty glob: give a pattern such as \"*.go\" or \"src/**\"");
+    if (strlen(glob) > 1024)
+        return zk_err_set(err, ZK_EINVAL, "glob longer than 1024 bytes");
+    if (anchor == ZQ_ANCHOR_PATH && g[0] == '/' && g[1])
+        g++; /* Zoekt paths are relative to the repository root. */
+    n = strlen(g);
+
+    buf_init(&b, ZQ_MAX);
+    if (anchor == ZQ_ANCHOR_FULL)
+        rc = buf_putc(&b, '^');
+    else
+        rc = buf_puts(&b, strchr(g, '/') ? "^" : "(^|/)");
+
+    for (i = 0; !rc && i < n; i++) {
+        unsigned char c = (unsigned char)g[i];
+
+        switch (c) {
+        case '*':
+            if (g[i + 1] == '*') {
+                i++;
+                if (g[i + 1] == '/') {
+                    i++;
+                    rc = buf_puts(&b, "(.*/)?");
+                } else {
+                    rc = buf_puts(&b, ".*");
+                }
+            } else {
+                rc = buf_puts(&b, "[^/]*");
+            }
+            break;
+        case '?':
+            rc = buf_puts(&b, "[^/]");
+            break;
+        case '[':
+            rc = zq_put_class(&b, g, &i, glob, err);
+            if (rc) {
+                *out = NULL;
+                return rc;
+            }
+            break;
+        case '{':
+            depth++;
+            rc = buf_putc(&b, '(');
+            break;
+        case '}':
+            if (depth == 0) {
+                buf_free(&b);
+                return zk_err_set(err, ZK_EINVAL, "glob \"%s\": '}' at position %zu has no opening '{'", glob,
+                                  i + 1 + (size_t)(g - glob));
+            }
+            depth--;
+            rc = buf_putc(&b, ')');
+            break;
+        case ',':
+            rc = depth > 0 ? buf_putc(&b, '|') : buf_putc(&b, ',');
+            break;
+        case '\\':
+            if (!g[i + 1]) {
+                buf_free(&b);
+                return zk_err_set(err, ZK_EINVAL, "glob \"%s\" ends with a lone '\\'", glob);
+            }
+            i++;
+            rc = zq_put_literal(&b, (unsigned char)g[i]);
+            break;
+        case '/':
+            /* A trailing slash names a directory: match everything below it. */
+            rc = buf_puts(&b, i + 1 == n && anchor == ZQ_ANCHOR_PATH ? "/.*" : "/");
+            break;
+        default:
+            rc = zq_put_literal(&b, c);
+        }
+    }
+    if (!rc && depth > 0) {
+        buf_free(&b);
+        return zk_err_set(err, ZK_EINVAL, "glob \"%s\": a '{' has no closing '}'", glob);
+    }
+    if (!rc)
+        rc = buf_putc(&b, '$');
+    if (rc)
+        return zk_err_set(err, rc, "glob \"%s\": out of memory", glob);
+    *out = buf_steal(&b);
+    return *out ? ZK_OK : zk_err_set(err, ZK_ENOMEM, "out of memory");
+}
+
+int zq_repo_regex(const char *repo, const char *mirror_prefix, char **out, struct zk_err *err)
+{
+    char *body = NULL, *prefix = NULL;
+    const char *name = repo;
+    struct buf b;
+    int rc = ZK_OK;
+
+    *out = NULL;
+    if (!repo || !*repo)
+        return zk_err_set(err, ZK_EINVAL, "empty repository name");
+    if (mirror_prefix && *mirror_prefix && strncmp(name, mirror_prefix, strlen(mirror_prefix)) == 0 &&
+        name[strlen(mirror_prefix)])
+        name += strlen(mirror_prefix);
+
+    if (zq_is_glob(name)) {
+        rc = zq_glob_to_regex(name, ZQ_ANCHOR_FULL, &body, err);
+        if (rc)
+            goto out;
+        /* Drop the glob's own anchors; they are placed around the prefix group below. */
+        memmove(body, body + 1, strlen(body));
+        body[strlen(body) - 1] = '\0';
+    } else {
+        body = zq_regex_quote(name);
+        if (!body) {
+            rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    buf_init(&b, ZQ_MAX);
+    if (mirror_prefix && *mirror_prefix) {
+        prefix = zq_regex_quote(mirror_prefix);
+        if (!prefix) {
+            rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+            goto out;
+        }
+        rc = buf_printf(&b, "^(%s)?%s$", prefix, body);
+    } else {
+        rc = buf_printf(&b, "^%s$", body);
+    }
+    if (rc) {
+        zk_err_set(err, rc, "repository \"%s\": name too long", repo);
+        goto out;
+    }
+    *out = buf_steal(&b);
+    if (!*out)
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+out:
+    free(body);
+    free(prefix);
+    return rc;
+}
+
+/* Whether the query has more than one token at the top level, i.e. whitespace outside quotes. */
+static int zq_has_several_tokens(const char *q)
+{
+    int quoted = 0;
+
+    for (; *q; q++) {
+        if (*q == '\\' && q[1]) {
+            q++;
+        } else if (*q == '"') {
+            quoted = !quoted;
+        } else if (!quoted && (*q == ' ' || *q == '\t' || *q == '\n')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Finds the last unquoted "case:<value>" token in q and copies its value into out (size n). */
+static int zq_find_case(const char *q, char *out, size_t n)
+{
+    int found = 0, quoted = 0, at_start = 1;
+
+    for (; *q; q++) {
+        if (*q == '"') {
+            quoted = !quoted;
+        } else if (!quoted && at_start && strncmp(q, "case:", 5) == 0) {
+            size_t len = strcspn(q + 5, " \t\n)");
+
+            if (len > 0 && len < n) {
+                memcpy(out, q + 5, len);
+                out[len] = '\0';
+                found = 1;
+            }
+        }
+        at_start = !quoted && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '(' || *q == '-');
+    }
+    return found;
+}
+
+/* Appends " <atom>:(r1|r2...)" (or without the group for one regex). */
+static int zq_put_alternatives(struct buf *b, const char *atom, char **regexes, size_t n)
+{
+    int rc = buf_printf(b, "%s%s:%s", b->len ? " " : "", atom, n > 1 ? "(" : "");
+
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = buf_printf(b, "%s%s", i ? "|" : "", regexes[i]);
+    if (!rc && n > 1)
+        rc = buf_putc(b, ')');
+    return rc;
+}
+
+static void zq_free_list(char **list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
+{
+    char **repos = NULL, **files = NULL, **excl = NULL;
+    char user_case[16];
+    const char *q = s->query ? s->query : "";
+    size_t qlen;
+    int filters, rc = ZK_OK;
+    struct buf b;
+
+    *out = NULL;
+    buf_init(&b, ZQ_MAX);
+    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+        q++;
+    qlen = strlen(q);
+    while (qlen && strchr(" \t\r\n", q[qlen - 1]))
+        qlen--;
+    if (qlen == 0 && s->n_files == 0)
+        return zk_err_set(err, ZK_EINVAL, "nothing to search: give a query, a file glob, or both");
+    if (qlen > 4096)
+        return zk_err_set(err, ZK_EINVAL, "query longer than 4096 bytes");
+
+    repos = calloc(s->n_repos + 1, sizeof(*repos));
+    files = calloc(s->n_files + 1, sizeof(*files));
+    excl = calloc(s->n_exclude_files + 1, sizeof(*excl));
+    if (!repos || !files || !excl) {
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < s->n_repos; i++)
+        if ((rc = zq_repo_regex(s->repos[i], s->mirror_prefix, &repos[i], err)))
+            goto fail_arg;
+    for (size_t i = 0; i < s->n_files; i++)
+        if ((rc = zq_glob_to_regex(s->files[i], ZQ_ANCHOR_PATH, &files[i], err))) {
+            zk_err_prefix(err, "file");
+            goto out;
+        }
+    for (size_t i = 0; i < s->n_exclude_files; i++)
+        if ((rc = zq_glob_to_regex(s->exclude_files[i], ZQ_ANCHOR_PATH, &excl[i], err))) {
+            zk_err_prefix(err, "exclude_file");
+            goto out;
+        }
+
+    filters = s->n_repos || s->n_files || s->n_exclude_files || s->case_sensitive;
+    if (qlen) {
+        char *uq = strndup(q, qlen);
+        int wrap = filters && zq_has_several_tokens(uq);
+
+        if (!uq) {
+            rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+            goto out;
+        }
+        rc = buf_printf(&b, wrap ? "(%s)" : "%s", uq);
+        /* Zoekt applies the outermost case: to everything inside parentheses, so a case: the user
+         * wrote would be overridden by the (implicit) top-level default unless it is repeated there. */
+        if (!rc && wrap && !s->case_sensitive && zq_find_case(uq, user_case, sizeof(user_case)))
+            rc = buf_printf(&b, " case:%s", user_case);
+        free(uq);
+    }
+    if (!rc && s->n_repos)
+        rc = zq_put_alternatives(&b, "repo", repos, s->n_repos);
+    if (!rc && s->n_files)
+        rc = zq_put_alternatives(&b, "file", files, s->n_files);
+    for (size_t i = 0; !rc && i < s->n_exclude_files; i++)
+        rc = buf_printf(&b, " -file:%s", excl[i]);
+    if (!rc && s->case_sensitive)
+        rc = buf_puts(&b, " case:yes");
+    if (rc) {
+        zk_err_set(err, rc, "the query with its filters is longer than %d bytes", ZQ_MAX);
+        goto out;
+    }
+    *out = buf_steal(&b);
+    if (!*out)
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+    goto out;
+
+fail_arg:
+    zk_err_prefix(err, "repo");
+out:
+    buf_free(&b);
+    zq_free_list(repos, s->n_repos);
+    zq_free_list(files, s->n_files);
+    zq_free_list(excl, s->n_exclude_files);
+    return rc;
+}
+
+const char *zq_lint(const char *query)
+{
+    static const struct {
+        const char *token;
+        const char *hint;
+    } bad[] = {
+        {"AND", "Zoekt has no AND operator: terms separated by spaces must all match; \"AND\" was searched as text."},
+        {"and", "Zoekt has no \"and\" operator: terms separated by spaces must all match; \"and\" was searched as text."},
+        {"&&", "Zoekt has no \"&&\" operator: terms separated by spaces must all match."},
+        {"OR", "Zoekt's OR is lower-case \"or\"; upper-case \"OR\" was searched as text."},
+        {"||", "Zoekt's OR is the lower-case word \"or\", not \"||\"."},
+        {"NOT", "Zoekt negates with a leading '-' (e.g. -file:test), not NOT; \"NOT\" was searched as text."},
+    };
+    const char *p = query;
+    int quoted = 0;
+
+    if (!query)
+        return NULL;
+    while (*p) {
+        const char *start;
+        size_t len;
+
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        start = p;
+        while (*p && (quoted || (*p != ' ' && *p != '\t' && *p != '\n'))) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                quoted = !quoted;
+            p++;
+        }
+        len = (size_t)(p - start);
+        for (size_t i = 0; len && i < sizeof(bad) / sizeof(bad[0]); i++)
+            if (strlen(bad[i].token) == len && strncmp(start, bad[i].token, len) == 0)
+                return bad[i].hint;
+    }
+    return NULL;
+}

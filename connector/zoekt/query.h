@@ -1,0 +1,78 @@
+/* query.h: turns the search tool's structured arguments into one Zoekt query string.
+ *
+ * Pure: no I/O. The agent gives a query in Zoekt syntax (or plain text) plus optional filters; this
+ * module adds the filters as Zoekt atoms and returns the final string, which is sent to Zoekt and echoed
+ * back to the agent so it can see exactly what ran. Rules (docs/connector.md has the full table):
+ *
+ *   file globs     -> file:<anchored regex>   several are OR-ed into one regex: file:(a|b)
+ *   exclude globs  -> -file:<anchored regex>  one atom per glob (each one excludes)
+ *   repositories   -> repo:<anchored regex>   several are OR-ed into one regex: repo:(a|b)
+ *   case_sensitive -> case:yes                (default: no atom, i.e. Zoekt's case:auto)
+ *
+ * The user's query is kept intact; when it has several tokens and filters follow, it is wrapped in
+ * parentheses so that a top-level `or` in it cannot swallow the filters. */
+#ifndef ZK_ZOEKT_QUERY_H
+#define ZK_ZOEKT_QUERY_H
+
+#include "err.h"
+
+#include <stddef.h>
+
+/* How a glob is anchored. */
+enum zq_anchor {
+    ZQ_ANCHOR_PATH, /* file paths: with a slash, anchored at the start; without, matches a basename */
+    ZQ_ANCHOR_FULL  /* repository names: always anchored at both ends */
+};
+
+/* Converts a glob to an RE2 regex that Zoekt's query lexer keeps as one token:
+ *   *  -> [^/]*          any run within one path segment
+ *   ** -> .*             across segments; "**" followed by "/" becomes an optional run of whole
+ *                        directories, so "a/" + "**" + "/b" also matches "a/b"
+ *   ?  -> [^/]           one character other than a slash
+ *   [abc] [a-z] [!x]     character classes ([!x] and [^x] negate)
+ *   {a,b}                alternatives -> (a|b)
+ *   \x                   the character x literally
+ * Every other regex metacharacter is escaped; a space, a quote and control characters are written as
+ * \xHH so that Zoekt's lexer does not split or unquote the token. A trailing "/" means "everything
+ * below this directory". With ZQ_ANCHOR_PATH, a glob without "/" matches the last path segment anywhere
+ * ("*.yaml" -> "(^|/)[^/]*\.yaml$"), a glob with "/" matches from the start of the path (a leading "/"
+ * is dropped). Returns ZK_OK with *out a heap string the caller frees, ZK_EINVAL with a message for an
+ * empty glob, an unclosed "[" or "{", a stray "}" or a trailing "\", or ZK_ENOMEM. */
+int zq_glob_to_regex(const char *glob, enum zq_anchor anchor, char **out, struct zk_err *err);
+
+/* Escapes s so that it matches itself literally in RE2 (and stays one Zoekt token). Heap string the
+ * caller frees, or NULL when out of memory. */
+char *zq_regex_quote(const char *s);
+
+/* Whether a repository or file argument is a glob (has *, ?, [ or {) rather than a plain name. */
+int zq_is_glob(const char *s);
+
+/* The regex for one repository argument: a plain name becomes "^(<prefix>)?<name>$" (escaped; without a
+ * mirror prefix "^<name>$"), a glob becomes the same with the glob converted (ZQ_ANCHOR_FULL). A
+ * leading mirror prefix the agent typed itself is accepted too. Heap string in *out. */
+int zq_repo_regex(const char *repo, const char *mirror_prefix, char **out, struct zk_err *err);
+
+struct zq_spec {
+    const char *query;                 /* Zoekt syntax or plain text; may be NULL or empty */
+    const char *const *repos;          /* plain names or globs */
+    size_t n_repos;
+    const char *const *files;          /* include globs */
+    size_t n_files;
+    const char *const *exclude_files;  /* exclude globs */
+    size_t n_exclude_files;
+    int case_sensitive;
+    const char *mirror_prefix;         /* may be NULL */
+};
+
+/* Builds the final Zoekt query. At least a query or a file glob is required. A case: atom the user
+ * wrote inside a parenthesised query is repeated at the top level, because Zoekt applies the outermost
+ * case: setting to everything inside parentheses. Returns ZK_OK with *out (heap, caller frees), or
+ * ZK_EINVAL with a message naming the argument at fault, or ZK_ENOMEM. */
+int zq_build(const struct zq_spec *spec, char **out, struct zk_err *err);
+
+/* Looks for common misreadings of Zoekt syntax in a user query: upper-case AND/OR/NOT and lower-case
+ * "and" (Zoekt has no such operators; they are searched as text), "&&" and "||". Returns a constant
+ * hint for the first one found, or NULL when the query looks fine. */
+const char *zq_lint(const char *query);
+
+#endif

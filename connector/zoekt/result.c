@@ -1,0 +1,739 @@
+/* result.c: see result.h. */
+#include "connector/zoekt/result.h"
+
+#include "buf.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* U+FFFD REPLACEMENT CHARACTER, shown in place of bytes that cannot be printed. */
+#define ZR_REPLACEMENT "\xef\xbf\xbd"
+
+static int zr_b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len)
+{
+    unsigned char *out;
+    size_t o = 0;
+
+    if (len % 4 != 0)
+        return NULL;
+    out = malloc(len / 4 * 3 + 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        int pad = 0;
+
+        for (int k = 0; k < 4; k++) {
+            unsigned char c = (unsigned char)in[i + k];
+
+            if (c == '=' && i + 4 == len && k >= 2) {
+                v[k] = 0;
+                pad++;
+            } else if (pad) {
+                goto bad; /* data after padding */
+            } else if ((v[k] = zr_b64_value(c)) < 0) {
+                goto bad;
+            }
+        }
+        out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+        if (pad < 2)
+            out[o++] = (unsigned char)((v[1] & 0xf) << 4 | v[2] >> 2);
+        if (pad < 1)
+            out[o++] = (unsigned char)((v[2] & 0x3) << 6 | v[3]);
+    }
+    out[o] = '\0';
+    *out_len = o;
+    return out;
+bad:
+    free(out);
+    return NULL;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not valid. */
+static size_t zr_utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need;
+    unsigned int cp;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        need = 2;
+        cp = s[0] & 0x1f;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        need = 3;
+        cp = s[0] & 0x0f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        need = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < need)
+        return 0;
+    for (size_t i = 1; i < need; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    /* Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8. */
+    if ((need == 3 && cp < 0x800) || (need == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return need;
+}
+
+/* Length of the printable character at in (at most n bytes), or 0 when it must be replaced. */
+static size_t zr_printable_len(const unsigned char *in, size_t n)
+{
+    size_t k = zr_utf8_len(in, n);
+
+    if (k == 1 && ((in[0] < 0x20 && in[0] != '\t') || in[0] == 0x7f))
+        return 0;
+    return k;
+}
+
+char *zr_sanitize(const unsigned char *in, size_t len)
+{
+    size_t out_len = 0, o = 0;
+    char *out;
+
+    if (len && in[len - 1] == '\r')
+        len--;
+    /* Two passes, sizing then copying, so that the common all-valid line costs one allocation. */
+    for (size_t i = 0; i < len;) {
+        size_t k = zr_printable_len(in + i, len - i);
+
+        out_len += k ? k : sizeof(ZR_REPLACEMENT) - 1;
+        i += k ? k : 1;
+    }
+    out = malloc(out_len + 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        size_t k = zr_printable_len(in + i, len - i);
+
+        if (k) {
+            memcpy(out + o, in + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(out + o, ZR_REPLACEMENT, sizeof(ZR_REPLACEMENT) - 1);
+            o += sizeof(ZR_REPLACEMENT) - 1;
+            i++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+const char *zr_strip_prefix(const char *name, const char *mirror_prefix)
+{
+    size_t n;
+
+    if (!name || !mirror_prefix || !*mirror_prefix)
+        return name;
+    n = strlen(mirror_prefix);
+    return strncmp(name, mirror_prefix, n) == 0 && name[n] ? name + n : name;
+}
+
+/* Copies a name or other short text from Zoekt, made safe to print like file contents: a file name
+ * with a newline in it must not break the line-oriented output. */
+static char *zr_strdup(const char *s)
+{
+    return s ? zr_sanitize((const unsigned char *)s, strlen(s)) : strdup("");
+}
+
+/* ---- lines ---------------------------------------------------------------------------------------- */
+
+/* A growing array of lines for one file, before sorting and merging. */
+struct zr_lines {
+    struct zr_line *v;
+    size_t n, cap;
+};
+
+static int zr_lines_add(struct zr_lines *l, int number, const unsigned char *text, size_t len, int is_match,
+                        int undecodable)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        struct zr_line *v = realloc(l->v, cap * sizeof(*v));
+
+        if (!v)
+            return ZK_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].text = undecodable ? strdup("") : zr_sanitize(text, len);
+    if (!l->v[l->n].text)
+        return ZK_ENOMEM;
+    l->v[l->n].number = number;
+    l->v[l->n].is_match = is_match;
+    l->v[l->n].undecodable = undecodable;
+    l->n++;
+    return ZK_OK;
+}
+
+static int zr_line_cmp(const void *a, const void *b)
+{
+    const struct zr_line *x = a, *y = b;
+
+    if (x->number != y->number)
+        return x->number < y->number ? -1 : 1;
+    /* Among duplicates the matching one sorts first, so it is the one kept. */
+    return y->is_match - x->is_match;
+}
+
+/* Sorts the lines, keeps one per number (a match wins over context) and hands them to f. */
+static void zr_lines_finish(struct zr_lines *l, struct zr_file *f)
+{
+    size_t keep = 0;
+
+    if (l->n)
+        qsort(l->v, l->n, sizeof(*l->v), zr_line_cmp);
+    for (size_t i = 0; i < l->n; i++) {
+        if (keep && l->v[keep - 1].number == l->v[i].number) {
+            l->v[keep - 1].is_match |= l->v[i].is_match;
+            free(l->v[i].text);
+            continue;
+        }
+        l->v[keep++] = l->v[i];
+    }
+    f->lines = keep ? l->v : NULL;
+    if (!keep)
+        free(l->v);
+    f->n_lines = keep;
+    f->n_match_lines = 0;
+    for (size_t i = 0; i < keep; i++)
+        f->n_match_lines += f->lines[i].is_match ? 1 : 0;
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+static void zr_lines_free(struct zr_lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].text);
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+/* Decodes a base64 member. Returns 1 with *data (heap; caller frees) when it decoded, 0 when the member
+ * is missing, null or empty, -1 when it is present but not valid base64 (or not a string). */
+static int zr_member_b64(const cJSON *obj, const char *key, unsigned char **data, size_t *len)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    *data = NULL;
+    *len = 0;
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return -1;
+    if (!v->valuestring[0])
+        return 0;
+    *data = zr_base64_decode(v->valuestring, strlen(v->valuestring), len);
+    return *data ? 1 : -1;
+}
+
+/* Adds the context lines in text (Before when before is set, else After) around line `at`.
+ * Two encodings exist: older Zoekt sends the lines joined by "\n" with no final newline, newer Zoekt
+ * ends every line with "\n" (then the matching Line ends with one too, which is how terminated is
+ * known). The count of lines is then bounded by the context the request asked for. */
+static int zr_add_context(struct zr_lines *l, const unsigned char *text, size_t len, int at, int before,
+                          int terminated, int ctx)
+{
+    size_t starts[64], lens[64], count = 0, first = 0, pos = 0;
+    int rc = ZK_OK;
+
+    if (len == 0)
+        return ZK_OK;
+    if (terminated && text[len - 1] == '\n')
+        len--;
+    for (;;) {
+        const unsigned char *nl = memchr(text + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - text) : len;
+
+        if (count == 64) {
+            /* More lines than any request may ask for: keep the ones nearest the match. */
+            if (!before)
+                break;
+            memmove(starts, starts + 1, 63 * sizeof(*starts));
+            memmove(lens, lens + 1, 63 * sizeof(*lens));
+            count--;
+        }
+        starts[count] = pos;
+        lens[count] = end - pos;
+        count++;
+        if (!nl)
+            break;
+        pos = end + 1;
+    }
+    if (ctx >= 0) {
+        while (count > (size_t)ctx && lens[count - 1] == 0)
+            count--;
+        if (count > (size_t)ctx) {
+            if (before)
+                first = count - (size_t)ctx;
+            else
+                count = (size_t)ctx;
+        }
+    }
+    if (before && count - first > (size_t)(at > 1 ? at - 1 : 0))
+        first = count - (size_t)(at > 1 ? at - 1 : 0);
+    for (size_t i = first; !rc && i < count; i++) {
+        int number = before ? at - (int)(count - i) : at + 1 + (int)(i - first);
+
+        rc = zr_lines_add(l, number, text + starts[i], lens[i], 0, 0);
+    }
+    return rc;
+}
+
+/* One LineMatch: a matching line with its own context. */
+static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON *lm, int ctx)
+{
+    unsigned char *line = NULL, *before = NULL, *after = NULL;
+    size_t line_len, before_len, after_len;
+    const cJSON *frags = json_arr(lm, "LineFragments");
+    int number = (int)json_int(lm, "LineNumber", 0);
+    int got, terminated, rc = ZK_OK;
+
+    f->n_matches += frags && cJSON_GetArraySize(frags) > 0 ? (size_t)cJSON_GetArraySize(frags) : 1;
+    if (json_bool(lm, "FileName", 0) || number <= 0) {
+        f->name_match = 1;
+        return ZK_OK;
+    }
+    got = zr_member_b64(lm, "Line", &line, &line_len);
+    terminated = got == 1 && line_len && line[line_len - 1] == '\n';
+    if (terminated)
+        line_len--;
+    if (got < 0)
+        f->undecodable = 1;
+    rc = zr_lines_add(l, number, line ? line : (const unsigned char *)"", line_len, 1, got < 0);
+
+    got = zr_member_b64(lm, "Before", &before, &before_len);
+    if (got < 0)
+        f->undecodable = 1;
+    if (!rc && got > 0)
+        rc = zr_add_context(l, before, before_len, number, 1, terminated, ctx);
+    got = zr_member_b64(lm, "After", &after, &after_len);
+    if (got < 0)
+        f->undecodable = 1;
+    if (!rc && got > 0)
+        rc = zr_add_context(l, after, after_len, number, 0, terminated, ctx);
+    free(line);
+    free(before);
+    free(after);
+    return rc;
+}
+
+/* Marks lines first..last (1-based numbers, relative to the chunk's first line `start`) as matching. */
+static void zr_mark(struct zr_lines *l, size_t chunk_first, int start, int first, int last)
+{
+    for (size_t i = chunk_first; i < l->n; i++)
+        if (l->v[i].number >= first && l->v[i].number <= last && l->v[i].number >= start)
+            l->v[i].is_match = 1;
+}
+
+/* One ChunkMatch: whole lines of content, with the matches given as ranges. */
+static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
+{
+    const cJSON *ranges = json_arr(cm, "Ranges"), *r;
+    unsigned char *content = NULL;
+    size_t len = 0, pos = 0, first_index = l->n;
+    int start = (int)json_int(json_obj(cm, "ContentStart"), "LineNumber", 0);
+    int got, number, rc = ZK_OK;
+
+    f->n_matches += ranges && cJSON_GetArraySize(ranges) > 0 ? (size_t)cJSON_GetArraySize(ranges) : 1;
+    if (json_bool(cm, "FileName", 0) || start <= 0) {
+        f->name_match = 1;
+        return ZK_OK;
+    }
+    got = zr_member_b64(cm, "Content", &content, &len);
+    if (got < 0) {
+        /* Without the content only the line numbers of the matches are known. */
+        f->undecodable = 1;
+        cJSON_ArrayForEach(r, ranges) {
+            number = (int)json_int(json_obj(r, "Start"), "LineNumber", 0);
+            if (!rc && number > 0)
+                rc = zr_lines_add(l, number, NULL, 0, 1, 1);
+        }
+        return rc;
+    }
+    if (len && content[len - 1] == '\n')
+        len--;
+    for (number = start; !rc && got > 0; number++) {
+        const unsigned char *nl = memchr(content + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - content) : len;
+
+        rc = zr_lines_add(l, number, content + pos, end - pos, 0, 0);
+        if (!nl)
+            break;
+        pos = end + 1;
+    }
+    cJSON_ArrayForEach(r, ranges) {
+        const cJSON *s = json_obj(r, "Start"), *e = json_obj(r, "End");
+        int first = (int)json_int(s, "LineNumber", 0);
+        int last = (int)json_int(e, "LineNumber", first);
+
+        /* End is exclusive: a range that ends at column 1 stops before that line. */
+        if (last > first && json_int(e, "Column", 0) == 1)
+            last--;
+        if (first > 0)
+            zr_mark(l, first_index, start, first, last);
+    }
+    free(content);
+    return rc;
+}
+
+static void zr_file_free(struct zr_file *f)
+{
+    free(f->repo);
+    free(f->path);
+    free(f->version);
+    free(f->language);
+    for (size_t i = 0; i < f->n_branches; i++)
+        free(f->branches[i]);
+    free(f->branches);
+    for (size_t i = 0; i < f->n_lines; i++)
+        free(f->lines[i].text);
+    free(f->lines);
+}
+
+static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_file *f, struct zk_err *err)
+{
+    const cJSON *branches = json_arr(fm, "Branches"), *lms = json_arr(fm, "LineMatches"),
+                *cms = json_arr(fm, "ChunkMatches"), *it;
+    const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", ""));
+    struct zr_lines lines = {0};
+    int rc = ZK_OK;
+
+    memset(f, 0, sizeof(*f));
+    if (!cJSON_IsObject(fm))
+        return zk_err_set(err, ZK_EPARSE, "a file match is not a JSON object");
+    f->repo = zr_strdup(zr_strip_prefix(repo, o->mirror_prefix));
+    f->path = zr_strdup(json_str(fm, "FileName", ""));
+    f->version = zr_strdup(json_str(fm, "Version", ""));
+    f->language = zr_strdup(json_str(fm, "Language", ""));
+    if (!f->repo || !f->path || !f->version || !f->language)
+        goto nomem;
+    if (branches && cJSON_GetArraySize(branches) > 0) {
+        f->branches = calloc((size_t)cJSON_GetArraySize(branches), sizeof(*f->branches));
+        if (!f->branches)
+            goto nomem;
+        cJSON_ArrayForEach(it, branches) {
+            if (!cJSON_IsString(it))
+                continue;
+            if (!(f->branches[f->n_branches] = zr_strdup(it->valuestring)))
+                goto nomem;
+            f->n_branches++;
+        }
+    }
+    cJSON_ArrayForEach(it, lms) {
+        if (cJSON_IsObject(it) && (rc = zr_add_line_match(&lines, f, it, o->context_lines)))
+            goto nomem;
+    }
+    cJSON_ArrayForEach(it, cms) {
+        if (cJSON_IsObject(it) && (rc = zr_add_chunk(&lines, f, it)))
+            goto nomem;
+    }
+    zr_lines_finish(&lines, f);
+    return ZK_OK;
+nomem:
+    zr_lines_free(&lines);
+    zr_file_free(f);
+    memset(f, 0, sizeof(*f));
+    return zk_err_set(err, ZK_ENOMEM, "out of memory parsing a file match");
+}
+
+/* Describes a body that is not what was expected, quoting its start so the cause is visible. */
+static int zr_bad_body(const char *body, size_t len, const char *what, struct zk_err *err)
+{
+    char start[120];
+
+    zr_error_text(body, len, start, sizeof(start));
+    return zk_err_set(err, ZK_EPARSE, "%s (%zu bytes, starting \"%s\")", what, len, start);
+}
+
+int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
+                    struct zk_err *err)
+{
+    static const struct zr_opts defaults = {NULL, -1};
+    const cJSON *res, *files, *fm;
+    cJSON *root;
+    int rc = ZK_OK;
+
+    memset(out, 0, sizeof(*out));
+    if (!o)
+        o = &defaults;
+    root = json_parse(body, len);
+    if (!root)
+        return zr_bad_body(body, len, "the search answer is not valid JSON (truncated or not from Zoekt)", err);
+    res = json_obj(root, "Result");
+    if (!res && cJSON_IsObject(root) && (cJSON_HasObjectItem(root, "Files") || cJSON_HasObjectItem(root, "FileCount")))
+        res = root; /* a bare SearchResult, as /healthz sends it */
+    if (!res) {
+        rc = zr_bad_body(body, len, "the search answer has no \"Result\" object", err);
+        goto out;
+    }
+    out->stats.file_count = json_int(res, "FileCount", 0);
+    out->stats.match_count = json_int(res, "MatchCount", 0);
+    out->stats.files_skipped = json_int(res, "FilesSkipped", 0);
+    out->stats.shards_skipped = json_int(res, "ShardsSkipped", 0);
+    out->stats.crashes = json_int(res, "Crashes", 0);
+    out->stats.flush_reason = json_int(res, "FlushReason", 0);
+    out->stats.duration_ns = json_int(res, "Duration", 0);
+
+    files = json_arr(res, "Files");
+    if (!files)
+        files = json_arr(res, "FileMatches");
+    if (!files) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, "Files");
+
+        if (v && !cJSON_IsNull(v)) {
+            rc = zr_bad_body(body, len, "the search answer's \"Files\" is neither an array nor null", err);
+            goto out;
+        }
+        goto out; /* null or omitted: no files */
+    }
+    if (cJSON_GetArraySize(files) > 0) {
+        out->files = calloc((size_t)cJSON_GetArraySize(files), sizeof(*out->files));
+        if (!out->files) {
+            rc = zk_err_set(err, ZK_ENOMEM, "out of memory parsing the search answer");
+            goto out;
+        }
+    }
+    cJSON_ArrayForEach(fm, files) {
+        if (!cJSON_IsObject(fm)) {
+            rc = zr_bad_body(body, len, "the search answer has a file entry that is not an object", err);
+            goto out;
+        }
+        rc = zr_parse_file(fm, o, &out->files[out->n_files], err);
+        if (rc)
+            goto out;
+        if (json_arr(fm, "ChunkMatches"))
+            out->chunk_matches = 1;
+        out->n_files++;
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+void zr_search_free(struct zr_search *s)
+{
+    for (size_t i = 0; i < s->n_files; i++)
+        zr_file_free(&s->files[i]);
+    free(s->files);
+    memset(s, 0, sizeof(*s));
+}
+
+/* ---- /api/list ------------------------------------------------------------------------------------ */
+
+int zr_parse_time(const char *s, long long *out)
+{
+    struct tm tm;
+    const char *p;
+    long long t;
+    int off = 0;
+
+    memset(&tm, 0, sizeof(tm));
+    if (!s || !(p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+        return -1;
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return -1;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if ((*p == '+' || *p == '-') && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' && p[2] <= '9' &&
+               p[3] == ':' && p[4] >= '0' && p[4] <= '9' && p[5] >= '0' && p[5] <= '9') {
+        off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+        if (*p == '-')
+            off = -off;
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p)
+        return -1;
+    t = (long long)timegm(&tm);
+    *out = t - off;
+    return 0;
+}
+
+void zr_format_time(long long t, char *out, size_t n)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+
+    if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, n, "%s", "");
+}
+
+static void zr_repo_free(struct zr_repo *r)
+{
+    free(r->name);
+    for (size_t i = 0; i < r->n_branches; i++) {
+        free(r->branches[i].name);
+        free(r->branches[i].version);
+    }
+    free(r->branches);
+    free(r->latest_commit);
+    free(r->zoekt_version);
+}
+
+static int zr_parse_branches(const cJSON *arr, struct zr_repo *r)
+{
+    const cJSON *b;
+
+    if (!arr || cJSON_GetArraySize(arr) == 0)
+        return ZK_OK;
+    r->branches = calloc((size_t)cJSON_GetArraySize(arr), sizeof(*r->branches));
+    if (!r->branches)
+        return ZK_ENOMEM;
+    cJSON_ArrayForEach(b, arr) {
+        if (!cJSON_IsObject(b))
+            continue;
+        r->branches[r->n_branches].name = zr_strdup(json_str(b, "Name", ""));
+        r->branches[r->n_branches].version = zr_strdup(json_str(b, "Version", ""));
+        r->n_branches++;
+        if (!r->branches[r->n_branches - 1].name || !r->branches[r->n_branches - 1].version)
+            return ZK_ENOMEM;
+    }
+    return ZK_OK;
+}
+
+static int zr_repo_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct zr_repo *)a)->name, ((const struct zr_repo *)b)->name);
+}
+
+int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err)
+{
+    static const struct zr_opts defaults = {NULL, -1};
+    const cJSON *list, *repos, *map, *e;
+    cJSON *root;
+    size_t cap;
+    long long shard_sum = 0;
+    int rc = ZK_OK;
+
+    memset(out, 0, sizeof(*out));
+    if (!o)
+        o = &defaults;
+    root = json_parse(body, len);
+    if (!root)
+        return zr_bad_body(body, len, "the repository list is not valid JSON (truncated or not from Zoekt)", err);
+    list = json_obj(root, "List");
+    if (!list) {
+        rc = zr_bad_body(body, len, "the repository list has no \"List\" object", err);
+        goto out;
+    }
+    repos = json_arr(list, "Repos");
+    map = json_obj(list, "ReposMap");
+    cap = (size_t)(repos ? cJSON_GetArraySize(repos) : 0) + (size_t)(map ? cJSON_GetArraySize(map) : 0);
+    if (cap) {
+        out->repos = calloc(cap, sizeof(*out->repos));
+        if (!out->repos)
+            goto nomem;
+    }
+    cJSON_ArrayForEach(e, repos) {
+        const cJSON *repo = json_obj(e, "Repository"), *meta = json_obj(e, "IndexMetadata"),
+                    *stats = json_obj(e, "Stats");
+        struct zr_repo *r = &out->repos[out->n_repos];
+
+        if (!repo)
+            continue;
+        out->n_repos++;
+        r->name = zr_strdup(zr_strip_prefix(json_str(repo, "Name", ""), o->mirror_prefix));
+        r->latest_commit = zr_strdup(json_str(repo, "LatestCommitDate", ""));
+        r->zoekt_version = zr_strdup(json_str(meta, "ZoektVersion", ""));
+        if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(repo, "Branches"), r))
+            goto nomem;
+        if (zr_parse_time(json_str(meta, "IndexTime", ""), &r->index_time))
+            r->index_time = 0;
+        r->shards = json_int(stats, "Shards", 0);
+        r->documents = json_int(stats, "Documents", 0);
+        r->content_bytes = json_int(stats, "ContentBytes", 0);
+        shard_sum += r->shards;
+    }
+    cJSON_ArrayForEach(e, map) {
+        struct zr_repo *r = &out->repos[out->n_repos];
+        char name[64];
+
+        if (!cJSON_IsObject(e))
+            continue;
+        out->n_repos++;
+        snprintf(name, sizeof(name), "#%s", e->string ? e->string : "?");
+        r->name = strdup(name);
+        r->latest_commit = strdup("");
+        r->zoekt_version = strdup("");
+        if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(e, "Branches"), r))
+            goto nomem;
+        r->index_time = json_int(e, "IndexTimeUnix", 0);
+    }
+    if (out->n_repos > 1)
+        qsort(out->repos, out->n_repos, sizeof(*out->repos), zr_repo_cmp);
+    out->shards = json_int(json_obj(list, "Stats"), "Shards", 0);
+    if (out->shards == 0)
+        out->shards = shard_sum;
+    out->crashes = json_int(list, "Crashes", 0);
+    goto out;
+nomem:
+    rc = zk_err_set(err, ZK_ENOMEM, "out of memory parsing the repository list");
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+void zr_list_free(struct zr_list *l)
+{
+    for (size_t i = 0; i < l->n_repos; i++)
+        zr_repo_free(&l->repos[i]);
+    free(l->repos);
+    memset(l, 0, sizeof(*l));
+}
+
+void zr_error_text(const char *body, size_t len, char *out, size_t n)
+{
+    cJSON *root = json_parse(body, len);
+    const char *msg = json_str(root, "Error", NULL);
+    size_t i, o = 0;
+
+    if (msg) {
+        snprintf(out, n, "%s", msg);
+        cJSON_Delete(root);
+        return;
+    }
+    cJSON_Delete(root);
+    /* Not Zoekt's error object: show the start of the body, printable ASCII only. */
+    for (i = 0; i < len && o + 1 < n; i++) {
+        unsigned char c = (unsigned char)body[i];
+
+        out[o++] = c >= 0x20 && c < 0x7f ? (char)c : ' ';
+    }
+    if (n)
+        out[o] = '\0';
+}

@@ -1,0 +1,119 @@
+/* result.h: Zoekt's /api/search and /api/list answers, parsed into plain structs.
+ *
+ * Pure: no I/O. Zoekt's JSON changed over time (see docs/connector.md): results come as LineMatches
+ * (each with base64 Before/After context) or ChunkMatches (base64 Content with byte Ranges); optional
+ * fields may be present, null or omitted; the file list may be "Files" or "FileMatches", an array or
+ * null; the repository list may be "Repos" entries or a "ReposMap" keyed by repository ID. This module
+ * turns all of them into one shape: per file, a sorted list of unique lines, each marked as a matching
+ * line or a context line, with text decoded from base64 and made safe to print (valid UTF-8, no control
+ * characters). Text that cannot be decoded is flagged, never printed as garbage. */
+#ifndef ZK_ZOEKT_RESULT_H
+#define ZK_ZOEKT_RESULT_H
+
+#include "err.h"
+
+#include <stddef.h>
+
+struct zr_opts {
+    const char *mirror_prefix; /* stripped from the front of repository names; NULL: none */
+    int context_lines;         /* NumContextLines the request asked for; -1 when unknown */
+};
+
+struct zr_line {
+    int number;      /* 1-based line number in the file */
+    char *text;      /* decoded and sanitised, without the newline; NUL-terminated; never NULL */
+    int is_match;    /* 1: a matching line; 0: context */
+    int undecodable; /* 1: Zoekt's base64 could not be decoded; text is "" */
+};
+
+struct zr_file {
+    char *repo;     /* repository name, mirror prefix stripped */
+    char *path;     /* path within the repository */
+    char *version;  /* the indexed commit, or "" */
+    char *language; /* or "" */
+    char **branches;
+    size_t n_branches;
+    struct zr_line *lines; /* sorted by number, each number once; NULL when n_lines is 0 */
+    size_t n_lines;
+    size_t n_match_lines;  /* lines with is_match */
+    size_t n_matches;      /* match ranges (ChunkMatches) or fragments (LineMatches), name matches included */
+    int name_match;        /* the file's name matched the query */
+    int undecodable;       /* some of its text could not be decoded */
+};
+
+/* The Stats Zoekt embeds in every search result: they tell why a search stopped. */
+struct zr_stats {
+    long long file_count;     /* files that matched (before display truncation) */
+    long long match_count;    /* matches found */
+    long long files_skipped;  /* files not searched because a match limit was reached */
+    long long shards_skipped; /* shards not searched because a limit was reached */
+    long long crashes;        /* shards that failed, or were still loading */
+    long long flush_reason;   /* 1 timer_expired, 2 final_flush, 4 max_size_reached; 0 on /api/search */
+    long long duration_ns;
+};
+
+struct zr_search {
+    struct zr_file *files;
+    size_t n_files;
+    struct zr_stats stats;
+    int chunk_matches; /* 1 when at least one file came as ChunkMatches */
+};
+
+struct zr_branch {
+    char *name;
+    char *version;
+};
+
+struct zr_repo {
+    char *name; /* mirror prefix stripped; "#<id>" for ReposMap entries, which carry no name */
+    struct zr_branch *branches;
+    size_t n_branches;
+    long long index_time;  /* seconds since the epoch; 0 when unknown */
+    char *latest_commit;   /* LatestCommitDate as Zoekt sent it, or "" */
+    char *zoekt_version;   /* IndexMetadata.ZoektVersion, or "" */
+    long long shards;
+    long long documents;
+    long long content_bytes;
+};
+
+struct zr_list {
+    struct zr_repo *repos; /* sorted by name */
+    size_t n_repos;
+    long long shards;      /* List.Stats.Shards, or the sum over the repositories */
+    long long crashes;
+};
+
+/* Parses a /api/search body ({"Result":{...}}, or a bare SearchResult as /healthz sends). Returns ZK_OK
+ * with *out filled (caller frees with zr_search_free, also after a failure), or ZK_EPARSE when the body
+ * is not JSON or not a search result (the message quotes the start of the body), or ZK_ENOMEM. */
+int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
+                    struct zk_err *err);
+void zr_search_free(struct zr_search *s);
+
+/* Parses a /api/list body ({"List":{...}}). Same contract as zr_parse_search; free with zr_list_free. */
+int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err);
+void zr_list_free(struct zr_list *l);
+
+/* Copies Zoekt's {"Error":"..."} text into out (size n, always NUL-terminated). When the body is not
+ * such an object, copies its first bytes instead, made printable. */
+void zr_error_text(const char *body, size_t len, char *out, size_t n);
+
+/* Decodes standard base64 (with padding, no whitespace) into a heap buffer of *out_len bytes plus a
+ * NUL. Returns NULL for invalid input or when out of memory. */
+unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len);
+
+/* Makes bytes safe to print: invalid UTF-8 and control characters other than tab become U+FFFD, a
+ * trailing carriage return is dropped. Returns a heap string, or NULL when out of memory. */
+char *zr_sanitize(const unsigned char *in, size_t len);
+
+/* Parses an RFC 3339 time ("2026-11-30T00:05:35.52975705Z", "...+02:00") into seconds since the epoch.
+ * Returns 0 on success, -1 when the text is not such a time. */
+int zr_parse_time(const char *s, long long *out);
+
+/* Writes t as "2026-11-30T00:05:35Z" into out (at least 21 bytes). */
+void zr_format_time(long long t, char *out, size_t n);
+
+/* Returns name without the mirror prefix when it starts with it (and has more after it). */
+const char *zr_strip_prefix(const char *name, const char *mirror_prefix);
+
+#endif

@@ -1,0 +1,468 @@
+/* Unit tests for connector/format: byte-exact text for recorded answers, and the rules that keep the
+ * output useful under limits: per-file cap, line cut, output budget (files named before lines), and a
+ * header that says why the list is incomplete. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connector/format.h"
+
+static char *read_fixture(const char *name, size_t *len)
+{
+    const char *root = getenv("ZK_ROOT");
+    char path[1024];
+    FILE *f;
+    char *data;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/tests/fixtures/zoekt/%s", root ? root : ".", name);
+    f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    data = malloc((size_t)n + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    data[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+static void parse(const char *fixture, int ctx, struct zr_search *s)
+{
+    struct zr_opts o = {NULL, ctx};
+    struct zk_err err = {0};
+    size_t len;
+    char *body = read_fixture(fixture, &len);
+
+    if (zr_parse_search(body, len, &o, s, &err))
+        fail_msg("%s: %s", fixture, err.msg);
+    free(body);
+}
+
+/* Formats r and returns the text (caller frees); *json gets the structured content. */
+static char *format(const struct zr_search *r, const char *query, int max_files, size_t budget, long long wall_ns,
+                    cJSON **json)
+{
+    struct fmt_search_opts o = {query, max_files, budget, wall_ns, NULL};
+    struct zk_err err = {0};
+    struct buf text;
+
+    buf_init(&text, budget + 1);
+    if (fmt_search(r, &o, &text, json, &err))
+        fail_msg("fmt_search: %s", err.msg);
+    if (text.len > budget)
+        fail_msg("text of %zu bytes exceeds the budget of %zu", text.len, budget);
+    return buf_steal(&text);
+}
+
+static void test_chunks_all_shown(void **state)
+{
+    static const char want[] =
+        "Query: needle\n"
+        "6 files, 13 matches. All shown.\n"
+        "\n"
+        "alpha/README.md @0226d547\n"
+        "  1: # alpha\n"
+        "  2:\n"
+        "> 3: A small C project. Say hello to the needle.\n"
+        "\n"
+        "alpha/src/util.c @0226d547\n"
+        "  10: }\n"
+        "  11:\n"
+        "> 12: /* needle_count counts occurrences of a needle character. */\n"
+        "> 13: int needle_count(const char *haystack, char needle) {\n"
+        "  14:     int n = 0;\n"
+        "  15:     for (; *haystack; haystack++) {\n"
+        "> 16:         if (*haystack == needle) n++;\n"
+        "  17:     }\n"
+        "  18:     return n;\n"
+        "\n"
+        "alpha/include/util.h @0226d547\n"
+        "  3:\n"
+        "  4: int parse_number(const char *s);\n"
+        "> 5: int needle_count(const char *haystack, char needle);\n"
+        "  6:\n"
+        "  7: #endif\n"
+        "\n"
+        "gamma/config/app.yaml @5ea941e9\n"
+        "  5:   port: 8080\n"
+        "  6: search:\n"
+        "> 7:   needle: zoekt\n"
+        "  8:   max_results: 50\n"
+        "  9:   timeout_ms: 1500\n"
+        "\n"
+        "gamma/deploy/k8s.yaml @5ea941e9\n"
+        "  12:         - name: gamma\n"
+        "  13:           image: example.com/gamma:1.0.0\n"
+        "> 14:           args: [\"--needle\", \"haystack\"]\n"
+        "\n"
+        "beta/server/handler.go @be320038\n"
+        "  13: }\n"
+        "  14:\n"
+        "> 15: // HandleSearch finds the needle in a fixed haystack.\n"
+        "  16: func HandleSearch(w http.ResponseWriter, r *http.Request) {\n"
+        "> 17: \tneedle := r.URL.Query().Get(\"q\")\n"
+        "  18: \thaystack := []string{\"alpha\", \"beta\", \"gamma\"}\n"
+        "  19: \tvar results []Result\n"
+        "  20: \tfor i, h := range haystack {\n"
+        "> 21: \t\tif strings.Contains(h, needle) {\n"
+        "  22: \t\t\tresults = append(results, Result{Name: h, Score: i})\n"
+        "  23: \t\t}\n";
+    struct zr_search s;
+    cJSON *json, *util;
+    char *text;
+
+    (void)state;
+    parse("04_context2_chunks_true.response.json", 2, &s);
+    text = format(&s, "needle", 30, 16384, 0, &json);
+    assert_string_equal(text, want);
+
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(json, "complete")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "truncation")), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 6);
+    util = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 1);
+    assert_string_equal(cJSON_GetObjectItem(util, "path")->valuestring, "src/util.c");
+    assert_string_equal(cJSON_GetObjectItem(util, "version")->valuestring, "0226d547cbd2be5f96c987829617482bb8da4d96");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(util, "matches")), 3);
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(util, "matches"), 2)->child->valueint, 16);
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_max_files(void **state)
+{
+    static const char want[] =
+        "Query: needle\n"
+        "Showing 2 of 6 files (10 matches). Incomplete: more files matched than max_files=2.\n"
+        "To narrow: add repo, file or exclude_file, or make the query more specific; or raise max_files / "
+        "max_bytes.\n"
+        "\n"
+        "alpha/README.md @0226d547\n"
+        "  1: # alpha\n"
+        "  2:\n"
+        "> 3: A small C project. Say hello to the needle.\n"
+        "\n"
+        "gamma/config/app.yaml @5ea941e9\n"
+        "  5:   port: 8080\n"
+        "  6: search:\n"
+        "> 7:   needle: zoekt\n"
+        "  8:   max_results: 50\n"
+        "  9:   timeout_ms: 1500\n";
+    struct zr_search s;
+    cJSON *json;
+    char *text;
+
+    (void)state;
+    parse("05_context2_chunks_false.response.json", 2, &s);
+    text = format(&s, "needle", 2, 16384, 0, &json);
+    assert_string_equal(text, want);
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(json, "complete")));
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring, "max_files");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_name_match_and_none(void **state)
+{
+    struct zr_search s;
+    cJSON *json;
+    char *text;
+
+    (void)state;
+    parse("15_file_only_query.response.json", -1, &s);
+    text = format(&s, "file:\\.yaml$", 30, 16384, 0, &json);
+    assert_string_equal(text, "Query: file:\\.yaml$\n"
+                              "2 files, 2 matches. All shown.\n"
+                              "\n"
+                              "gamma/config/app.yaml @5ea941e9 (file name matches)\n"
+                              "\n"
+                              "gamma/deploy/k8s.yaml @5ea941e9 (file name matches)\n");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+
+    parse("06_no_results.response.json", -1, &s);
+    text = format(&s, "nothing", 30, 16384, 0, &json);
+    assert_string_equal(text, "Query: nothing\nNo matches.\n");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 0);
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+/* A synthetic result: n_files files of one repository, each with n_lines matching lines of width bytes. */
+static void synth(struct zr_search *s, size_t n_files, size_t n_lines, size_t width)
+{
+    memset(s, 0, sizeof(*s));
+    s->files = calloc(n_files, sizeof(*s->files));
+    assert_non_null(s->files);
+    s->n_files = n_files;
+    s->stats.file_count = (long long)n_files;
+    s->stats.match_count = (long long)(n_files * n_lines);
+    for (size_t i = 0; i < n_files; i++) {
+        struct zr_file *f = &s->files[i];
+        char path[64];
+
+        snprintf(path, sizeof(path), "dir/file%03zu.c", i);
+        f->repo = strdup("repo");
+        f->path = strdup(path);
+        f->version = strdup("abcdef0123456789");
+        f->language = strdup("C");
+        f->lines = calloc(n_lines, sizeof(*f->lines));
+        f->n_lines = f->n_match_lines = f->n_matches = n_lines;
+        for (size_t j = 0; j < n_lines; j++) {
+            f->lines[j].number = (int)(j * 3 + 1); /* never adjacent: "--" between all */
+            f->lines[j].is_match = 1;
+            f->lines[j].text = malloc(width + 1);
+            memset(f->lines[j].text, 'x', width);
+            f->lines[j].text[width] = '\0';
+        }
+    }
+}
+
+static void test_per_file_cap(void **state)
+{
+    struct zr_search s;
+    cJSON *json;
+    char *text;
+
+    (void)state;
+    synth(&s, 1, 15, 3);
+    text = format(&s, "x", 30, 16384, 0, &json);
+    assert_string_equal(text, "Query: x\n"
+                              "Showing 1 of 1 files (15 matches). Incomplete: 1 file had more than 10 matching "
+                              "lines (the rest are counted, not shown).\n"
+                              "To narrow: add repo, file or exclude_file, or make the query more specific.\n"
+                              "\n"
+                              "repo/dir/file000.c @abcdef01\n"
+                              "> 1: xxx\n--\n> 4: xxx\n--\n> 7: xxx\n--\n> 10: xxx\n--\n> 13: xxx\n--\n"
+                              "> 16: xxx\n--\n> 19: xxx\n--\n> 22: xxx\n--\n> 25: xxx\n--\n> 28: xxx\n"
+                              "(+5 more matching lines in this file)\n");
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring,
+                        "per_file_cap");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_long_lines_cut(void **state)
+{
+    struct zr_search s;
+    cJSON *json;
+    char *text, *line, want[400];
+
+    (void)state;
+    synth(&s, 1, 1, 400);
+    /* Put a 3-byte character across the cut point: the cut must not split it. */
+    memcpy(s.files[0].lines[0].text + 299, "\xe2\x82\xac", 3);
+    text = format(&s, "x", 30, 16384, 0, &json);
+    line = strstr(text, "> 1: ");
+    assert_non_null(line);
+    memset(want, 'x', 299);
+    strcpy(want + 299, "\xe2\x80\xa6\n");
+    assert_string_equal(line + 5, want);
+    {
+        cJSON *file = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0);
+        cJSON *match = cJSON_GetArrayItem(cJSON_GetObjectItem(file, "matches"), 0);
+
+        assert_int_equal(strlen(cJSON_GetObjectItem(match, "text")->valuestring), 299 + 3);
+    }
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_budget_names_every_file(void **state)
+{
+    struct zr_search s;
+    cJSON *json;
+    char *text, name[64];
+
+    (void)state;
+    synth(&s, 30, 12, 200);
+    text = format(&s, "x", 30, 4096, 0, &json);
+    for (size_t i = 0; i < 30; i++) {
+        snprintf(name, sizeof(name), "repo/dir/file%03zu.c @abcdef01\n", i);
+        if (!strstr(text, name))
+            fail_msg("file %zu is not named:\n%s", i, text);
+    }
+    assert_non_null(strstr(text, "the output budget of 4096 bytes cut "));
+    assert_non_null(strstr(text, "files named without lines"));
+    assert_non_null(strstr(text, "> 1: xxx")); /* some lines were still shown */
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 30);
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_budget_drops_files_last(void **state)
+{
+    struct zr_search s;
+    cJSON *json;
+    char *text;
+
+    (void)state;
+    synth(&s, 200, 1, 10);
+    text = format(&s, "x", 200, 2048, 0, &json);
+    assert_non_null(strstr(text, "more files not listed: output budget)"));
+    assert_non_null(strstr(text, "and left out "));
+    assert_non_null(strstr(text, "repo/dir/file000.c"));
+    assert_null(strstr(text, "repo/dir/file199.c"));
+    /* Structured content still names every returned file. */
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 200);
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_stop_reasons(void **state)
+{
+    struct zr_search s;
+    cJSON *json, *reasons;
+    char *text;
+
+    (void)state;
+    synth(&s, 2, 1, 5);
+    s.stats.duration_ns = 9000000000LL;
+    s.stats.shards_skipped = 3;
+    s.stats.crashes = 1;
+    s.stats.file_count = 40;
+    text = format(&s, "x", 2, 16384, 9000000000LL, &json);
+    assert_non_null(strstr(text, "Showing 2 of 40+ files (2+ matches). Incomplete: more files matched than "
+                                 "max_files=2; Zoekt's time limit ended the search; Zoekt stopped at its match "
+                                 "limit (3 shards, 0 files skipped); 1 index shard failed or was still loading.\n"));
+    reasons = cJSON_GetObjectItem(json, "truncation");
+    assert_int_equal(cJSON_GetArraySize(reasons), 4);
+    assert_string_equal(cJSON_GetArrayItem(reasons, 3)->valuestring, "shard_errors");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_undecodable_and_note(void **state)
+{
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know"};
+    struct zk_err err = {0};
+    struct zr_search s;
+    struct buf text;
+    cJSON *json;
+
+    (void)state;
+    synth(&s, 1, 1, 1);
+    s.files[0].lines[0].undecodable = 1;
+    s.files[0].undecodable = 1;
+    buf_init(&text, 16385);
+    assert_int_equal(fmt_search(&s, &o, &text, &json, &err), ZK_OK);
+    assert_string_equal(text.data, "Query: q\n1 file, 1 match. All shown.\nNote: something to know\n\n"
+                                   "repo/dir/file000.c @abcdef01 (some text could not be decoded)\n"
+                                   "> 1: [not decodable]\n");
+    assert_string_equal(cJSON_GetObjectItem(json, "note")->valuestring, "something to know");
+    buf_free(&text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+static void test_repos_and_filter(void **state)
+{
+    struct zk_err err = {0};
+    struct zr_list l;
+    struct buf text;
+    cJSON *json;
+    size_t len;
+    char *body = read_fixture("07_list_all.response.json", &len);
+
+    (void)state;
+    assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
+    buf_init(&text, 65536);
+    assert_int_equal(fmt_repos(&l, "ET", 1, &text, &json, &err), ZK_OK);
+    assert_string_equal(text.data, "1 of 3 repositories match \"ET\".\n"
+                                   "beta  HEAD@be320038  indexed 2026-11-30T00:05:35Z\n");
+    cJSON_Delete(json);
+    buf_reset(&text);
+    assert_int_equal(fmt_repos(&l, NULL, 2, &text, &json, &err), ZK_OK);
+    assert_string_equal(text.data, "3 repositories indexed (list cut at limit; use filter to narrow).\n"
+                                   "alpha  HEAD@0226d547  indexed 2026-11-30T00:05:35Z\n"
+                                   "beta  HEAD@be320038  indexed 2026-11-30T00:05:35Z\n");
+    assert_int_equal(cJSON_GetObjectItem(json, "shown")->valueint, 2);
+    cJSON_Delete(json);
+    buf_free(&text);
+    zr_list_free(&l);
+    free(body);
+
+    assert_true(fmt_name_matches("org/api-server", "API"));
+    assert_true(fmt_name_matches("org/api-server", "org/api-*"));
+    assert_false(fmt_name_matches("org/web", "org/api-*"));
+    assert_true(fmt_name_matches("x", ""));
+}
+
+/* Mutated Zoekt answers (bytes replaced by JSON-significant characters, deterministic) either parse or
+ * fail with ZK_EPARSE, and whatever parses formats within the budget: nothing crashes or leaks. */
+static void test_mutated_answers_never_crash(void **state)
+{
+    static const char *const fixtures[] = {"04_context2_chunks_true.response.json",
+                                           "05_context2_chunks_false.response.json",
+                                           "upstream_search_linematches.json"};
+    static const char alphabet[] = "{}[]\",:0123456789-.eEtrufalsn \\/=A+\xc3\xff";
+    unsigned long seed = 12345;
+    int parsed = 0;
+
+    (void)state;
+    for (size_t f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
+        size_t len;
+        char *orig = read_fixture(fixtures[f], &len);
+
+        for (int round = 0; round < 400; round++) {
+            char *body = malloc(len + 1);
+            struct zk_err err = {0};
+            struct zr_opts o = {NULL, 2};
+            struct zr_search s;
+            int rc;
+
+            memcpy(body, orig, len + 1);
+            for (int k = 0; k < 1 + round % 4; k++) {
+                seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+                body[(seed >> 33) % len] = alphabet[(seed >> 13) % (sizeof(alphabet) - 1)];
+            }
+            rc = zr_parse_search(body, len, &o, &s, &err);
+            if (rc != ZK_OK && rc != ZK_EPARSE)
+                fail_msg("%s round %d: rc %d", fixtures[f], round, rc);
+            if (rc == ZK_OK) {
+                cJSON *json = NULL;
+                char *text = format(&s, "q", 3, 2048, 0, &json);
+
+                parsed++;
+                free(text);
+                cJSON_Delete(json);
+            }
+            zr_search_free(&s);
+            free(body);
+        }
+        free(orig);
+    }
+    /* Most single-byte changes in base64 or numbers keep the JSON valid: both paths ran. */
+    assert_true(parsed > 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chunks_all_shown),       cmocka_unit_test(test_max_files),
+        cmocka_unit_test(test_name_match_and_none),    cmocka_unit_test(test_per_file_cap),
+        cmocka_unit_test(test_long_lines_cut),         cmocka_unit_test(test_budget_names_every_file),
+        cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_stop_reasons),
+        cmocka_unit_test(test_undecodable_and_note),   cmocka_unit_test(test_repos_and_filter),
+        cmocka_unit_test(test_mutated_answers_never_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/* Unit tests for connector/zoekt/query: globs become anchored RE2 regexes, filters become Zoekt atoms,
+ * and bad input gets a clear error instead of a query Zoekt would reject or misread. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connector/zoekt/query.h"
+
+struct glob_case {
+    const char *glob;
+    enum zq_anchor anchor;
+    const char *regex;
+};
+
+static void test_glob_table(void **state)
+{
+    static const struct glob_case cases[] = {
+        {"*.yaml", ZQ_ANCHOR_PATH, "(^|/)[^/]*\\.yaml$"},
+        {"**/*.go", ZQ_ANCHOR_PATH, "^(.*/)?[^/]*\\.go$"},
+        {"src/**/*.c", ZQ_ANCHOR_PATH, "^src/(.*/)?[^/]*\\.c$"},
+        {"src/**", ZQ_ANCHOR_PATH, "^src/.*$"},
+        {"a?b", ZQ_ANCHOR_PATH, "(^|/)a[^/]b$"},
+        {"*.[ch]", ZQ_ANCHOR_PATH, "(^|/)[^/]*\\.[ch]$"},
+        {"[!_]*.go", ZQ_ANCHOR_PATH, "(^|/)[^_][^/]*\\.go$"},
+        {"[]x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]x]\\.c$"},
+        {"Makefile", ZQ_ANCHOR_PATH, "(^|/)Makefile$"},
+        {"a.b+c(d)|e^f$g", ZQ_ANCHOR_PATH, "(^|/)a\\.b\\+c\\(d\\)\\|e\\^f\\$g$"},
+        {"/docs/*.md", ZQ_ANCHOR_PATH, "^docs/[^/]*\\.md$"},
+        {"vendor/", ZQ_ANCHOR_PATH, "^vendor/.*$"},
+        {"*.{c,h}", ZQ_ANCHOR_PATH, "(^|/)[^/]*\\.(c|h)$"},
+        {"my file.txt", ZQ_ANCHOR_PATH, "(^|/)my\\x20file\\.txt$"},
+        {"say\"hi\".txt", ZQ_ANCHOR_PATH, "(^|/)say\\x22hi\\x22\\.txt$"},
+        {"a\\*b", ZQ_ANCHOR_PATH, "(^|/)a\\*b$"},
+        {"api-*", ZQ_ANCHOR_FULL, "^api-[^/]*$"},
+        {"org/*", ZQ_ANCHOR_FULL, "^org/[^/]*$"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        char *re = NULL;
+
+        assert_int_equal(zq_glob_to_regex(cases[i].glob, cases[i].anchor, &re, &err), ZK_OK);
+        if (strcmp(re, cases[i].regex) != 0)
+            fail_msg("glob %s: got %s, want %s", cases[i].glob, re, cases[i].regex);
+        free(re);
+    }
+}
+
+static void test_glob_errors(void **state)
+{
+    static const struct {
+        const char *glob;
+        const char *msg_part;
+    } cases[] = {
+        {"", "empty glob"},
+        {"src/[ab", "has no closing ']'"},
+        {"*.{c,h", "has no closing '}'"},
+        {"a}b", "has no opening '{'"},
+        {"trailing\\", "lone '\\'"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        char *re = (char *)"untouched";
+
+        assert_int_equal(zq_glob_to_regex(cases[i].glob, ZQ_ANCHOR_PATH, &re, &err), ZK_EINVAL);
+        assert_null(re);
+        if (!strstr(err.msg, cases[i].msg_part))
+            fail_msg("glob %s: message %s lacks %s", cases[i].glob, err.msg, cases[i].msg_part);
+    }
+}
+
+static void test_repo_regex(void **state)
+{
+    struct zk_err err = {0};
+    char *re = NULL;
+
+    (void)state;
+    assert_int_equal(zq_repo_regex("alpha", NULL, &re, &err), ZK_OK);
+    assert_string_equal(re, "^alpha$");
+    free(re);
+    assert_int_equal(zq_repo_regex("org/my.repo", "github.com/", &re, &err), ZK_OK);
+    assert_string_equal(re, "^(github\\.com/)?org/my\\.repo$");
+    free(re);
+    /* The agent may type the full name, prefix included. */
+    assert_int_equal(zq_repo_regex("github.com/org/x", "github.com/", &re, &err), ZK_OK);
+    assert_string_equal(re, "^(github\\.com/)?org/x$");
+    free(re);
+    assert_int_equal(zq_repo_regex("org/api-*", "github.com/", &re, &err), ZK_OK);
+    assert_string_equal(re, "^(github\\.com/)?org/api-[^/]*$");
+    free(re);
+    assert_int_equal(zq_repo_regex("", NULL, &re, &err), ZK_EINVAL);
+}
+
+struct build_case {
+    const char *name;
+    struct zq_spec spec;
+    const char *want;
+};
+
+static void test_build_table(void **state)
+{
+    static const char *const two_repos[] = {"alpha", "beta"};
+    static const char *const one_repo[] = {"beta"};
+    static const char *const yaml[] = {"*.yaml"};
+    static const char *const c_and_h[] = {"*.c", "*.h"};
+    static const char *const tests[] = {"*_test.go", "vendor/"};
+    static const struct build_case cases[] = {
+        {"plain query alone is untouched", {.query = "needle"}, "needle"},
+        {"whitespace trimmed", {.query = "  needle  "}, "needle"},
+        {"single token is not wrapped", {.query = "needle", .repos = one_repo, .n_repos = 1}, "needle repo:^beta$"},
+        {"several tokens are wrapped",
+         {.query = "foo or bar", .repos = one_repo, .n_repos = 1},
+         "(foo or bar) repo:^beta$"},
+        {"repos are OR-ed",
+         {.query = "needle", .repos = two_repos, .n_repos = 2, .mirror_prefix = "github.com/acme/"},
+         "needle repo:(^(github\\.com/acme/)?alpha$|^(github\\.com/acme/)?beta$)"},
+        {"file only", {.files = yaml, .n_files = 1}, "file:(^|/)[^/]*\\.yaml$"},
+        {"files are OR-ed", {.query = "x", .files = c_and_h, .n_files = 2}, "x file:((^|/)[^/]*\\.c$|(^|/)[^/]*\\.h$)"},
+        {"excludes each negate",
+         {.query = "x", .exclude_files = tests, .n_exclude_files = 2},
+         "x -file:(^|/)[^/]*_test\\.go$ -file:^vendor/.*$"},
+        {"case sensitive", {.query = "Needle", .case_sensitive = 1}, "Needle case:yes"},
+        {"user case repeated at top level",
+         {.query = "case:yes Foo bar", .repos = one_repo, .n_repos = 1},
+         "(case:yes Foo bar) case:yes repo:^beta$"},
+        {"zoekt syntax kept intact",
+         {.query = "lang:go func\\s+Main", .files = yaml, .n_files = 1},
+         "(lang:go func\\s+Main) file:(^|/)[^/]*\\.yaml$"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        char *q = NULL;
+
+        if (zq_build(&cases[i].spec, &q, &err) != ZK_OK)
+            fail_msg("%s: %s", cases[i].name, err.msg);
+        if (strcmp(q, cases[i].want) != 0)
+            fail_msg("%s: got %s, want %s", cases[i].name, q, cases[i].want);
+        free(q);
+    }
+}
+
+static void test_build_errors(void **state)
+{
+    static const char *const bad_glob[] = {"src/[x"};
+    static const char *const empty_repo[] = {""};
+    struct zk_err err = {0};
+    struct zq_spec spec = {0};
+    char *q = NULL;
+
+    (void)state;
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "nothing to search"));
+    spec.query = "   ";
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_EINVAL);
+
+    spec.query = "x";
+    spec.files = bad_glob;
+    spec.n_files = 1;
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "file: glob \"src/[x\""));
+    assert_null(q);
+
+    spec.n_files = 0;
+    spec.exclude_files = bad_glob;
+    spec.n_exclude_files = 1;
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "exclude_file:"));
+
+    spec.n_exclude_files = 0;
+    spec.repos = empty_repo;
+    spec.n_repos = 1;
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "repo: empty repository name"));
+}
+
+static void test_lint(void **state)
+{
+    (void)state;
+    assert_null(zq_lint("foo or bar"));
+    assert_null(zq_lint("\"a AND b\""));
+    assert_null(zq_lint("ANDROID"));
+    assert_non_null(strstr(zq_lint("foo AND bar"), "no AND operator"));
+    assert_non_null(strstr(zq_lint("foo and bar"), "no \"and\" operator"));
+    assert_non_null(strstr(zq_lint("foo OR bar"), "lower-case"));
+    assert_non_null(strstr(zq_lint("NOT test"), "leading '-'"));
+}
+
+static void test_quote(void **state)
+{
+    char *s;
+
+    (void)state;
+    s = zq_regex_quote("a.b*c");
+    assert_string_equal(s, "a\\.b\\*c");
+    free(s);
+    assert_true(zq_is_glob("a*"));
+    assert_true(zq_is_glob("a[b]"));
+    assert_false(zq_is_glob("a.b/c"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_glob_table),   cmocka_unit_test(test_glob_errors),
+        cmocka_unit_test(test_repo_regex),   cmocka_unit_test(test_build_table),
+        cmocka_unit_test(test_build_errors), cmocka_unit_test(test_lint),
+        cmocka_unit_test(test_quote),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

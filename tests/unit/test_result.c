@@ -1,0 +1,416 @@
+/* Unit tests for connector/zoekt/result: every recorded and upstream-shaped Zoekt answer parses into the
+ * same structure, both result generations agree line for line, and malformed input fails cleanly. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connector/zoekt/result.h"
+
+/* Reads tests/fixtures/zoekt/<name> (relative to $ZK_ROOT, else the working directory). */
+static char *read_fixture(const char *name, size_t *len)
+{
+    const char *root = getenv("ZK_ROOT");
+    char path[1024];
+    FILE *f;
+    char *data;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/tests/fixtures/zoekt/%s", root ? root : ".", name);
+    f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    data = malloc((size_t)n + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    data[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+static const struct zr_file *find_file(const struct zr_search *s, const char *repo, const char *path)
+{
+    for (size_t i = 0; i < s->n_files; i++)
+        if (strcmp(s->files[i].repo, repo) == 0 && strcmp(s->files[i].path, path) == 0)
+            return &s->files[i];
+    return NULL;
+}
+
+static void parse_search_fixture(const char *name, int ctx, struct zr_search *s)
+{
+    struct zr_opts o = {NULL, ctx};
+    struct zk_err err = {0};
+    size_t len;
+    char *body = read_fixture(name, &len);
+
+    if (zr_parse_search(body, len, &o, s, &err) != ZK_OK)
+        fail_msg("%s: %s", name, err.msg);
+    free(body);
+}
+
+/* Every fixture parses with the parser that fits it, and error bodies yield Zoekt's message. */
+static void test_every_fixture(void **state)
+{
+    const char *root = getenv("ZK_ROOT");
+    char dir[1024];
+    struct dirent *de;
+    DIR *d;
+    int seen = 0;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/tests/fixtures/zoekt", root ? root : ".");
+    d = opendir(dir);
+    assert_non_null(d);
+    while ((de = readdir(d))) {
+        struct zk_err err = {0};
+        struct zr_search s;
+        struct zr_list l;
+        size_t len;
+        char *body;
+        char msg[256];
+
+        if (!strstr(de->d_name, ".json") || strstr(de->d_name, "request") || strstr(de->d_name, "options_zero"))
+            continue;
+        body = read_fixture(de->d_name, &len);
+        seen++;
+        if (strstr(body, "\"List\"")) {
+            if (zr_parse_list(body, len, NULL, &l, &err) != ZK_OK)
+                fail_msg("%s: %s", de->d_name, err.msg);
+            assert_true(l.n_repos > 0);
+            zr_list_free(&l);
+        } else if (strstr(body, "\"Error\"")) {
+            assert_int_equal(zr_parse_search(body, len, NULL, &s, &err), ZK_EPARSE);
+            zr_search_free(&s);
+            zr_error_text(body, len, msg, sizeof(msg));
+            assert_null(strchr(msg, '{'));
+            assert_true(strlen(msg) > 5);
+        } else {
+            if (zr_parse_search(body, len, NULL, &s, &err) != ZK_OK)
+                fail_msg("%s: %s", de->d_name, err.msg);
+            assert_int_equal(s.n_files > 0, s.stats.file_count > 0);
+            zr_search_free(&s);
+        }
+        free(body);
+    }
+    closedir(d);
+    assert_true(seen >= 15);
+}
+
+/* LineMatches with Before/After and ChunkMatches describe the same lines. */
+static void test_generations_agree(void **state)
+{
+    struct zr_search lines, chunks;
+
+    (void)state;
+    parse_search_fixture("05_context2_chunks_false.response.json", 2, &lines);
+    parse_search_fixture("04_context2_chunks_true.response.json", 2, &chunks);
+    assert_false(lines.chunk_matches);
+    assert_true(chunks.chunk_matches);
+    assert_int_equal(lines.n_files, chunks.n_files);
+    for (size_t i = 0; i < lines.n_files; i++) {
+        const struct zr_file *a = &lines.files[i];
+        const struct zr_file *b = find_file(&chunks, a->repo, a->path);
+
+        assert_non_null(b);
+        if (a->n_lines != b->n_lines)
+            fail_msg("%s/%s: %zu lines vs %zu", a->repo, a->path, a->n_lines, b->n_lines);
+        for (size_t j = 0; j < a->n_lines; j++) {
+            assert_int_equal(a->lines[j].number, b->lines[j].number);
+            assert_string_equal(a->lines[j].text, b->lines[j].text);
+            assert_int_equal(a->lines[j].is_match, b->lines[j].is_match);
+        }
+    }
+    zr_search_free(&lines);
+    zr_search_free(&chunks);
+}
+
+static void test_line_details(void **state)
+{
+    struct zr_search s;
+    const struct zr_file *f;
+
+    (void)state;
+    parse_search_fixture("05_context2_chunks_false.response.json", 2, &s);
+    assert_int_equal(s.stats.file_count, 6);
+    assert_int_equal(s.stats.match_count, 10);
+    f = find_file(&s, "alpha", "README.md");
+    assert_non_null(f);
+    assert_int_equal(f->n_lines, 3);
+    assert_int_equal(f->lines[0].number, 1);
+    assert_string_equal(f->lines[0].text, "# alpha");
+    assert_string_equal(f->lines[1].text, "");
+    assert_int_equal(f->lines[2].is_match, 1);
+    assert_string_equal(f->lines[2].text, "A small C project. Say hello to the needle.");
+    assert_string_equal(f->version, "0226d547cbd2be5f96c987829617482bb8da4d96");
+    assert_string_equal(f->language, "Markdown");
+    assert_int_equal(f->n_branches, 1);
+    assert_string_equal(f->branches[0], "HEAD");
+
+    /* Overlapping contexts of lines 12, 13 and 16 merge into one run 10..18. */
+    f = find_file(&s, "alpha", "src/util.c");
+    assert_non_null(f);
+    assert_int_equal(f->n_lines, 9);
+    assert_int_equal(f->lines[0].number, 10);
+    assert_int_equal(f->lines[8].number, 18);
+    assert_int_equal(f->n_match_lines, 3);
+    assert_int_equal(f->n_matches, 5);
+    zr_search_free(&s);
+}
+
+static void test_upstream_generations(void **state)
+{
+    struct zr_search a, b;
+
+    (void)state;
+    parse_search_fixture("upstream_search_linematches.json", 1, &a);
+    parse_search_fixture("upstream_search_chunkmatches.json", 1, &b);
+    assert_int_equal(a.n_files, 1);
+    assert_int_equal(b.n_files, 1);
+    for (int k = 0; k < 2; k++) {
+        const struct zr_file *f = k ? &b.files[0] : &a.files[0];
+
+        assert_int_equal(f->n_lines, 3);
+        assert_int_equal(f->lines[0].number, 514);
+        assert_string_equal(f->lines[0].text, "// SearchResult contains search matches and extra data");
+        assert_int_equal(f->lines[1].is_match, 1);
+        assert_string_equal(f->lines[1].text, "type SearchResult struct {");
+        assert_int_equal(f->lines[2].number, 516);
+        assert_string_equal(f->lines[2].text, "\tStats");
+    }
+    zr_search_free(&a);
+    zr_search_free(&b);
+}
+
+static void test_name_match_and_empty(void **state)
+{
+    struct zr_search s;
+
+    (void)state;
+    parse_search_fixture("15_file_only_query.response.json", -1, &s);
+    assert_int_equal(s.n_files, 2);
+    assert_true(s.files[0].name_match);
+    assert_int_equal(s.files[0].n_lines, 0);
+    zr_search_free(&s);
+    parse_search_fixture("06_no_results.response.json", -1, &s);
+    assert_int_equal(s.n_files, 0);
+    assert_null(s.files);
+    zr_search_free(&s);
+    parse_search_fixture("upstream_search_empty.json", -1, &s);
+    assert_int_equal(s.n_files, 0);
+    zr_search_free(&s);
+    parse_search_fixture("upstream_healthz.json", -1, &s);
+    assert_int_equal(s.n_files, 1);
+    assert_int_equal(s.files[0].n_lines, 0);
+    zr_search_free(&s);
+}
+
+static void test_list(void **state)
+{
+    struct zr_opts o = {"github.com/", -1};
+    struct zk_err err = {0};
+    struct zr_list l;
+    size_t len;
+    char *body;
+    char when[32];
+
+    (void)state;
+    body = read_fixture("07_list_all.response.json", &len);
+    assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
+    assert_int_equal(l.n_repos, 3);
+    assert_string_equal(l.repos[0].name, "alpha");
+    assert_string_equal(l.repos[2].name, "gamma");
+    assert_int_equal(l.shards, 3);
+    zr_format_time(l.repos[0].index_time, when, sizeof(when));
+    assert_string_equal(when, "2026-11-30T00:05:35Z");
+    assert_string_equal(l.repos[1].branches[0].version, "be320038aaa0ff1fcf32f2435f37ae973d8bd44f");
+    assert_string_equal(l.repos[0].zoekt_version, "51a31b62");
+    zr_list_free(&l);
+    free(body);
+
+    body = read_fixture("upstream_list_repos.json", &len);
+    assert_int_equal(zr_parse_list(body, len, &o, &l, &err), ZK_OK);
+    assert_string_equal(l.repos[0].name, "sourcegraph/zoekt");
+    assert_string_equal(l.repos[0].latest_commit, "2026-08-07T14:42:53+02:00");
+    zr_format_time(l.repos[0].index_time, when, sizeof(when));
+    assert_string_equal(when, "2026-08-07T12:30:05Z");
+    zr_list_free(&l);
+    free(body);
+
+    body = read_fixture("upstream_list_reposmap.json", &len);
+    assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
+    assert_int_equal(l.n_repos, 1);
+    assert_string_equal(l.repos[0].name, "#1234");
+    assert_int_equal(l.repos[0].index_time, 1786105805);
+    assert_int_equal(l.shards, 1);
+    zr_list_free(&l);
+    free(body);
+}
+
+static void test_malformed(void **state)
+{
+    static const struct {
+        const char *body;
+        int rc;
+        const char *msg_part;
+    } cases[] = {
+        {"<html>502 Bad Gateway</html>", ZK_EPARSE, "not valid JSON"},
+        {"", ZK_EPARSE, "not valid JSON"},
+        {"[1,2]", ZK_EPARSE, "no \"Result\""},
+        {"{\"Result\":{\"Files\":5}}", ZK_EPARSE, "neither an array nor null"},
+        {"{\"Result\":{\"Files\":[5]}}", ZK_EPARSE, "not an object"},
+        {"{\"Result\":{\"FileCount\":\"x\",\"Files\":[{\"FileName\":7,\"LineMatches\":[{\"Line\":3,"
+         "\"LineNumber\":\"2\"}],\"ChunkMatches\":{}}]}}",
+         ZK_OK, NULL},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        struct zr_search s;
+        int rc = zr_parse_search(cases[i].body, strlen(cases[i].body), NULL, &s, &err);
+
+        if (rc != cases[i].rc)
+            fail_msg("case %zu: rc %d (%s)", i, rc, err.msg);
+        if (cases[i].msg_part && !strstr(err.msg, cases[i].msg_part))
+            fail_msg("case %zu: message %s", i, err.msg);
+        zr_search_free(&s);
+    }
+}
+
+static void test_truncated_fixture(void **state)
+{
+    struct zk_err err = {0};
+    struct zr_search s;
+    struct zr_list l;
+    size_t len;
+    char *body = read_fixture("04_context2_chunks_true.response.json", &len);
+
+    (void)state;
+    for (size_t cut = 0; cut < len; cut += len / 13 + 1) {
+        assert_int_equal(zr_parse_search(body, cut, NULL, &s, &err), ZK_EPARSE);
+        zr_search_free(&s);
+    }
+    free(body);
+    body = read_fixture("07_list_all.response.json", &len);
+    assert_int_equal(zr_parse_list(body, len / 2, NULL, &l, &err), ZK_EPARSE);
+    assert_non_null(strstr(err.msg, "not valid JSON"));
+    zr_list_free(&l);
+    free(body);
+}
+
+static void test_bad_base64_is_flagged(void **state)
+{
+    static const char body[] =
+        "{\"Result\":{\"FileCount\":1,\"Files\":[{\"FileName\":\"a.c\",\"Repository\":\"r\",\"LineMatches\":"
+        "[{\"Line\":\"!!!not base64\",\"LineNumber\":4,\"Before\":\"bm9wZQ\",\"After\":null,"
+        "\"LineFragments\":[]}]},{\"FileName\":\"b.c\",\"Repository\":\"r\",\"ChunkMatches\":"
+        "[{\"Content\":\"%%%%\",\"ContentStart\":{\"LineNumber\":9},\"Ranges\":[{\"Start\":{\"LineNumber\":9},"
+        "\"End\":{\"LineNumber\":9,\"Column\":4}}]}]}]}}";
+    struct zk_err err = {0};
+    struct zr_search s;
+
+    (void)state;
+    assert_int_equal(zr_parse_search(body, strlen(body), NULL, &s, &err), ZK_OK);
+    assert_int_equal(s.n_files, 2);
+    assert_true(s.files[0].undecodable);
+    assert_int_equal(s.files[0].n_lines, 1);
+    assert_true(s.files[0].lines[0].undecodable);
+    assert_string_equal(s.files[0].lines[0].text, "");
+    assert_true(s.files[1].undecodable);
+    assert_int_equal(s.files[1].lines[0].number, 9);
+    assert_true(s.files[1].lines[0].is_match);
+    zr_search_free(&s);
+}
+
+static void test_names_are_sanitised(void **state)
+{
+    static const char body[] = "{\"Result\":{\"Files\":[{\"FileName\":\"evil\\nname.c\",\"Repository\":\"r\\u0007\","
+                               "\"Branches\":[\"ma\\tin\",\"x\\r\\ny\"]}]}}";
+    struct zk_err err = {0};
+    struct zr_search s;
+
+    (void)state;
+    assert_int_equal(zr_parse_search(body, strlen(body), NULL, &s, &err), ZK_OK);
+    assert_string_equal(s.files[0].path, "evil\xef\xbf\xbdname.c");
+    assert_string_equal(s.files[0].repo, "r\xef\xbf\xbd");
+    assert_string_equal(s.files[0].branches[0], "ma\tin");
+    assert_string_equal(s.files[0].branches[1], "x\xef\xbf\xbd\xef\xbf\xbdy");
+    zr_search_free(&s);
+}
+
+static void test_base64_and_sanitize(void **state)
+{
+    static const struct {
+        const char *in;
+        const char *out;
+    } ok[] = {{"", ""}, {"YQ==", "a"}, {"YWI=", "ab"}, {"YWJj", "abc"}, {"aGVsbG8gd29ybGQ=", "hello world"}};
+    static const char *const bad[] = {"YQ=", "Y===", "YQ==YQ==", "a b=", "YW*j"};
+    unsigned char *d;
+    size_t n;
+    char *s;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        d = zr_base64_decode(ok[i].in, strlen(ok[i].in), &n);
+        assert_non_null(d);
+        assert_int_equal(n, strlen(ok[i].out));
+        assert_memory_equal(d, ok[i].out, n);
+        free(d);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_null(zr_base64_decode(bad[i], strlen(bad[i]), &n));
+
+    s = zr_sanitize((const unsigned char *)"ok\t\xc3\xa9\r", 6);
+    assert_string_equal(s, "ok\t\xc3\xa9");
+    free(s);
+    s = zr_sanitize((const unsigned char *)"a\x01" "b\xff" "c\xc3", 6);
+    assert_string_equal(s, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd");
+    free(s);
+    s = zr_sanitize((const unsigned char *)"\xed\xa0\x80", 3); /* an encoded surrogate */
+    assert_string_equal(s, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    free(s);
+}
+
+static void test_time_and_prefix(void **state)
+{
+    long long t;
+    char buf[32];
+
+    (void)state;
+    assert_int_equal(zr_parse_time("2026-11-30T00:05:35.52975705Z", &t), 0);
+    zr_format_time(t, buf, sizeof(buf));
+    assert_string_equal(buf, "2026-11-30T00:05:35Z");
+    assert_int_equal(zr_parse_time("2026-08-07T14:42:53+02:00", &t), 0);
+    zr_format_time(t, buf, sizeof(buf));
+    assert_string_equal(buf, "2026-08-07T12:42:53Z");
+    assert_int_equal(zr_parse_time("2026-08-07", &t), -1);
+    assert_int_equal(zr_parse_time("2026-08-07T14:42:53", &t), -1);
+    assert_int_equal(zr_parse_time("2026-08-07T14:42:53Zjunk", &t), -1);
+    assert_string_equal(zr_strip_prefix("github.com/a/b", "github.com/"), "a/b");
+    assert_string_equal(zr_strip_prefix("github.com/", "github.com/"), "github.com/");
+    assert_string_equal(zr_strip_prefix("gitlab.com/a", "github.com/"), "gitlab.com/a");
+    assert_string_equal(zr_strip_prefix("x", NULL), "x");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_fixture),        cmocka_unit_test(test_generations_agree),
+        cmocka_unit_test(test_line_details),         cmocka_unit_test(test_upstream_generations),
+        cmocka_unit_test(test_name_match_and_empty), cmocka_unit_test(test_list),
+        cmocka_unit_test(test_malformed),            cmocka_unit_test(test_truncated_fixture),
+        cmocka_unit_test(test_bad_base64_is_flagged), cmocka_unit_test(test_base64_and_sanitize),
+        cmocka_unit_test(test_names_are_sanitised),
+        cmocka_unit_test(test_time_and_prefix),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,208 @@
+/* Unit tests for connector/tools without a server: the catalogue (schemas, annotations, descriptions
+ * that teach correct Zoekt syntax), argument validation (every bad argument is an isError result that
+ * names it, and no request is sent), the search request body, and agreement between the output schema
+ * and what format produces. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connector/format.h"
+#include "connector/tools/tools.h"
+#include "connector/zoekt/client.h"
+
+static const cJSON *find_tool(const cJSON *list, const char *name)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach(t, list) {
+        if (strcmp(cJSON_GetObjectItem(t, "name")->valuestring, name) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+static void test_catalogue(void **state)
+{
+    static const char *const names[] = {"search_code", "list_repositories", "corpus_status"};
+    cJSON *list = tools_list();
+    const cJSON *t, *desc;
+
+    (void)state;
+    assert_non_null(list);
+    assert_int_equal(cJSON_GetArraySize(list), 3);
+    for (size_t i = 0; i < 3; i++) {
+        const cJSON *ann, *schema;
+
+        t = find_tool(list, names[i]);
+        if (!t)
+            fail_msg("tool %s missing", names[i]);
+        schema = cJSON_GetObjectItem(t, "inputSchema");
+        assert_string_equal(cJSON_GetObjectItem(schema, "type")->valuestring, "object");
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(schema, "additionalProperties")));
+        ann = cJSON_GetObjectItem(t, "annotations");
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ann, "readOnlyHint")));
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ann, "idempotentHint")));
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ann, "openWorldHint")));
+        assert_true(strlen(cJSON_GetObjectItem(t, "description")->valuestring) > 100);
+    }
+    t = find_tool(list, "search_code");
+    desc = cJSON_GetObjectItem(t, "description");
+    assert_non_null(strstr(desc->valuestring, "there is no AND/and operator"));
+    assert_non_null(strstr(desc->valuestring, "lower-case word or"));
+    assert_non_null(strstr(desc->valuestring, "file:\\.go$"));
+    assert_non_null(cJSON_GetObjectItem(t, "outputSchema"));
+    {
+        static const char *const props[] = {"query", "repo", "file", "exclude_file", "context_lines",
+                                            "max_files", "case_sensitive", "max_bytes"};
+        const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties");
+
+        assert_int_equal(cJSON_GetArraySize(p), 8);
+        for (size_t i = 0; i < 8; i++)
+            assert_non_null(cJSON_GetObjectItem(p, props[i]));
+        assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_bytes"), "maximum")->valueint,
+                         CONNECTOR_OUTPUT_BUDGET_LIMIT);
+        assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_files"), "maximum")->valueint,
+                         CONNECTOR_MAX_FILES_LIMIT);
+    }
+    cJSON_Delete(list);
+}
+
+static struct connector_config unreachable_cfg(void)
+{
+    struct connector_config cfg;
+
+    memset(&cfg, 0, sizeof(cfg));
+    /* Validation must fail before any request; should one be sent, it fails fast and visibly. */
+    cfg.zoekt_url = "http://127.0.0.1:1";
+    cfg.max_files = CONNECTOR_MAX_FILES_DEFAULT;
+    cfg.context_lines = CONNECTOR_CONTEXT_LINES_DEFAULT;
+    cfg.search_timeout_ms = 1000;
+    cfg.list_timeout_ms = 1000;
+    cfg.output_budget = CONNECTOR_OUTPUT_BUDGET_DEFAULT;
+    return cfg;
+}
+
+static void test_bad_arguments(void **state)
+{
+    static const struct {
+        const char *tool;
+        const char *args;
+        const char *msg;
+    } cases[] = {
+        {"search_code", "{\"query\":5}", "argument \"query\" must be a string, got a number"},
+        {"search_code", "{\"query\":\"x\",\"context_lines\":11}", "\"context_lines\" must be between 0 and 10, got 11"},
+        {"search_code", "{\"query\":\"x\",\"context_lines\":1.5}", "must be an integer between 0 and 10, got a fraction"},
+        {"search_code", "{\"query\":\"x\",\"max_files\":0}", "\"max_files\" must be between 1 and 200, got 0"},
+        {"search_code", "{\"query\":\"x\",\"max_bytes\":100}", "\"max_bytes\" must be between 2048 and 65536"},
+        {"search_code", "{\"query\":\"x\",\"repo\":[1]}", "argument \"repo\": item 1 must be a string, got a number"},
+        {"search_code", "{\"query\":\"x\",\"repo\":{}}", "\"repo\" must be a string or an array of strings"},
+        {"search_code", "{\"query\":\"x\",\"file\":\"\"}", "empty strings are not allowed"},
+        {"search_code", "{\"query\":\"x\",\"case_sensitive\":\"yes\"}", "must be true or false, got a string"},
+        {"search_code", "{\"query\":\"x\",\"lang\":\"go\"}", "unknown argument \"lang\"; this tool takes: query, repo"},
+        {"search_code", "{\"query\":\"x\",\"file\":\"src/[x\"}", "invalid search arguments: file: glob \"src/[x\""},
+        {"search_code", "{\"query\":\"  \"}", "nothing to search"},
+        {"search_code", "[1]", "arguments must be an object, got an array"},
+        {"list_repositories", "{\"limit\":0}", "\"limit\" must be between 1 and 1000"},
+        {"list_repositories", "{\"filter\":3}", "\"filter\" must be a string"},
+        {"corpus_status", "{\"x\":1}", "unknown argument \"x\"; this tool takes: no arguments"},
+    };
+    struct connector_config cfg = unreachable_cfg();
+    struct tool_ctx ctx = {&cfg, NULL};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        struct tool_result r;
+        cJSON *args = cJSON_Parse(cases[i].args);
+
+        tool_result_init(&r);
+        assert_int_equal(tools_call(&ctx, cases[i].tool, args, &r, &err), ZK_OK);
+        if (!r.is_error || !r.text.data || !strstr(r.text.data, cases[i].msg))
+            fail_msg("%s %s: got \"%s\", want \"%s\"", cases[i].tool, cases[i].args,
+                     r.text.data ? r.text.data : "", cases[i].msg);
+        assert_null(r.structured);
+        tool_result_free(&r);
+        cJSON_Delete(args);
+    }
+}
+
+static void test_unknown_tool(void **state)
+{
+    struct connector_config cfg = unreachable_cfg();
+    struct tool_ctx ctx = {&cfg, NULL};
+    struct zk_err err = {0};
+    struct tool_result r;
+
+    (void)state;
+    tool_result_init(&r);
+    assert_int_equal(tools_call(&ctx, "grep", NULL, &r, &err), ZK_EINVAL);
+    assert_string_equal(err.msg, "Unknown tool: grep");
+    tool_result_free(&r);
+}
+
+static void test_search_body(void **state)
+{
+    struct zc_search_opts o = {30, 2, 1};
+    char *body;
+
+    (void)state;
+    body = zc_search_body("needle", &o, 30000);
+    assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":31,\"MaxMatchDisplayCount\":1550,"
+                              "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
+                              "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
+    free(body);
+    assert_int_equal(zc_wall_time_ns(30000), 27000000000LL);
+    assert_int_equal(zc_wall_time_ns(1000), 800000000LL);
+    assert_int_equal(zc_wall_time_ns(300), 150000000LL);
+}
+
+/* Every key format puts into structuredContent is declared in search_code's outputSchema, and every
+ * required key is there. */
+static void test_output_schema_matches_format(void **state)
+{
+    cJSON *list = tools_list(), *json = NULL, *item;
+    const cJSON *schema = cJSON_GetObjectItem(find_tool(list, "search_code"), "outputSchema");
+    const cJSON *props = cJSON_GetObjectItem(schema, "properties");
+    const cJSON *fprops = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "files"), "items"),
+                                              "properties");
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "a note"};
+    struct zr_line line = {1, (char *)"text", 1, 0};
+    char *branches[] = {(char *)"HEAD"};
+    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, 1, 1, 0, 0};
+    struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
+    struct zk_err err = {0};
+    struct buf text;
+
+    (void)state;
+    buf_init(&text, 16385);
+    assert_int_equal(fmt_search(&res, &o, &text, &json, &err), ZK_OK);
+    cJSON_ArrayForEach(item, json) {
+        if (!cJSON_GetObjectItem(props, item->string))
+            fail_msg("structuredContent key %s is not in the output schema", item->string);
+    }
+    cJSON_ArrayForEach(item, cJSON_GetObjectItem(schema, "required")) {
+        if (!cJSON_GetObjectItem(json, item->valuestring))
+            fail_msg("required key %s missing", item->valuestring);
+    }
+    cJSON_ArrayForEach(item, cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0)) {
+        if (!cJSON_GetObjectItem(fprops, item->string))
+            fail_msg("file key %s is not in the output schema", item->string);
+    }
+    buf_free(&text);
+    cJSON_Delete(json);
+    cJSON_Delete(list);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_catalogue),    cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_unknown_tool), cmocka_unit_test(test_search_body),
+        cmocka_unit_test(test_output_schema_matches_format),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
