@@ -26,6 +26,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
 TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 # $(call objs,variant,sources)
 objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(1)/%.o,$(filter %.S,$(2)))
@@ -34,7 +35,7 @@ objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(
 BUILD_DIR ?= build/rel
 BIN_DIR   ?= bin
 
-.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down arm64
+.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down arm64 fuzz fuzz-build
 all: $(BIN_DIR)/zoekt-operator $(BIN_DIR)/zoekt-connector
 
 # ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
@@ -86,7 +87,9 @@ UNIT_BINS  := $(patsubst %.c,build/san/%,$(UNIT_SRC))
 INTEG_BINS := $(patsubst %.c,build/san/%,$(INTEG_SRC))
 TOOL_BINS  := $(patsubst %.c,build/san/%,$(TOOL_SRC))
 BENCH_BINS := $(patsubst %.c,build/rel/%,$(BENCH_SRC))
-TEST_BUILD := all build/san/bin/zoekt-operator build/san/bin/zoekt-connector $(UNIT_BINS) $(INTEG_BINS) $(TOOL_BINS)
+FUZZ_REPLAY_BINS := $(patsubst %.c,build/san/%,$(FUZZ_SRC))
+TEST_BUILD := all build/san/bin/zoekt-operator build/san/bin/zoekt-connector $(UNIT_BINS) $(INTEG_BINS) $(TOOL_BINS) \
+              $(FUZZ_REPLAY_BINS)
 
 deps:
 	@scripts/deps.sh
@@ -118,6 +121,37 @@ cluster-up:
 	@scripts/cluster.sh up
 cluster-down:
 	@scripts/cluster.sh down
+
+# ---- fuzzing (tests/fuzz/) ---------------------------------------------------------------------------
+# Each fuzz target is built twice. For `make test`, with gcc under the sanitizers and a small main that
+# replays the target's seed corpus (a more specific rule than build/san/tests/%, so make prefers it).
+# For `make fuzz`, with clang and libFuzzer from objects of their own, then run for FUZZ_SECONDS each
+# by tests/fuzz/run.sh, which installs clang first when it is missing.
+build/san/tests/fuzz/fuzz_%: build/san/tests/fuzz/fuzz_%.o build/san/tests/fuzz/replay_main.o $(SAN_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS)
+
+FUZZ_CC    ?= clang
+# UBSan stays recoverable here so that tests/fuzz/run.sh can suppress a known, reported finding while
+# it keeps looking for others; run.sh sets halt_on_error, so every other report still stops the run.
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
+FUZZ_BINS  := $(patsubst tests/fuzz/%.c,build/fuzz/bin/%,$(FUZZ_SRC))
+build/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+build/fuzz/libzk.a: $(call objs,fuzz,$(LIB_SRC))
+build/fuzz/libconn.a: $(call objs,fuzz,$(CONN_SRC))
+build/fuzz/libctrl.a: $(call objs,fuzz,$(CTRL_SRC))
+build/fuzz/libzk.a build/fuzz/libconn.a build/fuzz/libctrl.a:
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+build/fuzz/bin/fuzz_%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libctrl.a build/fuzz/libconn.a build/fuzz/libzk.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
+
+.SECONDARY: $(patsubst %.c,build/fuzz/%.o,$(FUZZ_SRC))
+fuzz-build: $(FUZZ_BINS)
+fuzz:
+	@tests/fuzz/run.sh
 
 clean:
 	rm -rf build bin

@@ -133,6 +133,10 @@ stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s
 
 case ${1:-} in
 up)
+  # A server binary rebuilt since its process started (scripts/kube-tools.sh installs by rename) means
+  # the running process is the old build: restart it so the fix is actually in use.
+  [ "$bin/kube-apiserver" -nt "$state/apiserver.pid" ] && stop apiserver
+  [ "$bin/kube-controller-manager" -nt "$state/controller-manager.pid" ] && stop controller-manager
   if alive apiserver && alive etcd && alive controller-manager && api_ready; then exit 0; fi
   for b in kube-apiserver kube-controller-manager kubectl; do
     [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }

@@ -12,12 +12,39 @@
 
 #include <cjson/cJSON.h>
 
+/* Labels and annotations the children carry. Every child has app.kubernetes.io/name=zoekt,
+ * app.kubernetes.io/instance=<render_instance_label(corpus name)>, app.kubernetes.io/component (index for
+ * the PVC, indexer for the ConfigMap, CronJob and Jobs, search for the rest) and
+ * app.kubernetes.io/managed-by=zoekt-operator. */
+#define RENDER_LABEL_NAME "app.kubernetes.io/name"
+#define RENDER_LABEL_INSTANCE "app.kubernetes.io/instance"
+#define RENDER_LABEL_COMPONENT "app.kubernetes.io/component"
+#define RENDER_LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
+#define RENDER_APP_NAME "zoekt"
+#define RENDER_MANAGER "zoekt-operator"
+#define RENDER_OWNER_API_VERSION "codesearch.dev/v1alpha1"
+#define RENDER_OWNER_KIND "CodeSearchCorpus"
+/* On the Deployment's pod template: SHA-256 (hex) of the ConfigMap's data, so a change rolls the pods. */
+#define RENDER_ANN_CONFIG_HASH "codesearch.dev/config-hash"
+/* On the PVC: Retain or Delete, the policy it was rendered under (only Delete adds an ownerReference). */
+#define RENDER_ANN_ON_DELETE "codesearch.dev/on-delete"
+/* On a corpus: a request to reindex now; on the Job it created: the request it honours. */
+#define RENDER_ANN_REINDEX "codesearch.dev/reindex-requested-at"
+/* On a reindex Job: the first 16 hex digits of SHA-256(request value) (values may not be label-safe). */
+#define RENDER_LABEL_REINDEX "codesearch.dev/reindex-request"
+
+/* Paths inside the pods (the indexer script's environment and the nginx template use them). */
+#define RENDER_CONFIG_DIR "/etc/codesearch/config"
+#define RENDER_CREDENTIALS_DIR "/etc/codesearch/git-credentials"
+#define RENDER_TOKENS_DIR "/etc/codesearch/tokens"
+#define RENDER_REPOS_KEY "repositories.txt"
+
 struct render_env {
     const char *cronjob_api_version; /* "batch/v1" or "batch/v1beta1", from discovery */
 };
 
-/* Names of the children of corpus `name` (each at most 63 characters, shortened with a hash suffix
- * when needed). Writes into caller-provided buffers of RENDER_NAME_MAX bytes. */
+/* Names of the children of corpus `name` (each at most 63 characters, the CronJob's at most 52 since
+ * its Jobs add a suffix; shortened with a hash when needed). Writes into caller-provided buffers of RENDER_NAME_MAX bytes. */
 #define RENDER_NAME_MAX 64
 struct render_names {
     char pvc[RENDER_NAME_MAX];       /* <name>-index */
@@ -30,6 +57,20 @@ struct render_names {
     char rolebinding[RENDER_NAME_MAX];/* <name>-search */
 };
 void render_child_names(const char *corpus_name, struct render_names *names);
+
+/* The app.kubernetes.io/instance label value for a corpus: its name when that is a valid label value
+ * (at most 63 characters), else a prefix of it with a hash suffix. dst holds RENDER_NAME_MAX bytes. */
+void render_instance_label(const char *corpus_name, char *dst);
+
+/* The nginx configuration the gateway runs: controller/assets/nginx.conf with the port from the spec,
+ * the given writable run directory ("/tmp" in the pod) and auth_request on every route but /healthz,
+ * /readyz and /index-status when the spec names a token Secret. *conf is a heap string the caller
+ * frees. Returns ZK_OK or ZK_ENOMEM. */
+int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char **conf, struct zk_err *err);
+
+/* The repository list file the indexer reads: one "name url [branches]" line per repository,
+ * branches comma-separated (absent for the remote HEAD). *list is a heap string the caller frees. */
+int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err *err);
 
 /* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, Service,
  * Deployment, CronJob). *children is a new cJSON array owned by the caller. The PVC is omitted when

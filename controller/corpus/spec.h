@@ -13,6 +13,26 @@
 
 #define SPEC_MAX_FIELD_ERRORS 16
 
+/* Bounds shared with the CRD's schema (crds/codesearch.dev_codesearchcorpora.yaml). */
+#define SPEC_MAX_REPOS 2000
+#define SPEC_MAX_BRANCHES 64
+#define SPEC_MAX_EXTRA_FLAGS 32
+#define SPEC_MAX_REPO_NAME 200
+#define SPEC_MAX_URL 2048
+
+/* Defaults for what the CRD leaves unset. Images are not defaulted by the CRD on purpose: a new
+ * operator release can then move every corpus that did not pin an image. */
+#define SPEC_DEFAULT_SCHEDULE "0 3 * * *"
+#define SPEC_DEFAULT_STORAGE_CLASS "efs-sc"
+#define SPEC_DEFAULT_SIZE "100Gi"
+#define SPEC_DEFAULT_ZOEKT_IMAGE "ghcr.io/sourcegraph/zoekt:latest"
+#define SPEC_DEFAULT_NGINX_IMAGE "docker.io/nginxinc/nginx-unprivileged:1.27-alpine"
+#define SPEC_DEFAULT_CONNECTOR_IMAGE "ghcr.io/zoekt-operator/zoekt-connector:0.1.0"
+#define SPEC_DEFAULT_DEADLINE_SECONDS 14400L
+#define SPEC_DEFAULT_ARCHITECTURE "arm64"
+#define SPEC_DEFAULT_PORT 8080
+#define SPEC_DEFAULT_MAX_AGE_SECONDS (36L * 3600L)
+
 struct spec_field_error {
     char field[160];   /* JSON path, e.g. "spec.repositories[3].url" */
     char message[256]; /* what is wrong and what is expected */
@@ -81,5 +101,25 @@ void spec_free(struct corpus_spec *spec);
 /* "field: message; field: message" (with "and N more" when dropped), for conditions and Events.
  * Writes at most len bytes including the terminator. */
 void spec_errors_format(const struct spec_errors *errs, char *dst, size_t len);
+
+/* Checks a cron schedule as Kubernetes' CronJob controller accepts it: five fields (minute, hour,
+ * day of month, month, day of week) of lists, ranges, steps, "*", "?" and month/day names, or one of
+ * @yearly @annually @monthly @weekly @daily @midnight @hourly. Returns 1 when valid; otherwise 0 and a
+ * reason in why (len bytes). */
+int spec_cron_valid(const char *expr, char *why, size_t len);
+
+/* Parses a duration such as "36h", "90m", "1h30m", "2d" or "45s" into seconds. Returns 1 on success
+ * (a positive total that fits a long), 0 otherwise. */
+int spec_duration_parse(const char *s, long *seconds);
+
+/* Writes the canonical form Kubernetes gives resource quantity s ("0.5" -> "500m", "1024Mi" -> "1Gi",
+ * "2000m" -> "2") into dst (len bytes). Returns 1, or 0 when s is not a plain decimal with one of the
+ * suffixes m k M G T P E Ki Mi Gi Ti Pi Ei, or needs more precision than thousandths (or whole bytes
+ * for binary suffixes). Exponent forms ("1e3") are not accepted. */
+int spec_quantity_canonical(const char *s, char *dst, size_t len);
+
+/* Derives a repository name from a clone URL ("https://github.com/org/repo.git" -> "github.com/org/repo").
+ * Returns 1 and writes at most len bytes into dst, or 0 when the URL has no usable path. */
+int spec_name_from_url(const char *url, char *dst, size_t len);
 
 #endif

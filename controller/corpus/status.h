@@ -32,6 +32,9 @@ struct status_input {
     const cJSON *deployment;         /* observed children, NULL when absent */
     const cJSON *cronjob;
     const cJSON *jobs;               /* array of the corpus's indexer Jobs, or NULL */
+    const cJSON *pods;               /* array of the indexer Jobs' Pods, or NULL: the newest finished
+                                        one's termination message (the indexer script's summary line)
+                                        names the repositories that failed */
     const struct index_status *index;/* NULL when not (yet) read */
     const char *index_error;         /* why /index-status could not be read, or NULL */
     const char *endpoint;            /* http://<svc>.<ns>.svc:<port> */
@@ -42,6 +45,15 @@ struct status_input {
 /* Computes the status. *status is a new object owned by the caller. *requeue_seconds is the time after
  * which the status will change by itself (freshness deadline), or 0 when nothing is time-based. */
 int status_compute(const struct status_input *in, cJSON **status, long *requeue_seconds, struct zk_err *err);
+
+/* Condition types and the reasons status_compute sets (reconcile names them in Events). */
+#define STATUS_READY "Ready"
+#define STATUS_INDEXED "Indexed"
+#define STATUS_FRESH "Fresh"
+#define STATUS_MAX_FAILED_REPOS 20
+
+/* The condition of the given type in a status object, or NULL. */
+const cJSON *status_condition(const cJSON *status, const char *type);
 
 /* RFC 3339 (UTC, seconds) helpers shared by status and tests. */
 int status_time_parse(const char *s, time_t *out);

@@ -22,8 +22,9 @@
  *   zk:truncated  200 with the first half of the largest search fixture
  *   zk:500        500 {"Error":"..."}
  *   zk:deadline   500 {"Error":"context deadline exceeded"}, as Zoekt answers when MaxWallTime ran out
- * Anything but POST on a path under /api/ gets 405 {"Error":"Only POST is supported"}, as Zoekt answers; other
- * paths get 404. */
+ * Anything but POST on a path under /api/ gets 405 {"Error":"Only POST is supported"}, as Zoekt answers.
+ * /healthz (any method) answers 200 with a bare SearchResult, as zoekt-webserver does once its shards are
+ * loaded (the search pod's probes ask it). Other paths get 404. */
 #include "buf.h"
 #include "json.h"
 
@@ -40,6 +41,10 @@
 
 #define REPLAY_REQUEST_MAX (1u << 20)
 #define REPLAY_FIXTURE_MAX (64u << 20)
+/* zoekt-webserver's /healthz body: the result of a match-all search limited to one file, without the
+ * {"Result":...} wrapper (shape from tests/fixtures/zoekt/upstream_healthz.json). */
+#define REPLAY_HEALTHZ "{\"Crashes\":0,\"FileCount\":1,\"MatchCount\":0,\"ShardsScanned\":1,\"FlushReason\":0," \
+                       "\"Files\":[{\"FileName\":\"README.md\",\"Repository\":\"alpha\",\"Score\":1}]}\n"
 
 struct fixture {
     char *name;
@@ -312,6 +317,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *upload_size = 0;
         return MHD_YES;
     }
+    if (strcmp(url, "/healthz") == 0)
+        return send_text(c, 200, REPLAY_HEALTHZ);
     if (strncmp(url, "/api/", 5) != 0)
         return send_text(c, 404, "{\"Error\":\"not found\"}\n");
     if (strcmp(method, "POST") != 0)

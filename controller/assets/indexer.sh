@@ -1,0 +1,243 @@
+#!/bin/sh
+# indexer.sh: mirrors and indexes the repositories of one CodeSearchCorpus. Runs in the indexer Job's
+# pod (the zoekt image: busybox sh, git, zoekt-git-index), so it is plain POSIX sh.
+#
+# Input: the repository list ($REPOS_FILE), one repository per line, fields separated by spaces
+# (names, URLs and branches never contain whitespace; the controller validates that):
+#     <name> <url> [<branches, comma-separated; absent for the remote HEAD>]
+# Lines that are empty or start with '#' are ignored. Arguments to this script are passed on to every
+# zoekt-git-index call (spec.indexer.extraFlags).
+#
+# For each repository: `git clone --mirror` the first time, `git fetch --prune` after, into
+# $REPOS_DIR/<name>.git; then zoekt-git-index into a fresh temporary directory inside $INDEX_DIR and,
+# only when that succeeded, rename the new shards into $INDEX_DIR (rename within one file system is
+# atomic, so the webserver never sees half a shard, and a run killed at its deadline leaves the
+# previous shards serving). Shards and mirrors of repositories no longer listed are removed.
+#
+# Output: one JSON object per line on stdout for each repository ("indexed", "failed" or "removed"),
+# then one summary line, also written to $TERMINATION_LOG for the controller to read from the pod's
+# status. Exit status: 0 when at least one repository was indexed, 1 otherwise.
+#
+# Credentials ($CREDENTIALS_DIR, the mounted Secret) are read from files when git asks for them and
+# never appear in arguments, the environment, the output or the mirrors' configuration:
+#     ssh-privatekey (+ optional known_hosts)      for ssh:// and user@host:path URLs
+#     password or token (+ optional username)      for https:// URLs (username default x-access-token)
+set -u
+
+REPOS_FILE=${REPOS_FILE:-/etc/codesearch/config/repositories.txt}
+DATA_DIR=${DATA_DIR:-/data}
+REPOS_DIR=${REPOS_DIR:-$DATA_DIR/repos}
+INDEX_DIR=${INDEX_DIR:-$DATA_DIR/index}
+CREDENTIALS_DIR=${CREDENTIALS_DIR:-/etc/codesearch/git-credentials}
+WORK_DIR=${WORK_DIR:-${TMPDIR:-/tmp}/codesearch-indexer}
+# Mirrors found on disk are compared with listed paths as strings, so the form must be canonical.
+REPOS_DIR=${REPOS_DIR%/}
+INDEX_DIR=${INDEX_DIR%/}
+ZOEKT_GIT_INDEX=${ZOEKT_GIT_INDEX:-zoekt-git-index}
+TERMINATION_LOG=${TERMINATION_LOG:-/dev/termination-log}
+# A transfer slower than 1 KB/s for a minute is abandoned rather than left to eat the Job's deadline.
+export GIT_HTTP_LOW_SPEED_LIMIT="${GIT_HTTP_LOW_SPEED_LIMIT:-1000}"
+export GIT_HTTP_LOW_SPEED_TIME="${GIT_HTTP_LOW_SPEED_TIME:-60}"
+# Never wait for a password on a terminal that is not there.
+export GIT_TERMINAL_PROMPT=0
+
+# json_str VALUE: VALUE as the inside of a JSON string (control characters dropped).
+json_str() {
+    printf '%s' "$1" | tr '\t\r\n' '   ' | tr -d '\000-\037' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g'
+}
+
+# shard_prefix NAME: the file name prefix zoekt gives the shards of repository NAME (Go's
+# url.QueryEscape; repository names are restricted to [A-Za-z0-9._/-], so only '/' needs escaping).
+shard_prefix() {
+    printf '%s' "$1" | sed -e 's|/|%2F|g'
+}
+
+# first_lines FILE: the first three non-empty lines of FILE on one line, cut to 300 characters, for
+# error messages (git puts the cause first and generic advice after it).
+first_lines() {
+    grep -v '^[[:space:]]*$' "$1" 2>/dev/null | head -n 3 | tr '\n' ' ' | cut -c 1-300 | sed -e 's/ *$//'
+}
+
+now() { date +%s; }
+
+fail_all() {
+    printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}\n' "$(json_str "$1")"
+    exit 1
+}
+
+[ -r "$REPOS_FILE" ] || fail_all "repository list $REPOS_FILE is not readable"
+mkdir -p "$REPOS_DIR" "$INDEX_DIR" "$WORK_DIR" || fail_all "cannot create $REPOS_DIR, $INDEX_DIR or $WORK_DIR"
+chmod 700 "$WORK_DIR"
+export HOME="$WORK_DIR"
+
+# One run at a time per volume: a reindex Job may start while the nightly one is still running.
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$DATA_DIR/.indexer.lock" || fail_all "cannot open $DATA_DIR/.indexer.lock"
+    flock -n 9 || fail_all "another indexer run holds $DATA_DIR/.indexer.lock"
+fi
+
+# Leftovers of a run that was killed (deadline, eviction): temporary shard directories and clones.
+rm -rf "$INDEX_DIR"/.tmp.* 2>/dev/null
+find "$REPOS_DIR" -type d -name '*.git.tmp' -prune -exec rm -rf {} + 2>/dev/null
+
+# Git configuration for this process only (GIT_CONFIG_COUNT, git >= 2.31): mirrors on a shared volume
+# may be owned by another uid than this pod's, which git otherwise refuses.
+cfg=0
+git_config() {
+    export "GIT_CONFIG_KEY_$cfg=$1" "GIT_CONFIG_VALUE_$cfg=$2"
+    cfg=$((cfg + 1))
+    export GIT_CONFIG_COUNT=$cfg
+}
+git_config safe.directory '*'
+
+if [ -f "$CREDENTIALS_DIR/ssh-privatekey" ]; then
+    # ssh refuses a key that others can read; the Secret's files are shared with the pod's group.
+    (umask 077 && cp "$CREDENTIALS_DIR/ssh-privatekey" "$WORK_DIR/ssh-key") || fail_all "cannot copy the SSH key"
+    if [ -f "$CREDENTIALS_DIR/known_hosts" ]; then
+        ssh_hosts="-o UserKnownHostsFile=$CREDENTIALS_DIR/known_hosts -o StrictHostKeyChecking=yes"
+    else
+        ssh_hosts="-o UserKnownHostsFile=$WORK_DIR/known_hosts -o StrictHostKeyChecking=accept-new"
+    fi
+    export GIT_SSH_COMMAND="ssh -i $WORK_DIR/ssh-key -o IdentitiesOnly=yes -o BatchMode=yes $ssh_hosts"
+fi
+if [ -f "$CREDENTIALS_DIR/password" ] || [ -f "$CREDENTIALS_DIR/token" ]; then
+    # A credential helper that reads the Secret's files when git asks, so the token is never part of
+    # a URL, an argument or a mirror's config.
+    cat >"$WORK_DIR/credential-helper" <<EOF
+[ "\$1" = get ] || exit 0
+d='$CREDENTIALS_DIR'
+user=x-access-token
+[ -f "\$d/username" ] && user=\$(cat "\$d/username")
+if [ -f "\$d/password" ]; then pass=\$(cat "\$d/password"); else pass=\$(cat "\$d/token"); fi
+printf 'username=%s\\npassword=%s\\n' "\$user" "\$pass"
+EOF
+    git_config credential.helper "!sh $WORK_DIR/credential-helper"
+fi
+
+listed="$WORK_DIR/listed-prefixes"
+listed_mirrors="$WORK_DIR/listed-mirrors"
+failed_names="$WORK_DIR/failed-names"
+: >"$listed"
+: >"$listed_mirrors"
+: >"$failed_names"
+indexed=0
+failed=0
+removed=0
+total=0
+
+report_failure() { # name step message started
+    failed=$((failed + 1))
+    printf '%s\n' "$1" >>"$failed_names"
+    printf '{"repository":"%s","status":"failed","step":"%s","error":"%s","seconds":%d}\n' \
+        "$(json_str "$1")" "$2" "$(json_str "$3")" $(($(now) - $4))
+}
+
+# sync_mirror DIR URL LOG: clones URL into the bare mirror DIR, or fetches when DIR exists. A clone
+# goes to DIR.tmp first, so an interrupted one is never taken for a mirror.
+sync_mirror() {
+    if [ -d "$1" ]; then
+        git --git-dir="$1" remote set-url origin "$2" >"$3" 2>&1 &&
+            git --git-dir="$1" fetch --prune --quiet origin >>"$3" 2>&1
+    else
+        mkdir -p "$(dirname "$1")" &&
+            git clone --mirror --quiet -- "$2" "$1.tmp" >"$3" 2>&1 &&
+            mv "$1.tmp" "$1"
+    fi
+}
+
+# index_repo NAME URL BRANCHES [FLAGS...]
+index_repo() {
+    name=$1 url=$2 branches=${3:-HEAD}
+    shift 3
+    started=$(now)
+    mirror="$REPOS_DIR/$name.git"
+    log="$WORK_DIR/git.log"
+    step=clone
+    [ -d "$mirror" ] && step=fetch
+    if ! sync_mirror "$mirror" "$url" "$log"; then
+        rm -rf "$mirror.tmp"
+        report_failure "$name" "$step" "git $step failed: $(first_lines "$log")" "$started"
+        return
+    fi
+    # zoekt-git-index names the repository after this setting, whatever the URL looks like.
+    git --git-dir="$mirror" config zoekt.name "$name"
+
+    step=index
+    tmp=$(mktemp -d "$INDEX_DIR/.tmp.XXXXXX") || {
+        report_failure "$name" "$step" "cannot create a temporary directory in $INDEX_DIR" "$started"
+        return
+    }
+    if ! "$ZOEKT_GIT_INDEX" -index "$tmp" -branches "$branches" "$@" "$mirror" >"$log" 2>&1; then
+        rm -rf "$tmp"
+        report_failure "$name" "$step" "zoekt-git-index failed: $(first_lines "$log")" "$started"
+        return
+    fi
+    prefix=$(shard_prefix "$name")
+    shards=0
+    for f in "$tmp/$prefix"_v*.zoekt; do
+        [ -f "$f" ] && shards=$((shards + 1))
+    done
+    if [ "$shards" -eq 0 ]; then
+        rm -rf "$tmp"
+        report_failure "$name" "$step" "zoekt-git-index wrote no shard for $prefix" "$started"
+        return
+    fi
+    # Install the new shards, then drop older shards of this repository that the new set no longer
+    # has (a repository that shrank from two shards to one).
+    new="$WORK_DIR/new-shards"
+    : >"$new"
+    for f in "$tmp/$prefix"_v*.zoekt; do
+        basename "$f" >>"$new"
+        mv -f "$f" "$INDEX_DIR/" || {
+            rm -rf "$tmp"
+            report_failure "$name" "$step" "cannot move $(basename "$f") into $INDEX_DIR" "$started"
+            return
+        }
+    done
+    for f in "$INDEX_DIR/$prefix"_v*.zoekt; do
+        [ -f "$f" ] || continue
+        grep -Fxq -- "$(basename "$f")" "$new" || rm -f "$f" "$f.meta"
+    done
+    rm -rf "$tmp"
+    indexed=$((indexed + 1))
+    printf '{"repository":"%s","status":"indexed","step":"%s","shards":%d,"seconds":%d}\n' \
+        "$(json_str "$name")" "$step" "$shards" $(($(now) - started))
+}
+
+while read -r name url branches || [ -n "$name" ]; do
+    case $name in "" | "#"*) continue ;; esac
+    total=$((total + 1))
+    shard_prefix "$name" >>"$listed"
+    echo >>"$listed"
+    printf '%s\n' "$REPOS_DIR/$name.git" >>"$listed_mirrors"
+    # stdin is the list; keep git and the indexer from reading it.
+    index_repo "$name" "$url" "$branches" "$@" </dev/null
+done <"$REPOS_FILE"
+
+[ "$total" -gt 0 ] || fail_all "repository list $REPOS_FILE lists no repository"
+
+# Remove what is no longer listed. Compound shards (compound-*) are only made by zoekt's merge tool,
+# which this operator does not run, so every shard here belongs to one repository.
+for f in "$INDEX_DIR"/*.zoekt; do
+    [ -f "$f" ] || continue
+    prefix=$(basename "$f" | sed -e 's/_v[0-9]*\.[0-9]*\.zoekt$//')
+    grep -Fxq -- "$prefix" "$listed" && continue
+    rm -f "$f" "$f.meta"
+    removed=$((removed + 1))
+    printf '{"repository":"%s","status":"removed","shard":"%s"}\n' \
+        "$(json_str "$(printf '%s' "$prefix" | sed -e 's|%2F|/|g')")" "$(json_str "$(basename "$f")")"
+done
+find "$REPOS_DIR" -type d -name '*.git' -prune 2>/dev/null | while read -r m; do
+    grep -Fxq -- "$m" "$listed_mirrors" || rm -rf "$m"
+done
+
+# The summary names at most 20 failed repositories: the termination message is cut at 4 KiB.
+names=$(head -n 20 "$failed_names" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
+summary=$(printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d,"failedRepositories":[%s]}}' \
+    "$indexed" "$failed" "$removed" "${names%,}")
+printf '%s\n' "$summary"
+if [ -w "$TERMINATION_LOG" ] || { [ ! -e "$TERMINATION_LOG" ] && [ -w "$(dirname "$TERMINATION_LOG")" ]; }; then
+    printf '%s\n' "$summary" >"$TERMINATION_LOG"
+fi
+rm -f "$WORK_DIR/ssh-key" "$WORK_DIR/credential-helper" "$WORK_DIR/git.log" "$WORK_DIR/new-shards"
+[ "$indexed" -gt 0 ]

@@ -1,0 +1,996 @@
+/* render.c: see render.h.
+ *
+ * Objects are built with cJSON in a fixed member order, so the same input always prints to the same
+ * bytes. Allocation failures are recorded by the small add_* wrappers rather than checked after every
+ * member, and the entry points turn them into ZK_ENOMEM. */
+#include "controller/corpus/render.h"
+
+#include "buf.h"
+#include "controller/assets/assets.h"
+#include "json.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define POD_UID 65532          /* the conventional "nonroot" uid; no image here needs a fixed one */
+#define ZOEKT_LISTEN "127.0.0.1:6070"
+#define CONNECTOR_LISTEN "127.0.0.1:8081"
+#define CONFIG_MAX (1u << 20)  /* a ConfigMap holds at most 1 MiB */
+
+/* ---- building blocks that remember allocation failures -------------------------------------- */
+
+/* Set when any cJSON allocation of the current render failed. The builders below stay readable as the
+ * manifests they describe (no check after every member) and the entry points test this once: a
+ * partially built object is never returned, since applying it would remove the missing fields. */
+static _Thread_local int render_failed;
+
+static cJSON *add_str(cJSON *o, const char *k, const char *v)
+{
+    cJSON *r = cJSON_AddStringToObject(o, k, v);
+
+    render_failed |= !r;
+    return r;
+}
+
+static cJSON *add_num(cJSON *o, const char *k, double v)
+{
+    cJSON *r = cJSON_AddNumberToObject(o, k, v);
+
+    render_failed |= !r;
+    return r;
+}
+
+static cJSON *add_bool(cJSON *o, const char *k, int v)
+{
+    cJSON *r = cJSON_AddBoolToObject(o, k, v);
+
+    render_failed |= !r;
+    return r;
+}
+
+static cJSON *add_obj(cJSON *o, const char *k)
+{
+    cJSON *r = cJSON_AddObjectToObject(o, k);
+
+    render_failed |= !r;
+    return r;
+}
+
+static cJSON *add_arr(cJSON *o, const char *k)
+{
+    cJSON *r = cJSON_AddArrayToObject(o, k);
+
+    render_failed |= !r;
+    return r;
+}
+
+/* Adds item (owned by the callee from here on: freed when it cannot be added). */
+static void add_item(cJSON *o, const char *k, cJSON *item)
+{
+    if (!o || !item || !cJSON_AddItemToObject(o, k, item)) {
+        cJSON_Delete(item);
+        render_failed = 1;
+    }
+}
+
+static void push(cJSON *arr, cJSON *item)
+{
+    if (!arr || !item || !cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        render_failed = 1;
+    }
+}
+
+/* ---- names and labels ----------------------------------------------------------------------- */
+
+static void sha256_hex(const void *data, size_t len, char *hex, size_t hexlen)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0, i;
+
+    EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+    for (i = 0; i < mdlen && 2 * i + 2 < hexlen; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+/* <corpus><suffix> when that is a DNS-1035 label of at most max characters (a Service name must be a
+ * DNS-1035 label, the strictest rule of the children's; a CronJob name at most 52 characters, since its
+ * Jobs append 11); else a cut-down, dot-free prefix, "-", 8 hex digits of SHA-256(corpus name), then
+ * the suffix, so distinct corpora never collide. */
+static void child_name(const char *corpus, const char *suffix, size_t max, char *dst)
+{
+    size_t n = strlen(corpus), sl = strlen(suffix), i = 0, k, keep;
+    int plain = n + sl <= max && corpus[0] >= 'a' && corpus[0] <= 'z' && !strchr(corpus, '.');
+    char hash[65];
+
+    if (plain) {
+        memcpy(dst, corpus, n);
+        memcpy(dst + n, suffix, sl + 1);
+        return;
+    }
+    sha256_hex(corpus, n, hash, sizeof(hash));
+    keep = max - sl - 9;
+    if (keep > n)
+        keep = n;
+    if (!(corpus[0] >= 'a' && corpus[0] <= 'z'))
+        dst[i++] = 'c';
+    for (k = 0; k < keep && i < keep; k++)
+        dst[i++] = corpus[k] == '.' ? '-' : corpus[k];
+    while (i > 0 && dst[i - 1] == '-')
+        i--;
+    snprintf(dst + i, RENDER_NAME_MAX - i, "%s%.8s%s", i ? "-" : "", hash, suffix);
+}
+
+#define NAME_MAX_LABEL 63
+#define NAME_MAX_CRONJOB 52
+
+void render_child_names(const char *corpus_name, struct render_names *names)
+{
+    child_name(corpus_name, "-index", NAME_MAX_LABEL, names->pvc);
+    child_name(corpus_name, "-indexer", NAME_MAX_LABEL, names->configmap);
+    child_name(corpus_name, "-indexer", NAME_MAX_CRONJOB, names->cronjob);
+    child_name(corpus_name, "-search", NAME_MAX_LABEL, names->deployment);
+    child_name(corpus_name, "-search", NAME_MAX_LABEL, names->service);
+    child_name(corpus_name, "-search", NAME_MAX_LABEL, names->serviceaccount);
+    child_name(corpus_name, "-search", NAME_MAX_LABEL, names->role);
+    child_name(corpus_name, "-search", NAME_MAX_LABEL, names->rolebinding);
+}
+
+void render_instance_label(const char *corpus_name, char *dst)
+{
+    char hash[65];
+    size_t n = strlen(corpus_name);
+
+    /* Corpus names are DNS subdomains, which are valid label values up to 63 characters. */
+    if (n <= 63) {
+        snprintf(dst, RENDER_NAME_MAX, "%s", corpus_name);
+        return;
+    }
+    sha256_hex(corpus_name, n, hash, sizeof(hash));
+    n = 54;
+    while (n > 0 && (corpus_name[n - 1] == '-' || corpus_name[n - 1] == '.'))
+        n--;
+    snprintf(dst, RENDER_NAME_MAX, "%.*s-%.8s", (int)n, corpus_name, hash);
+}
+
+/* ---- building blocks ------------------------------------------------------------------------ */
+
+struct rctx {
+    const char *name, *ns, *uid;
+    char instance[RENDER_NAME_MAX];
+    struct render_names names;
+    const struct corpus_spec *spec;
+    const char *cronjob_api;
+};
+
+static cJSON *labels(const struct rctx *c, const char *component)
+{
+    cJSON *l = cJSON_CreateObject();
+
+    add_str(l, RENDER_LABEL_NAME, RENDER_APP_NAME);
+    add_str(l, RENDER_LABEL_INSTANCE, c->instance);
+    add_str(l, RENDER_LABEL_COMPONENT, component);
+    add_str(l, RENDER_LABEL_MANAGED_BY, RENDER_MANAGER);
+    return l;
+}
+
+/* The labels a selector matches: managed-by is left out so a selector never depends on who manages. */
+static cJSON *selector_labels(const struct rctx *c, const char *component)
+{
+    cJSON *l = cJSON_CreateObject();
+
+    add_str(l, RENDER_LABEL_NAME, RENDER_APP_NAME);
+    add_str(l, RENDER_LABEL_INSTANCE, c->instance);
+    add_str(l, RENDER_LABEL_COMPONENT, component);
+    return l;
+}
+
+static cJSON *owner_refs(const struct rctx *c)
+{
+    cJSON *arr = cJSON_CreateArray(), *o = cJSON_CreateObject();
+
+    add_str(o, "apiVersion", RENDER_OWNER_API_VERSION);
+    add_str(o, "kind", RENDER_OWNER_KIND);
+    add_str(o, "name", c->name);
+    add_str(o, "uid", c->uid);
+    add_bool(o, "controller", 1);
+    add_bool(o, "blockOwnerDeletion", 1);
+    push(arr, o);
+    return arr;
+}
+
+/* A new object {apiVersion, kind, metadata{name, namespace, labels, ownerReferences}}. */
+static cJSON *new_object(const struct rctx *c, const char *api, const char *kind, const char *name,
+                         const char *component, int owned)
+{
+    cJSON *o = cJSON_CreateObject(), *md;
+
+    add_str(o, "apiVersion", api);
+    add_str(o, "kind", kind);
+    md = add_obj(o, "metadata");
+    add_str(md, "name", name);
+    add_str(md, "namespace", c->ns);
+    add_item(md, "labels", labels(c, component));
+    if (owned)
+        add_item(md, "ownerReferences", owner_refs(c));
+    return o;
+}
+
+static cJSON *strv(const char *const *v)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (; v && *v; v++)
+        push(arr, cJSON_CreateString(*v));
+    return arr;
+}
+
+static cJSON *resources(const cJSON *given, const char *req_cpu, const char *req_mem, const char *lim_mem)
+{
+    cJSON *r, *req, *lim;
+
+    if (given)
+        return cJSON_Duplicate(given, 1);
+    r = cJSON_CreateObject();
+    req = add_obj(r, "requests");
+    add_str(req, "cpu", req_cpu);
+    add_str(req, "memory", req_mem);
+    lim = add_obj(r, "limits");
+    add_str(lim, "memory", lim_mem);
+    return r;
+}
+
+static cJSON *container_security(void)
+{
+    cJSON *s = cJSON_CreateObject(), *caps;
+    static const char *const drop[] = {"ALL", NULL};
+
+    add_bool(s, "allowPrivilegeEscalation", 0);
+    add_bool(s, "readOnlyRootFilesystem", 1);
+    caps = add_obj(s, "capabilities");
+    add_item(caps, "drop", strv(drop));
+    return s;
+}
+
+static cJSON *pod_security(void)
+{
+    cJSON *s = cJSON_CreateObject(), *sec;
+
+    add_bool(s, "runAsNonRoot", 1);
+    add_num(s, "runAsUser", POD_UID);
+    add_num(s, "runAsGroup", POD_UID);
+    /* The group owns what the pods write on the shared volume, so the indexer and the webserver can
+     * both use it. OnRootMismatch keeps a large volume from being walked at every start. */
+    add_num(s, "fsGroup", POD_UID);
+    add_str(s, "fsGroupChangePolicy", "OnRootMismatch");
+    sec = add_obj(s, "seccompProfile");
+    add_str(sec, "type", "RuntimeDefault");
+    return s;
+}
+
+static cJSON *mount(const char *volume, const char *path, const char *sub_path, int read_only)
+{
+    cJSON *m = cJSON_CreateObject();
+
+    add_str(m, "name", volume);
+    add_str(m, "mountPath", path);
+    if (sub_path)
+        add_str(m, "subPath", sub_path);
+    if (read_only)
+        add_bool(m, "readOnly", 1);
+    return m;
+}
+
+static cJSON *env_var(const char *name, const char *value)
+{
+    cJSON *e = cJSON_CreateObject();
+
+    add_str(e, "name", name);
+    add_str(e, "value", value);
+    return e;
+}
+
+static const char *claim_name(const struct rctx *c)
+{
+    return c->spec->storage.existing_claim ? c->spec->storage.existing_claim : c->names.pvc;
+}
+
+static cJSON *volume_pvc(const struct rctx *c)
+{
+    cJSON *v = cJSON_CreateObject(), *p;
+
+    add_str(v, "name", "data");
+    p = add_obj(v, "persistentVolumeClaim");
+    add_str(p, "claimName", claim_name(c));
+    return v;
+}
+
+/* A ConfigMap volume projecting only the given keys. */
+static cJSON *volume_config(const struct rctx *c, const char *const *keys)
+{
+    cJSON *v = cJSON_CreateObject(), *cm, *items;
+
+    add_str(v, "name", "config");
+    cm = add_obj(v, "configMap");
+    add_str(cm, "name", c->names.configmap);
+    items = add_arr(cm, "items");
+    for (; *keys; keys++) {
+        cJSON *it = cJSON_CreateObject();
+
+        add_str(it, "key", *keys);
+        add_str(it, "path", *keys);
+        push(items, it);
+    }
+    return v;
+}
+
+/* A Secret volume, mounted by reference: the operator never reads or copies the Secret. */
+static cJSON *volume_secret(const char *volume, const char *secret)
+{
+    cJSON *v = cJSON_CreateObject(), *s;
+
+    add_str(v, "name", volume);
+    s = add_obj(v, "secret");
+    add_str(s, "secretName", secret);
+    add_num(s, "defaultMode", 0440);
+    return v;
+}
+
+static cJSON *volume_empty(const char *volume)
+{
+    cJSON *v = cJSON_CreateObject();
+
+    add_str(v, "name", volume);
+    add_obj(v, "emptyDir");
+    return v;
+}
+
+/* Node placement shared by the search pods and the indexer pods: both run the zoekt image, so both
+ * need the architecture it was built for. */
+static void add_placement(const struct rctx *c, cJSON *pod)
+{
+    cJSON *sel = add_obj(pod, "nodeSelector");
+    const cJSON *kv;
+
+    add_str(sel, "kubernetes.io/arch", c->spec->webserver.architecture);
+    cJSON_ArrayForEach(kv, c->spec->webserver.node_selector)
+        add_str(sel, kv->string, kv->valuestring);
+    if (c->spec->webserver.tolerations)
+        add_item(pod, "tolerations", cJSON_Duplicate(c->spec->webserver.tolerations, 1));
+}
+
+/* ---- configuration files -------------------------------------------------------------------- */
+
+int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err *err)
+{
+    struct buf b;
+    int i, rc;
+
+    buf_init(&b, CONFIG_MAX);
+    rc = buf_puts(&b, "# name url [branches, comma-separated; absent: the remote HEAD]. Written by zoekt-operator.\n");
+    for (i = 0; rc == ZK_OK && i < spec->nrepos; i++) {
+        char **br;
+
+        rc = buf_printf(&b, "%s %s", spec->repos[i].name, spec->repos[i].url);
+        for (br = spec->repos[i].branches; rc == ZK_OK && br && *br; br++)
+            rc = buf_printf(&b, "%c%s", br == spec->repos[i].branches ? ' ' : ',', *br);
+        if (rc == ZK_OK)
+            rc = buf_putc(&b, '\n');
+    }
+    if (rc != ZK_OK)
+        return zk_err_set(err, rc, "rendering the repository list: %s", zk_strerror(rc));
+    *list = buf_steal(&b);
+    if (!*list)
+        return zk_err_set(err, ZK_ENOMEM, "rendering the repository list: out of memory");
+    return ZK_OK;
+}
+
+int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char **conf, struct zk_err *err)
+{
+    const char *p = ASSETS_NGINX_CONF, *end = p + ASSETS_NGINX_CONF_LEN;
+    char port[16];
+    const char *auth = spec->gateway.tokens_secret
+                           ? "auth_request /auth;"
+                           : "# open: spec.gateway.tokenSecretRef is unset, so no bearer token is required";
+    struct buf b;
+    int rc = ZK_OK;
+
+    snprintf(port, sizeof(port), "%d", spec->gateway.port);
+    buf_init(&b, CONFIG_MAX);
+    while (rc == ZK_OK && p < end) {
+        const char *at = memchr(p, '@', (size_t)(end - p));
+        const char *val = NULL;
+        size_t skip = 0;
+
+        if (!at) {
+            rc = buf_append(&b, p, (size_t)(end - p));
+            break;
+        }
+        rc = buf_append(&b, p, (size_t)(at - p));
+        if (rc != ZK_OK)
+            break;
+        if ((size_t)(end - at) >= 6 && memcmp(at, "@PORT@", 6) == 0)
+            val = port, skip = 6;
+        else if ((size_t)(end - at) >= 9 && memcmp(at, "@RUN_DIR@", 9) == 0)
+            val = run_dir, skip = 9;
+        else if ((size_t)(end - at) >= 6 && memcmp(at, "@AUTH@", 6) == 0)
+            val = auth, skip = 6;
+        else
+            val = "@", skip = 1;
+        rc = buf_puts(&b, val);
+        p = at + skip;
+    }
+    if (rc != ZK_OK)
+        return zk_err_set(err, rc, "rendering nginx.conf: %s", zk_strerror(rc));
+    *conf = buf_steal(&b);
+    if (!*conf)
+        return zk_err_set(err, ZK_ENOMEM, "rendering nginx.conf: out of memory");
+    return ZK_OK;
+}
+
+/* ---- the children --------------------------------------------------------------------------- */
+
+static cJSON *render_pvc(const struct rctx *c)
+{
+    int del = c->spec->storage.on_delete == PVC_DELETE;
+    cJSON *o = new_object(c, "v1", "PersistentVolumeClaim", c->names.pvc, "index", del);
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata"), *ann, *spec, *req;
+    static const char *const rwx[] = {"ReadWriteMany", NULL};
+
+    /* With Retain the claim has no ownerReference, so deleting the corpus leaves it (and the index)
+     * for a corpus of the same name to pick up again. */
+    ann = add_obj(md, "annotations");
+    add_str(ann, RENDER_ANN_ON_DELETE, del ? "Delete" : "Retain");
+    spec = add_obj(o, "spec");
+    add_item(spec, "accessModes", strv(rwx));
+    add_str(spec, "storageClassName", c->spec->storage.storage_class);
+    add_str(spec, "volumeMode", "Filesystem");
+    req = add_obj(add_obj(spec, "resources"), "requests");
+    add_str(req, "storage", c->spec->storage.size);
+    return o;
+}
+
+/* The ConfigMap, and in *hash_out (a heap string) the SHA-256 of its data. */
+static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, struct zk_err *err)
+{
+    cJSON *o = NULL, *data;
+    char *list = NULL, *nginx = NULL, *script = NULL;
+    char hash[65];
+    struct buf all;
+    int rc;
+
+    *cm = NULL;
+    *hash_out = NULL;
+    rc = render_repos_list(c->spec, &list, err);
+    if (rc == ZK_OK)
+        rc = render_nginx_conf(c->spec, "/tmp", &nginx, err);
+    if (rc != ZK_OK)
+        goto out;
+    rc = ZK_ENOMEM;
+    script = malloc(ASSETS_INDEXER_SH_LEN + 1);
+    if (!script)
+        goto out;
+    memcpy(script, ASSETS_INDEXER_SH, ASSETS_INDEXER_SH_LEN);
+    script[ASSETS_INDEXER_SH_LEN] = '\0';
+
+    o = new_object(c, "v1", "ConfigMap", c->names.configmap, "indexer", 1);
+    data = add_obj(o, "data");
+    add_str(data, "indexer.sh", script);
+    add_str(data, "nginx.conf", nginx);
+    add_str(data, RENDER_REPOS_KEY, list);
+
+    /* The hash covers every key with its name and length, so moving bytes between keys changes it. */
+    buf_init(&all, 4 * CONFIG_MAX);
+    if (buf_printf(&all, "indexer.sh %zu\n%s\nnginx.conf %zu\n%s\n%s %zu\n%s\n", strlen(script), script,
+                   strlen(nginx), nginx, RENDER_REPOS_KEY, strlen(list), list) != ZK_OK)
+        goto out;
+    sha256_hex(all.data, all.len, hash, sizeof(hash));
+    buf_free(&all);
+    *hash_out = strdup(hash);
+    if (!*hash_out)
+        goto out;
+    *cm = o;
+    o = NULL;
+    rc = ZK_OK;
+out:
+    if (rc == ZK_ENOMEM)
+        zk_err_set(err, rc, "rendering ConfigMap %s: out of memory", c->names.configmap);
+    cJSON_Delete(o);
+    free(list);
+    free(nginx);
+    free(script);
+    return rc;
+}
+
+static cJSON *render_serviceaccount(const struct rctx *c)
+{
+    return new_object(c, "v1", "ServiceAccount", c->names.serviceaccount, "search", 1);
+}
+
+static cJSON *render_role(const struct rctx *c)
+{
+    cJSON *o = new_object(c, "rbac.authorization.k8s.io/v1", "Role", c->names.role, "search", 1);
+    cJSON *rules = add_arr(o, "rules"), *r = cJSON_CreateObject();
+    static const char *const groups[] = {"codesearch.dev", NULL};
+    static const char *const res[] = {"codesearchcorpora", NULL};
+    static const char *const verbs[] = {"get", "list", "watch", NULL};
+    const char *names[] = {c->name, NULL};
+
+    /* The connector reads its own corpus (the corpus_status tool) and nothing else. */
+    add_item(r, "apiGroups", strv(groups));
+    add_item(r, "resources", strv(res));
+    add_item(r, "resourceNames", strv(names));
+    add_item(r, "verbs", strv(verbs));
+    push(rules, r);
+    return o;
+}
+
+static cJSON *render_rolebinding(const struct rctx *c)
+{
+    cJSON *o = new_object(c, "rbac.authorization.k8s.io/v1", "RoleBinding", c->names.rolebinding, "search", 1);
+    cJSON *ref = add_obj(o, "roleRef"), *subs, *s;
+
+    add_str(ref, "apiGroup", "rbac.authorization.k8s.io");
+    add_str(ref, "kind", "Role");
+    add_str(ref, "name", c->names.role);
+    subs = add_arr(o, "subjects");
+    s = cJSON_CreateObject();
+    add_str(s, "kind", "ServiceAccount");
+    add_str(s, "name", c->names.serviceaccount);
+    add_str(s, "namespace", c->ns);
+    push(subs, s);
+    return o;
+}
+
+static cJSON *render_service(const struct rctx *c)
+{
+    cJSON *o = new_object(c, "v1", "Service", c->names.service, "search", 1);
+    cJSON *spec = add_obj(o, "spec"), *ports, *p;
+
+    add_str(spec, "type", "ClusterIP");
+    add_item(spec, "selector", selector_labels(c, "search"));
+    ports = add_arr(spec, "ports");
+    p = cJSON_CreateObject();
+    add_str(p, "name", "http");
+    add_str(p, "protocol", "TCP");
+    add_num(p, "port", c->spec->gateway.port);
+    add_str(p, "targetPort", "http");
+    push(ports, p);
+    return o;
+}
+
+static cJSON *probe_http(const char *path, int period, int failures)
+{
+    cJSON *p = cJSON_CreateObject(), *g;
+
+    g = add_obj(p, "httpGet");
+    add_str(g, "path", path);
+    add_str(g, "port", "http");
+    add_num(p, "periodSeconds", period);
+    add_num(p, "timeoutSeconds", 5);
+    add_num(p, "failureThreshold", failures);
+    return p;
+}
+
+static cJSON *container_zoekt(const struct rctx *c)
+{
+    cJSON *k = cJSON_CreateObject(), *mounts, *live, *ex;
+    static const char *const cmd[] = {"zoekt-webserver", "-rpc", "-listen", ZOEKT_LISTEN, "-index", "/data/index",
+                                      NULL};
+    /* zoekt-webserver listens on the loopback only, which the kubelet's HTTP probes cannot reach;
+     * the zoekt image ships wget. */
+    static const char *const probe[] = {"wget", "-q", "-O", "/dev/null", "http://" ZOEKT_LISTEN "/healthz", NULL};
+
+    add_str(k, "name", "zoekt-webserver");
+    add_str(k, "image", c->spec->webserver.image);
+    add_item(k, "command", strv(cmd));
+    add_item(k, "resources", resources(c->spec->webserver.resources, "500m", "1Gi", "4Gi"));
+    live = add_obj(k, "livenessProbe");
+    ex = add_obj(live, "exec");
+    add_item(ex, "command", strv(probe));
+    add_num(live, "initialDelaySeconds", 30);
+    add_num(live, "periodSeconds", 30);
+    add_num(live, "timeoutSeconds", 5);
+    add_num(live, "failureThreshold", 5);
+    add_item(k, "securityContext", container_security());
+    mounts = add_arr(k, "volumeMounts");
+    /* Read-only, and through subPath so the kubelet creates index/ before the first indexer run. */
+    push(mounts, mount("data", "/data/index", "index", 1));
+    push(mounts, mount("tmp", "/tmp", "zoekt", 0));
+    return k;
+}
+
+static cJSON *container_nginx(const struct rctx *c)
+{
+    cJSON *k = cJSON_CreateObject(), *ports, *p, *mounts;
+    static const char *const cmd[] = {"nginx", "-c", RENDER_CONFIG_DIR "/nginx.conf", "-e", "stderr", NULL};
+
+    add_str(k, "name", "nginx");
+    add_str(k, "image", c->spec->gateway.image);
+    add_item(k, "command", strv(cmd));
+    ports = add_arr(k, "ports");
+    p = cJSON_CreateObject();
+    add_str(p, "name", "http");
+    add_num(p, "containerPort", c->spec->gateway.port);
+    add_str(p, "protocol", "TCP");
+    push(ports, p);
+    add_item(k, "resources", resources(NULL, "50m", "32Mi", "128Mi"));
+    add_item(k, "readinessProbe", probe_http("/readyz", 10, 3));
+    add_item(k, "livenessProbe", probe_http("/healthz", 20, 3));
+    add_item(k, "securityContext", container_security());
+    mounts = add_arr(k, "volumeMounts");
+    push(mounts, mount("config", RENDER_CONFIG_DIR, NULL, 1));
+    push(mounts, mount("tmp", "/tmp", "nginx", 0));
+    return k;
+}
+
+static cJSON *container_connector(const struct rctx *c)
+{
+    const struct corpus_spec *s = c->spec;
+    cJSON *k = cJSON_CreateObject(), *cmd, *mounts;
+    char corpus[320], num[32];
+
+    snprintf(corpus, sizeof(corpus), "%s/%s", c->ns, c->name);
+    add_str(k, "name", "connector");
+    add_str(k, "image", s->connector.image);
+    cmd = add_arr(k, "command");
+    push(cmd, cJSON_CreateString("zoekt-connector"));
+    push(cmd, cJSON_CreateString("--listen"));
+    push(cmd, cJSON_CreateString(CONNECTOR_LISTEN));
+    push(cmd, cJSON_CreateString("--zoekt-url"));
+    push(cmd, cJSON_CreateString("http://" ZOEKT_LISTEN));
+    push(cmd, cJSON_CreateString("--corpus"));
+    push(cmd, cJSON_CreateString(corpus));
+#define ADD_NUM_FLAG(flag, fmt, v)                                                                         \
+    do {                                                                                                   \
+        snprintf(num, sizeof(num), fmt, (v));                                                              \
+        push(cmd, cJSON_CreateString(flag));                                               \
+        push(cmd, cJSON_CreateString(num));                                                \
+    } while (0)
+    ADD_NUM_FLAG("--max-files", "%d", s->connector.max_files);
+    ADD_NUM_FLAG("--context-lines", "%d", s->connector.context_lines);
+    ADD_NUM_FLAG("--search-timeout", "%ds", s->connector.search_timeout_seconds);
+    ADD_NUM_FLAG("--list-timeout", "%ds", s->connector.list_timeout_seconds);
+#undef ADD_NUM_FLAG
+    if (s->connector.mirror_prefix) {
+        push(cmd, cJSON_CreateString("--mirror-prefix"));
+        push(cmd, cJSON_CreateString(s->connector.mirror_prefix));
+    }
+    if (s->gateway.tokens_secret) {
+        push(cmd, cJSON_CreateString("--token-dir"));
+        push(cmd, cJSON_CreateString(RENDER_TOKENS_DIR));
+    }
+    add_item(k, "resources", resources(NULL, "50m", "64Mi", "256Mi"));
+    add_item(k, "securityContext", container_security());
+    mounts = add_arr(k, "volumeMounts");
+    if (s->gateway.tokens_secret)
+        push(mounts, mount("tokens", RENDER_TOKENS_DIR, NULL, 1));
+    push(mounts, mount("tmp", "/tmp", "connector", 0));
+    return k;
+}
+
+static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
+{
+    cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.deployment, "search", 1);
+    cJSON *spec = add_obj(o, "spec"), *sel, *strat, *ru, *tpl, *md, *ann, *pod, *ctrs, *vols;
+    static const char *const nginx_keys[] = {"nginx.conf", NULL};
+
+    add_num(spec, "replicas", c->spec->webserver.replicas);
+    add_num(spec, "revisionHistoryLimit", 3);
+    sel = add_obj(spec, "selector");
+    add_item(sel, "matchLabels", selector_labels(c, "search"));
+    /* Start the new pod before stopping the old one: with one replica there is never a gap. */
+    strat = add_obj(spec, "strategy");
+    add_str(strat, "type", "RollingUpdate");
+    ru = add_obj(strat, "rollingUpdate");
+    add_num(ru, "maxSurge", 1);
+    add_num(ru, "maxUnavailable", 0);
+    tpl = add_obj(spec, "template");
+    md = add_obj(tpl, "metadata");
+    add_item(md, "labels", labels(c, "search"));
+    ann = add_obj(md, "annotations");
+    add_str(ann, RENDER_ANN_CONFIG_HASH, config_hash);
+    pod = add_obj(tpl, "spec");
+    add_str(pod, "serviceAccountName", c->names.serviceaccount);
+    add_bool(pod, "enableServiceLinks", 0);
+    add_item(pod, "securityContext", pod_security());
+    add_placement(c, pod);
+    ctrs = add_arr(pod, "containers");
+    push(ctrs, container_zoekt(c));
+    push(ctrs, container_nginx(c));
+    push(ctrs, container_connector(c));
+    vols = add_arr(pod, "volumes");
+    push(vols, volume_pvc(c));
+    push(vols, volume_config(c, nginx_keys));
+    if (c->spec->gateway.tokens_secret)
+        push(vols, volume_secret("tokens", c->spec->gateway.tokens_secret));
+    push(vols, volume_empty("tmp"));
+    return o;
+}
+
+/* The Job spec shared by the CronJob's template and reindex Jobs. */
+static cJSON *job_spec(const struct rctx *c)
+{
+    const struct corpus_spec *s = c->spec;
+    cJSON *js = cJSON_CreateObject(), *tpl, *pod, *ctrs, *k, *env, *mounts, *vols;
+    static const char *const cmd[] = {"/bin/sh", RENDER_CONFIG_DIR "/indexer.sh", NULL};
+    static const char *const keys[] = {RENDER_REPOS_KEY, "indexer.sh", NULL};
+
+    /* One retry: the script fails only when no repository could be indexed at all. */
+    add_num(js, "backoffLimit", 1);
+    add_num(js, "activeDeadlineSeconds", (double)s->indexer.deadline_seconds);
+    tpl = add_obj(js, "template");
+    add_item(add_obj(tpl, "metadata"), "labels", labels(c, "indexer"));
+    pod = add_obj(tpl, "spec");
+    add_str(pod, "restartPolicy", "Never");
+    /* The indexer talks to git servers, never to the Kubernetes API. */
+    add_bool(pod, "automountServiceAccountToken", 0);
+    add_bool(pod, "enableServiceLinks", 0);
+    add_item(pod, "securityContext", pod_security());
+    add_placement(c, pod);
+    ctrs = add_arr(pod, "containers");
+    k = cJSON_CreateObject();
+    add_str(k, "name", "indexer");
+    add_str(k, "image", s->indexer.image);
+    add_item(k, "command", strv(cmd));
+    if (s->indexer.extra_flags && s->indexer.extra_flags[0])
+        add_item(k, "args", strv((const char *const *)s->indexer.extra_flags));
+    env = add_arr(k, "env");
+    push(env, env_var("REPOS_FILE", RENDER_CONFIG_DIR "/" RENDER_REPOS_KEY));
+    push(env, env_var("DATA_DIR", "/data"));
+    push(env, env_var("CREDENTIALS_DIR", RENDER_CREDENTIALS_DIR));
+    push(env, env_var("TMPDIR", "/tmp"));
+    add_item(k, "resources", resources(s->indexer.resources, "1", "2Gi", "4Gi"));
+    add_item(k, "securityContext", container_security());
+    mounts = add_arr(k, "volumeMounts");
+    push(mounts, mount("data", "/data", NULL, 0));
+    push(mounts, mount("config", RENDER_CONFIG_DIR, NULL, 1));
+    if (s->credentials_secret)
+        push(mounts, mount("git-credentials", RENDER_CREDENTIALS_DIR, NULL, 1));
+    push(mounts, mount("tmp", "/tmp", NULL, 0));
+    push(ctrs, k);
+    vols = add_arr(pod, "volumes");
+    push(vols, volume_pvc(c));
+    push(vols, volume_config(c, keys));
+    if (s->credentials_secret)
+        push(vols, volume_secret("git-credentials", s->credentials_secret));
+    push(vols, volume_empty("tmp"));
+    return js;
+}
+
+static cJSON *render_cronjob(const struct rctx *c)
+{
+    const struct corpus_spec *s = c->spec;
+    cJSON *o = new_object(c, c->cronjob_api, "CronJob", c->names.cronjob, "indexer", 1);
+    cJSON *spec = add_obj(o, "spec"), *jt;
+
+    add_str(spec, "schedule", s->schedule);
+    /* timeZone exists only in batch/v1 (Kubernetes 1.24+); older servers would prune it, which the
+     * subset comparison would then see as drift forever. */
+    if (s->time_zone && strcmp(c->cronjob_api, "batch/v1") == 0)
+        add_str(spec, "timeZone", s->time_zone);
+    add_bool(spec, "suspend", s->suspend);
+    add_str(spec, "concurrencyPolicy", "Forbid");
+    /* A run missed by more than an hour (controller down) is skipped rather than started late. */
+    add_num(spec, "startingDeadlineSeconds", 3600);
+    add_num(spec, "successfulJobsHistoryLimit", 3);
+    add_num(spec, "failedJobsHistoryLimit", 3);
+    jt = add_obj(spec, "jobTemplate");
+    add_item(add_obj(jt, "metadata"), "labels", labels(c, "indexer"));
+    add_item(jt, "spec", job_spec(c));
+    return o;
+}
+
+static int ctx_init(struct rctx *c, const cJSON *corpus, const struct corpus_spec *spec, const char *cronjob_api,
+                    struct zk_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    c->name = json_path_str(corpus, "metadata.name", NULL);
+    c->ns = json_path_str(corpus, "metadata.namespace", NULL);
+    c->uid = json_path_str(corpus, "metadata.uid", NULL);
+    if (!c->name || !*c->name || !c->ns || !*c->ns || !c->uid || !*c->uid)
+        return zk_err_set(err, ZK_EINVAL, "rendering corpus %s/%s: metadata.name, namespace and uid are required",
+                          c->ns ? c->ns : "?", c->name ? c->name : "?");
+    c->spec = spec;
+    c->cronjob_api = cronjob_api ? cronjob_api : "batch/v1";
+    render_instance_label(c->name, c->instance);
+    render_child_names(c->name, &c->names);
+    return ZK_OK;
+}
+
+int render_children(const cJSON *corpus, const struct corpus_spec *spec, const struct render_env *env,
+                    cJSON **children, struct zk_err *err)
+{
+    struct rctx c;
+    cJSON *arr, *cm;
+    char *hash = NULL;
+    int rc;
+
+    *children = NULL;
+    render_failed = 0;
+    rc = ctx_init(&c, corpus, spec, env ? env->cronjob_api_version : NULL, err);
+    if (rc != ZK_OK)
+        return rc;
+    arr = cJSON_CreateArray();
+    if (!arr)
+        return zk_err_set(err, ZK_ENOMEM, "rendering %s/%s: out of memory", c.ns, c.name);
+    if (!spec->storage.existing_claim)
+        push(arr, render_pvc(&c));
+    rc = render_configmap(&c, &cm, &hash, err);
+    if (rc != ZK_OK) {
+        cJSON_Delete(arr);
+        return rc;
+    }
+    push(arr, cm);
+    push(arr, render_serviceaccount(&c));
+    push(arr, render_role(&c));
+    push(arr, render_rolebinding(&c));
+    push(arr, render_service(&c));
+    push(arr, render_deployment(&c, hash));
+    push(arr, render_cronjob(&c));
+    free(hash);
+    if (render_failed) {
+        cJSON_Delete(arr);
+        return zk_err_set(err, ZK_ENOMEM, "rendering %s/%s: out of memory", c.ns, c.name);
+    }
+    *children = arr;
+    return ZK_OK;
+}
+
+int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, const char *request_value,
+                       cJSON **job, struct zk_err *err)
+{
+    struct rctx c;
+    char hash[65], suffix[32], name[RENDER_NAME_MAX];
+    cJSON *o, *md, *ann;
+    int rc;
+
+    *job = NULL;
+    render_failed = 0;
+    rc = ctx_init(&c, corpus, spec, NULL, err);
+    if (rc != ZK_OK)
+        return rc;
+    if (!request_value || !*request_value)
+        return zk_err_set(err, ZK_EINVAL, "rendering a reindex Job for %s/%s: empty request value", c.ns, c.name);
+    sha256_hex(request_value, strlen(request_value), hash, sizeof(hash));
+    snprintf(suffix, sizeof(suffix), "-reindex-%.8s", hash);
+    child_name(c.name, suffix, NAME_MAX_LABEL, name);
+    o = new_object(&c, "batch/v1", "Job", name, "indexer", 1);
+    md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    hash[16] = '\0';
+    add_str(cJSON_GetObjectItemCaseSensitive(md, "labels"), RENDER_LABEL_REINDEX, hash);
+    ann = add_obj(md, "annotations");
+    add_str(ann, RENDER_ANN_REINDEX, request_value);
+    add_item(o, "spec", job_spec(&c));
+    if (render_failed) {
+        cJSON_Delete(o);
+        return zk_err_set(err, ZK_ENOMEM, "rendering a reindex Job for %s/%s: out of memory", c.ns, c.name);
+    }
+    *job = o;
+    return ZK_OK;
+}
+
+/* ---- YAML ----------------------------------------------------------------------------------- */
+
+/* Whether a string would be read back as something else (a number, a boolean, null) if written
+ * plain, so it must be quoted. libyaml's emitter knows YAML's syntax but not its type resolution. */
+static int yaml_needs_quotes(const char *s)
+{
+    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~", NULL};
+    const char *const *w;
+    char *end;
+
+    if (!*s)
+        return 1;
+    for (w = words; *w; w++)
+        if (strcasecmp(s, *w) == 0)
+            return 1;
+    strtod(s, &end);
+    if (*end == '\0')
+        return 1;
+    /* Octal, hexadecimal, sexagesimal and infinity forms that strtod may not take. */
+    return strspn(s, "0123456789:._+-eExXoOabcdefABCDEF") == strlen(s) && strpbrk(s, "0123456789");
+}
+
+static int emit_node(yaml_emitter_t *em, const cJSON *node);
+
+static int emit_scalar(yaml_emitter_t *em, const char *value, yaml_scalar_style_t style)
+{
+    yaml_event_t ev;
+
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)value, (int)strlen(value), 1, 1, style))
+        return 0;
+    return yaml_emitter_emit(em, &ev);
+}
+
+static int emit_node(yaml_emitter_t *em, const cJSON *node)
+{
+    yaml_event_t ev;
+    const cJSON *ch;
+    char num[64];
+
+    if (cJSON_IsObject(node)) {
+        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+            !yaml_emitter_emit(em, &ev))
+            return 0;
+        for (ch = node->child; ch; ch = ch->next)
+            if (!emit_scalar(em, ch->string, yaml_needs_quotes(ch->string) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                                                                           : YAML_ANY_SCALAR_STYLE) ||
+                !emit_node(em, ch))
+                return 0;
+        return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+    }
+    if (cJSON_IsArray(node)) {
+        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+            !yaml_emitter_emit(em, &ev))
+            return 0;
+        for (ch = node->child; ch; ch = ch->next)
+            if (!emit_node(em, ch))
+                return 0;
+        return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+    }
+    if (cJSON_IsString(node)) {
+        const char *s = node->valuestring;
+
+        if (strchr(s, '\n'))
+            return emit_scalar(em, s, YAML_LITERAL_SCALAR_STYLE);
+        return emit_scalar(em, s, yaml_needs_quotes(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE);
+    }
+    if (cJSON_IsBool(node))
+        return emit_scalar(em, cJSON_IsTrue(node) ? "true" : "false", YAML_PLAIN_SCALAR_STYLE);
+    if (cJSON_IsNumber(node)) {
+        if (node->valuedouble == (double)(long long)node->valuedouble)
+            snprintf(num, sizeof(num), "%lld", (long long)node->valuedouble);
+        else
+            snprintf(num, sizeof(num), "%.17g", node->valuedouble);
+        return emit_scalar(em, num, YAML_PLAIN_SCALAR_STYLE);
+    }
+    return emit_scalar(em, "null", YAML_PLAIN_SCALAR_STYLE);
+}
+
+static int yaml_write(void *data, unsigned char *buffer, size_t size)
+{
+    return buf_append(data, buffer, size) == ZK_OK;
+}
+
+int render_yaml(const cJSON *children, char **yaml, struct zk_err *err)
+{
+    yaml_emitter_t em;
+    yaml_event_t ev;
+    struct buf b;
+    const cJSON *doc;
+    int ok;
+
+    *yaml = NULL;
+    buf_init(&b, 64u << 20);
+    if (!yaml_emitter_initialize(&em))
+        return zk_err_set(err, ZK_ENOMEM, "emitting YAML: out of memory");
+    yaml_emitter_set_output(&em, yaml_write, &b);
+    yaml_emitter_set_unicode(&em, 1);
+    yaml_emitter_set_width(&em, -1);
+    ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&em, &ev);
+    cJSON_ArrayForEach(doc, children) {
+        if (!ok)
+            break;
+        /* Explicit "---" starts: every document is separated, as `kubectl apply -f` expects. */
+        ok = yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0) && yaml_emitter_emit(&em, &ev) &&
+             emit_node(&em, doc) && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev);
+    }
+    ok = ok && yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev) && yaml_emitter_flush(&em);
+    if (!ok) {
+        int rc = em.error == YAML_MEMORY_ERROR || b.data == NULL ? ZK_ENOMEM : ZK_EINVAL;
+
+        zk_err_set(err, rc, "emitting YAML: %s", em.problem ? em.problem : zk_strerror(rc));
+        yaml_emitter_delete(&em);
+        buf_free(&b);
+        return rc;
+    }
+    yaml_emitter_delete(&em);
+    *yaml = buf_steal(&b);
+    if (!*yaml)
+        return zk_err_set(err, ZK_ENOMEM, "emitting YAML: out of memory");
+    return ZK_OK;
+}

@@ -1,0 +1,1045 @@
+/* spec.c: see spec.h.
+ *
+ * Parsing is one pass over the spec with a small context that records field errors and allocation
+ * failure separately: a field error lets parsing continue (so every problem is reported at once),
+ * while an allocation failure only marks the context and is turned into ZK_ENOMEM at the end. */
+#include "controller/corpus/spec.h"
+
+#include "json.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pctx {
+    struct spec_errors *errs;
+    int oom;
+};
+
+static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
+{
+    struct spec_field_error *e;
+    va_list ap;
+
+    if (c->errs->count >= SPEC_MAX_FIELD_ERRORS) {
+        c->errs->dropped++;
+        return;
+    }
+    e = &c->errs->items[c->errs->count++];
+    snprintf(e->field, sizeof(e->field), "%s", field);
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof(e->message), fmt, ap);
+    va_end(ap);
+}
+
+static char *dup_or_oom(struct pctx *c, const char *s)
+{
+    char *d;
+
+    if (!s)
+        return NULL;
+    d = strdup(s);
+    if (!d)
+        c->oom = 1;
+    return d;
+}
+
+/* ---- small validators ----------------------------------------------------------------------- */
+
+static int has_space_or_ctl(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s <= ' ' || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
+/* RFC 1123 subdomain: what Secret, PVC and StorageClass names must be. */
+static int dns_subdomain(const char *s)
+{
+    size_t n = strlen(s), i;
+
+    if (n == 0 || n > 253)
+        return 0;
+    for (i = 0; i < n; i++) {
+        char ch = s[i];
+        int alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+
+        if (!alnum && ch != '-' && ch != '.')
+            return 0;
+        if ((i == 0 || i == n - 1) && !alnum)
+            return 0;
+    }
+    return 1;
+}
+
+/* A repository name: path segments of [A-Za-z0-9._-], none empty, "." or "..", not starting with
+ * '-' (the name becomes a directory under /data/repos and an argument to git). */
+static int repo_name_ok(const char *s)
+{
+    const char *seg = s;
+    size_t n = strlen(s);
+
+    if (n == 0 || n > SPEC_MAX_REPO_NAME)
+        return 0;
+    for (;;) {
+        const char *end = strchr(seg, '/');
+        size_t len = end ? (size_t)(end - seg) : strlen(seg);
+        size_t i;
+
+        if (len == 0 || seg[0] == '-' || (len == 1 && seg[0] == '.') ||
+            (len == 2 && seg[0] == '.' && seg[1] == '.'))
+            return 0;
+        for (i = 0; i < len; i++) {
+            char ch = seg[i];
+
+            if (!isalnum((unsigned char)ch) && ch != '.' && ch != '_' && ch != '-')
+                return 0;
+        }
+        if (!end)
+            return 1;
+        seg = end + 1;
+    }
+}
+
+/* A branch name under refs/heads/: git's check-ref-format rules that matter here, plus no comma
+ * (branches are joined with commas for zoekt-git-index -branches). */
+static int branch_ok(const char *s)
+{
+    size_t n = strlen(s), i;
+
+    if (n == 0 || n > 200 || s[0] == '-' || s[0] == '/' || s[0] == '.' || s[n - 1] == '/' ||
+        s[n - 1] == '.' || strstr(s, "..") || strstr(s, "//") || strstr(s, "@{") ||
+        (n >= 5 && strcmp(s + n - 5, ".lock") == 0) || strcmp(s, "@") == 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+
+        if (ch <= ' ' || ch == 0x7f || strchr("~^:?*[\\,", ch))
+            return 0;
+    }
+    return 1;
+}
+
+static int host_ok(const char *h, size_t n)
+{
+    size_t i;
+
+    if (n == 0 || n > 253 || h[0] == '-' || h[0] == '.')
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)h[i]) && h[i] != '-' && h[i] != '.')
+            return 0;
+    return 1;
+}
+
+static int port_ok(const char *p, size_t n)
+{
+    size_t i;
+    long v = 0;
+
+    if (n == 0 || n > 5)
+        return 0;
+    for (i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)p[i]))
+            return 0;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v >= 1 && v <= 65535;
+}
+
+/* Checks the URL forms the indexer supports. Returns NULL when fine, else why not. */
+static const char *url_problem(const char *url)
+{
+    const char *rest, *slash, *at, *colon;
+
+    if (strlen(url) > SPEC_MAX_URL)
+        return "longer than 2048 characters";
+    if (has_space_or_ctl(url) || strpbrk(url, "'\"`\\"))
+        return "contains whitespace, quotes or control characters";
+    if (url[0] == '-')
+        return "must not start with '-'";
+    if (strncmp(url, "https://", 8) == 0 || strncmp(url, "ssh://", 6) == 0) {
+        int https = url[0] == 'h';
+        const char *hostport;
+
+        rest = url + (https ? 8 : 6);
+        slash = strchr(rest, '/');
+        if (!slash || !slash[1])
+            return "needs a repository path after the host";
+        at = memchr(rest, '@', (size_t)(slash - rest));
+        if (at && https)
+            return "must not carry credentials (user@ in an https URL); use gitCredentialsSecretRef";
+        if (at && memchr(rest, ':', (size_t)(at - rest)))
+            return "must not carry a password; use gitCredentialsSecretRef";
+        hostport = at ? at + 1 : rest;
+        colon = memchr(hostport, ':', (size_t)(slash - hostport));
+        if (!host_ok(hostport, (size_t)((colon ? colon : slash) - hostport)))
+            return "has an invalid host";
+        if (colon && !port_ok(colon + 1, (size_t)(slash - colon - 1)))
+            return "has an invalid port";
+        return NULL;
+    }
+    if (strncmp(url, "file://", 7) == 0)
+        return url[7] == '/' && url[8] ? NULL : "file URLs need an absolute path (file:///path)";
+    if (strstr(url, "://"))
+        return "unsupported scheme: use https://, ssh://, user@host:path or file:///path";
+    /* scp-like: [user@]host:path, where the host has no slash before the colon. */
+    colon = strchr(url, ':');
+    slash = strchr(url, '/');
+    if (!colon || (slash && slash < colon) || !colon[1])
+        return "unsupported form: use https://, ssh://, user@host:path or file:///path";
+    at = memchr(url, '@', (size_t)(colon - url));
+    rest = at ? at + 1 : url;
+    if (!host_ok(rest, (size_t)(colon - rest)))
+        return "has an invalid host";
+    return NULL;
+}
+
+int spec_name_from_url(const char *url, char *dst, size_t len)
+{
+    char tmp[SPEC_MAX_URL + 1];
+    const char *host = NULL, *path;
+    size_t hostlen = 0, n;
+    const char *p;
+
+    if (len == 0)
+        return 0;
+    if (strncmp(url, "file://", 7) == 0) {
+        path = url + 7;
+    } else {
+        const char *s = strstr(url, "://");
+        const char *end;
+
+        if (s) {
+            s += 3;
+            end = strchr(s, '/');
+            if (!end)
+                return 0;
+            path = end;
+        } else {
+            end = strchr(url, ':');
+            if (!end)
+                return 0;
+            s = url;
+            path = end + 1;
+        }
+        p = memchr(s, '@', (size_t)(end - s));
+        if (p)
+            s = p + 1;
+        host = s;
+        p = memchr(s, ':', (size_t)(end - s));
+        hostlen = (size_t)((p ? p : end) - s);
+    }
+    while (*path == '/')
+        path++;
+    n = strlen(path);
+    while (n > 0 && path[n - 1] == '/')
+        n--;
+    if (n >= 4 && strncmp(path + n - 4, ".git", 4) == 0)
+        n -= 4;
+    if (n == 0)
+        return 0;
+    if (host)
+        snprintf(tmp, sizeof(tmp), "%.*s/%.*s", (int)hostlen, host, (int)n, path);
+    else
+        snprintf(tmp, sizeof(tmp), "%.*s", (int)n, path);
+    if (strlen(tmp) >= len)
+        return 0;
+    /* Host names are case-insensitive; lower-casing them keeps two spellings from becoming two
+     * repositories. Paths keep their case (servers differ on whether it matters). */
+    for (n = 0; host && n < hostlen; n++)
+        tmp[n] = (char)tolower((unsigned char)tmp[n]);
+    memcpy(dst, tmp, strlen(tmp) + 1);
+    return 1;
+}
+
+/* ---- cron ----------------------------------------------------------------------------------- */
+
+static const char *const months[] = {"jan", "feb", "mar", "apr", "may", "jun",
+                                     "jul", "aug", "sep", "oct", "nov", "dec"};
+static const char *const days[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+
+struct cron_field {
+    const char *name;
+    int lo, hi;
+    const char *const *names; /* names[i] means lo_names + i */
+    int nnames, names_base;
+};
+
+/* Parses one value (a number or a name) of length n. Returns -1 when invalid. */
+static int cron_value(const struct cron_field *f, const char *s, size_t n)
+{
+    int v = 0, i;
+    size_t k;
+
+    if (n == 0)
+        return -1;
+    if (isalpha((unsigned char)s[0])) {
+        if (n != 3 || !f->names)
+            return -1;
+        for (i = 0; i < f->nnames; i++)
+            if (strncasecmp(s, f->names[i], 3) == 0)
+                return f->names_base + i;
+        return -1;
+    }
+    if (n > 2)
+        return -1;
+    for (k = 0; k < n; k++) {
+        if (!isdigit((unsigned char)s[k]))
+            return -1;
+        v = v * 10 + (s[k] - '0');
+    }
+    return v < f->lo || v > f->hi ? -1 : v;
+}
+
+static int cron_field_ok(const struct cron_field *f, const char *s, size_t n, char *why, size_t len)
+{
+    const char *item = s, *end = s + n;
+
+    while (item < end) {
+        const char *comma = memchr(item, ',', (size_t)(end - item));
+        const char *iend = comma ? comma : end;
+        const char *slash = memchr(item, '/', (size_t)(iend - item));
+        const char *rend = slash ? slash : iend;
+        const char *dash = memchr(item, '-', (size_t)(rend - item));
+
+        if (iend == item) {
+            snprintf(why, len, "%s field has an empty list item", f->name);
+            return 0;
+        }
+        if (slash) {
+            size_t k, sl = (size_t)(iend - slash - 1);
+            int step = 0;
+
+            for (k = 0; k < sl && k < 3; k++) {
+                if (!isdigit((unsigned char)slash[1 + k]))
+                    break;
+                step = step * 10 + (slash[1 + k] - '0');
+            }
+            if (sl == 0 || k != sl || step < 1 || step > f->hi) {
+                snprintf(why, len, "%s field has an invalid step", f->name);
+                return 0;
+            }
+        }
+        if (rend - item == 1 && (item[0] == '*' || item[0] == '?')) {
+            /* any value */
+        } else if (dash) {
+            int a = cron_value(f, item, (size_t)(dash - item));
+            int b = cron_value(f, dash + 1, (size_t)(rend - dash - 1));
+
+            if (a < 0 || b < 0 || a > b) {
+                snprintf(why, len, "%s field has an invalid range (allowed %d-%d)", f->name, f->lo, f->hi);
+                return 0;
+            }
+        } else if (cron_value(f, item, (size_t)(rend - item)) < 0) {
+            snprintf(why, len, "%s field value out of range (allowed %d-%d)", f->name, f->lo, f->hi);
+            return 0;
+        }
+        item = comma ? comma + 1 : end;
+        if (comma && item == end) {
+            snprintf(why, len, "%s field ends with a comma", f->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int spec_cron_valid(const char *expr, char *why, size_t len)
+{
+    static const char *const macros[] = {"@yearly", "@annually", "@monthly", "@weekly",
+                                         "@daily",  "@midnight", "@hourly"};
+    const struct cron_field fields[5] = {
+        {"minute", 0, 59, NULL, 0, 0},
+        {"hour", 0, 23, NULL, 0, 0},
+        {"day-of-month", 1, 31, NULL, 0, 0},
+        {"month", 1, 12, months, 12, 1},
+        {"day-of-week", 0, 7, days, 7, 0},
+    };
+    const char *p = expr;
+    size_t i;
+    int nf = 0;
+
+    if (expr[0] == '@') {
+        for (i = 0; i < sizeof(macros) / sizeof(macros[0]); i++)
+            if (strcmp(expr, macros[i]) == 0)
+                return 1;
+        snprintf(why, len, "unknown macro; use @yearly, @monthly, @weekly, @daily or @hourly");
+        return 0;
+    }
+    if (strncmp(expr, "TZ=", 3) == 0 || strncmp(expr, "CRON_TZ=", 8) == 0) {
+        snprintf(why, len, "time zones go in spec.timeZone, not in the schedule");
+        return 0;
+    }
+    while (*p) {
+        const char *start;
+
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        start = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        if (nf >= 5) {
+            snprintf(why, len, "has more than 5 fields");
+            return 0;
+        }
+        if (!cron_field_ok(&fields[nf], start, (size_t)(p - start), why, len))
+            return 0;
+        nf++;
+    }
+    if (nf != 5) {
+        snprintf(why, len, "needs 5 fields (minute hour day-of-month month day-of-week), got %d", nf);
+        return 0;
+    }
+    return 1;
+}
+
+int spec_duration_parse(const char *s, long *seconds)
+{
+    long total = 0;
+
+    if (!s || !*s)
+        return 0;
+    while (*s) {
+        long v = 0, unit;
+        int digits = 0;
+
+        while (isdigit((unsigned char)*s)) {
+            if (v > LONG_MAX / 10 - 10)
+                return 0;
+            v = v * 10 + (*s++ - '0');
+            digits++;
+        }
+        if (!digits)
+            return 0;
+        switch (*s++) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        case 'd': unit = 86400; break;
+        default: return 0;
+        }
+        if (v > (LONG_MAX - total) / unit)
+            return 0;
+        total += v * unit;
+    }
+    if (total <= 0)
+        return 0;
+    *seconds = total;
+    return 1;
+}
+
+/* ---- quantities ----------------------------------------------------------------------------- */
+
+/* Kubernetes stores a resource quantity in a canonical form ("0.5" becomes "500m", "1024Mi" becomes
+ * "1Gi", the number 2 becomes "2"). The controller renders the canonical form itself, so that the
+ * object it applies compares equal to the one the server returns and a resync writes nothing. */
+int spec_quantity_canonical(const char *s, char *dst, size_t len)
+{
+    static const struct {
+        const char *suffix;
+        int binary; /* power of two for binary suffixes, else 0 */
+        int exp10;  /* power of ten for decimal suffixes */
+    } suffixes[] = {
+        {"Ki", 10, 0}, {"Mi", 20, 0}, {"Gi", 30, 0}, {"Ti", 40, 0}, {"Pi", 50, 0}, {"Ei", 60, 0},
+        {"m", 0, -3}, {"", 0, 0}, {"k", 0, 3}, {"M", 0, 6}, {"G", 0, 9}, {"T", 0, 12}, {"P", 0, 15}, {"E", 0, 18},
+    };
+    static const char *const dec_names[] = {"m", "", "k", "M", "G", "T", "P", "E"};
+    static const char *const bin_names[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    unsigned long long mant = 0, v, p10 = 1;
+    int frac = 0, digits = 0, in_frac = 0, i, k;
+    const char *p = s;
+    size_t si;
+
+    for (; isdigit((unsigned char)*p) || (*p == '.' && !in_frac); p++) {
+        if (*p == '.') {
+            in_frac = 1;
+            continue;
+        }
+        if (++digits > 18)
+            return 0;
+        mant = mant * 10 + (unsigned long long)(*p - '0');
+        frac += in_frac;
+    }
+    if (digits == 0)
+        return 0;
+    for (si = 0; si < sizeof(suffixes) / sizeof(suffixes[0]); si++)
+        if (strcmp(p, suffixes[si].suffix) == 0)
+            break;
+    if (si == sizeof(suffixes) / sizeof(suffixes[0]))
+        return 0;
+    for (i = 0; i < frac; i++)
+        p10 *= 10;
+    if (suffixes[si].binary) {
+        /* Bytes must come out whole; the largest binary suffix that divides them is used. */
+        if (__builtin_mul_overflow(mant, 1ULL << suffixes[si].binary, &v) || v % p10 != 0)
+            return 0;
+        v /= p10;
+        for (k = 6; k > 0 && (v == 0 || v % (1ULL << (10 * k)) != 0); k--)
+            ;
+        if (v == 0)
+            k = 0;
+        snprintf(dst, len, "%llu%s", v >> (10 * k), bin_names[k]);
+        return 1;
+    }
+    /* Decimal: the value in thousandths must be whole; the largest decimal suffix that divides it. */
+    k = suffixes[si].exp10 + 3 - frac;
+    if (k < 0)
+        return 0;
+    v = mant;
+    for (i = 0; i < k; i++)
+        if (__builtin_mul_overflow(v, 10ULL, &v))
+            return 0;
+    if (v == 0) {
+        snprintf(dst, len, "0");
+        return 1;
+    }
+    for (k = 0; v % 1000 == 0 && k < 7; k++)
+        v /= 1000;
+    snprintf(dst, len, "%llu%s", v, dec_names[k]);
+    return 1;
+}
+
+/* ---- typed field access with errors --------------------------------------------------------- */
+
+/* Returns the member as a string, NULL when absent (or null), and reports a wrong type. */
+static const char *opt_str(struct pctx *c, const cJSON *obj, const char *key, const char *path)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (!v || cJSON_IsNull(v))
+        return NULL;
+    if (!cJSON_IsString(v) || !v->valuestring) {
+        field_error(c, path, "must be a string");
+        return NULL;
+    }
+    return v->valuestring;
+}
+
+/* Returns the member as an integer in [lo, hi], def when absent, and reports errors. */
+static long opt_int(struct pctx *c, const cJSON *obj, const char *key, const char *path, long def, long lo,
+                    long hi)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (!v || cJSON_IsNull(v))
+        return def;
+    if (!cJSON_IsNumber(v)) {
+        field_error(c, path, "must be an integer");
+        return def;
+    }
+    /* The range is checked on the double first: converting an out-of-range double is undefined. */
+    if (v->valuedouble < (double)lo || v->valuedouble > (double)hi) {
+        field_error(c, path, "must be between %ld and %ld", lo, hi);
+        return def;
+    }
+    if (v->valuedouble != (double)(long)v->valuedouble) {
+        field_error(c, path, "must be an integer");
+        return def;
+    }
+    return (long)v->valuedouble;
+}
+
+static const cJSON *opt_obj(struct pctx *c, const cJSON *obj, const char *key, const char *path)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (!v || cJSON_IsNull(v))
+        return NULL;
+    if (!cJSON_IsObject(v)) {
+        field_error(c, path, "must be an object");
+        return NULL;
+    }
+    return v;
+}
+
+static const cJSON *opt_arr(struct pctx *c, const cJSON *obj, const char *key, const char *path)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (!v || cJSON_IsNull(v))
+        return NULL;
+    if (!cJSON_IsArray(v)) {
+        field_error(c, path, "must be a list");
+        return NULL;
+    }
+    return v;
+}
+
+static cJSON *dup_json(struct pctx *c, const cJSON *v)
+{
+    cJSON *d;
+
+    if (!v)
+        return NULL;
+    d = cJSON_Duplicate(v, 1);
+    if (!d)
+        c->oom = 1;
+    return d;
+}
+
+/* A {name: ...} reference to a Secret in the corpus's namespace. */
+static char *secret_ref(struct pctx *c, const cJSON *obj, const char *key, const char *path)
+{
+    char sub[192];
+    const cJSON *ref = opt_obj(c, obj, key, path);
+    const char *name;
+
+    if (!ref)
+        return NULL;
+    snprintf(sub, sizeof(sub), "%s.name", path);
+    name = opt_str(c, ref, "name", sub);
+    if (!name) {
+        field_error(c, sub, "is required");
+        return NULL;
+    }
+    if (!dns_subdomain(name)) {
+        field_error(c, sub, "must be a valid Secret name (lower-case DNS subdomain)");
+        return NULL;
+    }
+    return dup_or_oom(c, name);
+}
+
+static char *image_field(struct pctx *c, const cJSON *obj, const char *path, const char *def)
+{
+    char sub[192];
+    const char *v;
+
+    snprintf(sub, sizeof(sub), "%s.image", path);
+    v = opt_str(c, obj, "image", sub);
+    if (v && (v[0] == '\0' || strlen(v) > 512 || has_space_or_ctl(v))) {
+        field_error(c, sub, "must be a container image reference without whitespace");
+        v = NULL;
+    }
+    return dup_or_oom(c, v ? v : def);
+}
+
+/* {requests: {name: quantity}, limits: {...}} with every quantity in canonical form, as a new object. */
+static cJSON *resources_field(struct pctx *c, const cJSON *obj, const char *path)
+{
+    char sub[192], field[256], q[64], num[64];
+    const cJSON *res, *group, *v;
+    cJSON *out;
+
+    snprintf(sub, sizeof(sub), "%s.resources", path);
+    res = opt_obj(c, obj, "resources", sub);
+    if (!res)
+        return NULL;
+    out = cJSON_CreateObject();
+    if (!out) {
+        c->oom = 1;
+        return NULL;
+    }
+    cJSON_ArrayForEach(group, res) {
+        cJSON *g;
+
+        snprintf(field, sizeof(field), "%s.%s", sub, group->string);
+        if ((strcmp(group->string, "requests") && strcmp(group->string, "limits")) || !cJSON_IsObject(group)) {
+            field_error(c, field, "only requests and limits, each a map of quantities, are supported");
+            continue;
+        }
+        g = cJSON_AddObjectToObject(out, group->string);
+        c->oom |= !g;
+        cJSON_ArrayForEach(v, group) {
+            const char *text = cJSON_IsString(v) ? v->valuestring : NULL;
+
+            snprintf(field, sizeof(field), "%s.%s.%s", sub, group->string, v->string);
+            if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15) {
+                snprintf(num, sizeof(num), "%.3f", v->valuedouble);
+                text = num;
+            }
+            if (!text || !spec_quantity_canonical(text, q, sizeof(q))) {
+                field_error(c, field, "must be a quantity such as 500m, 2, 512Mi or 4Gi");
+                continue;
+            }
+            c->oom |= !cJSON_AddStringToObject(g, v->string, q);
+        }
+    }
+    return out;
+}
+
+/* ---- sections ------------------------------------------------------------------------------- */
+
+static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "repositories");
+    const cJSON *item;
+    int n, i = 0;
+
+    if (!cJSON_IsArray(list)) {
+        field_error(c, "spec.repositories", list ? "must be a list" : "is required");
+        return;
+    }
+    n = cJSON_GetArraySize(list);
+    if (n < 1 || n > SPEC_MAX_REPOS) {
+        field_error(c, "spec.repositories", "must hold between 1 and %d repositories, has %d", SPEC_MAX_REPOS, n);
+        return;
+    }
+    out->repos = calloc((size_t)n, sizeof(*out->repos));
+    if (!out->repos) {
+        c->oom = 1;
+        return;
+    }
+    out->nrepos = n;
+    cJSON_ArrayForEach(item, list) {
+        struct corpus_repo *r = &out->repos[i];
+        char path[160], derived[SPEC_MAX_REPO_NAME + 1];
+        const char *url, *name, *why;
+        const cJSON *br;
+        int j;
+
+        snprintf(path, sizeof(path), "spec.repositories[%d]", i);
+        if (!cJSON_IsObject(item)) {
+            field_error(c, path, "must be an object with a url");
+            i++;
+            continue;
+        }
+        snprintf(path, sizeof(path), "spec.repositories[%d].url", i);
+        url = opt_str(c, item, "url", path);
+        if (!url) {
+            if (!cJSON_GetObjectItemCaseSensitive(item, "url"))
+                field_error(c, path, "is required");
+        } else if ((why = url_problem(url)) != NULL) {
+            field_error(c, path, "%s", why);
+            url = NULL;
+        }
+        r->url = dup_or_oom(c, url);
+
+        snprintf(path, sizeof(path), "spec.repositories[%d].name", i);
+        name = opt_str(c, item, "name", path);
+        if (name && !repo_name_ok(name)) {
+            field_error(c, path, "must be path segments of letters, digits, '.', '_' and '-' (at most %d characters)",
+                        SPEC_MAX_REPO_NAME);
+            name = NULL;
+        } else if (!name && url) {
+            if (spec_name_from_url(url, derived, sizeof(derived)) && repo_name_ok(derived))
+                name = derived;
+            else
+                field_error(c, path, "cannot be derived from the URL; set it explicitly");
+        }
+        r->name = dup_or_oom(c, name);
+
+        for (j = 0; name && j < i; j++) {
+            if (out->repos[j].name && strcmp(out->repos[j].name, name) == 0) {
+                field_error(c, path, "duplicate repository name \"%s\" (also spec.repositories[%d])", name, j);
+                break;
+            }
+        }
+
+        snprintf(path, sizeof(path), "spec.repositories[%d].branches", i);
+        br = opt_arr(c, item, "branches", path);
+        if (br && cJSON_GetArraySize(br) > SPEC_MAX_BRANCHES) {
+            field_error(c, path, "must hold at most %d branches", SPEC_MAX_BRANCHES);
+            br = NULL;
+        }
+        r->branches = calloc((size_t)(br ? cJSON_GetArraySize(br) : 0) + 1, sizeof(char *));
+        if (!r->branches) {
+            c->oom = 1;
+        } else if (br) {
+            const cJSON *b;
+            int k = 0, idx = 0;
+
+            cJSON_ArrayForEach(b, br) {
+                char bpath[192];
+
+                snprintf(bpath, sizeof(bpath), "spec.repositories[%d].branches[%d]", i, idx++);
+                if (!cJSON_IsString(b) || !branch_ok(b->valuestring)) {
+                    field_error(c, bpath, "must be a branch name (no spaces, '..', ',', '~', '^', ':', '?', '*', '[')");
+                    continue;
+                }
+                r->branches[k] = dup_or_oom(c, b->valuestring);
+                if (r->branches[k])
+                    k++;
+            }
+        }
+        i++;
+    }
+}
+
+static void parse_storage(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
+{
+    const cJSON *st = opt_obj(c, spec, "storage", "spec.storage");
+    const char *cls = opt_str(c, st, "storageClassName", "spec.storage.storageClassName");
+    const char *size = opt_str(c, st, "size", "spec.storage.size");
+    const char *claim = opt_str(c, st, "existingClaim", "spec.storage.existingClaim");
+    const char *pol = opt_str(c, st, "onDelete", "spec.storage.onDelete");
+    char canonical_size[64];
+
+    if (cls && !dns_subdomain(cls)) {
+        field_error(c, "spec.storage.storageClassName", "must be a lower-case DNS subdomain");
+        cls = NULL;
+    }
+    if (size && !spec_quantity_canonical(size, canonical_size, sizeof(canonical_size))) {
+        field_error(c, "spec.storage.size", "must be a quantity such as 100Gi or 1Ti");
+        size = NULL;
+    } else if (size) {
+        size = canonical_size;
+    }
+    if (claim && !dns_subdomain(claim)) {
+        field_error(c, "spec.storage.existingClaim", "must be a PersistentVolumeClaim name");
+        claim = NULL;
+    }
+    out->storage.on_delete = PVC_RETAIN;
+    if (pol && strcmp(pol, "Delete") == 0)
+        out->storage.on_delete = PVC_DELETE;
+    else if (pol && strcmp(pol, "Retain") != 0)
+        field_error(c, "spec.storage.onDelete", "must be Retain or Delete");
+    out->storage.storage_class = dup_or_oom(c, cls ? cls : SPEC_DEFAULT_STORAGE_CLASS);
+    out->storage.size = dup_or_oom(c, size ? size : SPEC_DEFAULT_SIZE);
+    out->storage.existing_claim = dup_or_oom(c, claim);
+}
+
+static void parse_indexer(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
+{
+    const cJSON *ix = opt_obj(c, spec, "indexer", "spec.indexer");
+    const cJSON *flags = opt_arr(c, ix, "extraFlags", "spec.indexer.extraFlags");
+    const cJSON *f;
+    int n = flags ? cJSON_GetArraySize(flags) : 0, k = 0, idx = 0;
+
+    out->indexer.image = image_field(c, ix, "spec.indexer", SPEC_DEFAULT_ZOEKT_IMAGE);
+    out->indexer.resources = resources_field(c, ix, "spec.indexer");
+    out->indexer.deadline_seconds = opt_int(c, ix, "activeDeadlineSeconds", "spec.indexer.activeDeadlineSeconds",
+                                            SPEC_DEFAULT_DEADLINE_SECONDS, 60, 7 * 86400);
+    if (n > SPEC_MAX_EXTRA_FLAGS) {
+        field_error(c, "spec.indexer.extraFlags", "must hold at most %d flags", SPEC_MAX_EXTRA_FLAGS);
+        n = 0;
+        flags = NULL;
+    }
+    out->indexer.extra_flags = calloc((size_t)n + 1, sizeof(char *));
+    if (!out->indexer.extra_flags) {
+        c->oom = 1;
+        return;
+    }
+    cJSON_ArrayForEach(f, flags) {
+        char path[160];
+        const char *s = cJSON_IsString(f) ? f->valuestring : NULL;
+
+        snprintf(path, sizeof(path), "spec.indexer.extraFlags[%d]", idx++);
+        /* The indexer owns -index (it writes to a temporary directory and renames) and -branches
+         * (per repository), so those cannot be overridden. */
+        if (!s || s[0] != '-' || strlen(s) > 256 || has_space_or_ctl(s)) {
+            field_error(c, path, "must be one zoekt-git-index flag starting with '-', without whitespace");
+            continue;
+        }
+        if (strncmp(s, "-index", 6) == 0 || strncmp(s, "--index", 7) == 0 || strncmp(s, "-branches", 9) == 0 ||
+            strncmp(s, "--branches", 10) == 0) {
+            field_error(c, path, "-index and -branches are set by the indexer and cannot be overridden");
+            continue;
+        }
+        out->indexer.extra_flags[k] = dup_or_oom(c, s);
+        if (out->indexer.extra_flags[k])
+            k++;
+    }
+}
+
+static void parse_webserver(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
+{
+    const cJSON *ws = opt_obj(c, spec, "webserver", "spec.webserver");
+    const char *arch = opt_str(c, ws, "architecture", "spec.webserver.architecture");
+    const cJSON *sel = opt_obj(c, ws, "nodeSelector", "spec.webserver.nodeSelector");
+    const cJSON *tol = opt_arr(c, ws, "tolerations", "spec.webserver.tolerations");
+    const cJSON *v;
+
+    out->webserver.image = image_field(c, ws, "spec.webserver", SPEC_DEFAULT_ZOEKT_IMAGE);
+    out->webserver.replicas = (int)opt_int(c, ws, "replicas", "spec.webserver.replicas", 1, 0, 20);
+    out->webserver.resources = resources_field(c, ws, "spec.webserver");
+    if (arch && strcmp(arch, "arm64") && strcmp(arch, "amd64")) {
+        field_error(c, "spec.webserver.architecture", "must be arm64 or amd64");
+        arch = NULL;
+    }
+    out->webserver.architecture = dup_or_oom(c, arch ? arch : SPEC_DEFAULT_ARCHITECTURE);
+    cJSON_ArrayForEach(v, sel) {
+        if (!cJSON_IsString(v)) {
+            field_error(c, "spec.webserver.nodeSelector", "values must be strings");
+            sel = NULL;
+            break;
+        }
+        if (strcmp(v->string, "kubernetes.io/arch") == 0) {
+            field_error(c, "spec.webserver.nodeSelector", "kubernetes.io/arch is set from spec.webserver.architecture");
+            sel = NULL;
+            break;
+        }
+    }
+    cJSON_ArrayForEach(v, tol) {
+        if (!cJSON_IsObject(v)) {
+            field_error(c, "spec.webserver.tolerations", "items must be objects");
+            tol = NULL;
+            break;
+        }
+    }
+    out->webserver.node_selector = dup_json(c, sel);
+    out->webserver.tolerations = dup_json(c, tol);
+}
+
+static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
+{
+    const cJSON *gw = opt_obj(c, spec, "gateway", "spec.gateway");
+    const cJSON *cn = opt_obj(c, spec, "connector", "spec.connector");
+    const char *prefix = opt_str(c, cn, "mirrorPrefix", "spec.connector.mirrorPrefix");
+
+    out->gateway.image = image_field(c, gw, "spec.gateway", SPEC_DEFAULT_NGINX_IMAGE);
+    /* 6070 and 8081 are taken by the webserver and the connector on the pod's loopback. */
+    out->gateway.port = (int)opt_int(c, gw, "port", "spec.gateway.port", SPEC_DEFAULT_PORT, 1024, 65535);
+    if (out->gateway.port == 6070 || out->gateway.port == 8081) {
+        field_error(c, "spec.gateway.port", "6070 and 8081 are used inside the pod; choose another port");
+        out->gateway.port = SPEC_DEFAULT_PORT;
+    }
+    out->gateway.tokens_secret = secret_ref(c, gw, "tokenSecretRef", "spec.gateway.tokenSecretRef");
+
+    out->connector.image = image_field(c, cn, "spec.connector", SPEC_DEFAULT_CONNECTOR_IMAGE);
+    out->connector.max_files = (int)opt_int(c, cn, "maxFiles", "spec.connector.maxFiles", 30, 1, 200);
+    out->connector.context_lines = (int)opt_int(c, cn, "contextLines", "spec.connector.contextLines", 2, 0, 10);
+    out->connector.search_timeout_seconds =
+        (int)opt_int(c, cn, "searchTimeoutSeconds", "spec.connector.searchTimeoutSeconds", 30, 1, 300);
+    out->connector.list_timeout_seconds =
+        (int)opt_int(c, cn, "listTimeoutSeconds", "spec.connector.listTimeoutSeconds", 10, 1, 300);
+    if (prefix && (strlen(prefix) > 253 || has_space_or_ctl(prefix))) {
+        field_error(c, "spec.connector.mirrorPrefix", "must not contain whitespace (at most 253 characters)");
+        prefix = NULL;
+    }
+    out->connector.mirror_prefix = dup_or_oom(c, prefix && *prefix ? prefix : NULL);
+}
+
+int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors *errs)
+{
+    struct pctx c = {errs, 0};
+    struct corpus_spec *s;
+    const cJSON *spec, *fr;
+    const char *v;
+    char why[200];
+
+    memset(errs, 0, sizeof(*errs));
+    *out = NULL;
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return ZK_ENOMEM;
+    spec = cJSON_GetObjectItemCaseSensitive(corpus, "spec");
+    if (!cJSON_IsObject(spec)) {
+        field_error(&c, "spec", "is required and must be an object");
+        spec = NULL;
+    }
+    if (spec) {
+        parse_repos(&c, spec, s);
+        s->credentials_secret = secret_ref(&c, spec, "gitCredentialsSecretRef", "spec.gitCredentialsSecretRef");
+
+        v = opt_str(&c, spec, "schedule", "spec.schedule");
+        if (v && !spec_cron_valid(v, why, sizeof(why))) {
+            field_error(&c, "spec.schedule", "invalid cron schedule \"%.60s\": %s", v, why);
+            v = NULL;
+        }
+        s->schedule = dup_or_oom(&c, v ? v : SPEC_DEFAULT_SCHEDULE);
+
+        v = opt_str(&c, spec, "timeZone", "spec.timeZone");
+        if (v && !*v)
+            v = NULL;
+        if (v) {
+            size_t i, n = strlen(v);
+            int ok = n <= 64 && isalpha((unsigned char)v[0]) && !strstr(v, "..");
+
+            for (i = 0; ok && i < n; i++)
+                ok = isalnum((unsigned char)v[i]) || strchr("/_+-", v[i]);
+            if (!ok) {
+                field_error(&c, "spec.timeZone", "must be an IANA time zone name such as Europe/Berlin or UTC");
+                v = NULL;
+            }
+        }
+        s->time_zone = dup_or_oom(&c, v);
+
+        if (cJSON_GetObjectItemCaseSensitive(spec, "suspend") &&
+            !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(spec, "suspend")) &&
+            !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(spec, "suspend")))
+            field_error(&c, "spec.suspend", "must be true or false");
+        s->suspend = json_bool(spec, "suspend", 0);
+
+        parse_storage(&c, spec, s);
+        parse_indexer(&c, spec, s);
+        parse_webserver(&c, spec, s);
+        parse_gateway_connector(&c, spec, s);
+
+        fr = opt_obj(&c, spec, "freshness", "spec.freshness");
+        v = opt_str(&c, fr, "maxAge", "spec.freshness.maxAge");
+        s->freshness_max_age_seconds = SPEC_DEFAULT_MAX_AGE_SECONDS;
+        if (v && (!spec_duration_parse(v, &s->freshness_max_age_seconds) || s->freshness_max_age_seconds < 60)) {
+            field_error(&c, "spec.freshness.maxAge", "must be a duration of at least 1m such as 36h, 90m or 2d");
+            s->freshness_max_age_seconds = SPEC_DEFAULT_MAX_AGE_SECONDS;
+        }
+    }
+    if (c.oom) {
+        spec_free(s);
+        return ZK_ENOMEM;
+    }
+    if (errs->count > 0) {
+        spec_free(s);
+        return ZK_EINVAL;
+    }
+    *out = s;
+    return ZK_OK;
+}
+
+static void free_strv(char **v)
+{
+    char **p;
+
+    for (p = v; p && *p; p++)
+        free(*p);
+    free(v);
+}
+
+void spec_free(struct corpus_spec *spec)
+{
+    int i;
+
+    if (!spec)
+        return;
+    for (i = 0; i < spec->nrepos; i++) {
+        free(spec->repos[i].url);
+        free(spec->repos[i].name);
+        free_strv(spec->repos[i].branches);
+    }
+    free(spec->repos);
+    free(spec->credentials_secret);
+    free(spec->schedule);
+    free(spec->time_zone);
+    free(spec->storage.storage_class);
+    free(spec->storage.size);
+    free(spec->storage.existing_claim);
+    free(spec->indexer.image);
+    cJSON_Delete(spec->indexer.resources);
+    free_strv(spec->indexer.extra_flags);
+    free(spec->webserver.image);
+    cJSON_Delete(spec->webserver.resources);
+    free(spec->webserver.architecture);
+    cJSON_Delete(spec->webserver.node_selector);
+    cJSON_Delete(spec->webserver.tolerations);
+    free(spec->gateway.image);
+    free(spec->gateway.tokens_secret);
+    free(spec->connector.image);
+    free(spec->connector.mirror_prefix);
+    free(spec);
+}
+
+void spec_errors_format(const struct spec_errors *errs, char *dst, size_t len)
+{
+    size_t used = 0;
+    int i, n;
+
+    if (len == 0)
+        return;
+    dst[0] = '\0';
+    for (i = 0; i < errs->count && used < len; i++) {
+        n = snprintf(dst + used, len - used, "%s%s: %s", i ? "; " : "", errs->items[i].field, errs->items[i].message);
+        if (n < 0)
+            return;
+        used += (size_t)n;
+    }
+    if (errs->dropped > 0 && used < len)
+        snprintf(dst + used, len - used, "; and %d more", errs->dropped);
+}

@@ -1,0 +1,444 @@
+/* status.c: see status.h.
+ *
+ * Everything time-based is judged against in->now, so tests control the clock. Values that come from
+ * outside and may disappear (Jobs pruned by the CronJob's history limits, an index service that is
+ * briefly unreachable) are carried over from the corpus's current status, so the status never goes
+ * backwards or blank because an observation is missing. */
+#include "controller/corpus/status.h"
+
+#include "json.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- time ----------------------------------------------------------------------------------- */
+
+static int digits(const char *s, int n, int *out)
+{
+    int v = 0, i;
+
+    for (i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+int status_time_parse(const char *s, time_t *out)
+{
+    struct tm tm;
+    int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+    const char *p;
+    time_t t;
+
+    if (!s || strlen(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
+        s[16] != ':')
+        return 0;
+    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) ||
+        !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &sec))
+        return 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return 0;
+    p = s + 19;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        sign = *p == '-' ? -1 : 1;
+        if (strlen(p) < 6 || p[3] != ':' || !digits(p + 1, 2, &oh) || !digits(p + 4, 2, &om) || oh > 23 || om > 59)
+            return 0;
+        p += 6;
+    } else {
+        return 0;
+    }
+    if (*p)
+        return 0;
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    t = timegm(&tm);
+    if (t == (time_t)-1)
+        return 0;
+    *out = t - sign * (oh * 3600 + om * 60);
+    return 1;
+}
+
+void status_time_format(time_t t, char *dst, size_t len)
+{
+    struct tm tm;
+
+    if (len == 0)
+        return;
+    if (!gmtime_r(&t, &tm) || strftime(dst, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        dst[0] = '\0';
+}
+
+/* A time member of obj, or 0 when absent or malformed. */
+static time_t time_member(const cJSON *obj, const char *key)
+{
+    time_t t = 0;
+
+    return status_time_parse(json_str(obj, key, NULL), &t) ? t : 0;
+}
+
+static time_t later(time_t a, time_t b)
+{
+    return a > b ? a : b;
+}
+
+/* "36h", "1h30m", "45m", "30s": a configured duration, exactly, for messages. */
+static void human_duration(long secs, char *dst, size_t len)
+{
+    if (secs >= 3600 && secs % 3600 == 0)
+        snprintf(dst, len, "%ldh", secs / 3600);
+    else if (secs >= 3600 && secs % 60 == 0)
+        snprintf(dst, len, "%ldh%ldm", secs / 3600, secs % 3600 / 60);
+    else if (secs >= 60 && secs % 60 == 0)
+        snprintf(dst, len, "%ldm", secs / 60);
+    else
+        snprintf(dst, len, "%lds", secs);
+}
+
+/* ---- /index-status -------------------------------------------------------------------------- */
+
+int index_status_parse(const char *body, size_t len, struct index_status *out, struct zk_err *err)
+{
+    cJSON *root = json_parse(body, len);
+    const cJSON *repos, *shards;
+    const char *newest, *oldest;
+    int rc = ZK_OK;
+
+    memset(out, 0, sizeof(*out));
+    if (!cJSON_IsObject(root)) {
+        rc = zk_err_set(err, ZK_EPARSE, "parsing /index-status: not a JSON object");
+        goto out;
+    }
+    repos = cJSON_GetObjectItemCaseSensitive(root, "repositories");
+    shards = cJSON_GetObjectItemCaseSensitive(root, "shards");
+    if (!cJSON_IsNumber(repos) || repos->valuedouble < 0 || repos->valuedouble > 1e9) {
+        rc = zk_err_set(err, ZK_EPARSE, "parsing /index-status: \"repositories\" is not a count");
+        goto out;
+    }
+    out->repositories = (int)repos->valuedouble;
+    if (shards && (!cJSON_IsNumber(shards) || shards->valuedouble < 0 || shards->valuedouble > 1e9)) {
+        rc = zk_err_set(err, ZK_EPARSE, "parsing /index-status: \"shards\" is not a count");
+        goto out;
+    }
+    out->shards = shards ? (int)shards->valuedouble : 0;
+    newest = json_str(root, "newestIndexTime", "");
+    oldest = json_str(root, "oldestIndexTime", "");
+    if ((*newest && !status_time_parse(newest, &out->newest_index_time)) ||
+        (*oldest && !status_time_parse(oldest, &out->oldest_index_time))) {
+        rc = zk_err_set(err, ZK_EPARSE, "parsing /index-status: an index time is not RFC 3339");
+        goto out;
+    }
+    snprintf(out->zoekt_version, sizeof(out->zoekt_version), "%s", json_str(root, "zoektVersion", ""));
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- conditions ----------------------------------------------------------------------------- */
+
+const cJSON *status_condition(const cJSON *status, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, json_arr(status, "conditions"))
+        if (strcmp(json_str(c, "type", ""), type) == 0)
+            return c;
+    return NULL;
+}
+
+struct cond {
+    const char *status; /* "True", "False", "Unknown" */
+    char reason[64];
+    char message[1024];
+};
+
+static void cond_set(struct cond *c, const char *status, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void cond_set(struct cond *c, const char *status, const char *reason, const char *fmt, ...)
+{
+    va_list ap;
+
+    c->status = status;
+    snprintf(c->reason, sizeof(c->reason), "%s", reason);
+    va_start(ap, fmt);
+    vsnprintf(c->message, sizeof(c->message), fmt, ap);
+    va_end(ap);
+}
+
+/* Appends a metav1.Condition; lastTransitionTime is kept from the previous condition of the same type
+ * unless the status flipped. */
+/* Appends a metav1.Condition; lastTransitionTime is kept from the previous condition of the same type
+ * unless the status flipped. Returns 0 when an allocation failed. */
+static int add_condition(cJSON *arr, const cJSON *prev_status, const char *type, const struct cond *c,
+                         long long generation, time_t now)
+{
+    const cJSON *prev = status_condition(prev_status, type);
+    const char *prev_time = json_str(prev, "lastTransitionTime", NULL);
+    char ts[32];
+    cJSON *o = cJSON_CreateObject();
+    int ok;
+
+    if (prev && prev_time && strcmp(json_str(prev, "status", ""), c->status) == 0)
+        snprintf(ts, sizeof(ts), "%s", prev_time);
+    else
+        status_time_format(now, ts, sizeof(ts));
+    ok = cJSON_AddStringToObject(o, "type", type) && cJSON_AddStringToObject(o, "status", c->status) &&
+         cJSON_AddNumberToObject(o, "observedGeneration", (double)generation) &&
+         cJSON_AddStringToObject(o, "lastTransitionTime", ts) && cJSON_AddStringToObject(o, "reason", c->reason) &&
+         cJSON_AddStringToObject(o, "message", c->message) && arr && cJSON_AddItemToArray(arr, o);
+    if (!ok)
+        cJSON_Delete(o);
+    return ok;
+}
+
+/* ---- observations --------------------------------------------------------------------------- */
+
+struct indexer_times {
+    time_t last_schedule, last_success, last_failure;
+};
+
+static const cJSON *job_condition(const cJSON *job, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, json_path(job, "status.conditions"))
+        if (strcmp(json_str(c, "type", ""), type) == 0 && strcmp(json_str(c, "status", ""), "True") == 0)
+            return c;
+    return NULL;
+}
+
+static void observe_indexer(const struct status_input *in, const cJSON *prev, struct indexer_times *t)
+{
+    const cJSON *cj_status = json_obj(in->cronjob, "status");
+    const cJSON *prev_ix = json_obj(prev, "indexer");
+    const cJSON *job;
+
+    t->last_schedule = later(time_member(prev_ix, "lastScheduleTime"), time_member(cj_status, "lastScheduleTime"));
+    t->last_success = later(time_member(prev_ix, "lastSuccessfulTime"), time_member(cj_status, "lastSuccessfulTime"));
+    t->last_failure = time_member(prev_ix, "lastFailedTime");
+    cJSON_ArrayForEach(job, in->jobs) {
+        const cJSON *st = json_obj(job, "status");
+        const cJSON *done = job_condition(job, "Complete");
+        const cJSON *failed = job_condition(job, "Failed");
+
+        t->last_schedule = later(t->last_schedule, time_member(st, "startTime"));
+        if (done)
+            t->last_success = later(t->last_success, later(time_member(st, "completionTime"),
+                                                           time_member(done, "lastTransitionTime")));
+        if (failed)
+            t->last_failure = later(t->last_failure, time_member(failed, "lastTransitionTime"));
+    }
+}
+
+/* The failed repositories named by the newest finished indexer pod's summary, as a new array; or a
+ * copy of the previous list when no finished pod says anything. NULL when an allocation failed. */
+static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *prev_status)
+{
+    const cJSON *pod, *best = NULL, *list, *name;
+    time_t best_at = 0;
+    cJSON *summary, *out;
+
+    cJSON_ArrayForEach(pod, in->pods) {
+        const cJSON *cs;
+
+        cJSON_ArrayForEach(cs, json_path(pod, "status.containerStatuses")) {
+            const cJSON *term = json_path(cs, "state.terminated");
+            time_t at = time_member(term, "finishedAt");
+
+            if (strcmp(json_str(cs, "name", ""), "indexer") == 0 && json_str(term, "message", NULL) && at > best_at) {
+                best = term;
+                best_at = at;
+            }
+        }
+    }
+    if (best) {
+        const char *msg = json_str(best, "message", "");
+
+        summary = json_parse(msg, strlen(msg));
+        list = json_arr(json_obj(summary, "summary"), "failedRepositories");
+        if (list) {
+            int n = 0;
+
+            out = cJSON_CreateArray();
+            cJSON_ArrayForEach(name, list) {
+                cJSON *item;
+
+                if (!out || !cJSON_IsString(name) || n >= STATUS_MAX_FAILED_REPOS || strlen(name->valuestring) > 253)
+                    continue;
+                item = cJSON_CreateString(name->valuestring);
+                if (!item || !cJSON_AddItemToArray(out, item)) {
+                    cJSON_Delete(item);
+                    cJSON_Delete(out);
+                    out = NULL;
+                    continue;
+                }
+                n++;
+            }
+            cJSON_Delete(summary);
+            return out;
+        }
+        cJSON_Delete(summary);
+    }
+    list = json_arr(json_obj(prev_status, "indexer"), "failedRepositories");
+    return list ? cJSON_Duplicate(list, 1) : cJSON_CreateArray();
+}
+
+/* Adds key: t in RFC 3339 when t is known. Returns 0 when an allocation failed. */
+static int add_time(cJSON *obj, const char *key, time_t t)
+{
+    char ts[32];
+
+    if (t <= 0)
+        return 1;
+    status_time_format(t, ts, sizeof(ts));
+    return cJSON_AddStringToObject(obj, key, ts) != NULL;
+}
+
+/* ---- the status ----------------------------------------------------------------------------- */
+
+int status_compute(const struct status_input *in, cJSON **status, long *requeue_seconds, struct zk_err *err)
+{
+    const cJSON *prev = json_obj(in->corpus, "status");
+    long long generation = json_int(json_obj(in->corpus, "metadata"), "generation", 0);
+    long max_age = in->spec ? in->spec->freshness_max_age_seconds : 0;
+    struct indexer_times times;
+    struct cond ready, indexed, fresh;
+    cJSON *st = NULL, *ix, *failed, *conds;
+    long long repo_count = -1;
+    time_t newest, oldest;
+    const char *reindex;
+    int nfailed;
+
+    *status = NULL;
+    *requeue_seconds = 0;
+
+    /* What the webserver serves: this observation, else what the status said before. */
+    if (in->index) {
+        repo_count = in->index->repositories;
+        newest = in->index->newest_index_time;
+        oldest = in->index->oldest_index_time;
+    } else {
+        repo_count = json_int(prev, "repositoryCount", -1);
+        newest = time_member(prev, "lastIndexTime");
+        oldest = time_member(prev, "oldestIndexTime");
+    }
+    observe_indexer(in, prev, &times);
+    failed = observe_failed_repos(in, prev);
+    if (!failed)
+        return zk_err_set(err, ZK_ENOMEM, "computing status: out of memory");
+    nfailed = cJSON_GetArraySize(failed);
+
+    /* Indexed: at least one good index is served. */
+    if (in->index && in->index->repositories > 0 && nfailed > 0)
+        cond_set(&indexed, "True", "PartiallyIndexed", "%d repositories served; the last indexer run failed for %d (see status.indexer.failedRepositories)",
+                 in->index->repositories, nfailed);
+    else if (in->index && in->index->repositories > 0)
+        cond_set(&indexed, "True", "IndexServed", "%d repositories served from %d shards", in->index->repositories,
+                 in->index->shards);
+    else if (in->index)
+        cond_set(&indexed, "False", "NoIndex", "the webserver serves no repository yet%s",
+                 times.last_failure > times.last_success ? "; the last indexer run failed" : "");
+    else if (in->index_error)
+        cond_set(&indexed, "Unknown", "IndexStatusUnavailable", "cannot read /index-status: %s", in->index_error);
+    else
+        cond_set(&indexed, "Unknown", "Pending", "the index status has not been read yet");
+
+    /* Fresh: the oldest index is within maxAge. Judged on the last known times even when the index
+     * service is unreachable right now: time passes either way. */
+    if (!in->spec) {
+        cond_set(&fresh, "Unknown", "InvalidSpec", "freshness cannot be judged while the spec is invalid");
+    } else if (oldest <= 0 || repo_count == 0) {
+        cond_set(&fresh, "False", "NoIndex", "no index has been built yet");
+    } else {
+        long age = (long)(in->now - oldest);
+        char m[32], built[32], until[32];
+
+        /* The messages change only when the condition does, or (while stale) once an hour: a resync
+         * with nothing new must produce the same status, or every resync would write. */
+        human_duration(max_age, m, sizeof(m));
+        if (age <= max_age) {
+            status_time_format(oldest, built, sizeof(built));
+            status_time_format(oldest + max_age, until, sizeof(until));
+            cond_set(&fresh, "True", "WithinMaxAge", "oldest index is from %s; fresh until %s (maxAge is %s)", built,
+                     until, m);
+            *requeue_seconds = max_age - age + 1;
+        } else if (age >= 3600) {
+            cond_set(&fresh, "False", "Stale", "oldest index is %ldh old; maxAge is %s", age / 3600, m);
+        } else {
+            cond_set(&fresh, "False", "Stale", "oldest index is %ldm old; maxAge is %s", age / 60, m);
+        }
+    }
+
+    /* Ready: the first thing that is wrong, in the order an operator would fix it. */
+    if (!in->spec) {
+        char msg[900];
+
+        msg[0] = '\0';
+        if (in->spec_errors)
+            spec_errors_format(in->spec_errors, msg, sizeof(msg));
+        cond_set(&ready, "False", "InvalidSpec", "%s", msg[0] ? msg : "the spec is invalid");
+    } else if (in->missing_secret) {
+        cond_set(&ready, "False", "SecretNotFound", "Secret \"%.200s\" referenced by the spec does not exist",
+                 in->missing_secret);
+    } else if (!in->deployment) {
+        cond_set(&ready, "False", "Progressing", "the search Deployment has not been created yet");
+    } else if (in->spec->webserver.replicas == 0) {
+        cond_set(&ready, "False", "ScaledToZero", "spec.webserver.replicas is 0");
+    } else if (json_int(json_obj(in->deployment, "status"), "availableReplicas", 0) < 1) {
+        cond_set(&ready, "False", "DeploymentUnavailable", "0 of %d search pods are available",
+                 in->spec->webserver.replicas);
+    } else if (!in->index && in->index_error) {
+        cond_set(&ready, "False", "IndexUnreachable", "cannot read /index-status: %s", in->index_error);
+    } else if (strcmp(indexed.status, "True") != 0) {
+        cond_set(&ready, "False", indexed.reason, "%s", indexed.message);
+    } else {
+        cond_set(&ready, "True", "Available", "search is available at %s", in->endpoint ? in->endpoint : "the Service");
+    }
+
+    reindex = in->reindex_honoured ? in->reindex_honoured : json_str(prev, "lastReindexRequest", NULL);
+    st = cJSON_CreateObject();
+    if (!st || !cJSON_AddNumberToObject(st, "observedGeneration", (double)generation) ||
+        (repo_count >= 0 && !cJSON_AddNumberToObject(st, "repositoryCount", (double)repo_count)) ||
+        !add_time(st, "lastIndexTime", newest) || !add_time(st, "oldestIndexTime", oldest))
+        goto oom;
+    ix = cJSON_AddObjectToObject(st, "indexer");
+    if (!ix || !add_time(ix, "lastScheduleTime", times.last_schedule) ||
+        !add_time(ix, "lastSuccessfulTime", times.last_success) ||
+        !add_time(ix, "lastFailedTime", times.last_failure) || !cJSON_AddItemToObject(ix, "failedRepositories", failed))
+        goto oom;
+    failed = NULL; /* owned by st now */
+    if ((reindex && !cJSON_AddStringToObject(st, "lastReindexRequest", reindex)) ||
+        (in->endpoint && !cJSON_AddStringToObject(st, "endpoint", in->endpoint)))
+        goto oom;
+    conds = cJSON_AddArrayToObject(st, "conditions");
+    if (!add_condition(conds, prev, STATUS_READY, &ready, generation, in->now) ||
+        !add_condition(conds, prev, STATUS_INDEXED, &indexed, generation, in->now) ||
+        !add_condition(conds, prev, STATUS_FRESH, &fresh, generation, in->now))
+        goto oom;
+    *status = st;
+    return ZK_OK;
+oom:
+    cJSON_Delete(failed);
+    cJSON_Delete(st);
+    return zk_err_set(err, ZK_ENOMEM, "computing status: out of memory");
+}

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The indexer script (controller/assets/indexer.sh) with real git against local bare repositories and
+# a stand-in zoekt-git-index (tests/fixtures/indexer/zoekt-git-index) that records its arguments and
+# writes fake shards. The script runs under dash, a strict POSIX shell like the image's busybox sh.
+# Needs no cluster.
+set -u
+source "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d)
+on_exit "rm -rf '$T'"
+SCRIPT=$ZK_ROOT/controller/assets/indexer.sh
+mkdir -p "$T/bin" "$T/remotes" "$T/creds"
+cp "$ZK_ROOT/tests/fixtures/indexer/zoekt-git-index" "$T/bin/"
+export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.com GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.com
+export GIT_CONFIG_NOSYSTEM=1 HOME=$T
+
+# make_remote NAME BRANCH...: a bare repository with one commit on each branch.
+make_remote() {
+  local name=$1 b; shift
+  git init -q --bare -b "$1" "$T/remotes/$name.git"
+  git init -q -b "$1" "$T/work-$name"
+  echo "hello from $name" >"$T/work-$name/README"
+  git -C "$T/work-$name" add README
+  git -C "$T/work-$name" commit -q -m init
+  for b in "${@:2}"; do git -C "$T/work-$name" branch "$b"; done
+  git -C "$T/work-$name" push -q "$T/remotes/$name.git" "$@"
+}
+make_remote alpha main
+make_remote beta main dev
+
+# run_indexer [FLAGS...]: runs the script with every path in $T; stdout in $T/out, stderr in $T/err.
+run_indexer() {
+  env REPOS_FILE="$T/repos.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" CREDENTIALS_DIR="$T/creds" \
+    TERMINATION_LOG="$T/termination-log" ZOEKT_GIT_INDEX="$T/bin/zoekt-git-index" FAKE_CALLS="$T/calls" \
+    PATH="$T/bin:$PATH" dash "$SCRIPT" "$@" >"$T/out" 2>"$T/err"
+}
+
+# line_for NAME: the JSON line reported for repository NAME.
+line_for() { grep -F "\"repository\":\"$1\"" "$T/out"; }
+all_json() { python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/out"; }
+shard() { echo "$T/data/index/$(printf '%s' "$1" | sed 's|/|%2F|g')_v16.00000.zoekt"; }
+rev_of() { git --git-dir="$T/remotes/$1.git" rev-parse "$2"; }
+
+cat >"$T/repos.txt" <<EOF
+# name url branches
+local/alpha file://$T/remotes/alpha.git
+local/beta file://$T/remotes/beta.git main,dev
+local/broken file://$T/remotes/missing.git
+EOF
+
+# ---- first run: two new repositories and one that cannot be cloned ----------------------------
+run_indexer -submodules=false
+rc=$?
+check "first run exits 0 when some repositories were indexed" test "$rc" -eq 0
+check "every output line is JSON" all_json
+check "alpha cloned and indexed" grep -q '"status":"indexed","step":"index","shards":1' <(line_for local/alpha)
+check "beta indexed" grep -q '"status":"indexed"' <(line_for local/beta)
+check "the broken repository is reported as a failed clone" \
+  grep -q '"status":"failed","step":"clone","error":"git clone failed: ' <(line_for local/broken)
+check "the summary counts 2 indexed and 1 failed, naming it" \
+  grep -qx '{"summary":{"indexed":2,"failed":1,"removed":0,"failedRepositories":\["local/broken"\]}}' "$T/out"
+check "the summary is the termination message" cmp -s <(tail -n 1 "$T/out") "$T/termination-log"
+check "mirrors are bare mirror clones" test "$(git --git-dir="$T/data/repos/local/alpha.git" config remote.origin.mirror)" = true
+check "the mirror names the repository for zoekt" \
+  test "$(git --git-dir="$T/data/repos/local/beta.git" config zoekt.name)" = local/beta
+check "alpha's shard holds its HEAD" grep -q "$(rev_of alpha main)" "$(shard local/alpha)"
+check "beta's shard holds its first listed branch" grep -q "$(rev_of beta main)" "$(shard local/beta)"
+check "the indexer got the branches, the extra flag and the mirror" \
+  grep -qE "^-index $T/data/index/\.tmp\.[A-Za-z0-9]+ -branches main,dev -submodules=false $T/data/repos/local/beta.git\$" "$T/calls"
+check "HEAD when no branch is listed" grep -qE -- "-branches HEAD -submodules=false $T/data/repos/local/alpha.git\$" "$T/calls"
+check "no temporary directory is left in the index" test -z "$(find "$T/data/index" -name '.tmp.*')"
+check "no half clone is left" test -z "$(find "$T/data/repos" -name '*.tmp')"
+
+# ---- second run: alpha has a new commit -------------------------------------------------------
+old_alpha=$(rev_of alpha main)
+echo change >>"$T/work-alpha/README"
+git -C "$T/work-alpha" commit -q -am update
+git -C "$T/work-alpha" push -q "$T/remotes/alpha.git" main
+: >"$T/calls"
+run_indexer
+check "second run fetches alpha" grep -q '"status":"indexed","step":"index"' <(line_for local/alpha)
+check "the mirror has the new commit" test "$(git --git-dir="$T/data/repos/local/alpha.git" rev-parse main)" = "$(rev_of alpha main)"
+check "alpha's shard was replaced" grep -q "$(rev_of alpha main)" "$(shard local/alpha)"
+check "the new shard is not the old one" test "$(rev_of alpha main)" != "$old_alpha"
+
+# ---- a repository shrinks from two shards to one ----------------------------------------------
+FAKE_SHARDS=2 run_indexer
+check "two shards installed" test -f "$T/data/index/local%2Falpha_v16.00001.zoekt"
+run_indexer
+check "the stale second shard is removed" test ! -e "$T/data/index/local%2Falpha_v16.00001.zoekt"
+check "the first shard stays" test -f "$(shard local/alpha)"
+
+# ---- a failing index keeps the previous shard --------------------------------------------------
+before=$(cat "$(shard local/alpha)")
+FAKE_FAIL=local/alpha run_indexer
+rc=$?
+check "a failing repository does not fail the run" test "$rc" -eq 0
+check "it is reported with the indexer's error" \
+  grep -q '"step":"index","error":"zoekt-git-index failed: fake failure indexing local/alpha"' <(line_for local/alpha)
+check "its previous shard keeps serving" test "$(cat "$(shard local/alpha)")" = "$before"
+
+# ---- a run killed mid-index (the Job's deadline) leaves no half shard -------------------------
+( FAKE_HANG=local/beta setsid env REPOS_FILE="$T/repos.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" \
+    CREDENTIALS_DIR="$T/creds" TERMINATION_LOG="$T/termination-log" ZOEKT_GIT_INDEX="$T/bin/zoekt-git-index" \
+    FAKE_CALLS="$T/calls" dash "$SCRIPT" >/dev/null 2>&1 & echo $! >"$T/hang.pid"; wait ) &
+partial() { grep -rqs partial "$T/data/index"; }
+check "the hanging run wrote a partial shard in its temporary directory" eventually 10 partial
+kill -- -"$(cat "$T/hang.pid")" 2>/dev/null
+wait
+check "the partial shard never reached the index" test -z "$(grep -ls partial "$T/data/index"/*.zoekt)"
+check "beta's previous shard is intact" grep -q "$(rev_of beta main)" "$(shard local/beta)"
+run_indexer
+check "the next run clears the leftovers" test -z "$(find "$T/data/index" -name '.tmp.*')"
+
+# ---- beta is no longer listed ------------------------------------------------------------------
+grep -v beta "$T/repos.txt" >"$T/repos.new" && mv "$T/repos.new" "$T/repos.txt"
+run_indexer
+check "beta's removal is reported" grep -q '"status":"removed","shard":"local%2Fbeta_v16.00000.zoekt"' <(line_for local/beta)
+check "beta's shard is gone" test ! -e "$(shard local/beta)"
+check "beta's mirror is gone" test ! -e "$T/data/repos/local/beta.git"
+check "alpha stays" test -f "$(shard local/alpha)"
+
+# ---- nothing indexable: non-zero exit ----------------------------------------------------------
+FAKE_FAIL=local/alpha run_indexer
+rc=$?
+check "a run with no repository indexed exits non-zero" test "$rc" -ne 0
+check "alpha's shard still serves after a failed run" test -f "$(shard local/alpha)"
+: >"$T/empty.txt"
+env REPOS_FILE="$T/empty.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" dash "$SCRIPT" >"$T/out" 2>&1
+rc=$?
+check "an empty list fails without removing anything" test "$rc" -ne 0 -a -f "$(shard local/alpha)"
+
+# ---- credentials: an https token through the credential helper, never printed ------------------
+TOKEN=s3cr3t-t0ken-$RANDOM
+printf '%s' "$TOKEN" >"$T/creds/token"
+printf '%s' robot >"$T/creds/username"
+python3 "$ZK_ROOT/tests/fixtures/indexer/auth-server.py" "$T/port" "$T/auth-headers" &
+server=$!
+on_exit "kill $server"
+eventually 10 test -s "$T/port"
+echo "private/repo http://127.0.0.1:$(cat "$T/port")/repo.git" >"$T/repos.txt"
+run_indexer
+check "the private repository fails (the server rejects every login)" grep -q '"status":"failed"' <(line_for private/repo)
+expected="Basic $(printf 'robot:%s' "$TOKEN" | base64)"
+check "git sent the Secret's username and token" grep -qxF "$expected" "$T/auth-headers"
+check "the token is not in the output" bash -c "! grep -rqF '$TOKEN' '$T/out' '$T/err' '$T/termination-log' '$T/calls'"
+check "the token is not in any mirror's config" bash -c "! grep -rqsF '$TOKEN' '$T/data'"
+check "the helper is removed after the run" test ! -e "$T/work/credential-helper"
+kill "$server" 2>/dev/null
+
+# ---- credentials: an SSH key through GIT_SSH_COMMAND, never printed ----------------------------
+rm -f "$T/creds/token" "$T/creds/username"
+KEY="-----FAKE KEY $RANDOM-----"
+printf '%s\n' "$KEY" >"$T/creds/ssh-privatekey"
+cat >"$T/bin/ssh" <<EOF
+#!/bin/sh
+# Records how git called ssh and whether the key it was given is the Secret's, then fails.
+echo "\$*" >>"$T/ssh-calls"
+for a in "\$@"; do case \$a in $T/work/ssh-key) cmp -s "\$a" "$T/creds/ssh-privatekey" && echo same-key >>"$T/ssh-calls"; stat -c %a "\$a" >>"$T/ssh-calls";; esac; done
+echo "fake ssh: connection refused" >&2
+exit 255
+EOF
+chmod +x "$T/bin/ssh"
+echo "example/ssh ssh://git@git.example.com/org/repo.git" >"$T/repos.txt"
+run_indexer
+check "git ran ssh with the copied key and strict options" \
+  grep -qF -- "-i $T/work/ssh-key -o IdentitiesOnly=yes -o BatchMode=yes" "$T/ssh-calls"
+check "the copy is the Secret's key, readable only by its owner" \
+  bash -c "grep -qx same-key '$T/ssh-calls' && grep -qx 600 '$T/ssh-calls'"
+check "the ssh failure is reported" grep -q 'fake ssh: connection refused' <(line_for example/ssh)
+check "the key is not in the output" bash -c "! grep -qF -- '$KEY' '$T/out' '$T/err'"
+check "the key copy is removed after the run" test ! -e "$T/work/ssh-key"
+
+# ---- busybox: the zoekt image is Alpine, whose sh and tools are busybox applets -------------------
+if command -v busybox >/dev/null 2>&1; then
+  mkdir -p "$T/busybox"
+  for a in sh cat chmod cp cut date dirname basename find grep head mkdir mktemp mv rm sed tail tr; do
+    ln -sf "$(command -v busybox)" "$T/busybox/$a"
+  done
+  printf 'local/alpha file://%s/remotes/alpha.git\nlocal/broken file://%s/remotes/missing.git\n' "$T" "$T" >"$T/repos.txt"
+  rm -rf "${T:?}/data"
+  rm -f "${T:?}"/creds/*
+  bb_run() {
+    env REPOS_FILE="$T/repos.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" CREDENTIALS_DIR="$T/creds" \
+      TERMINATION_LOG="$T/termination-log" ZOEKT_GIT_INDEX="$T/bin/zoekt-git-index" FAKE_CALLS="$T/calls" \
+      PATH="$T/busybox:$T/bin:$PATH" busybox sh "$SCRIPT" >"$T/out" 2>"$T/err"
+  }
+  bb_run
+  check "busybox: alpha indexed" grep -q '"status":"indexed"' <(line_for local/alpha)
+  check "busybox: the broken repository reported" grep -q '"status":"failed","step":"clone"' <(line_for local/broken)
+  check "busybox: every line is JSON" all_json
+  check "busybox: nothing on stderr" test ! -s "$T/err"
+  printf 'local/broken file://%s/remotes/missing.git\n' "$T" >"$T/repos.txt"
+  bb_run
+  check "busybox: an unlisted repository's removal is reported" grep -q '"status":"removed"' <(line_for local/alpha)
+  check "busybox: its shard is gone" test ! -e "$(shard local/alpha)"
+else
+  echo "# busybox not installed: the busybox pass is skipped"
+fi
+
+finish

@@ -1,0 +1,697 @@
+/* test_render.c: the child objects of a corpus, byte for byte against golden files and field by field.
+ *
+ * Golden files live in tests/fixtures/render/. After an intended change to the rendering (or to
+ * controller/assets/), regenerate them with `UPDATE_GOLDEN=1 build/san/tests/unit/test_render` and
+ * review the diff. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "controller/corpus/render.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+static char *read_file(const char *rel)
+{
+    char path[1024];
+    const char *root = getenv("ZK_ROOT");
+    FILE *f;
+    long n;
+    char *data;
+
+    snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+    f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    data = malloc((size_t)n + 1);
+    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+        free(data);
+        data = NULL;
+    }
+    if (data)
+        data[n] = '\0';
+    fclose(f);
+    return data;
+}
+
+static void write_file(const char *rel, const char *text)
+{
+    char path[1024];
+    const char *root = getenv("ZK_ROOT");
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    fclose(f);
+}
+
+/* Compares text with a golden file (or rewrites it under UPDATE_GOLDEN=1). */
+static void golden(const char *rel, const char *text)
+{
+    char *want;
+
+    if (getenv("UPDATE_GOLDEN")) {
+        write_file(rel, text);
+        return;
+    }
+    want = read_file(rel);
+    if (!want)
+        fail_msg("missing golden file %s (run with UPDATE_GOLDEN=1 to create it)", rel);
+    if (strcmp(want, text) != 0) {
+        size_t i = 0;
+
+        while (want[i] && want[i] == text[i])
+            i++;
+        fail_msg("%s differs at byte %zu: want \"%.60s\", got \"%.60s\"", rel, i, want + i, text + i);
+    }
+    free(want);
+}
+
+struct fixture {
+    cJSON *corpus;
+    struct corpus_spec *spec;
+    cJSON *children;
+};
+
+static cJSON *load_corpus(void)
+{
+    char *text = read_file("tests/fixtures/render/corpus.json");
+    cJSON *c;
+
+    assert_non_null(text);
+    c = cJSON_Parse(text);
+    free(text);
+    assert_non_null(c);
+    return c;
+}
+
+/* Parses corpus (taking ownership) and renders it with the given CronJob API version. */
+static void render_fx(struct fixture *fx, cJSON *corpus, const char *cronjob_api)
+{
+    struct render_env env = {cronjob_api};
+    struct spec_errors errs;
+    struct zk_err err = {0};
+
+    fx->corpus = corpus;
+    assert_int_equal(spec_parse(corpus, &fx->spec, &errs), ZK_OK);
+    assert_int_equal(render_children(corpus, fx->spec, &env, &fx->children, &err), ZK_OK);
+}
+
+static void fx_free(struct fixture *fx)
+{
+    cJSON_Delete(fx->children);
+    spec_free(fx->spec);
+    cJSON_Delete(fx->corpus);
+}
+
+static const cJSON *child(const cJSON *children, const char *kind)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, children)
+        if (strcmp(json_str(c, "kind", ""), kind) == 0)
+            return c;
+    return NULL;
+}
+
+static const cJSON *container(const cJSON *pod_spec, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, json_arr(pod_spec, "containers"))
+        if (strcmp(json_str(c, "name", ""), name) == 0)
+            return c;
+    return NULL;
+}
+
+static const char *config_hash(const cJSON *children)
+{
+    return json_str(json_path(child(children, "Deployment"), "spec.template.metadata.annotations"),
+                    RENDER_ANN_CONFIG_HASH, NULL);
+}
+
+static void test_golden(void **state)
+{
+    struct fixture fx;
+    struct zk_err err = {0};
+    char *json, *yaml;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    json = cJSON_Print(fx.children);
+    assert_non_null(json);
+    golden("tests/fixtures/render/children.json", json);
+    assert_int_equal(render_yaml(fx.children, &yaml, &err), ZK_OK);
+    golden("tests/fixtures/render/children.yaml", yaml);
+    free(json);
+    free(yaml);
+    fx_free(&fx);
+}
+
+static void test_deterministic(void **state)
+{
+    struct fixture a, b;
+    char *ja, *jb;
+
+    (void)state;
+    render_fx(&a, load_corpus(), "batch/v1");
+    render_fx(&b, load_corpus(), "batch/v1");
+    ja = json_print(a.children);
+    jb = json_print(b.children);
+    assert_string_equal(ja, jb);
+    free(ja);
+    free(jb);
+    fx_free(&a);
+    fx_free(&b);
+}
+
+static void test_order_labels_owners(void **state)
+{
+    static const char *const kinds[] = {"PersistentVolumeClaim", "ConfigMap", "ServiceAccount", "Role",
+                                        "RoleBinding", "Service", "Deployment", "CronJob"};
+    struct fixture fx;
+    const cJSON *c;
+    int i = 0;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    assert_int_equal(cJSON_GetArraySize(fx.children), 8);
+    cJSON_ArrayForEach(c, fx.children) {
+        const cJSON *l = json_path(c, "metadata.labels");
+        const cJSON *owners = json_path(c, "metadata.ownerReferences");
+
+        assert_string_equal(json_str(c, "kind", ""), kinds[i++]);
+        assert_string_equal(json_path_str(c, "metadata.namespace", ""), "codesearch");
+        assert_string_equal(json_str(l, RENDER_LABEL_NAME, ""), "zoekt");
+        assert_string_equal(json_str(l, RENDER_LABEL_INSTANCE, ""), "org");
+        assert_string_equal(json_str(l, RENDER_LABEL_MANAGED_BY, ""), "zoekt-operator");
+        assert_non_null(json_str(l, RENDER_LABEL_COMPONENT, NULL));
+        /* Retain (the default): the PVC alone has no owner, so deleting the corpus keeps it. */
+        if (i == 1) {
+            assert_null(owners);
+            assert_string_equal(json_str(json_path(c, "metadata.annotations"), RENDER_ANN_ON_DELETE, ""), "Retain");
+            continue;
+        }
+        assert_int_equal(cJSON_GetArraySize(owners), 1);
+        owners = cJSON_GetArrayItem(owners, 0);
+        assert_string_equal(json_str(owners, "apiVersion", ""), "codesearch.dev/v1alpha1");
+        assert_string_equal(json_str(owners, "kind", ""), "CodeSearchCorpus");
+        assert_string_equal(json_str(owners, "name", ""), "org");
+        assert_string_equal(json_str(owners, "uid", ""), "0b3c9e52-6a1f-4c55-9d2e-7f1d2a3b4c5d");
+        assert_true(json_bool(owners, "controller", 0));
+        assert_true(json_bool(owners, "blockOwnerDeletion", 0));
+    }
+    /* No Secret is ever rendered: credentials are mounted by reference. */
+    assert_null(child(fx.children, "Secret"));
+    fx_free(&fx);
+}
+
+static void test_pvc_delete_policy(void **state)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    const cJSON *pvc;
+
+    (void)state;
+    cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "storage"), "onDelete", "Delete");
+    render_fx(&fx, corpus, "batch/v1");
+    pvc = child(fx.children, "PersistentVolumeClaim");
+    assert_int_equal(cJSON_GetArraySize(json_path(pvc, "metadata.ownerReferences")), 1);
+    assert_string_equal(json_str(json_path(pvc, "metadata.annotations"), RENDER_ANN_ON_DELETE, ""), "Delete");
+    assert_string_equal(json_path_str(pvc, "spec.storageClassName", ""), "efs-sc");
+    assert_string_equal(json_path_str(pvc, "spec.resources.requests.storage", ""), "200Gi");
+    assert_string_equal(cJSON_GetArrayItem(json_path(pvc, "spec.accessModes"), 0)->valuestring, "ReadWriteMany");
+    fx_free(&fx);
+}
+
+static void test_existing_claim(void **state)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    const cJSON *dep, *vol;
+
+    (void)state;
+    cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "storage"), "existingClaim",
+                            "shared-index");
+    render_fx(&fx, corpus, "batch/v1");
+    assert_int_equal(cJSON_GetArraySize(fx.children), 7);
+    assert_null(child(fx.children, "PersistentVolumeClaim"));
+    dep = child(fx.children, "Deployment");
+    vol = cJSON_GetArrayItem(json_path(dep, "spec.template.spec.volumes"), 0);
+    assert_string_equal(json_path_str(vol, "persistentVolumeClaim.claimName", ""), "shared-index");
+    vol = cJSON_GetArrayItem(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec.volumes"), 0);
+    assert_string_equal(json_path_str(vol, "persistentVolumeClaim.claimName", ""), "shared-index");
+    fx_free(&fx);
+}
+
+static void check_container_security(const cJSON *k)
+{
+    const cJSON *sc = json_obj(k, "securityContext");
+
+    assert_false(json_bool(sc, "allowPrivilegeEscalation", 1));
+    assert_true(json_bool(sc, "readOnlyRootFilesystem", 0));
+    assert_string_equal(cJSON_GetArrayItem(json_path(sc, "capabilities.drop"), 0)->valuestring, "ALL");
+    assert_non_null(json_path(k, "resources.requests.memory"));
+    assert_non_null(json_path(k, "resources.limits.memory"));
+}
+
+static void check_pod_security(const cJSON *pod)
+{
+    const cJSON *sc = json_obj(pod, "securityContext");
+
+    assert_true(json_bool(sc, "runAsNonRoot", 0));
+    assert_true(json_int(sc, "runAsUser", 0) > 0);
+    assert_string_equal(json_path_str(sc, "seccompProfile.type", ""), "RuntimeDefault");
+    assert_string_equal(json_str(json_obj(pod, "nodeSelector"), "kubernetes.io/arch", ""), "arm64");
+    assert_int_equal(cJSON_GetArraySize(json_arr(pod, "tolerations")), 1);
+}
+
+static void test_deployment(void **state)
+{
+    struct fixture fx;
+    const cJSON *dep, *pod, *z, *n, *c, *cmd;
+    char *cmdline;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    dep = child(fx.children, "Deployment");
+    pod = json_path(dep, "spec.template.spec");
+    check_pod_security(pod);
+    assert_int_equal(cJSON_GetArraySize(json_arr(pod, "containers")), 3);
+    z = container(pod, "zoekt-webserver");
+    n = container(pod, "nginx");
+    c = container(pod, "connector");
+    assert_non_null(z);
+    assert_non_null(n);
+    assert_non_null(c);
+    check_container_security(z);
+    check_container_security(n);
+    check_container_security(c);
+
+    cmdline = json_print(json_arr(z, "command"));
+    assert_string_equal(cmdline, "[\"zoekt-webserver\",\"-rpc\",\"-listen\",\"127.0.0.1:6070\",\"-index\",\"/data/index\"]");
+    free(cmdline);
+    assert_non_null(json_obj(z, "livenessProbe"));
+    assert_null(json_arr(z, "ports"));
+    assert_null(json_arr(c, "ports"));
+
+    /* nginx is the only container with a port, the Service's target. */
+    assert_int_equal(json_int(cJSON_GetArrayItem(json_arr(n, "ports"), 0), "containerPort", 0), 8080);
+    assert_string_equal(json_path_str(n, "readinessProbe.httpGet.path", ""), "/readyz");
+    assert_string_equal(json_path_str(n, "livenessProbe.httpGet.path", ""), "/healthz");
+
+    cmd = json_arr(c, "command");
+    cmdline = json_print(cmd);
+    assert_non_null(strstr(cmdline, "\"--listen\",\"127.0.0.1:8081\",\"--zoekt-url\",\"http://127.0.0.1:6070\""));
+    assert_non_null(strstr(cmdline, "\"--corpus\",\"codesearch/org\""));
+    assert_non_null(strstr(cmdline, "\"--max-files\",\"30\""));
+    assert_non_null(strstr(cmdline, "\"--mirror-prefix\",\"github.com/example/\""));
+    assert_non_null(strstr(cmdline, "\"--token-dir\",\"/etc/codesearch/tokens\""));
+    free(cmdline);
+
+    assert_string_equal(json_path_str(pod, "serviceAccountName", ""), "org-search");
+    assert_int_equal(strlen(config_hash(fx.children)), 64);
+    assert_string_equal(json_path_str(child(fx.children, "Service"), "spec.type", ""), "ClusterIP");
+    assert_int_equal(json_int(cJSON_GetArrayItem(json_path(child(fx.children, "Service"), "spec.ports"), 0), "port", 0),
+                     8080);
+    fx_free(&fx);
+}
+
+static void test_cronjob(void **state)
+{
+    struct fixture fx;
+    const cJSON *cj, *pod, *k, *vol;
+    char *text;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    cj = child(fx.children, "CronJob");
+    assert_string_equal(json_str(cj, "apiVersion", ""), "batch/v1");
+    assert_string_equal(json_path_str(cj, "spec.schedule", ""), "30 2 * * *");
+    assert_string_equal(json_path_str(cj, "spec.timeZone", ""), "Europe/Berlin");
+    assert_string_equal(json_path_str(cj, "spec.concurrencyPolicy", ""), "Forbid");
+    assert_int_equal(json_int(json_obj(cj, "spec"), "successfulJobsHistoryLimit", 0), 3);
+    assert_int_equal(json_int(json_path(cj, "spec.jobTemplate.spec"), "activeDeadlineSeconds", 0), 14400);
+    pod = json_path(cj, "spec.jobTemplate.spec.template.spec");
+    check_pod_security(pod);
+    k = container(pod, "indexer");
+    check_container_security(k);
+    assert_string_equal(cJSON_GetArrayItem(json_arr(k, "args"), 0)->valuestring, "-submodules=false");
+    /* The credentials Secret is mounted by name; no secret data ever passes through the operator. */
+    vol = cJSON_GetArrayItem(json_arr(pod, "volumes"), 2);
+    assert_string_equal(json_path_str(vol, "secret.secretName", ""), "git-credentials");
+    text = json_print(fx.children);
+    assert_null(strstr(text, "\"stringData\""));
+    free(text);
+    fx_free(&fx);
+
+    /* batch/v1beta1 (Kubernetes before 1.21) has no timeZone. */
+    render_fx(&fx, load_corpus(), "batch/v1beta1");
+    cj = child(fx.children, "CronJob");
+    assert_string_equal(json_str(cj, "apiVersion", ""), "batch/v1beta1");
+    assert_null(json_path(cj, "spec.timeZone"));
+    fx_free(&fx);
+}
+
+/* Renders the sample corpus with one spec member replaced, and returns its config hash (a copy). */
+static char *hash_with(const char *member, const char *json)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    char *h;
+
+    if (member) {
+        cJSON *spec = cJSON_GetObjectItem(corpus, "spec");
+
+        cJSON_ReplaceItemInObject(spec, member, cJSON_Parse(json));
+    }
+    render_fx(&fx, corpus, "batch/v1");
+    h = strdup(config_hash(fx.children));
+    fx_free(&fx);
+    return h;
+}
+
+static void test_config_hash(void **state)
+{
+    char *base = hash_with(NULL, NULL);
+    char *more = hash_with("repositories", "[{\"url\":\"https://github.com/example/api.git\"}]");
+    char *branch = hash_with("repositories", "[{\"url\":\"https://github.com/example/api.git\",\"branches\":[\"dev\"]},"
+                                             "{\"url\":\"https://github.com/example/web\",\"branches\":[\"main\",\"release/2.x\"]},"
+                                             "{\"url\":\"git@gitlab.example.com:platform/infra.git\",\"name\":\"infra\"}]");
+    char *port = hash_with("gateway", "{\"port\":9000,\"tokenSecretRef\":{\"name\":\"codesearch-tokens\"}}");
+    char *sched = hash_with("schedule", "\"0 4 * * *\"");
+    char *repl = hash_with("webserver", "{\"replicas\":3}");
+
+    (void)state;
+    assert_string_not_equal(base, more);   /* a repository removed */
+    assert_string_not_equal(base, branch); /* a branch changed */
+    assert_string_not_equal(base, port);   /* nginx.conf changed */
+    assert_string_equal(base, sched);      /* the schedule does not touch the pods' configuration */
+    assert_string_equal(base, repl);
+    free(base);
+    free(more);
+    free(branch);
+    free(port);
+    free(sched);
+    free(repl);
+}
+
+static int dns1035(const char *s)
+{
+    size_t i, n = strlen(s);
+
+    if (n == 0 || n > 63 || s[0] < 'a' || s[0] > 'z' || s[n - 1] == '-')
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+static void test_names(void **state)
+{
+    struct render_names a, b, s;
+    char long1[254], long2[254], label[RENDER_NAME_MAX];
+
+    (void)state;
+    render_child_names("org", &s);
+    assert_string_equal(s.pvc, "org-index");
+    assert_string_equal(s.configmap, "org-indexer");
+    assert_string_equal(s.deployment, "org-search");
+
+    memset(long1, 'a', 253);
+    long1[253] = '\0';
+    memcpy(long2, long1, sizeof(long1));
+    long2[252] = 'b';
+    render_child_names(long1, &a);
+    render_child_names(long2, &b);
+    assert_true(dns1035(a.pvc));
+    assert_true(dns1035(a.configmap));
+    assert_true(dns1035(a.deployment));
+    assert_true(dns1035(a.service));
+    assert_true(strlen(a.service) <= 63);
+    assert_true(strlen(a.cronjob) <= 52);
+    assert_string_not_equal(a.service, b.service); /* same 50-character prefix, different hashes */
+    assert_non_null(strstr(a.service, "-search"));
+
+    /* Dots and a leading digit are fine in a corpus name, not in a Service name. */
+    render_child_names("team.frontend", &s);
+    assert_true(dns1035(s.service));
+    render_child_names("1st", &s);
+    assert_true(dns1035(s.service));
+    assert_int_equal(s.service[0], 'c');
+
+    render_instance_label("org", label);
+    assert_string_equal(label, "org");
+    render_instance_label(long1, label);
+    assert_true(strlen(label) <= 63);
+}
+
+static void test_long_name_corpus(void **state)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    char name[254];
+    const cJSON *c;
+
+    (void)state;
+    memset(name, 'x', 253);
+    name[253] = '\0';
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(corpus, "metadata"), "name", cJSON_CreateString(name));
+    render_fx(&fx, corpus, "batch/v1");
+    cJSON_ArrayForEach(c, fx.children) {
+        assert_true(strlen(json_path_str(c, "metadata.name", "")) <= (strcmp(json_str(c, "kind", ""), "CronJob") ? 63 : 52));
+        assert_true(strlen(json_str(json_path(c, "metadata.labels"), RENDER_LABEL_INSTANCE, "")) <= 63);
+    }
+    /* The owner reference and the Role name the corpus by its real name. */
+    c = child(fx.children, "Role");
+    assert_string_equal(cJSON_GetArrayItem(json_path(cJSON_GetArrayItem(json_arr(c, "rules"), 0), "resourceNames"), 0)
+                            ->valuestring,
+                        name);
+    fx_free(&fx);
+}
+
+static void test_reindex_job(void **state)
+{
+    struct fixture fx;
+    struct zk_err err = {0};
+    cJSON *j1, *j2, *j3;
+    const char *n1;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", &j1, &err), ZK_OK);
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", &j2, &err), ZK_OK);
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T11:00:00Z", &j3, &err), ZK_OK);
+    n1 = json_path_str(j1, "metadata.name", "");
+    assert_string_equal(n1, json_path_str(j2, "metadata.name", ""));
+    assert_string_not_equal(n1, json_path_str(j3, "metadata.name", ""));
+    assert_true(strncmp(n1, "org-reindex-", 12) == 0);
+    assert_string_equal(json_str(j1, "apiVersion", ""), "batch/v1");
+    assert_string_equal(json_str(json_path(j1, "metadata.annotations"), RENDER_ANN_REINDEX, ""), "2026-11-29T10:00:00Z");
+    assert_int_equal(strlen(json_str(json_path(j1, "metadata.labels"), RENDER_LABEL_REINDEX, "")), 16);
+    assert_string_equal(json_str(json_path(j1, "metadata.labels"), RENDER_LABEL_COMPONENT, ""), "indexer");
+    assert_int_equal(cJSON_GetArraySize(json_path(j1, "metadata.ownerReferences")), 1);
+    /* The same pod as the nightly run. */
+    {
+        char *a = json_print(json_path(j1, "spec"));
+        char *b = json_print(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec"));
+
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+    cJSON_Delete(j2);
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "", &j2, &err), ZK_EINVAL);
+    assert_null(j2);
+    cJSON_Delete(j1);
+    cJSON_Delete(j3);
+    fx_free(&fx);
+}
+
+static void test_invalid_corpus(void **state)
+{
+    struct fixture fx;
+    struct render_env env = {"batch/v1"};
+    struct zk_err err = {0};
+    cJSON *out = NULL;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(fx.corpus, "metadata"), "uid");
+    assert_int_equal(render_children(fx.corpus, fx.spec, &env, &out, &err), ZK_EINVAL);
+    assert_null(out);
+    assert_non_null(strstr(err.msg, "uid"));
+    fx_free(&fx);
+}
+
+static void test_nginx_conf(void **state)
+{
+    struct fixture fx;
+    struct zk_err err = {0};
+    char *conf;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    assert_int_equal(render_nginx_conf(fx.spec, "/run/x", &conf, &err), ZK_OK);
+    assert_non_null(strstr(conf, "listen 8080;"));
+    assert_non_null(strstr(conf, "pid /run/x/nginx.pid;"));
+    assert_non_null(strstr(conf, "auth_request /auth;"));
+    assert_null(strstr(conf, "@PORT@"));
+    assert_null(strstr(conf, "@RUN_DIR@"));
+    assert_null(strstr(conf, "@AUTH@"));
+    free(conf);
+    free(fx.spec->gateway.tokens_secret);
+    fx.spec->gateway.tokens_secret = NULL;
+    fx.spec->gateway.port = 9999;
+    assert_int_equal(render_nginx_conf(fx.spec, "/tmp", &conf, &err), ZK_OK);
+    assert_null(strstr(conf, "auth_request /auth;"));
+    assert_non_null(strstr(conf, "listen 9999;"));
+    free(conf);
+    fx_free(&fx);
+}
+
+static void test_repos_list(void **state)
+{
+    struct fixture fx;
+    struct zk_err err = {0};
+    char *list;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    assert_int_equal(render_repos_list(fx.spec, &list, &err), ZK_OK);
+    assert_non_null(strstr(list, "\ngithub.com/example/api https://github.com/example/api.git\n"));
+    assert_non_null(strstr(list, "\ngithub.com/example/web https://github.com/example/web main,release/2.x\n"));
+    assert_non_null(strstr(list, "\ninfra git@gitlab.example.com:platform/infra.git\n"));
+    free(list);
+    fx_free(&fx);
+}
+
+/* The YAML stream parses back into 8 documents, with strings that look like numbers kept strings. */
+static void test_yaml_parses(void **state)
+{
+    struct fixture fx;
+    struct zk_err err = {0};
+    yaml_parser_t p;
+    yaml_event_t ev;
+    char *yaml;
+    int docs = 0, done = 0, quoted_port = 0;
+    char prev[64] = "";
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    assert_int_equal(render_yaml(fx.children, &yaml, &err), ZK_OK);
+    assert_true(strncmp(yaml, "---\napiVersion: v1\nkind: PersistentVolumeClaim\n", 47) == 0);
+    assert_non_null(strstr(yaml, "- \"30\"\n")); /* --max-files 30 stays a string */
+    assert_non_null(strstr(yaml, "  indexer.sh: |\n    #!/bin/sh\n"));
+    assert_int_equal(yaml_parser_initialize(&p), 1);
+    yaml_parser_set_input_string(&p, (const unsigned char *)yaml, strlen(yaml));
+    while (!done) {
+        assert_int_equal(yaml_parser_parse(&p, &ev), 1);
+        if (ev.type == YAML_DOCUMENT_START_EVENT)
+            docs++;
+        if (ev.type == YAML_SCALAR_EVENT) {
+            if (strcmp(prev, "containerPort") == 0)
+                quoted_port = ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+            snprintf(prev, sizeof(prev), "%s", (const char *)ev.data.scalar.value);
+        }
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    assert_int_equal(docs, 8);
+    assert_false(quoted_port); /* numbers stay numbers */
+    free(yaml);
+    fx_free(&fx);
+}
+
+/* Allocation failure injection: cJSON's allocations fail from the n-th one on. */
+static long alloc_countdown = -1;
+
+static void *failing_malloc(size_t n)
+{
+    if (alloc_countdown == 0)
+        return NULL;
+    if (alloc_countdown > 0)
+        alloc_countdown--;
+    return malloc(n);
+}
+
+/* Whatever allocation fails, render_children returns either the complete objects or ZK_ENOMEM and
+ * nothing: a partial object would make server-side apply remove the fields it lacks. */
+static void test_allocation_failures(void **state)
+{
+    cJSON_Hooks hooks = {failing_malloc, free};
+    struct render_env env = {"batch/v1"};
+    struct fixture fx;
+    struct zk_err err = {0};
+    char *want;
+    long n;
+    int failed = 0, complete = 0;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    want = json_print(fx.children);
+    cJSON_Delete(fx.children);
+    cJSON_InitHooks(&hooks);
+    for (n = 0; complete < 3; n++) {
+        cJSON *out = NULL;
+        int rc;
+
+        alloc_countdown = n;
+        rc = render_children(fx.corpus, fx.spec, &env, &out, &err);
+        alloc_countdown = -1;
+        if (rc == ZK_OK) {
+            char *got = json_print(out);
+
+            assert_string_equal(got, want);
+            free(got);
+            cJSON_Delete(out);
+            complete++;
+        } else {
+            assert_int_equal(rc, ZK_ENOMEM);
+            assert_null(out);
+            failed++;
+        }
+    }
+    cJSON_InitHooks(NULL);
+    assert_true(failed > 500); /* every allocation point was tried */
+    fx.children = NULL;
+    free(want);
+    fx_free(&fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_order_labels_owners),
+        cmocka_unit_test(test_pvc_delete_policy),
+        cmocka_unit_test(test_existing_claim),
+        cmocka_unit_test(test_deployment),
+        cmocka_unit_test(test_cronjob),
+        cmocka_unit_test(test_config_hash),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_long_name_corpus),
+        cmocka_unit_test(test_reindex_job),
+        cmocka_unit_test(test_invalid_corpus),
+        cmocka_unit_test(test_nginx_conf),
+        cmocka_unit_test(test_repos_list),
+        cmocka_unit_test(test_yaml_parses),
+        cmocka_unit_test(test_allocation_failures),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

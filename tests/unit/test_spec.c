@@ -1,0 +1,475 @@
+/* test_spec.c: parsing, defaulting and validation of a CodeSearchCorpus spec. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "controller/corpus/spec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parses a corpus whose spec is the given JSON text. */
+static int parse_spec(const char *spec_json, struct corpus_spec **out, struct spec_errors *errs)
+{
+    char doc[16384];
+    cJSON *corpus;
+    int rc;
+
+    snprintf(doc, sizeof(doc), "{\"metadata\":{\"name\":\"org\",\"namespace\":\"cs\"},\"spec\":%s}", spec_json);
+    corpus = cJSON_Parse(doc);
+    assert_non_null(corpus);
+    rc = spec_parse(corpus, out, errs);
+    cJSON_Delete(corpus);
+    return rc;
+}
+
+/* Asserts the spec is rejected with exactly one error on field whose message contains needle. */
+static void expect_one_error(const char *spec_json, const char *field, const char *needle)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+    int rc = parse_spec(spec_json, &s, &errs);
+
+    if (rc != ZK_EINVAL || errs.count != 1)
+        fail_msg("spec %s: rc %d, %d errors (first: %s: %s)", spec_json, rc, errs.count,
+                 errs.count ? errs.items[0].field : "-", errs.count ? errs.items[0].message : "-");
+    assert_null(s);
+    assert_string_equal(errs.items[0].field, field);
+    if (!strstr(errs.items[0].message, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", errs.items[0].message, needle);
+}
+
+#define ONE_REPO "\"repositories\":[{\"url\":\"https://github.com/org/a\"}]"
+
+static void test_defaults(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+
+    (void)state;
+    assert_int_equal(parse_spec("{" ONE_REPO "}", &s, &errs), ZK_OK);
+    assert_int_equal(errs.count, 0);
+    assert_int_equal(s->nrepos, 1);
+    assert_string_equal(s->repos[0].name, "github.com/org/a");
+    assert_null(s->repos[0].branches[0]);
+    assert_null(s->credentials_secret);
+    assert_string_equal(s->schedule, "0 3 * * *");
+    assert_null(s->time_zone);
+    assert_int_equal(s->suspend, 0);
+    assert_string_equal(s->storage.storage_class, "efs-sc");
+    assert_string_equal(s->storage.size, "100Gi");
+    assert_null(s->storage.existing_claim);
+    assert_int_equal(s->storage.on_delete, PVC_RETAIN);
+    assert_string_equal(s->indexer.image, SPEC_DEFAULT_ZOEKT_IMAGE);
+    assert_int_equal(s->indexer.deadline_seconds, 14400);
+    assert_null(s->indexer.extra_flags[0]);
+    assert_null(s->indexer.resources);
+    assert_int_equal(s->webserver.replicas, 1);
+    assert_string_equal(s->webserver.architecture, "arm64");
+    assert_int_equal(s->gateway.port, 8080);
+    assert_null(s->gateway.tokens_secret);
+    assert_int_equal(s->connector.max_files, 30);
+    assert_int_equal(s->connector.context_lines, 2);
+    assert_int_equal(s->connector.search_timeout_seconds, 30);
+    assert_int_equal(s->connector.list_timeout_seconds, 10);
+    assert_null(s->connector.mirror_prefix);
+    assert_int_equal(s->freshness_max_age_seconds, 36 * 3600);
+    spec_free(s);
+}
+
+static void test_full_spec(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+    const char *json =
+        "{\"repositories\":["
+        "{\"url\":\"https://GitHub.com/org/a.git\",\"branches\":[\"main\",\"release/1.x\"]},"
+        "{\"url\":\"git@gitlab.example.com:team/b.git\"},"
+        "{\"url\":\"ssh://git@git.example.com:2222/c/d\"},"
+        "{\"url\":\"file:///srv/git/e.git\",\"name\":\"local/e\"}],"
+        "\"gitCredentialsSecretRef\":{\"name\":\"git-creds\"},"
+        "\"schedule\":\"*/15 1-5,22 ? JAN-mar MON-FRI\",\"timeZone\":\"Europe/Berlin\",\"suspend\":true,"
+        "\"storage\":{\"storageClassName\":\"gp3\",\"size\":\"2Ti\",\"onDelete\":\"Delete\"},"
+        "\"indexer\":{\"image\":\"example/zoekt:1\",\"activeDeadlineSeconds\":3600,"
+        "\"extraFlags\":[\"-submodules=false\",\"-parallelism=2\"],\"resources\":{\"limits\":{\"memory\":\"8Gi\"}}},"
+        "\"webserver\":{\"replicas\":2,\"architecture\":\"amd64\",\"nodeSelector\":{\"pool\":\"search\"},"
+        "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Exists\"}]},"
+        "\"gateway\":{\"port\":9090,\"tokenSecretRef\":{\"name\":\"tokens\"}},"
+        "\"connector\":{\"maxFiles\":50,\"contextLines\":0,\"searchTimeoutSeconds\":20,\"listTimeoutSeconds\":5,"
+        "\"mirrorPrefix\":\"github.com/\"},"
+        "\"freshness\":{\"maxAge\":\"1h30m\"}}";
+
+    (void)state;
+    assert_int_equal(parse_spec(json, &s, &errs), ZK_OK);
+    assert_int_equal(s->nrepos, 4);
+    assert_string_equal(s->repos[0].name, "github.com/org/a");
+    assert_string_equal(s->repos[0].branches[0], "main");
+    assert_string_equal(s->repos[0].branches[1], "release/1.x");
+    assert_null(s->repos[0].branches[2]);
+    assert_string_equal(s->repos[1].name, "gitlab.example.com/team/b");
+    assert_string_equal(s->repos[2].name, "git.example.com/c/d");
+    assert_string_equal(s->repos[3].name, "local/e");
+    assert_string_equal(s->credentials_secret, "git-creds");
+    assert_string_equal(s->time_zone, "Europe/Berlin");
+    assert_int_equal(s->suspend, 1);
+    assert_string_equal(s->storage.storage_class, "gp3");
+    assert_string_equal(s->storage.size, "2Ti");
+    assert_int_equal(s->storage.on_delete, PVC_DELETE);
+    assert_string_equal(s->indexer.image, "example/zoekt:1");
+    assert_int_equal(s->indexer.deadline_seconds, 3600);
+    assert_string_equal(s->indexer.extra_flags[1], "-parallelism=2");
+    assert_non_null(s->indexer.resources);
+    assert_int_equal(s->webserver.replicas, 2);
+    assert_string_equal(s->webserver.architecture, "amd64");
+    assert_non_null(s->webserver.node_selector);
+    assert_non_null(s->webserver.tolerations);
+    assert_int_equal(s->gateway.port, 9090);
+    assert_string_equal(s->gateway.tokens_secret, "tokens");
+    assert_int_equal(s->connector.max_files, 50);
+    assert_int_equal(s->connector.context_lines, 0);
+    assert_string_equal(s->connector.mirror_prefix, "github.com/");
+    assert_int_equal(s->freshness_max_age_seconds, 5400);
+    spec_free(s);
+}
+
+static void test_missing_repositories(void **state)
+{
+    (void)state;
+    expect_one_error("{}", "spec.repositories", "required");
+    expect_one_error("{\"repositories\":[]}", "spec.repositories", "between 1 and");
+    expect_one_error("{\"repositories\":{}}", "spec.repositories", "list");
+    expect_one_error("{\"repositories\":[{\"name\":\"x\"}]}", "spec.repositories[0].url", "required");
+}
+
+static void test_too_many_repositories(void **state)
+{
+    char *json = malloc(2100 * 40 + 64);
+    size_t used;
+    int i;
+
+    (void)state;
+    assert_non_null(json);
+    used = (size_t)sprintf(json, "{\"repositories\":[");
+    for (i = 0; i < SPEC_MAX_REPOS + 1; i++)
+        used += (size_t)sprintf(json + used, "%s{\"url\":\"https://h/r%d\"}", i ? "," : "", i);
+    sprintf(json + used, "]}");
+    {
+        char doc[128 * 1024];
+        struct corpus_spec *s = NULL;
+        struct spec_errors errs;
+        cJSON *corpus;
+
+        snprintf(doc, sizeof(doc), "{\"spec\":%s}", json);
+        corpus = cJSON_Parse(doc);
+        assert_non_null(corpus);
+        assert_int_equal(spec_parse(corpus, &s, &errs), ZK_EINVAL);
+        assert_string_equal(errs.items[0].field, "spec.repositories");
+        cJSON_Delete(corpus);
+    }
+    free(json);
+}
+
+static void test_bad_urls(void **state)
+{
+    static const struct {
+        const char *url, *needle;
+    } cases[] = {
+        {"http://github.com/org/a", "unsupported scheme"},
+        {"ftp://h/x", "unsupported scheme"},
+        {"https://github.com", "repository path"},
+        {"https://user:tok@github.com/o/r", "credentials"},
+        {"https://tok@github.com/o/r", "credentials"},
+        {"ssh://git:pw@h/o/r", "password"},
+        {"https://bad_host!/o/r", "invalid host"},
+        {"https://h:99999/o/r", "invalid port"},
+        {"https://h/o r", "whitespace"},
+        {"-uhttps://h/o", "must not start"},
+        {"file://relative", "absolute path"},
+        {"justaword", "unsupported form"},
+        {"https://h/a'b", "quotes"},
+    };
+    size_t i;
+    char json[512];
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(json, sizeof(json), "{\"repositories\":[{\"url\":\"%s\",\"name\":\"n\"}]}", cases[i].url);
+        expect_one_error(json, "spec.repositories[0].url", cases[i].needle);
+    }
+}
+
+static void test_duplicate_names(void **state)
+{
+    (void)state;
+    /* Two spellings of one repository derive the same name. */
+    expect_one_error("{\"repositories\":[{\"url\":\"https://github.com/o/r\"},{\"url\":\"https://x/y\"},"
+                     "{\"url\":\"git@GITHUB.com:o/r.git\"}]}",
+                     "spec.repositories[2].name", "duplicate repository name \"github.com/o/r\" (also spec.repositories[0])");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://a/b\",\"name\":\"same\"},{\"url\":\"https://c/d\",\"name\":\"same\"}]}",
+                     "spec.repositories[1].name", "duplicate");
+}
+
+static void test_bad_names(void **state)
+{
+    (void)state;
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"name\":\"a/../b\"}]}", "spec.repositories[0].name",
+                     "path segments");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"name\":\"-x\"}]}", "spec.repositories[0].name",
+                     "path segments");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"name\":\"a b\"}]}", "spec.repositories[0].name",
+                     "path segments");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/.git\"}]}", "spec.repositories[0].name", "derived");
+}
+
+static void test_bad_branches(void **state)
+{
+    static const char *const bad[] = {"a..b", "-x", "a,b", "x.lock", "a b", "/x", "x/", "a~1", "a:b"};
+    char json[256];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(json, sizeof(json), "{\"repositories\":[{\"url\":\"https://h/o/r\",\"branches\":[\"main\",\"%s\"]}]}", bad[i]);
+        expect_one_error(json, "spec.repositories[0].branches[1]", "branch name");
+    }
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"branches\":[1]}]}",
+                     "spec.repositories[0].branches[0]", "branch name");
+}
+
+static void test_cron(void **state)
+{
+    static const char *const good[] = {"0 3 * * *",   "*/5 * * * *",     "0 0 1,15 * *", "0 22 * * 1-5",
+                                        "30 2 ? * SUN", "0 0 1 jan-jun *", "0 0 * * 7",    "@daily",
+                                        "@hourly",     "0-30/10 * * * *", "  0   3 * * *  "};
+    static const struct {
+        const char *expr, *needle;
+    } bad[] = {
+        {"0 3 * *", "needs 5 fields"},
+        {"0 3 * * * *", "more than 5"},
+        {"60 3 * * *", "minute"},
+        {"0 24 * * *", "hour"},
+        {"0 0 0 * *", "day-of-month"},
+        {"0 0 * 13 *", "month"},
+        {"0 0 * * 8", "day-of-week"},
+        {"0 0 * FOO *", "month"},
+        {"5-1 * * * *", "range"},
+        {"*/0 * * * *", "step"},
+        {"1,,2 * * * *", "empty"},
+        {"@often", "macro"},
+        {"TZ=UTC 0 3 * * *", "timeZone"},
+        {"", "needs 5 fields"},
+    };
+    char why[200], json[256];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        if (!spec_cron_valid(good[i], why, sizeof(why)))
+            fail_msg("\"%s\" rejected: %s", good[i], why);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(json, sizeof(json), "{" ONE_REPO ",\"schedule\":\"%s\"}", bad[i].expr);
+        expect_one_error(json, "spec.schedule", bad[i].needle);
+    }
+}
+
+static void test_durations(void **state)
+{
+    long s = 0;
+
+    (void)state;
+    assert_true(spec_duration_parse("36h", &s));
+    assert_int_equal(s, 129600);
+    assert_true(spec_duration_parse("90m", &s));
+    assert_int_equal(s, 5400);
+    assert_true(spec_duration_parse("1d12h", &s));
+    assert_int_equal(s, 129600);
+    assert_true(spec_duration_parse("45s", &s));
+    assert_int_equal(s, 45);
+    assert_false(spec_duration_parse("", &s));
+    assert_false(spec_duration_parse("h", &s));
+    assert_false(spec_duration_parse("10", &s));
+    assert_false(spec_duration_parse("10w", &s));
+    assert_false(spec_duration_parse("0h", &s));
+    assert_false(spec_duration_parse("-1h", &s));
+    assert_false(spec_duration_parse("99999999999999999999h", &s));
+    expect_one_error("{" ONE_REPO ",\"freshness\":{\"maxAge\":\"36 hours\"}}", "spec.freshness.maxAge", "duration");
+    expect_one_error("{" ONE_REPO ",\"freshness\":{\"maxAge\":\"30s\"}}", "spec.freshness.maxAge", "at least 1m");
+}
+
+static void test_field_errors(void **state)
+{
+    (void)state;
+    expect_one_error("{" ONE_REPO ",\"timeZone\":\"Mars/../Base\"}", "spec.timeZone", "IANA");
+    expect_one_error("{" ONE_REPO ",\"suspend\":\"yes\"}", "spec.suspend", "true or false");
+    expect_one_error("{" ONE_REPO ",\"gitCredentialsSecretRef\":{}}", "spec.gitCredentialsSecretRef.name", "required");
+    expect_one_error("{" ONE_REPO ",\"gitCredentialsSecretRef\":{\"name\":\"Bad_Name\"}}",
+                     "spec.gitCredentialsSecretRef.name", "Secret name");
+    expect_one_error("{" ONE_REPO ",\"storage\":{\"onDelete\":\"Keep\"}}", "spec.storage.onDelete", "Retain or Delete");
+    expect_one_error("{" ONE_REPO ",\"storage\":{\"size\":\"lots\"}}", "spec.storage.size", "quantity");
+    expect_one_error("{" ONE_REPO ",\"storage\":{\"storageClassName\":\"EFS\"}}", "spec.storage.storageClassName", "DNS");
+    expect_one_error("{" ONE_REPO ",\"storage\":{\"existingClaim\":\"a b\"}}", "spec.storage.existingClaim", "PersistentVolumeClaim");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"activeDeadlineSeconds\":10}}", "spec.indexer.activeDeadlineSeconds",
+                     "between");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"extraFlags\":[\"-index=/tmp\"]}}", "spec.indexer.extraFlags[0]",
+                     "cannot be overridden");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"extraFlags\":[\"rm -rf\"]}}", "spec.indexer.extraFlags[0]", "flag");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"image\":\"a b\"}}", "spec.indexer.image", "image");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"architecture\":\"s390x\"}}", "spec.webserver.architecture",
+                     "arm64 or amd64");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"replicas\":1.5}}", "spec.webserver.replicas", "integer");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"replicas\":1e300}}", "spec.webserver.replicas", "between");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"replicas\":\"2\"}}", "spec.webserver.replicas", "integer");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}}}",
+                     "spec.webserver.nodeSelector", "architecture");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"tolerations\":[\"x\"]}}", "spec.webserver.tolerations", "objects");
+    expect_one_error("{" ONE_REPO ",\"gateway\":{\"port\":80}}", "spec.gateway.port", "between");
+    expect_one_error("{" ONE_REPO ",\"gateway\":{\"port\":6070}}", "spec.gateway.port", "inside the pod");
+    expect_one_error("{" ONE_REPO ",\"connector\":{\"maxFiles\":0}}", "spec.connector.maxFiles", "between 1 and 200");
+    expect_one_error("{" ONE_REPO ",\"connector\":{\"contextLines\":11}}", "spec.connector.contextLines", "between");
+    expect_one_error("{" ONE_REPO ",\"connector\":{\"mirrorPrefix\":\"a b\"}}", "spec.connector.mirrorPrefix",
+                     "whitespace");
+    expect_one_error("{" ONE_REPO ",\"storage\":\"big\"}", "spec.storage", "object");
+}
+
+static void test_errors_collected_and_formatted(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+    char msg[4096];
+    char json[8192];
+    size_t used;
+    int i;
+
+    (void)state;
+    /* Every error is reported, each with its path. */
+    assert_int_equal(parse_spec("{\"repositories\":[{\"url\":\"http://x/y\"}],\"schedule\":\"bad\","
+                                "\"webserver\":{\"architecture\":\"x\"}}",
+                                &s, &errs),
+                     ZK_EINVAL);
+    assert_null(s);
+    assert_int_equal(errs.count, 3);
+    spec_errors_format(&errs, msg, sizeof(msg));
+    assert_non_null(strstr(msg, "spec.repositories[0].url: unsupported scheme"));
+    assert_non_null(strstr(msg, "; spec.schedule: invalid cron schedule \"bad\""));
+    assert_non_null(strstr(msg, "; spec.webserver.architecture: must be arm64 or amd64"));
+
+    /* Past the limit, errors are counted and summarised. */
+    used = (size_t)snprintf(json, sizeof(json), "{\"repositories\":[");
+    for (i = 0; i < SPEC_MAX_FIELD_ERRORS + 4; i++)
+        used += (size_t)snprintf(json + used, sizeof(json) - used, "%s{\"url\":\"http://h/%d\"}", i ? "," : "", i);
+    snprintf(json + used, sizeof(json) - used, "]}");
+    assert_int_equal(parse_spec(json, &s, &errs), ZK_EINVAL);
+    assert_int_equal(errs.count, SPEC_MAX_FIELD_ERRORS);
+    assert_int_equal(errs.dropped, 4);
+    spec_errors_format(&errs, msg, sizeof(msg));
+    assert_non_null(strstr(msg, "; and 4 more"));
+
+    /* A small destination is cut, never overrun. */
+    spec_errors_format(&errs, msg, 10);
+    assert_int_equal(strlen(msg), 9);
+}
+
+static void test_not_an_object(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+    cJSON *corpus = cJSON_Parse("{\"metadata\":{\"name\":\"x\"}}");
+
+    (void)state;
+    assert_int_equal(spec_parse(corpus, &s, &errs), ZK_EINVAL);
+    assert_string_equal(errs.items[0].field, "spec");
+    cJSON_Delete(corpus);
+}
+
+static void test_name_from_url(void **state)
+{
+    char n[64];
+
+    (void)state;
+    assert_true(spec_name_from_url("https://github.com/sourcegraph/zoekt.git", n, sizeof(n)));
+    assert_string_equal(n, "github.com/sourcegraph/zoekt");
+    assert_true(spec_name_from_url("https://git.example.com:8443/a/b/", n, sizeof(n)));
+    assert_string_equal(n, "git.example.com/a/b");
+    assert_true(spec_name_from_url("ssh://git@Host/x/y.git", n, sizeof(n)));
+    assert_string_equal(n, "host/x/y");
+    assert_true(spec_name_from_url("git@host:/abs/repo.git", n, sizeof(n)));
+    assert_string_equal(n, "host/abs/repo");
+    assert_true(spec_name_from_url("file:///srv/git/r.git", n, sizeof(n)));
+    assert_string_equal(n, "srv/git/r");
+    assert_false(spec_name_from_url("https://host/", n, sizeof(n)));
+    assert_false(spec_name_from_url("https://host/averyveryverylongrepositorynamethatdoesnotfit/intosixtyfour", n, 32));
+}
+
+static void test_quantities(void **state)
+{
+    static const struct {
+        const char *in, *want;
+    } good[] = {
+        {"500m", "500m"}, {"0.5", "500m"}, {"2000m", "2"}, {"1.5", "1500m"}, {"2", "2"},   {"1000", "1k"},
+        {"0", "0"},       {"100Gi", "100Gi"}, {"1024Mi", "1Gi"}, {"1536Mi", "1536Mi"}, {"0.5Gi", "512Mi"},
+        {"1.5Ki", "1536"}, {"4G", "4G"},  {"1000M", "1G"},     {"1Ti", "1Ti"},       {"2048Ti", "2Pi"},
+    };
+    static const char *const bad[] = {"", "Gi", "1.5.5", "-1", "1e3", "1 Gi", "1gi", "0.0001", "0.1Ki", "lots"};
+    char out[64];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        if (!spec_quantity_canonical(good[i].in, out, sizeof(out)))
+            fail_msg("\"%s\" rejected", good[i].in);
+        if (strcmp(out, good[i].want) != 0)
+            fail_msg("\"%s\": want \"%s\", got \"%s\"", good[i].in, good[i].want, out);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (spec_quantity_canonical(bad[i], out, sizeof(out)))
+            fail_msg("\"%s\" accepted as \"%s\"", bad[i], out);
+}
+
+static void test_resources_canonical(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+    char *json;
+
+    (void)state;
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"storage\":{\"size\":\"1024Gi\"},\"webserver\":{\"resources\":"
+                                "{\"requests\":{\"cpu\":0.5,\"memory\":\"1024Mi\"},\"limits\":{\"cpu\":2}}}}",
+                                &s, &errs),
+                     ZK_OK);
+    json = cJSON_PrintUnformatted(s->webserver.resources);
+    assert_string_equal(json, "{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"},\"limits\":{\"cpu\":\"2\"}}");
+    assert_string_equal(s->storage.size, "1Ti");
+    free(json);
+    spec_free(s);
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"resources\":{\"limits\":{\"memory\":\"lots\"}}}}",
+                     "spec.indexer.resources.limits.memory", "quantity");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"resources\":{\"claims\":[]}}}", "spec.indexer.resources.claims",
+                     "requests and limits");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_full_spec),
+        cmocka_unit_test(test_missing_repositories),
+        cmocka_unit_test(test_too_many_repositories),
+        cmocka_unit_test(test_bad_urls),
+        cmocka_unit_test(test_duplicate_names),
+        cmocka_unit_test(test_bad_names),
+        cmocka_unit_test(test_bad_branches),
+        cmocka_unit_test(test_cron),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_field_errors),
+        cmocka_unit_test(test_errors_collected_and_formatted),
+        cmocka_unit_test(test_not_an_object),
+        cmocka_unit_test(test_name_from_url),
+        cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_resources_canonical),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,527 @@
+/* test_status.c: the corpus status and its conditions, with an injected clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "controller/corpus/status.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T0 1795824000L /* 2026-11-28T00:00:00Z */
+#define HOUR 3600L
+#define ENDPOINT "http://org-search.cs.svc:8080"
+
+static time_t ts(const char *s)
+{
+    time_t t = 0;
+
+    assert_true(status_time_parse(s, &t));
+    return t;
+}
+
+/* A test world: the corpus (with a status that the previous computation left), its spec and the
+ * observed children. */
+struct world {
+    cJSON *corpus;
+    struct corpus_spec *spec;
+    cJSON *deployment, *cronjob, *jobs, *pods;
+    struct index_status index;
+    struct status_input in;
+};
+
+static void world_init(struct world *w)
+{
+    struct spec_errors errs;
+
+    memset(w, 0, sizeof(*w));
+    w->corpus = cJSON_Parse("{\"metadata\":{\"name\":\"org\",\"namespace\":\"cs\",\"generation\":4},"
+                            "\"spec\":{\"repositories\":[{\"url\":\"https://github.com/o/a\"}]}}");
+    assert_non_null(w->corpus);
+    assert_int_equal(spec_parse(w->corpus, &w->spec, &errs), ZK_OK);
+    w->deployment = cJSON_Parse("{\"status\":{\"replicas\":1,\"availableReplicas\":1}}");
+    w->index.repositories = 121;
+    w->index.shards = 130;
+    w->index.newest_index_time = T0 - 4 * HOUR;
+    w->index.oldest_index_time = T0 - 5 * HOUR;
+    w->in.corpus = w->corpus;
+    w->in.spec = w->spec;
+    w->in.deployment = w->deployment;
+    w->in.index = &w->index;
+    w->in.endpoint = ENDPOINT;
+    w->in.now = T0;
+}
+
+static void world_free(struct world *w)
+{
+    cJSON_Delete(w->corpus);
+    spec_free(w->spec);
+    cJSON_Delete(w->deployment);
+    cJSON_Delete(w->cronjob);
+    cJSON_Delete(w->jobs);
+    cJSON_Delete(w->pods);
+}
+
+/* Computes the status and stores it in the corpus, as reconcile's write through /status would. */
+static cJSON *step(struct world *w, long *requeue)
+{
+    struct zk_err err = {0};
+    cJSON *st = NULL;
+    long rq = -1;
+
+    assert_int_equal(status_compute(&w->in, &st, &rq, &err), ZK_OK);
+    assert_non_null(st);
+    cJSON_DeleteItemFromObject(w->corpus, "status");
+    cJSON_AddItemToObject(w->corpus, "status", st);
+    if (requeue)
+        *requeue = rq;
+    return st;
+}
+
+static void expect_cond(const cJSON *st, const char *type, const char *status, const char *reason)
+{
+    const cJSON *c = status_condition(st, type);
+
+    assert_non_null(c);
+    if (strcmp(json_str(c, "status", ""), status) || strcmp(json_str(c, "reason", ""), reason))
+        fail_msg("%s: want %s/%s, got %s/%s (%s)", type, status, reason, json_str(c, "status", ""),
+                 json_str(c, "reason", ""), json_str(c, "message", ""));
+    assert_int_equal(json_int(c, "observedGeneration", -1), 4);
+}
+
+static const char *cond_msg(const cJSON *st, const char *type)
+{
+    return json_str(status_condition(st, type), "message", "");
+}
+
+static const char *cond_time(const cJSON *st, const char *type)
+{
+    return json_str(status_condition(st, type), "lastTransitionTime", "");
+}
+
+static void test_time(void **state)
+{
+    char buf[32];
+    time_t t = 0;
+
+    (void)state;
+    assert_int_equal(ts("2026-11-28T00:00:00Z"), T0);
+    assert_int_equal(ts("2026-11-28T01:30:00+01:30"), T0);
+    assert_int_equal(ts("2026-11-27T22:00:00-02:00"), T0);
+    assert_int_equal(ts("2026-11-28T00:00:00.123456789Z"), T0);
+    status_time_format(T0 + 41, buf, sizeof(buf));
+    assert_string_equal(buf, "2026-11-28T00:00:41Z");
+    assert_false(status_time_parse("2026-11-28 00:00:00Z", &t));
+    assert_false(status_time_parse("2026-13-28T00:00:00Z", &t));
+    assert_false(status_time_parse("2026-11-28T00:00:00", &t));
+    assert_false(status_time_parse("2026-11-28T00:00:00Zjunk", &t));
+    assert_false(status_time_parse("", &t));
+    assert_false(status_time_parse(NULL, &t));
+}
+
+static void test_index_status_parse(void **state)
+{
+    static const char good[] = "{\"repositories\":121,\"shards\":130,\"newestIndexTime\":\"2026-11-29T03:41:10Z\","
+                               "\"oldestIndexTime\":\"2026-11-29T03:12:55Z\",\"zoektVersion\":\"v3.7\"}";
+    static const char *const bad[] = {"[]", "{", "{\"shards\":1}", "{\"repositories\":-1}",
+                                      "{\"repositories\":\"many\"}", "{\"repositories\":1,\"shards\":\"x\"}",
+                                      "{\"repositories\":1,\"oldestIndexTime\":\"yesterday\"}"};
+    struct index_status is;
+    struct zk_err err = {0};
+    size_t i;
+
+    (void)state;
+    assert_int_equal(index_status_parse(good, strlen(good), &is, &err), ZK_OK);
+    assert_int_equal(is.repositories, 121);
+    assert_int_equal(is.shards, 130);
+    assert_int_equal(is.newest_index_time, ts("2026-11-29T03:41:10Z"));
+    assert_int_equal(is.oldest_index_time, ts("2026-11-29T03:12:55Z"));
+    assert_string_equal(is.zoekt_version, "v3.7");
+    /* An empty index has no times. */
+    assert_int_equal(index_status_parse("{\"repositories\":0,\"shards\":0}", 30, &is, &err), ZK_OK);
+    assert_int_equal(is.oldest_index_time, 0);
+    {
+        static const char nulls[] = "{\"repositories\":0,\"shards\":0,\"newestIndexTime\":null,"
+                                    "\"oldestIndexTime\":null,\"zoektVersion\":null}";
+
+        assert_int_equal(index_status_parse(nulls, strlen(nulls), &is, &err), ZK_OK);
+        assert_int_equal(is.newest_index_time, 0);
+        assert_string_equal(is.zoekt_version, "");
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        zk_err_clear(&err);
+        assert_int_equal(index_status_parse(bad[i], strlen(bad[i]), &is, &err), ZK_EPARSE);
+        assert_non_null(strstr(err.msg, "/index-status"));
+    }
+}
+
+static void test_healthy(void **state)
+{
+    struct world w;
+    const cJSON *st;
+    long rq;
+
+    (void)state;
+    world_init(&w);
+    st = step(&w, &rq);
+    assert_int_equal(json_int(st, "observedGeneration", 0), 4);
+    assert_int_equal(json_int(st, "repositoryCount", 0), 121);
+    assert_string_equal(json_str(st, "lastIndexTime", ""), "2026-11-27T20:00:00Z");
+    assert_string_equal(json_str(st, "oldestIndexTime", ""), "2026-11-27T19:00:00Z");
+    assert_string_equal(json_str(st, "endpoint", ""), ENDPOINT);
+    assert_int_equal(cJSON_GetArraySize(json_path(st, "indexer.failedRepositories")), 0);
+    expect_cond(st, STATUS_READY, "True", "Available");
+    expect_cond(st, STATUS_INDEXED, "True", "IndexServed");
+    expect_cond(st, STATUS_FRESH, "True", "WithinMaxAge");
+    assert_string_equal(cond_msg(st, STATUS_FRESH),
+                        "oldest index is from 2026-11-27T19:00:00Z; fresh until 2026-11-29T07:00:00Z (maxAge is 36h)");
+    assert_string_equal(cond_time(st, STATUS_READY), "2026-11-28T00:00:00Z");
+    /* Fresh turns stale when the oldest index passes 36h: 31 hours (and a second) from now. */
+    assert_int_equal(rq, 31 * HOUR + 1);
+    world_free(&w);
+}
+
+static void test_flip_to_stale(void **state)
+{
+    struct world w;
+    const cJSON *st;
+    long rq;
+
+    (void)state;
+    world_init(&w);
+    step(&w, &rq);
+    /* Just before the deadline nothing changes, not even a transition time. */
+    w.in.now = T0 + 31 * HOUR;
+    st = step(&w, &rq);
+    expect_cond(st, STATUS_FRESH, "True", "WithinMaxAge");
+    assert_string_equal(cond_time(st, STATUS_FRESH), "2026-11-28T00:00:00Z");
+    assert_int_equal(rq, 1);
+    /* The clock passes maxAge with the same index. */
+    w.in.now = T0 + 36 * HOUR + 30 * 60;
+    st = step(&w, &rq);
+    expect_cond(st, STATUS_FRESH, "False", "Stale");
+    assert_string_equal(cond_msg(st, STATUS_FRESH), "oldest index is 41h old; maxAge is 36h");
+    assert_string_equal(cond_time(st, STATUS_FRESH), "2026-11-29T12:30:00Z");
+    /* Ready and Indexed did not flip: their transition times stay. */
+    expect_cond(st, STATUS_READY, "True", "Available");
+    assert_string_equal(cond_time(st, STATUS_READY), "2026-11-28T00:00:00Z");
+    assert_string_equal(cond_time(st, STATUS_INDEXED), "2026-11-28T00:00:00Z");
+    assert_int_equal(rq, 0);
+    /* A new index makes it fresh again. */
+    w.index.oldest_index_time = w.in.now - HOUR;
+    w.index.newest_index_time = w.in.now - 60;
+    w.in.now += 60;
+    st = step(&w, &rq);
+    expect_cond(st, STATUS_FRESH, "True", "WithinMaxAge");
+    assert_string_equal(cond_time(st, STATUS_FRESH), "2026-11-29T12:31:00Z");
+    assert_string_equal(cond_msg(st, STATUS_FRESH),
+                        "oldest index is from 2026-11-29T11:30:00Z; fresh until 2026-11-30T23:30:00Z (maxAge is 36h)");
+    world_free(&w);
+}
+
+static void test_no_churn(void **state)
+{
+    struct world w;
+    char *a, *b;
+
+    (void)state;
+    world_init(&w);
+    w.cronjob = cJSON_Parse("{\"status\":{\"lastScheduleTime\":\"2026-11-27T03:00:00Z\"}}");
+    w.in.cronjob = w.cronjob;
+    w.in.reindex_honoured = "2026-11-27T10:00:00Z";
+    a = json_print(step(&w, NULL));
+    w.in.now += 600; /* a resync ten minutes later with nothing changed */
+    b = json_print(step(&w, NULL));
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    /* While stale, the message moves at most once an hour. */
+    w.in.now = T0 + 40 * HOUR + 60;
+    a = json_print(step(&w, NULL));
+    w.in.now += 50 * 60;
+    b = json_print(step(&w, NULL));
+    assert_string_equal(a, b);
+    assert_non_null(strstr(a, "oldest index is 45h old; maxAge is 36h"));
+    free(a);
+    free(b);
+    world_free(&w);
+}
+
+static void test_index_unreachable(void **state)
+{
+    struct world w;
+    const cJSON *st;
+    long rq;
+
+    (void)state;
+    world_init(&w);
+    step(&w, NULL);
+    w.in.index = NULL;
+    w.in.index_error = "GET http://org-search.cs.svc:8080/index-status: connection refused";
+    w.in.now = T0 + HOUR;
+    st = step(&w, &rq);
+    /* The counts and times are kept, not cleared. */
+    assert_int_equal(json_int(st, "repositoryCount", 0), 121);
+    assert_string_equal(json_str(st, "oldestIndexTime", ""), "2026-11-27T19:00:00Z");
+    expect_cond(st, STATUS_INDEXED, "Unknown", "IndexStatusUnavailable");
+    assert_non_null(strstr(cond_msg(st, STATUS_INDEXED), "connection refused"));
+    expect_cond(st, STATUS_READY, "False", "IndexUnreachable");
+    assert_string_equal(cond_time(st, STATUS_READY), "2026-11-28T01:00:00Z");
+    /* Freshness is still judged on the last known times. */
+    expect_cond(st, STATUS_FRESH, "True", "WithinMaxAge");
+    assert_int_equal(rq, 30 * HOUR + 1);
+    world_free(&w);
+}
+
+static void test_invalid_spec(void **state)
+{
+    struct world w;
+    struct spec_errors errs;
+    struct corpus_spec *bad = NULL;
+    cJSON *corpus = cJSON_Parse("{\"spec\":{\"repositories\":[{\"url\":\"https://h/a\"}],\"schedule\":\"61 * * * *\"}}");
+    const cJSON *st;
+
+    (void)state;
+    world_init(&w);
+    step(&w, NULL);
+    assert_int_equal(spec_parse(corpus, &bad, &errs), ZK_EINVAL);
+    w.in.spec = NULL;
+    w.in.spec_errors = &errs;
+    w.in.now = T0 + 60;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", "InvalidSpec");
+    assert_non_null(strstr(cond_msg(st, STATUS_READY), "spec.schedule: invalid cron schedule"));
+    expect_cond(st, STATUS_FRESH, "Unknown", "InvalidSpec");
+    /* What is served is still reported. */
+    assert_int_equal(json_int(st, "repositoryCount", 0), 121);
+    cJSON_Delete(corpus);
+    world_free(&w);
+}
+
+static void test_missing_secret_and_deployment(void **state)
+{
+    struct world w;
+    const cJSON *st;
+
+    (void)state;
+    world_init(&w);
+    w.in.missing_secret = "git-credentials";
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", "SecretNotFound");
+    assert_non_null(strstr(cond_msg(st, STATUS_READY), "\"git-credentials\""));
+    w.in.missing_secret = NULL;
+    w.in.deployment = NULL;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", "Progressing");
+    cJSON_Delete(w.deployment);
+    w.deployment = cJSON_Parse("{\"status\":{\"replicas\":1,\"availableReplicas\":0}}");
+    w.in.deployment = w.deployment;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", "DeploymentUnavailable");
+    assert_string_equal(cond_msg(st, STATUS_READY), "0 of 1 search pods are available");
+    world_free(&w);
+}
+
+static void test_empty_index(void **state)
+{
+    struct world w;
+    const cJSON *st;
+    long rq;
+
+    (void)state;
+    world_init(&w);
+    w.index.repositories = 0;
+    w.index.shards = 0;
+    w.index.newest_index_time = 0;
+    w.index.oldest_index_time = 0;
+    st = step(&w, &rq);
+    assert_int_equal(json_int(st, "repositoryCount", -1), 0);
+    assert_null(json_str(st, "lastIndexTime", NULL));
+    expect_cond(st, STATUS_INDEXED, "False", "NoIndex");
+    expect_cond(st, STATUS_FRESH, "False", "NoIndex");
+    expect_cond(st, STATUS_READY, "False", "NoIndex");
+    assert_int_equal(rq, 0);
+
+    /* Before anything was read there is no count at all. */
+    cJSON_DeleteItemFromObject(w.corpus, "status");
+    w.in.index = NULL;
+    st = step(&w, NULL);
+    assert_null(cJSON_GetObjectItem(st, "repositoryCount"));
+    expect_cond(st, STATUS_INDEXED, "Unknown", "Pending");
+    world_free(&w);
+}
+
+static void test_indexer_times(void **state)
+{
+    struct world w;
+    const cJSON *st;
+
+    (void)state;
+    world_init(&w);
+    w.cronjob = cJSON_Parse("{\"status\":{\"lastScheduleTime\":\"2026-11-27T03:00:00Z\","
+                            "\"lastSuccessfulTime\":\"2026-11-26T03:40:00Z\"}}");
+    w.jobs = cJSON_Parse("[{\"status\":{\"startTime\":\"2026-11-27T03:00:05Z\",\"completionTime\":\"2026-11-27T03:41:10Z\","
+                         "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\",\"lastTransitionTime\":\"2026-11-27T03:41:10Z\"}]}},"
+                         "{\"status\":{\"startTime\":\"2026-11-27T10:00:01Z\","
+                         "\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\",\"lastTransitionTime\":\"2026-11-27T10:20:00Z\"}]}},"
+                         "{\"status\":{\"active\":1}}]");
+    w.in.cronjob = w.cronjob;
+    w.in.jobs = w.jobs;
+    st = step(&w, NULL);
+    assert_string_equal(json_path_str(st, "indexer.lastScheduleTime", ""), "2026-11-27T10:00:01Z");
+    assert_string_equal(json_path_str(st, "indexer.lastSuccessfulTime", ""), "2026-11-27T03:41:10Z");
+    assert_string_equal(json_path_str(st, "indexer.lastFailedTime", ""), "2026-11-27T10:20:00Z");
+
+    /* The CronJob's history limit prunes the Jobs: the times stay. */
+    w.in.jobs = NULL;
+    st = step(&w, NULL);
+    assert_string_equal(json_path_str(st, "indexer.lastSuccessfulTime", ""), "2026-11-27T03:41:10Z");
+    assert_string_equal(json_path_str(st, "indexer.lastFailedTime", ""), "2026-11-27T10:20:00Z");
+    world_free(&w);
+}
+
+static void test_failed_repositories(void **state)
+{
+    struct world w;
+    const cJSON *st, *list;
+    char pods[8192], names[4096];
+    size_t used = 0;
+    int i;
+
+    (void)state;
+    world_init(&w);
+    for (i = 0; i < 30; i++)
+        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s\\\"github.com/o/r%d\\\"", i ? "," : "", i);
+    snprintf(pods, sizeof(pods),
+             "[{\"status\":{\"containerStatuses\":[{\"name\":\"indexer\",\"state\":{\"terminated\":{"
+             "\"finishedAt\":\"2026-11-27T03:41:10Z\",\"message\":\"{\\\"summary\\\":{\\\"indexed\\\":1,"
+             "\\\"failed\\\":1,\\\"failedRepositories\\\":[\\\"github.com/o/old\\\"]}}\"}}}]}},"
+             "{\"status\":{\"containerStatuses\":[{\"name\":\"indexer\",\"state\":{\"terminated\":{"
+             "\"finishedAt\":\"2026-11-28T03:41:10Z\",\"message\":\"{\\\"summary\\\":{\\\"indexed\\\":91,"
+             "\\\"failed\\\":30,\\\"failedRepositories\\\":[%s]}}\"}}}]}}]",
+             names);
+    w.pods = cJSON_Parse(pods);
+    assert_non_null(w.pods);
+    w.in.pods = w.pods;
+    st = step(&w, NULL);
+    list = json_path(st, "indexer.failedRepositories");
+    /* The newest run's names, bounded. */
+    assert_int_equal(cJSON_GetArraySize(list), STATUS_MAX_FAILED_REPOS);
+    assert_string_equal(cJSON_GetArrayItem(list, 0)->valuestring, "github.com/o/r0");
+    expect_cond(st, STATUS_INDEXED, "True", "PartiallyIndexed");
+    expect_cond(st, STATUS_READY, "True", "Available");
+    /* When the pods are gone, the list stays. */
+    w.in.pods = NULL;
+    st = step(&w, NULL);
+    assert_int_equal(cJSON_GetArraySize(json_path(st, "indexer.failedRepositories")), STATUS_MAX_FAILED_REPOS);
+    world_free(&w);
+}
+
+static void test_reindex_and_custom_max_age(void **state)
+{
+    struct world w;
+    const cJSON *st;
+    long rq;
+
+    (void)state;
+    world_init(&w);
+    w.spec->freshness_max_age_seconds = 90 * 60;
+    w.index.oldest_index_time = T0 - 60 * 60;
+    w.in.reindex_honoured = "2026-11-27T10:00:00Z";
+    st = step(&w, &rq);
+    assert_string_equal(json_str(st, "lastReindexRequest", ""), "2026-11-27T10:00:00Z");
+    assert_non_null(strstr(cond_msg(st, STATUS_FRESH), "(maxAge is 1h30m)"));
+    assert_int_equal(rq, 30 * 60 + 1);
+    w.in.reindex_honoured = NULL;
+    st = step(&w, NULL);
+    assert_string_equal(json_str(st, "lastReindexRequest", ""), "2026-11-27T10:00:00Z");
+    world_free(&w);
+}
+
+static long alloc_countdown = -1;
+
+static void *failing_malloc(size_t n)
+{
+    if (alloc_countdown == 0)
+        return NULL;
+    if (alloc_countdown > 0)
+        alloc_countdown--;
+    return malloc(n);
+}
+
+/* Whatever cJSON allocation fails, status_compute returns the complete status or ZK_ENOMEM and
+ * nothing: a partial status written through /status would drop fields. */
+static void test_allocation_failures(void **state)
+{
+    cJSON_Hooks hooks = {failing_malloc, free};
+    struct world w;
+    struct zk_err err = {0};
+    char *want;
+    long n, rq;
+    int failed = 0, complete = 0;
+
+    (void)state;
+    world_init(&w);
+    w.cronjob = cJSON_Parse("{\"status\":{\"lastScheduleTime\":\"2026-11-27T03:00:00Z\"}}");
+    w.in.cronjob = w.cronjob;
+    w.in.reindex_honoured = "2026-11-27T10:00:00Z";
+    step(&w, NULL);
+    w.in.now += 60;
+    {
+        cJSON *st = NULL;
+
+        assert_int_equal(status_compute(&w.in, &st, &rq, &err), ZK_OK);
+        want = json_print(st);
+        cJSON_Delete(st);
+    }
+    cJSON_InitHooks(&hooks);
+    for (n = 0; complete < 3; n++) {
+        cJSON *st = NULL;
+        int rc;
+
+        alloc_countdown = n;
+        rc = status_compute(&w.in, &st, &rq, &err);
+        alloc_countdown = -1;
+        if (rc == ZK_OK) {
+            char *got = json_print(st);
+
+            assert_string_equal(got, want);
+            free(got);
+            cJSON_Delete(st);
+            complete++;
+        } else {
+            assert_int_equal(rc, ZK_ENOMEM);
+            assert_null(st);
+            failed++;
+        }
+    }
+    cJSON_InitHooks(NULL);
+    assert_true(failed > 20);
+    free(want);
+    world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_time),
+        cmocka_unit_test(test_index_status_parse),
+        cmocka_unit_test(test_healthy),
+        cmocka_unit_test(test_flip_to_stale),
+        cmocka_unit_test(test_no_churn),
+        cmocka_unit_test(test_index_unreachable),
+        cmocka_unit_test(test_invalid_spec),
+        cmocka_unit_test(test_missing_secret_and_deployment),
+        cmocka_unit_test(test_empty_index),
+        cmocka_unit_test(test_indexer_times),
+        cmocka_unit_test(test_failed_repositories),
+        cmocka_unit_test(test_reindex_and_custom_max_age),
+        cmocka_unit_test(test_allocation_failures),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
