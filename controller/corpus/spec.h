@@ -21,11 +21,14 @@
 #define SPEC_MAX_URL 2048
 
 /* Defaults for what the CRD leaves unset. Images are not defaulted by the CRD on purpose: a new
- * operator release can then move every corpus that did not pin an image. */
+ * operator release can then move every corpus that did not pin an image. The zoekt image is the
+ * project's own multi-architecture build (images/Dockerfile.zoekt): upstream's ghcr.io/sourcegraph/zoekt
+ * is published for amd64 only, and the search pods run on arm64 nodes by default. Every default is
+ * pinned to a version, never a moving tag, so a pod restart cannot silently change what runs. */
 #define SPEC_DEFAULT_SCHEDULE "0 3 * * *"
 #define SPEC_DEFAULT_STORAGE_CLASS "efs-sc"
 #define SPEC_DEFAULT_SIZE "100Gi"
-#define SPEC_DEFAULT_ZOEKT_IMAGE "ghcr.io/sourcegraph/zoekt:latest"
+#define SPEC_DEFAULT_ZOEKT_IMAGE "ghcr.io/zoekt-operator/zoekt:0.1.0"
 #define SPEC_DEFAULT_NGINX_IMAGE "docker.io/nginxinc/nginx-unprivileged:1.27-alpine"
 #define SPEC_DEFAULT_CONNECTOR_IMAGE "ghcr.io/zoekt-operator/zoekt-connector:0.1.0"
 #define SPEC_DEFAULT_DEADLINE_SECONDS 14400L
