@@ -81,6 +81,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: zoekt-connector [--stdio | --listen HOST:PORT] [flags]\n"
+            "       zoekt-connector probe URL   (exit 0 when URL answers 2xx: the container's exec probe)\n"
             "MCP server giving coding agents compact Zoekt code search results.\n\n"
             "  --zoekt-url URL          zoekt-webserver (or nginx in front of it) (default %s)\n"
             "  --stdio                  serve MCP on stdin/stdout (one JSON-RPC message per line)\n"
@@ -253,6 +254,33 @@ static int serve_stdio(const struct connector_config *cfg)
     return 0;
 }
 
+/* `zoekt-connector probe URL`: GETs URL and exits 0 on a 2xx answer, 1 otherwise. The pod's exec probes
+ * use it because the connector listens on the pod's loopback, which the kubelet's HTTP probes (sent to
+ * the pod IP) cannot reach, and because the connector's image has no other HTTP client. */
+static int run_probe(const char *url)
+{
+    struct http_request req = {.method = "GET", .url = url, .accept = "*/*", .timeout_ms = 3000, .max_body = 4096};
+    struct http_response resp;
+    struct zk_err err;
+    int rc;
+
+    zk_err_clear(&err);
+    if (http_global_init() != ZK_OK) {
+        fprintf(stderr, "zoekt-connector probe: cannot initialise libcurl\n");
+        return 1;
+    }
+    rc = http_do(&req, &resp, &err);
+    if (rc == ZK_OK && (resp.status < 200 || resp.status > 299))
+        rc = zk_err_set(&err, ZK_EHTTP, "GET %s: HTTP %ld", url, resp.status);
+    http_response_free(&resp);
+    http_global_cleanup();
+    if (rc != ZK_OK) {
+        fprintf(stderr, "zoekt-connector probe: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct connector_config cfg = {
@@ -270,6 +298,13 @@ int main(int argc, char **argv)
     long v;
     struct zk_err err;
 
+    if (argc >= 2 && strcmp(argv[1], "probe") == 0) {
+        if (argc != 3) {
+            fprintf(stderr, "Usage: zoekt-connector probe URL\n");
+            return 2;
+        }
+        return run_probe(argv[2]);
+    }
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
         switch (opt) {

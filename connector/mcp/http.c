@@ -677,10 +677,11 @@ int mcp_http_start(const struct mcp_http_opts *opts, struct mcp_http **out, stru
     h->auth = opts->auth;
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_LIMIT,
-                            (unsigned)MCP_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-                            MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+    /* libmicrohttpd wants the logger first, so that problems with the later options go through it. */
+    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
+                            on_completed, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MCP_HTTP_MAX_CONNECTIONS,
+                            MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
     if (h->d == NULL) {
         pthread_mutex_destroy(&h->mu);
         free(h);

@@ -575,9 +575,24 @@ static cJSON *probe_http(const char *path, int period, int failures)
     return p;
 }
 
+/* A probe that runs cmd in the container: the way to check a process that listens on the pod's
+ * loopback only, which the kubelet's HTTP probes (sent to the pod IP) cannot reach. */
+static cJSON *probe_exec(const char *const *cmd, int initial_delay, int period, int failures)
+{
+    cJSON *p = cJSON_CreateObject();
+
+    add_item(add_obj(p, "exec"), "command", strv(cmd));
+    if (initial_delay)
+        add_num(p, "initialDelaySeconds", initial_delay);
+    add_num(p, "periodSeconds", period);
+    add_num(p, "timeoutSeconds", 5);
+    add_num(p, "failureThreshold", failures);
+    return p;
+}
+
 static cJSON *container_zoekt(const struct rctx *c)
 {
-    cJSON *k = cJSON_CreateObject(), *mounts, *live, *ex;
+    cJSON *k = cJSON_CreateObject(), *mounts;
     static const char *const cmd[] = {"zoekt-webserver", "-rpc", "-listen", ZOEKT_LISTEN, "-index", "/data/index",
                                       NULL};
     /* zoekt-webserver listens on the loopback only, which the kubelet's HTTP probes cannot reach;
@@ -588,13 +603,7 @@ static cJSON *container_zoekt(const struct rctx *c)
     add_str(k, "image", c->spec->webserver.image);
     add_item(k, "command", strv(cmd));
     add_item(k, "resources", resources(c->spec->webserver.resources, "500m", "1Gi", "4Gi"));
-    live = add_obj(k, "livenessProbe");
-    ex = add_obj(live, "exec");
-    add_item(ex, "command", strv(probe));
-    add_num(live, "initialDelaySeconds", 30);
-    add_num(live, "periodSeconds", 30);
-    add_num(live, "timeoutSeconds", 5);
-    add_num(live, "failureThreshold", 5);
+    add_item(k, "livenessProbe", probe_exec(probe, 30, 30, 5));
     add_item(k, "securityContext", container_security());
     mounts = add_arr(k, "volumeMounts");
     /* Read-only, and through subPath so the kubelet creates index/ before the first indexer run. */
@@ -631,6 +640,7 @@ static cJSON *container_connector(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *k = cJSON_CreateObject(), *cmd, *mounts;
+    static const char *const probe[] = {"zoekt-connector", "probe", "http://" CONNECTOR_LISTEN "/healthz", NULL};
     char corpus[320], num[32];
 
     snprintf(corpus, sizeof(corpus), "%s/%s", c->ns, c->name);
@@ -664,6 +674,10 @@ static cJSON *container_connector(const struct rctx *c)
         push(cmd, cJSON_CreateString(RENDER_TOKENS_DIR));
     }
     add_item(k, "resources", resources(NULL, "50m", "64Mi", "256Mi"));
+    /* /mcp depends on the connector, so the pod is Ready only while the connector answers; the connector
+     * checks itself with its own binary, so its image needs no HTTP client. */
+    add_item(k, "readinessProbe", probe_exec(probe, 0, 10, 3));
+    add_item(k, "livenessProbe", probe_exec(probe, 0, 20, 3));
     add_item(k, "securityContext", container_security());
     mounts = add_arr(k, "volumeMounts");
     if (s->gateway.tokens_secret)
