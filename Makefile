@@ -16,7 +16,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 CPPFLAGS  := -Ilib -I.
 REL_FLAGS := -O2 -g
-SAN_FLAGS := -O2 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_FLAGS := -O2 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
 
 LIB_SRC   := $(sort $(wildcard lib/*.c lib/*/*.c))
 CTRL_SRC  := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c controller/*/*.c)))

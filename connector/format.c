@@ -10,19 +10,35 @@
 #define FMT_NOTE_RESERVE 64
 /* Bytes of a commit shown next to each file: enough to identify it. */
 #define FMT_VERSION_LEN 8
+/* Longest repository and branch names listed in full; longer ones are cut with an ellipsis. */
+#define FMT_REPO_NAME_MAX 200
+#define FMT_BRANCH_NAME_MAX 64
+
+/* The length of the longest prefix of s (n bytes) that fits in max bytes without splitting a UTF-8
+ * character: a cut in the middle of one would hand agents invalid UTF-8. */
+static size_t fmt_utf8_prefix(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+        max--;
+    return max;
+}
+
+/* Appends at most max bytes of s, cut at a character boundary, with no mark: for fixed-width fields
+ * such as the short commit shown beside a file. */
+static int fmt_put_prefix(struct buf *b, const char *s, size_t max)
+{
+    return buf_append(b, s, fmt_utf8_prefix(s, strlen(s), max));
+}
 
 int fmt_put_cut(struct buf *b, const char *s, size_t max)
 {
-    size_t n = strlen(s);
+    size_t n = strlen(s), keep = fmt_utf8_prefix(s, n, max);
 
-    if (n <= max)
-        return buf_append(b, s, n);
-    /* Back up to the start of a UTF-8 character so the cut never splits one. */
-    while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-        max--;
-    if (buf_append(b, s, max))
+    if (buf_append(b, s, keep))
         return ZK_ENOMEM;
-    return buf_puts(b, "\xe2\x80\xa6");
+    return keep == n ? ZK_OK : buf_puts(b, "\xe2\x80\xa6");
 }
 
 cJSON *fmt_reason_array(unsigned mask)
@@ -50,8 +66,11 @@ static int fmt_put_name(struct buf *b, const struct zr_file *f)
 {
     int rc = buf_printf(b, "%s/%s", f->repo, f->path);
 
-    if (!rc && f->version[0])
-        rc = buf_printf(b, " @%.*s", FMT_VERSION_LEN, f->version);
+    if (!rc && f->version[0]) {
+        rc = buf_puts(b, " @");
+        if (!rc)
+            rc = fmt_put_prefix(b, f->version, FMT_VERSION_LEN);
+    }
     if (!rc && f->name_match)
         rc = buf_puts(b, " (file name matches)");
     if (!rc && f->undecodable)
@@ -449,10 +468,16 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf
         if (!fmt_name_matches(r->name, filter))
             continue;
         buf_reset(&line);
-        rc = buf_printf(&line, "%.200s", r->name);
-        for (size_t b = 0; !rc && b < r->n_branches && b < 8; b++)
-            rc = buf_printf(&line, "%s%.64s@%.*s", b ? "," : "  ", r->branches[b].name, FMT_VERSION_LEN,
-                            r->branches[b].version);
+        rc = fmt_put_cut(&line, r->name, FMT_REPO_NAME_MAX);
+        for (size_t b = 0; !rc && b < r->n_branches && b < 8; b++) {
+            rc = buf_puts(&line, b ? "," : "  ");
+            if (!rc)
+                rc = fmt_put_cut(&line, r->branches[b].name, FMT_BRANCH_NAME_MAX);
+            if (!rc)
+                rc = buf_putc(&line, '@');
+            if (!rc)
+                rc = fmt_put_prefix(&line, r->branches[b].version, FMT_VERSION_LEN);
+        }
         when[0] = '\0';
         if (r->index_time)
             zr_format_time(r->index_time, when, sizeof(when));

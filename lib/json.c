@@ -22,8 +22,12 @@ long long json_int(const cJSON *obj, const char *key, long long def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-    /* cJSON keeps numbers as doubles; values beyond 2^53 lose precision, which no field we read has. */
-    return cJSON_IsNumber(v) ? (long long)v->valuedouble : def;
+    /* cJSON keeps numbers as doubles; values beyond 2^53 lose precision, which no field we read has.
+     * A value outside long long's range (or NaN) cannot be converted at all (the cast would be undefined
+     * behaviour), so hostile input such as 3e113 gets the default. */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= -9223372036854775808.0 && v->valuedouble < 9223372036854775808.0))
+        return def;
+    return (long long)v->valuedouble;
 }
 
 int json_bool(const cJSON *obj, const char *key, int def)

@@ -8,7 +8,8 @@
 # A suite that exits non-zero without reporting a failure (a crash, a sanitizer report, a leak) counts
 # as one failed test, so nothing can fail silently.
 #
-# Usage: tests/run.sh [unit|integration|mcp ...]   (default: all groups)
+# Usage: tests/run.sh [unit|fuzz|integration|mcp ...]   (default: all groups)
+# The fuzz group replays each fuzz target's seed corpus (tests/fuzz/); `make fuzz` does the fuzzing.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ export KUBECONFIG=${KUBECONFIG:-$root/.cluster/kubeconfig}
 export PATH=${ZK_CACHE:-/var/cache/zoekt-operator}/bin:$PATH
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(unit integration mcp)
+[ ${#groups[@]} -gt 0 ] || groups=(unit fuzz integration mcp)
 
 total_pass=0
 total_fail=0
@@ -59,6 +60,10 @@ for g in "${groups[@]}"; do
   unit)
     for t in build/san/tests/unit/test_*; do
       [ -x "$t" ] && run_suite "unit/$(basename "$t")" "$t"
+    done ;;
+  fuzz)
+    for t in build/san/tests/fuzz/fuzz_*; do
+      [ -x "$t" ] && run_suite "fuzz/$(basename "$t")" "$t"
     done ;;
   integration)
     for t in build/san/tests/integration/test_*; do

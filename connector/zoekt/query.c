@@ -44,6 +44,7 @@ int zq_is_glob(const char *s)
 static int zq_put_class(struct buf *b, const char *glob, size_t *i, const char *orig, struct zk_err *err)
 {
     size_t j = *i + 1;
+    int prev = -1, range_from = -1;
     int rc;
 
     rc = buf_putc(b, '[');
@@ -56,13 +57,37 @@ static int zq_put_class(struct buf *b, const char *glob, size_t *i, const char *
         rc = buf_puts(b, "\\]");
         j++;
     }
+    /* prev is the last member (unescaped), or -1 when there is none or it ended a range; range_from is
+     * the start of the range being written, or -1. Zoekt's regex parser rejects a range whose end comes
+     * before its start, so such a glob is refused here, where the message can name the glob. */
     for (; !rc && glob[j] && glob[j] != ']'; j++) {
         unsigned char c = (unsigned char)glob[j];
+        int escaped = c == '\\' && glob[j + 1];
 
-        if (c == '\\' && glob[j + 1]) {
-            j++;
-            rc = zq_put_literal(b, (unsigned char)glob[j]);
-        } else if (c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
+        if (!escaped && c == '-' && prev >= 0 && range_from < 0 && glob[j + 1] && glob[j + 1] != ']') {
+            range_from = prev;
+            rc = buf_putc(b, '-');
+            continue;
+        }
+        if (escaped)
+            c = (unsigned char)glob[++j];
+        if (range_from >= 0) {
+            if (range_from >= 0x80 || c >= 0x80) {
+                buf_free(b);
+                return zk_err_set(err, ZK_EINVAL, "glob \"%s\": ranges of non-ASCII characters are not supported",
+                                  orig);
+            }
+            if (c < range_from) {
+                buf_free(b);
+                return zk_err_set(err, ZK_EINVAL, "glob \"%s\": the range %c-%c is reversed", orig, range_from,
+                                  c);
+            }
+            range_from = -1;
+            prev = -1;
+        } else {
+            prev = c;
+        }
+        if (escaped || c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
             /* '[' would open a POSIX class such as [:alpha:] in RE2. */
             rc = zq_put_literal(b, c);
         } else {

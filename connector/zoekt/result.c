@@ -170,6 +170,20 @@ struct zr_lines {
     size_t n, cap;
 };
 
+/* The largest line number believed. No indexed file comes near it (Zoekt skips files over 2 MiB by
+ * default), and the headroom below INT_MAX keeps "line + context" and "start + lines in a chunk"
+ * from overflowing whatever a broken or hostile server sends. */
+#define ZR_LINE_MAX 100000000
+
+/* The LineNumber member of obj, or def when it is missing or outside 1..ZR_LINE_MAX (then callers
+ * skip the line: 0 is never a content line). */
+static int zr_line_number(const cJSON *obj, int def)
+{
+    long long n = json_int(obj, "LineNumber", def);
+
+    return n >= 1 && n <= ZR_LINE_MAX ? (int)n : (def >= 1 && def <= ZR_LINE_MAX ? def : 0);
+}
+
 static int zr_lines_add(struct zr_lines *l, int number, const unsigned char *text, size_t len, int is_match,
                         int undecodable)
 {
@@ -314,7 +328,7 @@ static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON 
     unsigned char *line = NULL, *before = NULL, *after = NULL;
     size_t line_len, before_len, after_len;
     const cJSON *frags = json_arr(lm, "LineFragments");
-    int number = (int)json_int(lm, "LineNumber", 0);
+    int number = zr_line_number(lm, 0);
     int got, terminated, rc = ZK_OK;
 
     f->n_matches += frags && cJSON_GetArraySize(frags) > 0 ? (size_t)cJSON_GetArraySize(frags) : 1;
@@ -360,7 +374,7 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
     const cJSON *ranges = json_arr(cm, "Ranges"), *r;
     unsigned char *content = NULL;
     size_t len = 0, pos = 0, first_index = l->n;
-    int start = (int)json_int(json_obj(cm, "ContentStart"), "LineNumber", 0);
+    int start = zr_line_number(json_obj(cm, "ContentStart"), 0);
     int got, number, rc = ZK_OK;
 
     f->n_matches += ranges && cJSON_GetArraySize(ranges) > 0 ? (size_t)cJSON_GetArraySize(ranges) : 1;
@@ -373,7 +387,7 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
         /* Without the content only the line numbers of the matches are known. */
         f->undecodable = 1;
         cJSON_ArrayForEach(r, ranges) {
-            number = (int)json_int(json_obj(r, "Start"), "LineNumber", 0);
+            number = zr_line_number(json_obj(r, "Start"), 0);
             if (!rc && number > 0)
                 rc = zr_lines_add(l, number, NULL, 0, 1, 1);
         }
@@ -392,8 +406,8 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
     }
     cJSON_ArrayForEach(r, ranges) {
         const cJSON *s = json_obj(r, "Start"), *e = json_obj(r, "End");
-        int first = (int)json_int(s, "LineNumber", 0);
-        int last = (int)json_int(e, "LineNumber", first);
+        int first = zr_line_number(s, 0);
+        int last = zr_line_number(e, first);
 
         /* End is exclusive: a range that ends at column 1 stops before that line. */
         if (last > first && json_int(e, "Column", 0) == 1)
@@ -686,8 +700,9 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         if (!cJSON_IsObject(e))
             continue;
         out->n_repos++;
+        /* The key is the server's text like any name, and is shown to agents: sanitise it the same way. */
         snprintf(name, sizeof(name), "#%s", e->string ? e->string : "?");
-        r->name = strdup(name);
+        r->name = zr_strdup(name);
         r->latest_commit = strdup("");
         r->zoekt_version = strdup("");
         if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(e, "Branches"), r))

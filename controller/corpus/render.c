@@ -453,13 +453,12 @@ static cJSON *render_pvc(const struct rctx *c)
     return o;
 }
 
-/* The ConfigMap, and in *hash_out (a heap string) the SHA-256 of its data. */
+/* The ConfigMap, and in *hash_out (a heap string) the SHA-256 of the part the search pods mount. */
 static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, struct zk_err *err)
 {
     cJSON *o = NULL, *data;
     char *list = NULL, *nginx = NULL, *script = NULL;
     char hash[65];
-    struct buf all;
     int rc;
 
     *cm = NULL;
@@ -482,13 +481,11 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
     add_str(data, "nginx.conf", nginx);
     add_str(data, RENDER_REPOS_KEY, list);
 
-    /* The hash covers every key with its name and length, so moving bytes between keys changes it. */
-    buf_init(&all, 4 * CONFIG_MAX);
-    if (buf_printf(&all, "indexer.sh %zu\n%s\nnginx.conf %zu\n%s\n%s %zu\n%s\n", strlen(script), script,
-                   strlen(nginx), nginx, RENDER_REPOS_KEY, strlen(list), list) != ZK_OK)
-        goto out;
-    sha256_hex(all.data, all.len, hash, sizeof(hash));
-    buf_free(&all);
+    /* The hash covers what the search pods mount from this ConfigMap, nginx.conf, and nothing else: a
+     * change to the repository list or the indexer script concerns the next indexer run only, and must
+     * not restart every search pod (with hundreds of repositories, the list changes often). Changes to
+     * the pods' own arguments roll them anyway, because they change the pod template itself. */
+    sha256_hex(nginx, strlen(nginx), hash, sizeof(hash));
     *hash_out = strdup(hash);
     if (!*hash_out)
         goto out;

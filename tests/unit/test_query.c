@@ -25,6 +25,7 @@ static void test_glob_table(void **state)
         {"src/**", ZQ_ANCHOR_PATH, "^src/.*$"},
         {"a?b", ZQ_ANCHOR_PATH, "(^|/)a[^/]b$"},
         {"*.[ch]", ZQ_ANCHOR_PATH, "(^|/)[^/]*\\.[ch]$"},
+        {"v[0-9a-f-].txt", ZQ_ANCHOR_PATH, "(^|/)v[0-9a-f-]\\.txt$"},
         {"[!_]*.go", ZQ_ANCHOR_PATH, "(^|/)[^_][^/]*\\.go$"},
         {"[]x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]x]\\.c$"},
         {"Makefile", ZQ_ANCHOR_PATH, "(^|/)Makefile$"},
@@ -59,6 +60,10 @@ static void test_glob_errors(void **state)
     } cases[] = {
         {"", "empty glob"},
         {"src/[ab", "has no closing ']'"},
+        {"[z-a].c", "the range z-a is reversed"},
+        {"[a--]", "the range a-- is reversed"},
+        {"[a-[-z]", "the range a-[ is reversed"},
+        {"[\xc3\xa9-z]", "ranges of non-ASCII characters"},
         {"*.{c,h", "has no closing '}'"},
         {"a}b", "has no opening '{'"},
         {"trailing\\", "lone '\\'"},

@@ -1,0 +1,102 @@
+/* reconcile.h: one reconcile of one corpus, the only place the domain meets the API server.
+ *
+ *   corpus from the cache -> spec_parse (errors: status + Event, stop)
+ *   -> referenced Secrets exist? (missing: status + Event, apply nothing, retry later)
+ *   -> render_children -> for each child, server-side apply unless the desired object is already a
+ *      subset of the cached one (steady state: zero writes)
+ *   -> reindex annotation -> a Job per distinct value
+ *   -> /index-status (after a Job finished and every index_period) -> status_compute
+ *   -> PUT /status only when it differs -> requeue after the soonest time-based change.
+ * The controller never writes a corpus's spec or metadata.
+ *
+ * The caches are informers (runtime/informer.h) the caller starts; reconcile only reads them. The
+ * pure decisions (does this child need an apply, where is /index-status, which condition transitions
+ * deserve an Event, has a Job finished since the last read) are exposed for unit tests. */
+#ifndef ZK_CORPUS_RECONCILE_H
+#define ZK_CORPUS_RECONCILE_H
+
+#include "controller/runtime/events.h"
+#include "controller/runtime/informer.h"
+#include "controller/runtime/metrics.h"
+#include "err.h"
+#include "kube/client.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <time.h>
+
+#define RECONCILE_FIELD_MANAGER "zoekt-operator"
+#define RECONCILE_REINDEX_ANNOTATION "codesearch.dev/reindex-requested-at"
+/* The in-cluster address of a corpus's /index-status, and the default of --index-status-url-template. */
+#define RECONCILE_DEFAULT_INDEX_URL "http://{service}.{namespace}.svc:{port}"
+/* How soon to look again for a referenced Secret that is missing (Secrets are not watched). */
+#define RECONCILE_SECRET_RETRY_SECONDS 30
+
+extern const struct kube_resource reconcile_corpus_resource;
+
+/* The kinds of children, in render's apply order, plus the Jobs the CronJob and reindex create and
+ * their Pods (whose termination messages name the repositories that failed to index). */
+enum reconcile_kind {
+    RK_PVC,
+    RK_CONFIGMAP,
+    RK_SERVICEACCOUNT,
+    RK_ROLE,
+    RK_ROLEBINDING,
+    RK_SERVICE,
+    RK_DEPLOYMENT,
+    RK_CRONJOB,
+    RK_JOB,
+    RK_POD,
+    RK_COUNT
+};
+
+/* The resource of each kind; the CronJob's version is what discovery found. */
+void reconcile_resources(const char *cronjob_api_version, struct kube_resource out[RK_COUNT]);
+
+/* Per-corpus memory of the last /index-status read. */
+struct reconcile_index_memo;
+
+struct reconcile_ctx {
+    struct kube_client *client;
+    struct informer *corpora;
+    struct informer *children[RK_COUNT];
+    struct kube_resource resources[RK_COUNT];
+    struct events *events;
+    struct metrics *metrics;
+    const char *cronjob_api_version;
+    const char *index_url_template; /* NULL: RECONCILE_DEFAULT_INDEX_URL */
+    long index_period_seconds;      /* 0: 300 */
+    long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */
+    pthread_mutex_t memo_mu;        /* guards memos; reconcile_ctx_init sets it up */
+    struct reconcile_index_memo *memos;
+};
+
+/* Sets up the parts of ctx that reconcile owns (the memo table); the caller fills the rest. */
+void reconcile_ctx_init(struct reconcile_ctx *ctx);
+void reconcile_ctx_free(struct reconcile_ctx *ctx);
+
+/* Reconciles the corpus key ("namespace/name"). Returns ZK_OK with *requeue_after set to the seconds
+ * after which it should run again by itself (0: only on a change), or an error to retry with backoff. */
+int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after, struct zk_err *err);
+
+/* Pure helpers, exposed for unit tests. */
+
+/* Whether desired must be applied over observed (NULL: absent): it is not a subset, or observed still
+ * carries our controller ownerReference that desired dropped (a PVC switched to the Retain policy). */
+int reconcile_needs_apply(const cJSON *desired, const cJSON *observed, char *diff, size_t len);
+
+/* Expands {namespace}, {name}, {service} and {port} in template into dst. Returns ZK_OK or ZK_EINVAL
+ * (an unknown placeholder, or too long). */
+int reconcile_index_url(const char *tmpl, const char *ns, const char *name, const char *service, int port,
+                        char *dst, size_t len, struct zk_err *err);
+
+/* The newest finish time (completionTime, or the Failed condition's time) over jobs, as an RFC 3339
+ * string copied into dst, "" when none has finished. */
+void reconcile_jobs_finished(const cJSON *jobs, char *dst, size_t len);
+
+/* Calls fn for each condition in new_status whose status or reason differs from old_status's (a
+ * condition appearing as Unknown is not a transition worth an Event). */
+typedef void reconcile_transition_fn(void *ud, const cJSON *condition);
+void reconcile_transitions(const cJSON *old_status, const cJSON *new_status, reconcile_transition_fn *fn, void *ud);
+
+#endif

@@ -1,0 +1,792 @@
+/* main.c: zoekt-operator's command line, signal handling and wiring.
+ *
+ *   zoekt-operator [flags]                        run the controller
+ *   zoekt-operator render -f corpus.yaml [flags]  print the children a corpus would get; no cluster
+ *
+ * Running the controller: load the kubeconfig (or the in-cluster service account), discover which
+ * CronJob version the server serves, start an informer per resource, serve /healthz /readyz /metrics,
+ * take part in leader election, and once leading and synced, run --workers reconcile threads over the
+ * work queue. SIGTERM or SIGINT stops the watches, lets in-flight reconciles finish, releases the Lease
+ * and exits 0; a second signal exits 1 at once. Losing the Lease exits 1, and the Deployment restarts
+ * the process as a fresh candidate. */
+#include "controller/corpus/reconcile.h"
+#include "controller/corpus/render.h"
+#include "controller/corpus/spec.h"
+#include "controller/runtime/events.h"
+#include "controller/runtime/informer.h"
+#include "controller/runtime/leader.h"
+#include "controller/runtime/metrics.h"
+#include "controller/runtime/queue.h"
+#include "controller/runtime/serve.h"
+#include "buf.h"
+#include "http.h"
+#include "json.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "log.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#ifndef ZK_VERSION
+#define ZK_VERSION "0.1.0"
+#endif
+
+#define MAIN_MAX_WORKERS 64
+#define MAIN_YAML_MAX_DEPTH 64
+#define MAIN_RENDER_MAX_FILE (4 * 1024 * 1024)
+#define MAIN_CHILD_SELECTOR "app.kubernetes.io/managed-by=zoekt-operator"
+#define MAIN_POD_SELECTOR MAIN_CHILD_SELECTOR ",app.kubernetes.io/component=indexer"
+
+struct options {
+    const char *kubeconfig;
+    const char *namespace;
+    const char *metrics_addr;
+    int leader_elect;
+    const char *lease_namespace;
+    const char *lease_name;
+    double lease_duration, renew_deadline, retry_period;
+    const char *index_url_template;
+    long index_period;
+    long resync_period;
+    int workers;
+    const char *log_level;
+    long clock_offset;
+};
+
+static volatile sig_atomic_t main_signals;
+static volatile int main_lost;
+
+static void main_on_signal(int sig)
+{
+    (void)sig;
+    if (main_signals++ > 0)
+        _exit(1); /* a second signal: the user does not want to wait for the drain */
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: zoekt-operator [flags]\n"
+            "       zoekt-operator render -f CORPUS.yaml [--cronjob-api batch/v1|batch/v1beta1]\n"
+            "\n"
+            "Reconciles CodeSearchCorpus resources (codesearch.dev/v1alpha1) into a PVC, an indexer CronJob,\n"
+            "a search Deployment and Service. `render` prints the children of one corpus without a cluster.\n"
+            "\n"
+            "Flags:\n"
+            "  --kubeconfig PATH              kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, then\n"
+            "                                 the in-cluster service account)\n"
+            "  --namespace NS                 watch only this namespace (default: all namespaces)\n"
+            "  --metrics-addr HOST:PORT       serve /healthz, /readyz and /metrics here (default :8080)\n"
+            "  --leader-elect[=true|false]    take part in Lease leader election (default true)\n"
+            "  --lease-namespace NS           namespace of the Lease (default: the pod's or context's namespace)\n"
+            "  --lease-name NAME              name of the Lease (default zoekt-operator-leader)\n"
+            "  --lease-duration SECONDS       how long a Lease is valid without renewal (default 15)\n"
+            "  --renew-deadline SECONDS       give leadership up after failing to renew this long (default 10)\n"
+            "  --retry-period SECONDS         how often to try to acquire or renew the Lease (default 2)\n"
+            "  --index-status-url-template T  where to read a corpus's /index-status; placeholders {namespace}\n"
+            "                                 {name} {service} {port} (default %s)\n"
+            "  --index-status-period DURATION re-read /index-status this often (default 5m)\n"
+            "  --resync-period DURATION       reconcile every corpus this often even without a change\n"
+            "                                 (default 10m)\n"
+            "  --workers N                    concurrent reconciles (default 2)\n"
+            "  --log-level LEVEL              debug, info, warn or error (default info)\n"
+            "  --clock-offset SECONDS         shift the controller's clock; for tests only\n"
+            "  --help                         show this help\n"
+            "  --version                      print the version\n"
+            "\n"
+            "render flags:\n"
+            "  -f, --file PATH                the CodeSearchCorpus YAML (or JSON) file; - for stdin\n"
+            "  --cronjob-api VERSION          batch/v1 (default) or batch/v1beta1 (Kubernetes < 1.21)\n",
+            RECONCILE_DEFAULT_INDEX_URL);
+}
+
+/* ---- YAML -> cJSON, for `render` ----------------------------------------------------------------- */
+
+/* Resolves a plain scalar the way Kubernetes' YAML decoder does for the cases a corpus uses: null,
+ * booleans and numbers; everything else (including "1Gi" and "0 3 * * *") is a string. */
+static cJSON *main_yaml_scalar(const char *s, int plain)
+{
+    char *end;
+    double d;
+
+    if (!plain)
+        return cJSON_CreateString(s);
+    if (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0)
+        return cJSON_CreateNull();
+    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
+        return cJSON_CreateTrue();
+    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
+        return cJSON_CreateFalse();
+    if (strspn(s, "+-0123456789.eE") == strlen(s) && strpbrk(s, "0123456789")) {
+        errno = 0;
+        d = strtod(s, &end);
+        if (*end == '\0' && errno == 0)
+            return cJSON_CreateNumber(d);
+    }
+    return cJSON_CreateString(s);
+}
+
+static cJSON *main_yaml_node(yaml_document_t *doc, yaml_node_t *node, int depth, char *why, size_t len)
+{
+    cJSON *out = NULL;
+
+    if (!node || depth > MAIN_YAML_MAX_DEPTH) {
+        snprintf(why, len, "document nested too deeply");
+        return NULL;
+    }
+    switch (node->type) {
+    case YAML_SCALAR_NODE:
+        /* libyaml's loader tags every untagged scalar !!str, so the tag cannot tell "2" from
+         * !!str 2; plain (unquoted) style is what decides, as in Kubernetes' decoder. */
+        out = main_yaml_scalar((const char *)node->data.scalar.value,
+                               node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
+        break;
+    case YAML_SEQUENCE_NODE:
+        out = cJSON_CreateArray();
+        for (yaml_node_item_t *it = node->data.sequence.items.start; out && it < node->data.sequence.items.top;
+             it++) {
+            cJSON *v = main_yaml_node(doc, yaml_document_get_node(doc, *it), depth + 1, why, len);
+
+            if (!v) {
+                cJSON_Delete(out);
+                return NULL;
+            }
+            cJSON_AddItemToArray(out, v);
+        }
+        break;
+    case YAML_MAPPING_NODE:
+        out = cJSON_CreateObject();
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; out && p < node->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = yaml_document_get_node(doc, p->key);
+            cJSON *v;
+
+            if (!k || k->type != YAML_SCALAR_NODE) {
+                snprintf(why, len, "line %lu: mapping keys must be scalars", (unsigned long)node->start_mark.line + 1);
+                cJSON_Delete(out);
+                return NULL;
+            }
+            v = main_yaml_node(doc, yaml_document_get_node(doc, p->value), depth + 1, why, len);
+            if (!v) {
+                cJSON_Delete(out);
+                return NULL;
+            }
+            cJSON_AddItemToObject(out, (const char *)k->data.scalar.value, v);
+        }
+        break;
+    default:
+        snprintf(why, len, "unsupported YAML node");
+        return NULL;
+    }
+    if (!out)
+        snprintf(why, len, "out of memory");
+    return out;
+}
+
+/* Parses the first document of a YAML (or JSON) text. Returns a tree the caller owns, or NULL with
+ * the reason in why. */
+static cJSON *main_yaml_parse(const char *text, size_t n, char *why, size_t len)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    cJSON *out = NULL;
+
+    if (!yaml_parser_initialize(&parser)) {
+        snprintf(why, len, "out of memory");
+        return NULL;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
+    if (!yaml_parser_load(&parser, &doc)) {
+        snprintf(why, len, "line %lu: %s", (unsigned long)parser.problem_mark.line + 1,
+                 parser.problem ? parser.problem : "malformed YAML");
+        yaml_parser_delete(&parser);
+        return NULL;
+    }
+    if (!yaml_document_get_root_node(&doc))
+        snprintf(why, len, "the file holds no document");
+    else
+        out = main_yaml_node(&doc, yaml_document_get_root_node(&doc), 0, why, len);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return out;
+}
+
+static int main_read_file(const char *path, struct buf *b, struct zk_err *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    char chunk[8192];
+    size_t n;
+    int rc = ZK_OK;
+
+    if (!f)
+        return zk_err_set(err, ZK_EIO, "%s: %s", path, strerror(errno));
+    while (rc == ZK_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = buf_append(b, chunk, n);
+    if (rc == ZK_ETOOBIG)
+        zk_err_set(err, rc, "%s: larger than %d bytes", path, MAIN_RENDER_MAX_FILE);
+    else if (rc != ZK_OK)
+        zk_err_set(err, rc, "%s: out of memory", path);
+    else if (ferror(f))
+        rc = zk_err_set(err, ZK_EIO, "%s: read error", path);
+    if (f != stdin)
+        fclose(f);
+    return rc;
+}
+
+static int main_render(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"file", required_argument, NULL, 'f'},
+        {"cronjob-api", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *file = NULL, *api = "batch/v1";
+    struct render_env env;
+    struct spec_errors errs = {0};
+    struct corpus_spec *spec = NULL;
+    struct zk_err err = {0};
+    struct buf text;
+    cJSON *corpus = NULL, *children = NULL;
+    char why[256] = "", *yaml = NULL;
+    int opt, rc, status = 1;
+
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'f': file = optarg; break;
+        case 'c': api = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!file) {
+        fprintf(stderr, "zoekt-operator render: -f FILE is required\n");
+        return 2;
+    }
+    if (strcmp(api, "batch/v1") != 0 && strcmp(api, "batch/v1beta1") != 0) {
+        fprintf(stderr, "zoekt-operator render: --cronjob-api must be batch/v1 or batch/v1beta1\n");
+        return 2;
+    }
+    buf_init(&text, MAIN_RENDER_MAX_FILE);
+    if (main_read_file(file, &text, &err) != ZK_OK) {
+        fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
+        goto out;
+    }
+    corpus = main_yaml_parse(text.data ? text.data : "", text.len, why, sizeof(why));
+    if (!corpus) {
+        fprintf(stderr, "zoekt-operator render: %s: %s\n", file, why);
+        goto out;
+    }
+    rc = spec_parse(corpus, &spec, &errs);
+    if (rc == ZK_EINVAL) {
+        fprintf(stderr, "zoekt-operator render: %s: invalid spec:\n", file);
+        for (int i = 0; i < errs.count; i++)
+            fprintf(stderr, "  %s: %s\n", errs.items[i].field, errs.items[i].message);
+        if (errs.dropped)
+            fprintf(stderr, "  and %d more\n", errs.dropped);
+        goto out;
+    }
+    if (rc != ZK_OK) {
+        fprintf(stderr, "zoekt-operator render: out of memory\n");
+        goto out;
+    }
+    /* A corpus file in Git has no uid; the ownerReferences then name a placeholder one. */
+    if (!json_path(corpus, "metadata.uid")) {
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(corpus, "metadata");
+
+        if (!cJSON_IsObject(meta)) {
+            fprintf(stderr, "zoekt-operator render: %s: metadata.name is required\n", file);
+            goto out;
+        }
+        cJSON_AddStringToObject(meta, "uid", "00000000-0000-0000-0000-000000000000");
+    }
+    if (!json_path(corpus, "metadata.namespace")) {
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(corpus, "metadata");
+
+        cJSON_AddStringToObject(meta, "namespace", "default");
+    }
+    env.cronjob_api_version = api;
+    if (render_children(corpus, spec, &env, &children, &err) != ZK_OK ||
+        render_yaml(children, &yaml, &err) != ZK_OK) {
+        fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
+        goto out;
+    }
+    fputs(yaml, stdout);
+    status = fflush(stdout) == 0 ? 0 : 1;
+out:
+    buf_free(&text);
+    free(yaml);
+    cJSON_Delete(children);
+    cJSON_Delete(corpus);
+    spec_free(spec);
+    return status;
+}
+
+/* ---- the controller ------------------------------------------------------------------------------ */
+
+struct controller {
+    struct options opt;
+    struct kube_client *client;
+    struct queue *queue;
+    struct metrics *metrics;
+    struct events *events;
+    struct leader *leader;
+    struct serve *serve;
+    struct reconcile_ctx rctx;
+    struct informer *informers[RK_COUNT + 1]; /* the children's, then the corpora's */
+    int ninformers;
+    char cronjob_api[32];
+};
+
+static void main_enqueue(void *ud, const char *key)
+{
+    struct controller *c = ud;
+
+    if (queue_add(c->queue, key) != ZK_OK)
+        log_error("Could not queue a corpus: out of memory", "corpus", key, NULL);
+}
+
+static int main_synced(struct controller *c)
+{
+    for (int i = 0; i < c->ninformers; i++)
+        if (!informer_has_synced(c->informers[i]))
+            return 0;
+    return 1;
+}
+
+static int main_ready(void *ud)
+{
+    return main_synced(ud);
+}
+
+static int main_metrics(void *ud, struct buf *out)
+{
+    struct controller *c = ud;
+    struct queue_stats qs;
+
+    queue_stats(c->queue, &qs);
+    return metrics_render(c->metrics, &qs, out);
+}
+
+static void main_on_lost(void *ud)
+{
+    (void)ud;
+    main_lost = 1;
+}
+
+static double main_mono(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *main_worker(void *arg)
+{
+    struct controller *c = arg;
+    char *key;
+
+    while (queue_get(c->queue, &key) == ZK_OK) {
+        struct zk_err err = {0};
+        double start = main_mono(), requeue = 0;
+        int rc = reconcile(&c->rctx, key, &requeue, &err);
+
+        metrics_reconcile_done(c->metrics, main_mono() - start, rc == ZK_OK);
+        if (rc == ZK_OK) {
+            queue_forget(c->queue, key);
+            if (requeue > 0)
+                queue_add_after(c->queue, key, requeue);
+            log_debug("Reconciled", "corpus", key, NULL);
+        } else {
+            char failures[16];
+
+            queue_add_rate_limited(c->queue, key);
+            snprintf(failures, sizeof(failures), "%d", queue_failures(c->queue, key));
+            log_error("Reconcile failed; will retry", "corpus", key, "error", err.msg, "failures", failures, NULL);
+        }
+        queue_done(c->queue, key);
+        free(key);
+    }
+    return NULL;
+}
+
+/* Parses a duration flag: plain seconds ("30") or a spec duration ("5m", "1h30m"). */
+static int main_duration(const char *s, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (*s && *end == '\0' && v > 0) {
+        *out = v;
+        return 1;
+    }
+    return spec_duration_parse(s, out);
+}
+
+static int main_bool(const char *s, int *out)
+{
+    if (!s || strcmp(s, "true") == 0 || strcmp(s, "1") == 0) {
+        *out = 1;
+        return 1;
+    }
+    if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0) {
+        *out = 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int main_parse_flags(int argc, char **argv, struct options *o)
+{
+    enum { F_KUBECONFIG = 256, F_NAMESPACE, F_METRICS, F_LEADER, F_LEASE_NS, F_LEASE_NAME, F_LEASE_DUR, F_RENEW,
+           F_RETRY, F_URL, F_PERIOD, F_RESYNC, F_WORKERS, F_LOG, F_CLOCK, F_HELP, F_VERSION };
+    static const struct option longopts[] = {
+        {"kubeconfig", required_argument, NULL, F_KUBECONFIG},
+        {"namespace", required_argument, NULL, F_NAMESPACE},
+        {"metrics-addr", required_argument, NULL, F_METRICS},
+        {"leader-elect", optional_argument, NULL, F_LEADER},
+        {"lease-namespace", required_argument, NULL, F_LEASE_NS},
+        {"lease-name", required_argument, NULL, F_LEASE_NAME},
+        {"lease-duration", required_argument, NULL, F_LEASE_DUR},
+        {"renew-deadline", required_argument, NULL, F_RENEW},
+        {"retry-period", required_argument, NULL, F_RETRY},
+        {"index-status-url-template", required_argument, NULL, F_URL},
+        {"index-status-period", required_argument, NULL, F_PERIOD},
+        {"resync-period", required_argument, NULL, F_RESYNC},
+        {"workers", required_argument, NULL, F_WORKERS},
+        {"log-level", required_argument, NULL, F_LOG},
+        {"clock-offset", required_argument, NULL, F_CLOCK},
+        {"help", no_argument, NULL, F_HELP},
+        {"version", no_argument, NULL, F_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    char *end;
+
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case F_KUBECONFIG: o->kubeconfig = optarg; break;
+        case F_NAMESPACE: o->namespace = optarg; break;
+        case F_METRICS: o->metrics_addr = optarg; break;
+        case F_LEADER:
+            if (!main_bool(optarg, &o->leader_elect)) {
+                fprintf(stderr, "zoekt-operator: --leader-elect takes true or false\n");
+                return 2;
+            }
+            break;
+        case F_LEASE_NS: o->lease_namespace = optarg; break;
+        case F_LEASE_NAME: o->lease_name = optarg; break;
+        case F_LEASE_DUR:
+        case F_RENEW:
+        case F_RETRY: {
+            double v = strtod(optarg, &end);
+
+            if (*end != '\0' || v <= 0) {
+                fprintf(stderr, "zoekt-operator: %s takes a positive number of seconds\n", argv[optind - 1]);
+                return 2;
+            }
+            if (opt == F_LEASE_DUR)
+                o->lease_duration = v;
+            else if (opt == F_RENEW)
+                o->renew_deadline = v;
+            else
+                o->retry_period = v;
+            break;
+        }
+        case F_URL: o->index_url_template = optarg; break;
+        case F_PERIOD:
+        case F_RESYNC:
+            if (!main_duration(optarg, opt == F_PERIOD ? &o->index_period : &o->resync_period)) {
+                fprintf(stderr, "zoekt-operator: bad duration \"%s\" (e.g. 30s, 5m, 1h)\n", optarg);
+                return 2;
+            }
+            break;
+        case F_WORKERS:
+            o->workers = (int)strtol(optarg, &end, 10);
+            if (*end != '\0' || o->workers < 1 || o->workers > MAIN_MAX_WORKERS) {
+                fprintf(stderr, "zoekt-operator: --workers takes 1 to %d\n", MAIN_MAX_WORKERS);
+                return 2;
+            }
+            break;
+        case F_LOG:
+            if (log_level_parse(optarg) < 0) {
+                fprintf(stderr, "zoekt-operator: --log-level takes debug, info, warn or error\n");
+                return 2;
+            }
+            o->log_level = optarg;
+            break;
+        case F_CLOCK:
+            o->clock_offset = strtol(optarg, &end, 10);
+            if (*end != '\0') {
+                fprintf(stderr, "zoekt-operator: --clock-offset takes a number of seconds\n");
+                return 2;
+            }
+            break;
+        case F_HELP:
+        case 'h': usage(stdout); return 0;
+        case F_VERSION: printf("zoekt-operator %s\n", ZK_VERSION); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "zoekt-operator: unexpected argument \"%s\"\n", argv[optind]);
+        return 2;
+    }
+    if (o->renew_deadline >= o->lease_duration || o->retry_period >= o->renew_deadline) {
+        fprintf(stderr, "zoekt-operator: need retry-period < renew-deadline < lease-duration\n");
+        return 2;
+    }
+    return -1;
+}
+
+/* This replica's name in the Lease: the pod name, else host name and process id, so that two
+ * processes on one machine (the tests) are distinct candidates. */
+static void main_identity(char *dst, size_t len)
+{
+    const char *pod = getenv("POD_NAME");
+    char host[128] = "localhost";
+
+    if (pod && *pod) {
+        snprintf(dst, len, "%s", pod);
+        return;
+    }
+    gethostname(host, sizeof(host) - 1);
+    snprintf(dst, len, "%s_%ld", host, (long)getpid());
+}
+
+static int main_start_informers(struct controller *c, struct zk_err *err)
+{
+    struct informer_opts io = {0};
+    int rc;
+
+    io.namespace = c->opt.namespace;
+    io.enqueue = main_enqueue;
+    io.ud = c;
+    io.key_mode = INFORMER_KEY_OWNER;
+    io.label_selector = MAIN_CHILD_SELECTOR;
+    for (int k = 0; k < RK_COUNT; k++) {
+        /* Only the indexer's Pods matter (their termination messages); the search pods would only
+         * add traffic. */
+        io.label_selector = k == RK_POD ? MAIN_POD_SELECTOR : MAIN_CHILD_SELECTOR;
+        io.resource = &c->rctx.resources[k];
+        rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
+        if (rc != ZK_OK)
+            return rc;
+        c->rctx.children[k] = c->informers[c->ninformers++];
+    }
+    io.resource = &reconcile_corpus_resource;
+    io.key_mode = INFORMER_KEY_SELF;
+    io.label_selector = NULL;
+    rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
+    if (rc != ZK_OK)
+        return rc;
+    c->rctx.corpora = c->informers[c->ninformers++];
+    return ZK_OK;
+}
+
+static void main_sleep(double secs)
+{
+    struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+
+    nanosleep(&ts, NULL);
+}
+
+/* Enqueues every cached corpus: the periodic resync. */
+static void main_resync(struct controller *c)
+{
+    cJSON *keys = informer_keys(c->rctx.corpora);
+    const cJSON *k;
+
+    cJSON_ArrayForEach(k, keys) main_enqueue(c, k->valuestring);
+    cJSON_Delete(keys);
+}
+
+static int main_run(struct controller *c)
+{
+    struct kube_config cfg = {0};
+    struct zk_err err = {0};
+    struct kube_err kerr;
+    struct kube_resource cj = {"batch", "v1", "cronjobs", "CronJob", 1};
+    pthread_t workers[MAIN_MAX_WORKERS];
+    int nworkers = 0, served = 0, rc, status = 1;
+    char identity[256];
+    double next_resync;
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = main_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    reconcile_ctx_init(&c->rctx);
+    rc = kube_config_load(c->opt.kubeconfig, NULL, &cfg, &err);
+    if (rc == ZK_OK)
+        rc = kube_client_new(&cfg, 0, &c->client, &err);
+    if (rc != ZK_OK) {
+        log_error("Cannot configure the Kubernetes client", "error", err.msg, NULL);
+        goto out;
+    }
+    if (cfg.insecure)
+        log_warn("TLS verification of the API server is disabled by the kubeconfig (insecure-skip-tls-verify)",
+                 NULL);
+    /* The API server may be briefly unavailable at start (a restart, a rollout): retry discovery. */
+    for (int i = 0;; i++) {
+        rc = kube_discover(c->client, &cj, &served, &kerr);
+        if (rc == ZK_OK || i >= 30 || main_signals)
+            break;
+        main_sleep(1);
+    }
+    if (rc != ZK_OK) {
+        log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
+        goto out;
+    }
+    snprintf(c->cronjob_api, sizeof(c->cronjob_api), "%s", served ? "batch/v1" : "batch/v1beta1");
+    log_info("Discovered the CronJob API", "version", c->cronjob_api, NULL);
+    reconcile_resources(c->cronjob_api, c->rctx.resources);
+
+    if (metrics_new(&c->metrics, &err) != ZK_OK || queue_new(NULL, &c->queue, &err) != ZK_OK) {
+        log_error("Cannot start", "error", err.msg, NULL);
+        goto out;
+    }
+    main_identity(identity, sizeof(identity));
+    if (events_new(c->client, c->metrics, "zoekt-operator", identity, &c->events, &err) != ZK_OK) {
+        log_error("Cannot start", "error", err.msg, NULL);
+        goto out;
+    }
+    c->rctx.client = c->client;
+    c->rctx.events = c->events;
+    c->rctx.metrics = c->metrics;
+    c->rctx.cronjob_api_version = c->cronjob_api;
+    c->rctx.index_url_template = c->opt.index_url_template;
+    c->rctx.index_period_seconds = c->opt.index_period;
+    c->rctx.clock_offset_seconds = c->opt.clock_offset;
+    if (c->opt.clock_offset)
+        log_warn("The controller's clock is shifted (--clock-offset): for tests only", NULL);
+
+    if (main_start_informers(c, &err) != ZK_OK) {
+        log_error("Cannot start the informers", "error", err.msg, NULL);
+        goto out;
+    }
+    {
+        struct serve_opts so = {c->opt.metrics_addr, main_ready, main_metrics, c};
+
+        if (serve_start(&so, &c->serve, &err) != ZK_OK) {
+            log_error("Cannot serve metrics", "error", err.msg, NULL);
+            goto out;
+        }
+        log_info("Serving /healthz, /readyz and /metrics", "addr", c->opt.metrics_addr, NULL);
+    }
+    if (c->opt.leader_elect) {
+        struct leader_opts lo = {
+            .namespace = c->opt.lease_namespace ? c->opt.lease_namespace : kube_client_namespace(c->client),
+            .name = c->opt.lease_name,
+            .identity = identity,
+            .lease_duration = c->opt.lease_duration,
+            .renew_deadline = c->opt.renew_deadline,
+            .retry_period = c->opt.retry_period,
+            .on_lost = main_on_lost,
+            .metrics = c->metrics,
+        };
+
+        if (leader_start(c->client, &lo, &c->leader, &err) != ZK_OK) {
+            log_error("Cannot start leader election", "error", err.msg, NULL);
+            goto out;
+        }
+    } else {
+        metrics_set_leader(c->metrics, 1);
+    }
+
+    /* Reconcile only as the leader and only with complete caches: a reconcile over a half-filled
+     * cache would see children as missing and write them again. */
+    while (!main_signals && !main_lost && (!main_synced(c) || (c->leader && !leader_is_leading(c->leader))))
+        main_sleep(0.05);
+    if (!main_signals && !main_lost) {
+        char n[16];
+
+        snprintf(n, sizeof(n), "%d", c->opt.workers);
+        log_info("Starting workers", "workers", n, NULL);
+        for (; nworkers < c->opt.workers; nworkers++)
+            if (pthread_create(&workers[nworkers], NULL, main_worker, c) != 0)
+                break;
+    }
+    next_resync = main_mono() + (double)c->opt.resync_period;
+    while (!main_signals && !main_lost) {
+        main_sleep(0.1);
+        if (main_mono() >= next_resync) {
+            main_resync(c);
+            next_resync = main_mono() + (double)c->opt.resync_period;
+        }
+    }
+    status = main_lost ? 1 : 0;
+    log_info(main_lost ? "Leadership lost; exiting so that a fresh candidate starts" : "Shutting down", NULL);
+out:
+    /* Order matters: stop taking work and let in-flight reconciles finish, then give the Lease up (the
+     * standby may take over at once), then stop the watches. */
+    if (c->queue)
+        queue_shutdown(c->queue);
+    for (int i = 0; i < nworkers; i++)
+        pthread_join(workers[i], NULL);
+    leader_free(c->leader);
+    for (int i = 0; i < c->ninformers; i++)
+        informer_cancel(c->informers[i]);
+    for (int i = 0; i < c->ninformers; i++)
+        informer_stop(c->informers[i]);
+    serve_stop(c->serve);
+    for (int i = 0; i < c->ninformers; i++)
+        informer_free(c->informers[i]);
+    events_free(c->events);
+    queue_free(c->queue);
+    metrics_free(c->metrics);
+    reconcile_ctx_free(&c->rctx);
+    kube_client_free(c->client);
+    kube_config_free(&cfg);
+    log_info("Stopped", "exit", status ? "1" : "0", NULL);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static struct controller c;
+    int rc;
+
+    if (argc > 1 && strcmp(argv[1], "render") == 0) {
+        log_setup("zoekt-operator", LOG_WARN);
+        return main_render(argc - 1, argv + 1);
+    }
+    c.opt = (struct options){
+        .metrics_addr = ":8080",
+        .leader_elect = 1,
+        .lease_name = "zoekt-operator-leader",
+        .lease_duration = 15,
+        .renew_deadline = 10,
+        .retry_period = 2,
+        .index_period = 300,
+        .resync_period = 600,
+        .workers = 2,
+        .log_level = "info",
+    };
+    rc = main_parse_flags(argc, argv, &c.opt);
+    if (rc >= 0)
+        return rc;
+    log_setup("zoekt-operator", (enum log_level)log_level_parse(c.opt.log_level));
+    if (http_global_init() != ZK_OK) {
+        log_error("Cannot initialise libcurl", NULL);
+        return 1;
+    }
+    log_info("Starting", "version", ZK_VERSION, NULL);
+    rc = main_run(&c);
+    http_global_cleanup();
+    return rc;
+}

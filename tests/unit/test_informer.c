@@ -1,0 +1,88 @@
+/* Unit tests for controller/runtime/informer's key mapping: which corpus a changed object belongs to. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "controller/runtime/informer.h"
+
+static int key_of(const char *json, enum informer_key_mode mode, char *key, size_t len)
+{
+    cJSON *obj = cJSON_Parse(json);
+    int r;
+
+    assert_non_null(obj);
+    r = informer_owner_key(obj, mode, key, len);
+    cJSON_Delete(obj);
+    return r;
+}
+
+static void test_self_key(void **state)
+{
+    char key[64];
+
+    (void)state;
+    assert_true(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"org\"}}", INFORMER_KEY_SELF, key, sizeof(key)));
+    assert_string_equal(key, "team/org");
+    assert_false(key_of("{\"metadata\":{}}", INFORMER_KEY_SELF, key, sizeof(key)));
+}
+
+static void test_controller_owner_reference(void **state)
+{
+    char key[64];
+
+    (void)state;
+    assert_true(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"org-search\",\"ownerReferences\":["
+                       "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"x\",\"controller\":false},"
+                       "{\"apiVersion\":\"codesearch.dev/v1alpha1\",\"kind\":\"CodeSearchCorpus\",\"name\":\"org\","
+                       "\"controller\":true}]}}",
+                       INFORMER_KEY_OWNER, key, sizeof(key)));
+    assert_string_equal(key, "team/org");
+    /* A non-controller reference, or one of another group, is not ours. */
+    assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"ownerReferences\":[{\"apiVersion\":"
+                        "\"codesearch.dev/v1alpha1\",\"kind\":\"CodeSearchCorpus\",\"name\":\"org\"}]}}",
+                        INFORMER_KEY_OWNER, key, sizeof(key)));
+    assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"ownerReferences\":[{\"apiVersion\":"
+                        "\"example.com/v1\",\"kind\":\"CodeSearchCorpus\",\"name\":\"org\",\"controller\":true}]}}",
+                        INFORMER_KEY_OWNER, key, sizeof(key)));
+}
+
+static void test_instance_label_fallback(void **state)
+{
+    char key[64];
+
+    (void)state;
+    /* A retained PVC, or a Job owned by the CronJob: mapped by label when we manage it. */
+    assert_true(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"org-indexer-123\",\"labels\":{"
+                       "\"app.kubernetes.io/managed-by\":\"zoekt-operator\",\"app.kubernetes.io/instance\":\"org\"},"
+                       "\"ownerReferences\":[{\"apiVersion\":\"batch/v1beta1\",\"kind\":\"CronJob\",\"name\":"
+                       "\"org-indexer\",\"controller\":true}]}}",
+                       INFORMER_KEY_OWNER, key, sizeof(key)));
+    assert_string_equal(key, "team/org");
+    assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"labels\":{\"app.kubernetes.io/managed-by\":\"helm\","
+                        "\"app.kubernetes.io/instance\":\"org\"}}}",
+                        INFORMER_KEY_OWNER, key, sizeof(key)));
+}
+
+static void test_key_that_does_not_fit(void **state)
+{
+    char key[8];
+
+    (void)state;
+    assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"a-long-name\"}}", INFORMER_KEY_SELF, key,
+                        sizeof(key)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_self_key),
+        cmocka_unit_test(test_controller_owner_reference),
+        cmocka_unit_test(test_instance_label_fallback),
+        cmocka_unit_test(test_key_that_does_not_fit),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,148 @@
+/* Unit tests for the pure decisions inside controller/corpus/reconcile: which children need an apply,
+ * where /index-status is, when a Job finished, and which condition changes deserve an Event. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/corpus/reconcile.h"
+
+static cJSON *parse(const char *s)
+{
+    cJSON *j = cJSON_Parse(s);
+
+    assert_non_null(j);
+    return j;
+}
+
+static void test_needs_apply(void **state)
+{
+    cJSON *desired = parse("{\"metadata\":{\"name\":\"x-index\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"x\":1}}");
+    cJSON *same = parse("{\"metadata\":{\"name\":\"x-index\",\"uid\":\"u\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"x\":1,\"y\":2}}");
+    cJSON *owned = parse("{\"metadata\":{\"name\":\"x-index\",\"labels\":{\"a\":\"b\"},\"ownerReferences\":[{\"kind\":"
+                         "\"CodeSearchCorpus\",\"name\":\"x\",\"controller\":true}]},\"spec\":{\"x\":1}}");
+    cJSON *other_owner = parse("{\"metadata\":{\"name\":\"x-index\",\"labels\":{\"a\":\"b\"},\"ownerReferences\":[{\"kind\":"
+                               "\"StatefulSet\",\"name\":\"s\",\"controller\":true}]},\"spec\":{\"x\":1}}");
+    char diff[128];
+
+    (void)state;
+    assert_false(reconcile_needs_apply(desired, same, diff, sizeof(diff)));
+    assert_true(reconcile_needs_apply(desired, NULL, diff, sizeof(diff)));
+    /* Retain policy: the desired PVC has no ownerReference, the observed one still has ours. */
+    assert_true(reconcile_needs_apply(desired, owned, diff, sizeof(diff)));
+    assert_string_equal(diff, "metadata.ownerReferences");
+    assert_false(reconcile_needs_apply(desired, other_owner, diff, sizeof(diff)));
+    cJSON_Delete(desired);
+    cJSON_Delete(same);
+    cJSON_Delete(owned);
+    cJSON_Delete(other_owner);
+}
+
+static void test_index_url(void **state)
+{
+    char url[128];
+    struct zk_err err = {0};
+
+    (void)state;
+    assert_int_equal(reconcile_index_url(RECONCILE_DEFAULT_INDEX_URL, "team", "org", "org-search", 8080, url,
+                                         sizeof(url), &err),
+                     ZK_OK);
+    assert_string_equal(url, "http://org-search.team.svc:8080");
+    assert_int_equal(reconcile_index_url("http://127.0.0.1:9000/{namespace}/{name}", "team", "org", "s", 1, url,
+                                         sizeof(url), &err),
+                     ZK_OK);
+    assert_string_equal(url, "http://127.0.0.1:9000/team/org");
+    assert_int_equal(reconcile_index_url("http://{host}", "a", "b", "c", 1, url, sizeof(url), &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "{host}"));
+    assert_int_equal(reconcile_index_url("http://{name", "a", "b", "c", 1, url, sizeof(url), &err), ZK_EINVAL);
+    assert_int_equal(reconcile_index_url("http://{namespace}.{namespace}", "a-long-namespace", "b", "c", 1, url, 20,
+                                         &err),
+                     ZK_EINVAL);
+}
+
+static void test_jobs_finished(void **state)
+{
+    cJSON *jobs = parse("[{\"status\":{\"completionTime\":\"2026-11-29T03:41:10Z\"}},"
+                        "{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
+                        "\"lastTransitionTime\":\"2026-11-29T05:00:00Z\"}]}},"
+                        "{\"status\":{\"active\":1}}]");
+    cJSON *none = parse("[{\"status\":{\"active\":1}}]");
+    char t[40];
+
+    (void)state;
+    reconcile_jobs_finished(jobs, t, sizeof(t));
+    assert_string_equal(t, "2026-11-29T05:00:00Z");
+    reconcile_jobs_finished(none, t, sizeof(t));
+    assert_string_equal(t, "");
+    reconcile_jobs_finished(NULL, t, sizeof(t));
+    assert_string_equal(t, "");
+    cJSON_Delete(jobs);
+    cJSON_Delete(none);
+}
+
+struct seen {
+    char types[8][32];
+    int n;
+};
+
+static void record(void *ud, const cJSON *c)
+{
+    struct seen *s = ud;
+
+    assert_true(s->n < 8);
+    snprintf(s->types[s->n++], sizeof(s->types[0]), "%s", cJSON_GetObjectItem(c, "type")->valuestring);
+}
+
+static void test_transitions(void **state)
+{
+    cJSON *old = parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Available\"},"
+                       "{\"type\":\"Fresh\",\"status\":\"True\",\"reason\":\"Fresh\"},"
+                       "{\"type\":\"Indexed\",\"status\":\"True\",\"reason\":\"IndexServed\"}]}");
+    cJSON *neu = parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Available\"},"
+                       "{\"type\":\"Fresh\",\"status\":\"False\",\"reason\":\"Stale\"},"
+                       "{\"type\":\"Indexed\",\"status\":\"True\",\"reason\":\"IndexServedAgain\"},"
+                       "{\"type\":\"Degraded\",\"status\":\"Unknown\",\"reason\":\"Pending\"},"
+                       "{\"type\":\"InvalidSpec\",\"status\":\"True\",\"reason\":\"BadCron\"}]}");
+    struct seen s = {0};
+
+    (void)state;
+    reconcile_transitions(old, neu, record, &s);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.types[0], "Fresh");
+    assert_string_equal(s.types[1], "Indexed");
+    assert_string_equal(s.types[2], "InvalidSpec");
+    memset(&s, 0, sizeof(s));
+    reconcile_transitions(neu, neu, record, &s);
+    assert_int_equal(s.n, 0);
+    cJSON_Delete(old);
+    cJSON_Delete(neu);
+}
+
+static void test_resources_follow_discovery(void **state)
+{
+    struct kube_resource r[RK_COUNT];
+
+    (void)state;
+    reconcile_resources("batch/v1beta1", r);
+    assert_string_equal(r[RK_CRONJOB].version, "v1beta1");
+    assert_string_equal(r[RK_JOB].version, "v1");
+    reconcile_resources("batch/v1", r);
+    assert_string_equal(r[RK_CRONJOB].version, "v1");
+    assert_string_equal(r[RK_DEPLOYMENT].group, "apps");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_needs_apply),
+        cmocka_unit_test(test_index_url),
+        cmocka_unit_test(test_jobs_finished),
+        cmocka_unit_test(test_transitions),
+        cmocka_unit_test(test_resources_follow_discovery),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
