@@ -97,7 +97,7 @@ deps:
 # Builds run in a sub-make so that the wildcards see sources and pkg-config sees libraries that `deps`
 # may just have installed.
 test: deps
-	@$(MAKE) --no-print-directory $(TEST_BUILD)
+	@$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	@scripts/cluster.sh up
 	@tests/run.sh
 

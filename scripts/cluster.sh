@@ -131,6 +131,12 @@ stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s
   rm -f "$state/$name.pid"
 }
 
+# One invocation at a time: two concurrent `up`s would both start an API server, the loser's PID
+# would overwrite the winner's, and `down` would then leave the winner running.
+mkdir -p "$state"
+exec 9>"$state/.lock"
+flock 9
+
 case ${1:-} in
 up)
   # A server binary rebuilt since its process started (scripts/kube-tools.sh installs by rename) means

@@ -8,7 +8,7 @@ cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 
 apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
           libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev
-          nginx etcd-server unzip procps iproute2 python3 python3-yaml util-linux)
+          nginx etcd-server unzip procps iproute2 python3 python3-yaml util-linux wget busybox)
 
 missing=()
 for p in "${apt_pkgs[@]}"; do

@@ -171,7 +171,7 @@ check "the ssh failure is reported" grep -q 'fake ssh: connection refused' <(lin
 check "the key is not in the output" bash -c "! grep -qF -- '$KEY' '$T/out' '$T/err'"
 check "the key copy is removed after the run" test ! -e "$T/work/ssh-key"
 
-# ---- busybox: the zoekt image is Alpine, whose sh and tools are busybox applets -------------------
+# ---- busybox: upstream's zoekt image is Alpine, whose sh and tools are busybox applets ----------
 if command -v busybox >/dev/null 2>&1; then
   mkdir -p "$T/busybox"
   for a in sh cat chmod cp cut date dirname basename find grep head mkdir mktemp mv rm sed tail tr; do
