@@ -86,7 +86,8 @@ make_pki() {
 
 start() { # start NAME CMD...: runs CMD detached, logging to NAME.log, recording NAME.pid
   local name=$1; shift
-  setsid "$@" >"$state/$name.log" 2>&1 < /dev/null &
+  # 9>&-: the servers must not inherit the lock (see below), or they would hold it for their lifetime.
+  setsid "$@" >"$state/$name.log" 2>&1 < /dev/null 9>&- &
   echo $! >"$state/$name.pid"
 }
 
