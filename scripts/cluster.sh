@@ -7,6 +7,8 @@
 #   scripts/cluster.sh user NAME [GROUP]  write .cluster/users/NAME.kubeconfig, a client-certificate
 #                                         identity with no rights until a test binds some
 #
+# Ports: ZK_ETCD_PORT (32379, and the next one for peers), ZK_API_PORT (6443), ZK_KCM_PORT (10257);
+# ZK_CLUSTER_DIR moves the state, so a second plane can run beside the first.
 # State lives in .cluster/ (ignored by git): certificates, etcd data, logs, PIDs and the admin kubeconfig
 # .cluster/kubeconfig. Binaries come from scripts/kube-tools.sh's cache. There is no scheduler or
 # kubelet: Pods stay Pending, and tests patch /status where they need a finished Job or a ready
@@ -19,6 +21,7 @@ bin=${ZK_CACHE:-/var/cache/zoekt-operator}/bin
 etcd_port=${ZK_ETCD_PORT:-32379}
 etcd_peer_port=$((etcd_port + 1))
 api_port=${ZK_API_PORT:-6443}
+kcm_port=${ZK_KCM_PORT:-10257}
 server=https://127.0.0.1:$api_port
 pki=$state/pki
 
@@ -117,7 +120,7 @@ start_controller_manager() {
   start controller-manager "$bin/kube-controller-manager" --kubeconfig="$state/kubeconfig" --leader-elect=false \
     --controllers=garbagecollector,cronjob,job,deployment,replicaset,namespace,serviceaccount-token,serviceaccount \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
-    --bind-address=127.0.0.1 --secure-port=10257 --port=0
+    --bind-address=127.0.0.1 --secure-port="$kcm_port" --port=0
 }
 
 stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s

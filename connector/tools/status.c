@@ -1,5 +1,6 @@
 /* status.c: the corpus_status tool and the /index-status body: what the CodeSearchCorpus resource says
  * about the index (conditions, counts, times) and what the webserver actually serves (/api/list). */
+#include "connector/format.h"
 #include "connector/tools/args.h"
 #include "json.h"
 #include "kube/client.h"
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #define STATUS_KUBE_TIMEOUT_MS 5000
+/* Longest condition message shown; the operator's own are far shorter. */
+#define STATUS_MESSAGE_MAX 300
 
 static const struct kube_resource status_corpus_resource = {"codesearch.dev", "v1alpha1", "codesearchcorpora",
                                                              "CodeSearchCorpus", 1};
@@ -135,8 +138,13 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
         const char *m = json_str(c, "message", "");
 
         if (!rc)
-            rc = buf_printf(&r->text, "  %s=%s (%s)%s%.300s\n", json_str(c, "type", "?"), json_str(c, "status", "?"),
-                            json_str(c, "reason", ""), m[0] ? ": " : "", m);
+            rc = buf_printf(&r->text, "  %s=%s (%s)%s", json_str(c, "type", "?"), json_str(c, "status", "?"),
+                            json_str(c, "reason", ""), m[0] ? ": " : "");
+        /* Cut at a character boundary: a byte-precise cut could hand the agent invalid UTF-8. */
+        if (!rc)
+            rc = fmt_put_cut(&r->text, m, STATUS_MESSAGE_MAX);
+        if (!rc)
+            rc = buf_putc(&r->text, '\n');
     }
     if (!rc && st)
         rc = buf_printf(&r->text, "  repositories %lld, last index %s, oldest index %s, endpoint %s\n",
