@@ -101,6 +101,16 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
                       "retrying it unchanged will fail the same way)", resp->status, url, detail);
 }
 
+/* Passes rc through; a parse failure gets the likeliest cause in front: whatever answered at the URL is
+ * not a zoekt-webserver serving the JSON API (it needs -rpc). */
+static int zc_hint_not_zoekt(int rc, const char *url, struct zk_err *err)
+{
+    if (rc == ZK_EPARSE)
+        zk_err_prefix(err, "POST %s answered, but not as Zoekt does (is the URL zoekt-webserver started with -rpc?)",
+                      url);
+    return rc;
+}
+
 int zc_search(const struct zc_conn *c, const char *query, const struct zc_search_opts *o,
               const struct zr_opts *ro, struct zr_search *out, struct zk_err *err)
 {
@@ -115,12 +125,9 @@ int zc_search(const struct zc_conn *c, const char *query, const struct zc_search
     if (!body)
         return zk_err_set(err, ZK_ENOMEM, "out of memory building the search request");
     rc = zc_post(c, "/api/search", body, &resp, url, sizeof(url), err);
-    if (!rc) {
-        rc = zr_parse_search(resp.body.data ? resp.body.data : "", resp.body.len, ro, out, err);
-        if (rc == ZK_EPARSE)
-            zk_err_prefix(err, "POST %s answered, but not as Zoekt does (is the URL zoekt-webserver started "
-                               "with -rpc?)", url);
-    }
+    if (!rc)
+        rc = zc_hint_not_zoekt(zr_parse_search(resp.body.data ? resp.body.data : "", resp.body.len, ro, out, err),
+                               url, err);
     http_response_free(&resp);
     free(body);
     return rc;
@@ -143,12 +150,9 @@ int zc_list(const struct zc_conn *c, const char *query, const struct zr_opts *ro
     }
     cJSON_Delete(req);
     rc = zc_post(c, "/api/list", body, &resp, url, sizeof(url), err);
-    if (!rc) {
-        rc = zr_parse_list(resp.body.data ? resp.body.data : "", resp.body.len, ro, out, err);
-        if (rc == ZK_EPARSE)
-            zk_err_prefix(err, "POST %s answered, but not as Zoekt does (is the URL zoekt-webserver started "
-                               "with -rpc?)", url);
-    }
+    if (!rc)
+        rc = zc_hint_not_zoekt(zr_parse_list(resp.body.data ? resp.body.data : "", resp.body.len, ro, out, err),
+                               url, err);
     http_response_free(&resp);
     free(body);
     return rc;
