@@ -29,7 +29,7 @@ fi
 # The MCP client used by the integration tests (real SDK from npm), pinned in tests/mcp/package.json.
 if [ ! -d "$here/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
   echo "deps: npm install in tests/mcp" >&2
-  (cd "$here/tests/mcp" && npm install --no-audit --no-fund --silent >/dev/null)
+  (cd "$here/tests/mcp" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
 # kubectl, helm, kube-apiserver and kube-controller-manager, cached outside the clone.

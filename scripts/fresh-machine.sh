@@ -39,10 +39,18 @@ mount --rbind /sys "$dir/sys"
 mount --rbind /dev "$dir/dev"
 mount -t devpts devpts "$dir/dev/pts" 2>/dev/null || true
 
+# The machines of this workplace trust its egress CAs (registry traffic goes through them); a chroot
+# does not inherit that, so copy them in as part of the machine, not of the project.
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+  mkdir -p "$dir/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$dir/usr/local/share/ca-certificates/"
+  if [ -x "$dir/usr/sbin/update-ca-certificates" ]; then chroot "$dir" update-ca-certificates >/dev/null 2>&1 || true; fi
+fi
+
 rm -rf "$dir/root/zoekt-operator"
 git clone -q "$root" "$dir/root/zoekt-operator"
+rc=0
 chroot "$dir" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb CI=true bash -c "cd /root/zoekt-operator && make $target"
-rc=$?
+  TERM=dumb CI=true bash -c "cd /root/zoekt-operator && make $target" || rc=$?
 chroot "$dir" bash -c "cd /root/zoekt-operator && scripts/cluster.sh down" >/dev/null 2>&1 || true
 exit $rc
