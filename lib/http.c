@@ -161,8 +161,28 @@ static CURLcode http_perform(CURL *c, const struct http_request *req, struct htt
     return cc;
 }
 
+/* Removes curl's " after N ms" from a message in place. The elapsed time differs from one attempt to
+ * the next, and these messages end up in status conditions, where text that changes without cause
+ * would make every resync write the status again. */
+static void http_strip_elapsed(char *msg)
+{
+    char *p = msg;
+
+    while ((p = strstr(p, " after ")) != NULL) {
+        char *q = p + 7;
+
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q > p + 7 && strncmp(q, " ms", 3) == 0) {
+            memmove(p, q + 3, strlen(q + 3) + 1);
+            continue;
+        }
+        p += 7;
+    }
+}
+
 /* Maps a curl failure to a project code and a message naming what was tried. */
-static int http_curl_error(const struct http_request *req, CURLcode cc, const char *detail, struct zk_err *err)
+static int http_curl_error(const struct http_request *req, CURLcode cc, char *detail, struct zk_err *err)
 {
     int code;
 
@@ -186,6 +206,7 @@ static int http_curl_error(const struct http_request *req, CURLcode cc, const ch
     default:
         code = ZK_ETRANSPORT;
     }
+    http_strip_elapsed(detail);
     return zk_err_set(err, code, "%s %s: %s", req->method, req->url, detail[0] ? detail : curl_easy_strerror(cc));
 }
 

@@ -45,7 +45,14 @@ chmod 755 "$W"   # the containers' non-root users must reach the volumes below i
 mkdir -p "$W/log" "$W/run"
 chmod 1777 "$W/run"   # for the stand-in's port file
 declare -A PID=()
-stop_all() { local n; for n in "${!PID[@]}"; do kill -KILL "${PID[$n]}" 2>/dev/null; done; }
+# TERM first: on the host's namespaces (no unshare), a SIGKILLed nginx master would leave its workers
+# holding the pod's ports for the next run.
+stop_all() {
+  local n
+  for n in "${!PID[@]}"; do kill -TERM "${PID[$n]}" 2>/dev/null; done
+  sleep 0.5
+  for n in "${!PID[@]}"; do kill -KILL "${PID[$n]}" 2>/dev/null; done
+}
 on_exit stop_all
 if [ -n "${SEARCH_POD_KEEP:-}" ]; then echo "# keeping $W"; else on_exit "rm -rf '$W'"; fi
 
@@ -55,6 +62,12 @@ echo "# namespaces: $SEARCH_POD_NS; corpus: $CORPUS"
 for f in "$OP" "$CONNECTOR" "$REPLAY" "$NGINX"; do
   [ -x "$f" ] || bail "$f is built (make build/san/bin/zoekt-operator build/san/bin/zoekt-connector build/san/tests/tools/zoekt-replay)"
 done
+# The containers run as their rendered non-root users, who may not be able to reach the clone (it may
+# sit under a private home directory such as /root): give them copies, as an image would.
+mkdir -p "$W/img"
+install -m 0755 "$CONNECTOR" "$W/img/zoekt-connector" && CONNECTOR=$W/img/zoekt-connector
+install -m 0755 "$REPLAY" "$W/img/zoekt-replay" && REPLAY=$W/img/zoekt-replay
+cp -r "$FIXTURES" "$W/img/fixtures" && chmod -R a+rX "$W/img" && FIXTURES=$W/img/fixtures
 python3 -c 'import yaml' 2>/dev/null || bail "python3 with PyYAML is installed (apt-get install python3-yaml): it reads the rendered YAML"
 if [ "$SEARCH_POD_NS" = private ]; then
   ip link set lo up || bail "the private network namespace's loopback comes up"
