@@ -69,29 +69,8 @@ static int tokens_add(struct tokens *t, const char *tok, size_t len, struct zk_e
 /* Reads path whole into b (bounded by AUTH_FILE_MAX). */
 static int read_file(const char *path, struct buf *b, struct zk_err *err)
 {
-    char chunk[4096];
-    ssize_t n;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = ZK_OK;
-
     buf_init(b, AUTH_FILE_MAX);
-    if (fd < 0)
-        return zk_err_set(err, ZK_EIO, "open %s: %s", path, strerror(errno));
-    while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = zk_err_set(err, ZK_EIO, "read %s: %s", path, strerror(errno));
-            break;
-        }
-        if ((rc = buf_append(b, chunk, (size_t)n)) != ZK_OK) {
-            zk_err_set(err, rc, "read %s: larger than %u bytes", path, AUTH_FILE_MAX);
-            break;
-        }
-    }
-    close(fd);
-    if (rc != ZK_OK)
-        buf_free(b);
-    return rc;
+    return buf_read_file(b, path, err);
 }
 
 /* Adds every token line of a token file's text: one per line, trimmed, blank and '#' lines skipped. */

@@ -219,28 +219,6 @@ static cJSON *main_yaml_parse(const char *text, size_t n, char *why, size_t len)
     return out;
 }
 
-static int main_read_file(const char *path, struct buf *b, struct zk_err *err)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    char chunk[8192];
-    size_t n;
-    int rc = ZK_OK;
-
-    if (!f)
-        return zk_err_set(err, ZK_EIO, "%s: %s", path, strerror(errno));
-    while (rc == ZK_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        rc = buf_append(b, chunk, n);
-    if (rc == ZK_ETOOBIG)
-        zk_err_set(err, rc, "%s: larger than %d bytes", path, MAIN_RENDER_MAX_FILE);
-    else if (rc != ZK_OK)
-        zk_err_set(err, rc, "%s: out of memory", path);
-    else if (ferror(f))
-        rc = zk_err_set(err, ZK_EIO, "%s: read error", path);
-    if (f != stdin)
-        fclose(f);
-    return rc;
-}
-
 static int main_render(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -277,7 +255,7 @@ static int main_render(int argc, char **argv)
         return 2;
     }
     buf_init(&text, MAIN_RENDER_MAX_FILE);
-    if (main_read_file(file, &text, &err) != ZK_OK) {
+    if (buf_read_file(&text, file, &err) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
         goto out;
     }

@@ -3,6 +3,7 @@
 
 #include "err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -131,4 +132,31 @@ char *buf_steal(struct buf *b)
     b->len = 0;
     b->cap = 0;
     return s;
+}
+
+int buf_read_file(struct buf *b, const char *path, struct zk_err *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    char chunk[8192];
+    size_t n;
+    int rc = ZK_OK;
+
+    if (!f) {
+        rc = zk_err_set(err, ZK_EIO, "%s: cannot open: %s", path, strerror(errno));
+        buf_free(b);
+        return rc;
+    }
+    while (rc == ZK_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = buf_append(b, chunk, n);
+    if (rc == ZK_ETOOBIG)
+        zk_err_set(err, rc, "%s: larger than %zu bytes", path, b->max);
+    else if (rc != ZK_OK)
+        zk_err_set(err, rc, "%s: out of memory", path);
+    else if (ferror(f))
+        rc = zk_err_set(err, ZK_EIO, "%s: read failed", path);
+    if (f != stdin)
+        fclose(f);
+    if (rc != ZK_OK)
+        buf_free(b);
+    return rc;
 }

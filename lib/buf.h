@@ -36,6 +36,13 @@ int buf_putc(struct buf *b, char c);
 /* Appends printf-style formatted text. Same contract as buf_append. */
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+struct zk_err;
+
+/* Appends the whole file at path ("-" means standard input) within b's bound. Returns ZK_OK, or
+ * ZK_EIO (cannot open or read), ZK_ETOOBIG or ZK_ENOMEM, with err naming the file; on failure the
+ * buffer is freed, as after any failed append. */
+int buf_read_file(struct buf *b, const char *path, struct zk_err *err);
+
 /* Empties the buffer but keeps its memory for reuse. */
 void buf_reset(struct buf *b);
 

@@ -65,21 +65,15 @@ static int kcli_fail(struct kube_err *err, int code, const char *what, const cha
 /* Reads the token file (first line, trimmed) into a heap string. */
 static int kcli_read_token(const char *path, char **out, struct zk_err *err)
 {
-    FILE *f = fopen(path, "rb");
     struct buf b;
-    char chunk[4096];
-    size_t n;
-    int rc = ZK_OK;
+    int rc;
 
     *out = NULL;
     buf_init(&b, KCLI_MAX_TOKEN);
-    if (!f)
-        return zk_err_set(err, ZK_EIO, "bearer token file %s: %s", path, strerror(errno));
-    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        rc = buf_append(&b, chunk, n);
-    fclose(f);
-    if (rc)
-        return zk_err_set(err, rc, "bearer token file %s: too large or out of memory", path);
+    if ((rc = buf_read_file(&b, path, err)) != ZK_OK) {
+        zk_err_prefix(err, "bearer token file");
+        return rc;
+    }
     while (b.len > 0 && isspace((unsigned char)b.data[b.len - 1]))
         b.data[--b.len] = '\0';
     if (b.len == 0) {

@@ -43,34 +43,15 @@ void kube_config_free(struct kube_config *cfg)
 static int kcfg_read_file(const char *path, char **out, size_t *len, struct zk_err *err)
 {
     struct buf b;
-    char chunk[8192];
-    size_t n;
-    int rc = ZK_OK;
-    FILE *f = fopen(path, "rb");
+    int rc;
 
     *out = NULL;
     buf_init(&b, KCFG_MAX_FILE);
-    if (!f)
-        return zk_err_set(err, ZK_EIO, "%s: cannot open: %s", path, strerror(errno));
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        rc = buf_append(&b, chunk, n);
-        if (rc) {
-            zk_err_set(err, rc, "%s: %s", path, rc == ZK_ETOOBIG ? "file is too large" : "out of memory");
-            goto out;
-        }
-    }
-    if (ferror(f)) {
-        rc = zk_err_set(err, ZK_EIO, "%s: read failed: %s", path, strerror(errno));
-        goto out;
-    }
+    if ((rc = buf_read_file(&b, path, err)) != ZK_OK)
+        return rc;
     *len = b.len;
     *out = buf_steal(&b);
-    if (!*out)
-        rc = zk_err_set(err, ZK_ENOMEM, "%s: out of memory", path);
-out:
-    buf_free(&b);
-    fclose(f);
-    return rc;
+    return *out ? ZK_OK : zk_err_set(err, ZK_ENOMEM, "%s: out of memory", path);
 }
 
 /* Decodes standard base64, ignoring whitespace (kubeconfigs sometimes wrap long values). The result is
