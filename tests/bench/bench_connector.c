@@ -8,6 +8,7 @@
  *
  * Usage: bench_connector --fixtures DIR [--url URL]
  * Prints Markdown table rows on stdout; tests/bench/run.sh puts them into docs/benchmarks.md. */
+#include "buf.h"
 #include "connector/config.h"
 #include "connector/format.h"
 #include "connector/zoekt/client.h"
@@ -34,25 +35,13 @@ static double now_s(void)
 
 static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    char *data;
-    long n;
+    struct buf b;
 
-    if (!f)
+    buf_init(&b, 64u << 20);
+    if (buf_read_file(&b, path, NULL) != ZK_OK)
         return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    data = malloc((size_t)n + 1);
-    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
-    }
-    if (data)
-        data[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return data;
+    *len = b.len;
+    return buf_steal(&b);
 }
 
 /* Appends s base64-encoded. */

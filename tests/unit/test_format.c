@@ -10,30 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "connector/format.h"
 
 static char *read_fixture(const char *name, size_t *len)
 {
     const char *root = getenv("ZK_ROOT");
     char path[1024];
-    FILE *f;
-    char *data;
-    long n;
+    struct buf b;
+    struct zk_err err;
 
     snprintf(path, sizeof(path), "%s/tests/fixtures/zoekt/%s", root ? root : ".", name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    data = malloc((size_t)n + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    data[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return data;
+    buf_init(&b, 64u << 20);
+    if (buf_read_file(&b, path, &err) != ZK_OK)
+        fail_msg("%s", err.msg);
+    *len = b.len;
+    return buf_steal(&b);
 }
 
 static void parse(const char *fixture, int ctx, struct zr_search *s)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "buf.h"
 #include "controller/corpus/render.h"
 #include "json.h"
 
@@ -21,26 +22,11 @@ static char *read_file(const char *rel)
 {
     char path[1024];
     const char *root = getenv("ZK_ROOT");
-    FILE *f;
-    long n;
-    char *data;
+    struct buf b;
 
     snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
-    f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    data = malloc((size_t)n + 1);
-    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
-    }
-    if (data)
-        data[n] = '\0';
-    fclose(f);
-    return data;
+    buf_init(&b, 16u << 20);
+    return buf_read_file(&b, path, NULL) == ZK_OK ? buf_steal(&b) : NULL;
 }
 
 static void write_file(const char *rel, const char *text)
