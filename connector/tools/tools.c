@@ -1,13 +1,10 @@
 /* tools.c: the tool catalogue and dispatch; see tools.h. The tools live in search.c, repos.c and
- * status.c; the argument checks they share in args.c. */
+ * status.c; the argument checks they share in args.c; the result container in result.c. */
 #include "connector/tools/tools.h"
 
 #include "connector/tools/args.h"
 
 #include <string.h>
-
-/* The text of one tool result: the largest output budget plus room for an error message. */
-#define TOOLS_TEXT_MAX (CONNECTOR_OUTPUT_BUDGET_LIMIT + 8192)
 
 struct tools_entry {
     const char *name;
@@ -37,21 +34,6 @@ cJSON *tools_list(void)
         }
     }
     return arr;
-}
-
-void tool_result_init(struct tool_result *r)
-{
-    buf_init(&r->text, TOOLS_TEXT_MAX);
-    r->structured = NULL;
-    r->is_error = 0;
-}
-
-void tool_result_free(struct tool_result *r)
-{
-    buf_free(&r->text);
-    cJSON_Delete(r->structured);
-    r->structured = NULL;
-    r->is_error = 0;
 }
 
 int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,

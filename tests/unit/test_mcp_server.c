@@ -32,20 +32,6 @@ cJSON *tools_list(void)
                        "{\"name\":\"wait\",\"inputSchema\":{\"type\":\"object\"}}]");
 }
 
-void tool_result_init(struct tool_result *r)
-{
-    buf_init(&r->text, 1 << 16);
-    r->structured = NULL;
-    r->is_error = 0;
-}
-
-void tool_result_free(struct tool_result *r)
-{
-    buf_free(&r->text);
-    cJSON_Delete(r->structured);
-    r->structured = NULL;
-}
-
 int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
                struct zk_err *err)
 {
