@@ -35,6 +35,9 @@ wait_for() { # wait_for SECONDS CMD...
 step "Install the CodeSearchCorpus CRD"
 kubectl apply -f "$root/crds/codesearch.dev_codesearchcorpora.yaml"
 kubectl wait --for condition=established --timeout=60s crd/codesearchcorpora.codesearch.dev
+# Established comes before the API server publishes the new schema; explain needs the schema.
+wait_for 60 kubectl explain codesearchcorpora.spec.freshness ||
+  { echo "demo: the API server did not publish the CodeSearchCorpus schema within 60 s" >&2; exit 1; }
 kubectl explain codesearchcorpora.spec.freshness | sed -n '1,12p'
 
 step "Create namespace $ns and an example corpus"
