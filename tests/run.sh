@@ -8,6 +8,11 @@
 # A suite that exits non-zero without reporting a failure (a crash, a sanitizer report, a leak) counts
 # as one failed test, so nothing can fail silently.
 #
+# Each suite has a deadline, ZK_SUITE_TIMEOUT seconds (default 600; the slowest suite takes under a
+# minute here). A suite still running then is killed with everything it started, its processes are
+# listed in its log first, and it counts as failed, so one hang costs ten minutes and a readable
+# failure, not the whole CI run.
+#
 # Usage: tests/run.sh [unit|fuzz|integration|mcp ...]   (default: all groups)
 # The fuzz group replays each fuzz target's seed corpus (tests/fuzz/); `make fuzz` does the fuzzing.
 set -uo pipefail
@@ -23,6 +28,7 @@ export ZK_ROOT=$root
 export ZK_BIN=$root/build/san/bin
 export KUBECONFIG=${KUBECONFIG:-$root/.cluster/kubeconfig}
 export PATH=${ZK_CACHE:-/var/cache/zoekt-operator}/bin:$PATH
+suite_timeout=${ZK_SUITE_TIMEOUT:-600}
 
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(unit fuzz integration mcp)
@@ -34,13 +40,31 @@ run_suite() {
   local name=$1; shift
   local log="$logs/${name//\//_}.log" start rc pass fail secs
   start=$(date +%s)
-  "$@" >"$log" 2>&1
+  # timeout(1) puts the suite in a process group of its own and signals the whole group. The
+  # watchdog lists that group (state, kernel wait channel) just before, which is what tells a deadlock
+  # from a slow server afterwards.
+  timeout -k 20 "$suite_timeout" "$@" >"$log" 2>&1 &
+  local pid=$!
+  (
+    trap 'kill $nap 2>/dev/null; exit 0' TERM
+    sleep $((suite_timeout - 2)) & nap=$!
+    wait $nap
+    echo "run.sh: $name is still running after $((suite_timeout - 2)) s; its processes:"
+    ps -eo pgid=,pid=,ppid=,stat=,etimes=,wchan:24=,args= | awk -v g="$pid" '$1 == g'
+  ) >>"$log" 2>&1 </dev/null &
+  local dog=$!
+  wait $pid
   rc=$?
+  kill $dog 2>/dev/null
+  wait $dog 2>/dev/null
   pass=$(grep -aE '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
   fail=$(grep -aE '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
   pass=$((pass + $(grep -aE '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')))
   fail=$((fail + $(grep -aE '^# fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')))
-  if [ $rc -ne 0 ] && [ "$fail" -eq 0 ]; then
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    fail=$((fail + 1))
+    echo "run.sh: $name was killed after $suite_timeout s (ZK_SUITE_TIMEOUT): it hung" >>"$log"
+  elif [ $rc -ne 0 ] && [ "$fail" -eq 0 ]; then
     fail=1
     echo "run.sh: $name exited with status $rc without reporting a failed test (crash or sanitizer report)" >>"$log"
   fi

@@ -20,18 +20,27 @@
 #define POLL_MS 200
 #define READ_CHUNK 65536
 
-struct stdio_ctx {
-    int out_fd;
-    struct mcp_session *session;
-    pthread_mutex_t mu; /* guards out_fd writes, workers and write_failed */
-    pthread_cond_t cv;  /* signalled when a worker ends */
-    int workers;
-    int write_failed;
-};
+/* A worker slot's life: FREE -> RUNNING (dispatch) -> DONE (the worker's last act) -> FREE (joined by
+ * the reader). Workers are joined, never detached: a detached thread can still be running its
+ * thread-exit handlers (OpenSSL frees its per-thread state there) while the process exits, which makes
+ * LeakSanitizer report leaks at random and can deadlock its exit-time check. */
+enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_DONE };
 
 struct worker {
     struct stdio_ctx *ctx;
     struct mcp_call *call;
+    pthread_t thread;
+    enum slot_state state;
+};
+
+struct stdio_ctx {
+    int out_fd;
+    struct mcp_session *session;
+    pthread_mutex_t mu; /* guards out_fd writes, slots' state, running and write_failed */
+    pthread_cond_t cv;  /* signalled when a worker ends */
+    struct worker slots[MCP_STDIO_MAX_WORKERS];
+    int running;
+    int write_failed;
 };
 
 /* Writes text and a newline as one message; a reply never contains a raw newline because JSON escapes
@@ -71,45 +80,57 @@ static void *worker_main(void *arg)
     char *reply = mcp_call_run(w->call);
 
     mcp_call_free(w->call);
+    w->call = NULL;
     if (reply != NULL)
         send_line(ctx, reply);
     free(reply);
-    free(w);
     pthread_mutex_lock(&ctx->mu);
-    ctx->workers--;
+    w->state = SLOT_DONE;
+    ctx->running--;
     pthread_cond_broadcast(&ctx->cv);
     pthread_mutex_unlock(&ctx->mu);
     return NULL;
 }
 
-/* Runs call on a new detached thread, waiting first while MCP_STDIO_MAX_WORKERS are busy. When no
- * thread can be made the call runs right here instead: slower, but nothing is lost. */
+/* Joins every worker that has finished, making its slot free. Called with ctx->mu held; a DONE worker
+ * no longer takes the lock, so joining it here cannot deadlock. */
+static void reap_workers(struct stdio_ctx *ctx)
+{
+    for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++) {
+        if (ctx->slots[i].state == SLOT_DONE) {
+            pthread_join(ctx->slots[i].thread, NULL);
+            ctx->slots[i].state = SLOT_FREE;
+        }
+    }
+}
+
+/* Runs call (taking ownership) on a worker thread, waiting first while MCP_STDIO_MAX_WORKERS are busy.
+ * When no thread can be made the call runs right here instead: slower, but nothing is lost. */
 static void dispatch(struct stdio_ctx *ctx, struct mcp_call *call)
 {
-    struct worker *w = malloc(sizeof(*w));
-    pthread_attr_t attr;
-    pthread_t th;
-    int ok = 0;
+    struct worker *w = NULL;
 
-    if (w == NULL) {
-        log_error("Out of memory starting a tool call; it gets no reply", NULL);
-        mcp_call_free(call);
-        return;
+    pthread_mutex_lock(&ctx->mu);
+    for (;;) {
+        reap_workers(ctx);
+        for (int i = 0; i < MCP_STDIO_MAX_WORKERS && w == NULL; i++)
+            if (ctx->slots[i].state == SLOT_FREE)
+                w = &ctx->slots[i];
+        if (w != NULL)
+            break;
+        pthread_cond_wait(&ctx->cv, &ctx->mu);
     }
     w->ctx = ctx;
     w->call = call;
-    pthread_mutex_lock(&ctx->mu);
-    while (ctx->workers >= MCP_STDIO_MAX_WORKERS)
-        pthread_cond_wait(&ctx->cv, &ctx->mu);
-    ctx->workers++;
-    pthread_mutex_unlock(&ctx->mu);
-    if (pthread_attr_init(&attr) == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        ok = pthread_create(&th, &attr, worker_main, w) == 0;
-        pthread_attr_destroy(&attr);
-    }
-    if (!ok)
+    w->state = SLOT_RUNNING;
+    ctx->running++;
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+        pthread_mutex_unlock(&ctx->mu);
         worker_main(w);
+        pthread_mutex_lock(&ctx->mu);
+        w->state = SLOT_FREE; /* no thread to join */
+    }
+    pthread_mutex_unlock(&ctx->mu);
 }
 
 static void handle_line(struct stdio_ctx *ctx, char *line, size_t len)
@@ -218,7 +239,7 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     if (!eof)
         mcp_session_close(ctx.session);
     pthread_mutex_lock(&ctx.mu);
-    while (ctx.workers > 0) {
+    while (ctx.running > 0) {
         struct timespec until;
 
         if ((opts->stop != NULL && *opts->stop) || ctx.write_failed) {
@@ -234,6 +255,7 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
         }
         pthread_cond_timedwait(&ctx.cv, &ctx.mu, &until);
     }
+    reap_workers(&ctx);
     pthread_mutex_unlock(&ctx.mu);
     mcp_session_free(ctx.session);
     pthread_cond_destroy(&ctx.cv);
