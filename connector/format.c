@@ -1,5 +1,6 @@
 /* format.c: see format.h. */
 #include "connector/format.h"
+#include "rfc3339.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -480,7 +481,7 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf
         }
         when[0] = '\0';
         if (r->index_time)
-            zr_format_time(r->index_time, when, sizeof(when));
+            rfc3339_format(r->index_time, when, sizeof(when));
         if (!rc)
             rc = buf_printf(&line, "  indexed %s\n", when[0] ? when : "(unknown)");
         if (rc)

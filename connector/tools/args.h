@@ -11,6 +11,7 @@
 #include "connector/zoekt/client.h"
 
 #include <cjson/cJSON.h>
+#include <time.h>
 
 /* Marks r as failed and sets its text to the formatted message (replacing what was there). Returns
  * ZK_OK, because a failure the agent should read is still a successful call. */
@@ -50,8 +51,8 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
 
 /* Newest and oldest index time over the repositories, and the first Zoekt version found. */
 struct targ_index_summary {
-    long long newest;  /* 0 when unknown */
-    long long oldest;
+    time_t newest;  /* 0 when unknown */
+    time_t oldest;
     const char *zoekt_version; /* points into the list; "" when unknown */
 };
 void targ_summarise(const struct zr_list *l, struct targ_index_summary *s);

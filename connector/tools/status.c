@@ -5,6 +5,7 @@
 #include "json.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "rfc3339.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,8 @@ static cJSON *status_index_json(const struct zr_list *l)
     char newest[32], oldest[32];
 
     targ_summarise(l, &s);
-    zr_format_time(s.newest, newest, sizeof(newest));
-    zr_format_time(s.oldest, oldest, sizeof(oldest));
+    rfc3339_format(s.newest, newest, sizeof(newest));
+    rfc3339_format(s.oldest, oldest, sizeof(oldest));
     if (!o || !cJSON_AddNumberToObject(o, "repositories", (double)l->n_repos) ||
         !cJSON_AddNumberToObject(o, "shards", (double)l->shards) ||
         !(s.newest ? cJSON_AddStringToObject(o, "newestIndexTime", newest) : cJSON_AddNullToObject(o, "newestIndexTime")) ||
@@ -203,8 +204,8 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
         goto done;
     }
     targ_summarise(&l, &s);
-    zr_format_time(s.newest, newest, sizeof(newest));
-    zr_format_time(s.oldest, oldest, sizeof(oldest));
+    rfc3339_format(s.newest, newest, sizeof(newest));
+    rfc3339_format(s.oldest, oldest, sizeof(oldest));
     rc = buf_printf(&r->text, "Search webserver %s: %zu repositories, %lld shards, newest index %s, oldest index %s%s%s%s\n",
                     cfg->zoekt_url, l.n_repos, l.shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
                     s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l.crashes ? " (some shards failed to load)" : "");

@@ -3,6 +3,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "rfc3339.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,50 +564,6 @@ void zr_search_free(struct zr_search *s)
 
 /* ---- /api/list ------------------------------------------------------------------------------------ */
 
-int zr_parse_time(const char *s, long long *out)
-{
-    struct tm tm;
-    const char *p;
-    long long t;
-    int off = 0;
-
-    memset(&tm, 0, sizeof(tm));
-    if (!s || !(p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
-        return -1;
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9')
-            return -1;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if ((*p == '+' || *p == '-') && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' && p[2] <= '9' &&
-               p[3] == ':' && p[4] >= '0' && p[4] <= '9' && p[5] >= '0' && p[5] <= '9') {
-        off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
-        if (*p == '-')
-            off = -off;
-        p += 6;
-    } else {
-        return -1;
-    }
-    if (*p)
-        return -1;
-    t = (long long)timegm(&tm);
-    *out = t - off;
-    return 0;
-}
-
-void zr_format_time(long long t, char *out, size_t n)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-
-    if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        snprintf(out, n, "%s", "");
-}
-
 static void zr_repo_free(struct zr_repo *r)
 {
     free(r->name);
@@ -686,7 +643,7 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         r->zoekt_version = zr_strdup(json_str(meta, "ZoektVersion", ""));
         if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(repo, "Branches"), r))
             goto nomem;
-        if (zr_parse_time(json_str(meta, "IndexTime", ""), &r->index_time))
+        if (!rfc3339_parse(json_str(meta, "IndexTime", ""), &r->index_time))
             r->index_time = 0;
         r->shards = json_int(stats, "Shards", 0);
         r->documents = json_int(stats, "Documents", 0);

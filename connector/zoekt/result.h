@@ -13,6 +13,7 @@
 #include "err.h"
 
 #include <stddef.h>
+#include <time.h>
 
 struct zr_opts {
     const char *mirror_prefix; /* stripped from the front of repository names; NULL: none */
@@ -68,7 +69,7 @@ struct zr_repo {
     char *name; /* mirror prefix stripped; "#<id>" for ReposMap entries, which carry no name */
     struct zr_branch *branches;
     size_t n_branches;
-    long long index_time;  /* seconds since the epoch; 0 when unknown */
+    time_t index_time;     /* seconds since the epoch; 0 when unknown */
     char *latest_commit;   /* LatestCommitDate as Zoekt sent it, or "" */
     char *zoekt_version;   /* IndexMetadata.ZoektVersion, or "" */
     long long shards;
@@ -106,12 +107,6 @@ unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len);
  * trailing carriage return is dropped. Returns a heap string, or NULL when out of memory. */
 char *zr_sanitize(const unsigned char *in, size_t len);
 
-/* Parses an RFC 3339 time ("2026-11-30T00:05:35.52975705Z", "...+02:00") into seconds since the epoch.
- * Returns 0 on success, -1 when the text is not such a time. */
-int zr_parse_time(const char *s, long long *out);
-
-/* Writes t as "2026-11-30T00:05:35Z" into out (at least 21 bytes). */
-void zr_format_time(long long t, char *out, size_t n);
 
 /* Returns name without the mirror prefix when it starts with it (and has more after it). */
 const char *zr_strip_prefix(const char *name, const char *mirror_prefix);

@@ -8,6 +8,7 @@
 #include "http.h"
 #include "json.h"
 #include "log.h"
+#include "rfc3339.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,16 +186,16 @@ void reconcile_jobs_finished(const cJSON *jobs, char *dst, size_t len)
     time_t best = 0, t;
 
     cJSON_ArrayForEach(job, jobs) {
-        if (status_time_parse(json_path_str(job, "status.completionTime", ""), &t) && t > best)
+        if (rfc3339_parse(json_path_str(job, "status.completionTime", ""), &t) && t > best)
             best = t;
         cJSON_ArrayForEach(c, json_path(job, "status.conditions")) {
             if (strcmp(json_str(c, "type", ""), "Failed") == 0 && strcmp(json_str(c, "status", ""), "True") == 0 &&
-                status_time_parse(json_str(c, "lastTransitionTime", ""), &t) && t > best)
+                rfc3339_parse(json_str(c, "lastTransitionTime", ""), &t) && t > best)
                 best = t;
         }
     }
     if (best)
-        status_time_format(best, dst, len);
+        rfc3339_format(best, dst, len);
     else if (len)
         dst[0] = '\0';
 }

@@ -7,8 +7,8 @@
 #include "controller/corpus/status.h"
 
 #include "json.h"
+#include "rfc3339.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,84 +16,12 @@
 
 /* ---- time ----------------------------------------------------------------------------------- */
 
-static int digits(const char *s, int n, int *out)
-{
-    int v = 0, i;
-
-    for (i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return 0;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 1;
-}
-
-int status_time_parse(const char *s, time_t *out)
-{
-    struct tm tm;
-    int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-    const char *p;
-    time_t t;
-
-    if (!s || strlen(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
-        s[16] != ':')
-        return 0;
-    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) ||
-        !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &sec))
-        return 0;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return 0;
-    p = s + 19;
-    if (*p == '.') {
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return 0;
-        while (isdigit((unsigned char)*p))
-            p++;
-    }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        sign = *p == '-' ? -1 : 1;
-        if (strlen(p) < 6 || p[3] != ':' || !digits(p + 1, 2, &oh) || !digits(p + 4, 2, &om) || oh > 23 || om > 59)
-            return 0;
-        p += 6;
-    } else {
-        return 0;
-    }
-    if (*p)
-        return 0;
-    memset(&tm, 0, sizeof(tm));
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    t = timegm(&tm);
-    if (t == (time_t)-1)
-        return 0;
-    *out = t - sign * (oh * 3600 + om * 60);
-    return 1;
-}
-
-void status_time_format(time_t t, char *dst, size_t len)
-{
-    struct tm tm;
-
-    if (len == 0)
-        return;
-    if (!gmtime_r(&t, &tm) || strftime(dst, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        dst[0] = '\0';
-}
-
 /* A time member of obj, or 0 when absent or malformed. */
 static time_t time_member(const cJSON *obj, const char *key)
 {
     time_t t = 0;
 
-    return status_time_parse(json_str(obj, key, NULL), &t) ? t : 0;
+    return rfc3339_parse(json_str(obj, key, NULL), &t) ? t : 0;
 }
 
 static time_t later(time_t a, time_t b)
@@ -142,8 +70,8 @@ int index_status_parse(const char *body, size_t len, struct index_status *out, s
     out->shards = shards ? (int)shards->valuedouble : 0;
     newest = json_str(root, "newestIndexTime", "");
     oldest = json_str(root, "oldestIndexTime", "");
-    if ((*newest && !status_time_parse(newest, &out->newest_index_time)) ||
-        (*oldest && !status_time_parse(oldest, &out->oldest_index_time))) {
+    if ((*newest && !rfc3339_parse(newest, &out->newest_index_time)) ||
+        (*oldest && !rfc3339_parse(oldest, &out->oldest_index_time))) {
         rc = zk_err_set(err, ZK_EPARSE, "parsing /index-status: an index time is not RFC 3339");
         goto out;
     }
@@ -201,7 +129,7 @@ static int add_condition(cJSON *arr, const cJSON *prev_status, const char *type,
     if (prev && prev_time && strcmp(json_str(prev, "status", ""), c->status) == 0)
         snprintf(ts, sizeof(ts), "%s", prev_time);
     else
-        status_time_format(now, ts, sizeof(ts));
+        rfc3339_format(now, ts, sizeof(ts));
     ok = cJSON_AddStringToObject(o, "type", type) && cJSON_AddStringToObject(o, "status", c->status) &&
          cJSON_AddNumberToObject(o, "observedGeneration", (double)generation) &&
          cJSON_AddStringToObject(o, "lastTransitionTime", ts) && cJSON_AddStringToObject(o, "reason", c->reason) &&
@@ -310,7 +238,7 @@ static int add_time(cJSON *obj, const char *key, time_t t)
 
     if (t <= 0)
         return 1;
-    status_time_format(t, ts, sizeof(ts));
+    rfc3339_format(t, ts, sizeof(ts));
     return cJSON_AddStringToObject(obj, key, ts) != NULL;
 }
 
@@ -377,8 +305,8 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
          * with nothing new must produce the same status, or every resync would write. */
         human_duration(max_age, m, sizeof(m));
         if (age <= max_age) {
-            status_time_format(oldest, built, sizeof(built));
-            status_time_format(oldest + max_age, until, sizeof(until));
+            rfc3339_format(oldest, built, sizeof(built));
+            rfc3339_format(oldest + max_age, until, sizeof(until));
             cond_set(&fresh, "True", "WithinMaxAge", "oldest index is from %s; fresh until %s (maxAge is %s)", built,
                      until, m);
             *requeue_seconds = max_age - age + 1;

@@ -55,8 +55,4 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
 /* The condition of the given type in a status object, or NULL. */
 const cJSON *status_condition(const cJSON *status, const char *type);
 
-/* RFC 3339 (UTC, seconds) helpers shared by status and tests. */
-int status_time_parse(const char *s, time_t *out);
-void status_time_format(time_t t, char *dst, size_t len);
-
 #endif

@@ -4,6 +4,7 @@
 #include "controller/corpus/status.h"
 #include "json.h"
 #include "log.h"
+#include "rfc3339.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -83,7 +84,7 @@ cJSON *events_build(const cJSON *obj, const char *component, const char *instanc
         return NULL;
     /* The object's name, cut so that the suffix always fits the 253-character limit. */
     snprintf(ename, sizeof(ename), "%.200s.%llx", name, name_suffix);
-    status_time_format(now, ts, sizeof(ts));
+    rfc3339_format(now, ts, sizeof(ts));
     e = cJSON_CreateObject();
     if (!e)
         return NULL;
@@ -155,7 +156,7 @@ static int events_bump(struct events *ev, const struct events_slot *s, time_t no
 
     if (!patch)
         return ZK_ENOMEM;
-    status_time_format(now, ts, sizeof(ts));
+    rfc3339_format(now, ts, sizeof(ts));
     cJSON_AddNumberToObject(patch, "count", (double)s->count);
     cJSON_AddStringToObject(patch, "lastTimestamp", ts);
     rc = kube_merge_patch(ev->client, &events_resource, s->ns, s->name, NULL, patch, NULL, &kerr);

@@ -15,11 +15,12 @@
  *   Line, Before, After or Content fields, sanitised), never from anywhere else;
  * - the repository list is sorted by name;
  * - zr_error_text always NUL-terminates within the size it is given;
- * - a time that zr_parse_time accepts survives zr_format_time and zr_parse_time unchanged. */
+ * - a time that rfc3339_parse accepts survives rfc3339_format and rfc3339_parse unchanged. */
 #include "tests/fuzz/fuzz.h"
 
 #include "connector/zoekt/result.h"
 #include "json.h"
+#include "rfc3339.h"
 
 #include <string.h>
 
@@ -204,12 +205,12 @@ static void check_error_text(const char *body, size_t len)
 static void check_time(const char *body, size_t len)
 {
     char *s = strndup(body, len), text[64];
-    long long t, t2;
+    time_t t, t2;
 
     FUZZ_CHECK(s != NULL);
-    if (zr_parse_time(s, &t) == 0 && t > -62135596800LL && t < 253402300800LL) {
-        zr_format_time(t, text, sizeof(text));
-        FUZZ_CHECK(zr_parse_time(text, &t2) == 0 && t2 == t);
+    if (rfc3339_parse(s, &t) && t > -62135596800LL && t < 253402300800LL) {
+        rfc3339_format(t, text, sizeof(text));
+        FUZZ_CHECK(rfc3339_parse(text, &t2) && t2 == t);
     }
     free(s);
 }

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "connector/zoekt/result.h"
+#include "rfc3339.h"
 
 /* Reads tests/fixtures/zoekt/<name> (relative to $ZK_ROOT, else the working directory). */
 static char *read_fixture(const char *name, size_t *len)
@@ -221,7 +222,7 @@ static void test_list(void **state)
     assert_string_equal(l.repos[0].name, "alpha");
     assert_string_equal(l.repos[2].name, "gamma");
     assert_int_equal(l.shards, 3);
-    zr_format_time(l.repos[0].index_time, when, sizeof(when));
+    rfc3339_format(l.repos[0].index_time, when, sizeof(when));
     assert_string_equal(when, "2026-11-30T00:05:35Z");
     assert_string_equal(l.repos[1].branches[0].version, "be320038aaa0ff1fcf32f2435f37ae973d8bd44f");
     assert_string_equal(l.repos[0].zoekt_version, "51a31b62");
@@ -232,7 +233,7 @@ static void test_list(void **state)
     assert_int_equal(zr_parse_list(body, len, &o, &l, &err), ZK_OK);
     assert_string_equal(l.repos[0].name, "sourcegraph/zoekt");
     assert_string_equal(l.repos[0].latest_commit, "2026-08-07T14:42:53+02:00");
-    zr_format_time(l.repos[0].index_time, when, sizeof(when));
+    rfc3339_format(l.repos[0].index_time, when, sizeof(when));
     assert_string_equal(when, "2026-08-07T12:30:05Z");
     zr_list_free(&l);
     free(body);
@@ -374,19 +375,19 @@ static void test_base64_and_sanitize(void **state)
 
 static void test_time_and_prefix(void **state)
 {
-    long long t;
+    time_t t;
     char buf[32];
 
     (void)state;
-    assert_int_equal(zr_parse_time("2026-11-30T00:05:35.52975705Z", &t), 0);
-    zr_format_time(t, buf, sizeof(buf));
+    assert_true(rfc3339_parse("2026-11-30T00:05:35.52975705Z", &t));
+    rfc3339_format(t, buf, sizeof(buf));
     assert_string_equal(buf, "2026-11-30T00:05:35Z");
-    assert_int_equal(zr_parse_time("2026-08-07T14:42:53+02:00", &t), 0);
-    zr_format_time(t, buf, sizeof(buf));
+    assert_true(rfc3339_parse("2026-08-07T14:42:53+02:00", &t));
+    rfc3339_format(t, buf, sizeof(buf));
     assert_string_equal(buf, "2026-08-07T12:42:53Z");
-    assert_int_equal(zr_parse_time("2026-08-07", &t), -1);
-    assert_int_equal(zr_parse_time("2026-08-07T14:42:53", &t), -1);
-    assert_int_equal(zr_parse_time("2026-08-07T14:42:53Zjunk", &t), -1);
+    assert_false(rfc3339_parse("2026-08-07", &t));
+    assert_false(rfc3339_parse("2026-08-07T14:42:53", &t));
+    assert_false(rfc3339_parse("2026-08-07T14:42:53Zjunk", &t));
     assert_string_equal(zr_strip_prefix("github.com/a/b", "github.com/"), "a/b");
     assert_string_equal(zr_strip_prefix("github.com/", "github.com/"), "github.com/");
     assert_string_equal(zr_strip_prefix("gitlab.com/a", "github.com/"), "gitlab.com/a");

@@ -7,6 +7,7 @@
 
 #include "controller/corpus/status.h"
 #include "json.h"
+#include "rfc3339.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static time_t ts(const char *s)
 {
     time_t t = 0;
 
-    assert_true(status_time_parse(s, &t));
+    assert_true(rfc3339_parse(s, &t));
     return t;
 }
 
@@ -113,14 +114,14 @@ static void test_time(void **state)
     assert_int_equal(ts("2026-11-28T01:30:00+01:30"), T0);
     assert_int_equal(ts("2026-11-27T22:00:00-02:00"), T0);
     assert_int_equal(ts("2026-11-28T00:00:00.123456789Z"), T0);
-    status_time_format(T0 + 41, buf, sizeof(buf));
+    rfc3339_format(T0 + 41, buf, sizeof(buf));
     assert_string_equal(buf, "2026-11-28T00:00:41Z");
-    assert_false(status_time_parse("2026-11-28 00:00:00Z", &t));
-    assert_false(status_time_parse("2026-13-28T00:00:00Z", &t));
-    assert_false(status_time_parse("2026-11-28T00:00:00", &t));
-    assert_false(status_time_parse("2026-11-28T00:00:00Zjunk", &t));
-    assert_false(status_time_parse("", &t));
-    assert_false(status_time_parse(NULL, &t));
+    assert_false(rfc3339_parse("2026-11-28 00:00:00Z", &t));
+    assert_false(rfc3339_parse("2026-13-28T00:00:00Z", &t));
+    assert_false(rfc3339_parse("2026-11-28T00:00:00", &t));
+    assert_false(rfc3339_parse("2026-11-28T00:00:00Zjunk", &t));
+    assert_false(rfc3339_parse("", &t));
+    assert_false(rfc3339_parse(NULL, &t));
 }
 
 static void test_index_status_parse(void **state)
