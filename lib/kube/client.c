@@ -24,14 +24,20 @@
 #define KCLI_MAX_TOKEN (64u * 1024)
 /* client-go re-reads a token file every minute: projected tokens are refreshed at 80% of their life. */
 #define KCLI_TOKEN_PERIOD_S 60
+/* An exec plugin's token is renewed this long before it expires, so a request never carries a token
+ * that expires on its way. */
+#define KCLI_EXEC_MARGIN_S 30
+/* A plugin that takes longer is killed (aws eks get-token takes about a second). */
+#define KCLI_EXEC_TIMEOUT_MS 60000
 
 struct kube_client {
     struct kube_config cfg;
     struct http_tls tls;
     long timeout_ms;
     pthread_mutex_t token_lock;
-    char *token;       /* the bearer token in use, or NULL; guarded by token_lock */
-    time_t token_read; /* when token_file was last read; guarded by token_lock */
+    char *token;         /* the bearer token in use, or NULL; guarded by token_lock */
+    time_t token_read;   /* when token_file was last read; guarded by token_lock */
+    time_t token_expiry; /* when the exec plugin's token expires, 0 if never; guarded by token_lock */
 };
 
 void kube_err_clear(struct kube_err *err)
@@ -86,29 +92,62 @@ static int kcli_read_token(const char *path, char **out, struct zk_err *err)
     return ZK_OK;
 }
 
-/* Gives the caller its own copy of the current token (NULL when none is configured), re-reading the token
- * file when it is older than a minute or when force is set (after a 401). *changed tells whether a
- * forced re-read produced a different token, which is what makes retrying a 401 worthwhile. */
+/* Whether the token in use must be replaced before the next request. Called with token_lock held. */
+static int kcli_token_stale(const struct kube_client *c, time_t now)
+{
+    if (!c->token)
+        return 1;
+    if (c->cfg.exec)
+        return c->token_expiry != 0 && now >= c->token_expiry - KCLI_EXEC_MARGIN_S;
+    return c->cfg.token_file && now - c->token_read >= KCLI_TOKEN_PERIOD_S;
+}
+
+/* Gets a fresh token from the exec plugin or the token file into *fresh (and *expiry). */
+static int kcli_token_fetch(const struct kube_client *c, char **fresh, time_t *expiry, struct zk_err *err)
+{
+    struct kube_exec_cred cred;
+    int rc;
+
+    *expiry = 0;
+    if (!c->cfg.exec)
+        return kcli_read_token(c->cfg.token_file, fresh, err);
+    rc = kube_exec_run(c->cfg.exec, KCLI_EXEC_TIMEOUT_MS, &cred, err);
+    if (rc)
+        return rc;
+    *fresh = cred.token;
+    *expiry = cred.expiry;
+    return ZK_OK;
+}
+
+/* Gives the caller its own copy of the current token (NULL when none is configured), renewing it when
+ * it is stale (a token file older than a minute, an exec plugin's token near its expiry) or when force
+ * is set (after a 401). *changed tells whether a forced renewal produced a different token, which is
+ * what makes retrying a 401 worthwhile. */
 static int kcli_token(struct kube_client *c, int force, char **out, int *changed, struct zk_err *err)
 {
-    time_t now = time(NULL);
+    time_t now = time(NULL), expiry = 0;
     char *fresh = NULL;
     int rc = ZK_OK;
 
     *out = NULL;
     *changed = 0;
     pthread_mutex_lock(&c->token_lock);
-    if (c->cfg.token_file && (force || !c->token || now - c->token_read >= KCLI_TOKEN_PERIOD_S)) {
-        rc = kcli_read_token(c->cfg.token_file, &fresh, err);
-        if (rc && c->token && !force) {
-            /* Keep using the token we have; the file may be mid-rotation. */
-            log_warn("Kept the previous bearer token", "file", c->cfg.token_file, "error", err->msg, NULL);
+    if ((c->cfg.token_file || c->cfg.exec) && (force || kcli_token_stale(c, now))) {
+        rc = kcli_token_fetch(c, &fresh, &expiry, err);
+        if (rc && c->token && !force && (!c->token_expiry || now < c->token_expiry)) {
+            /* Keep using the token we have while it is valid: the file may be mid-rotation, the
+             * plugin's identity provider briefly unreachable. */
+            log_warn("Kept the previous bearer token", "source", c->cfg.exec ? c->cfg.exec->argv[0] : c->cfg.token_file,
+                     "error", err->msg, NULL);
             rc = ZK_OK;
         } else if (!rc) {
             *changed = !c->token || strcmp(c->token, fresh) != 0;
+            if (c->token)
+                memset(c->token, 0, strlen(c->token));
             free(c->token);
             c->token = fresh;
             c->token_read = now;
+            c->token_expiry = expiry;
         }
     }
     if (!rc && c->token) {
@@ -158,7 +197,8 @@ int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_
             return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
         }
     }
-    /* Read a token file now, so that a missing file is reported at startup rather than on first use. */
+    /* Read a token file or run the exec plugin now, so that a missing file or a plugin that fails is
+     * reported at startup rather than on first use. */
     rc = kcli_token(c, 0, &tok, &changed, err);
     free(tok);
     if (rc) {
@@ -450,13 +490,13 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
         rc = http_do(&req, &resp, &z);
         free(tok);
         tok = NULL;
-        /* A rotated token shows up as 401: re-read the file once, and retry only if it changed. */
-        if (resp.status == 401 && attempt == 0 && c->cfg.token_file) {
+        /* A rotated or revoked token shows up as 401: renew it once, and retry only if it changed. */
+        if (resp.status == 401 && attempt == 0 && (c->cfg.token_file || c->cfg.exec)) {
             char *fresh = NULL;
 
             if (kcli_token(c, 1, &fresh, &changed, &z) == ZK_OK && changed) {
                 free(fresh);
-                log_info("Retrying after 401 with a re-read bearer token", "url", what, NULL);
+                log_info("Retrying after 401 with a renewed bearer token", "url", what, NULL);
                 continue;
             }
             free(fresh);

@@ -35,6 +35,7 @@ void kube_config_free(struct kube_config *cfg)
         memset(cfg->token, 0, strlen(cfg->token));
     free(cfg->token);
     free(cfg->token_file);
+    kube_exec_free(cfg->exec);
     free(cfg->namespace);
     memset(cfg, 0, sizeof(*cfg));
 }
@@ -201,12 +202,123 @@ static int kcfg_oom(const char *source, struct zk_err *err)
     return zk_err_set(err, ZK_ENOMEM, "kubeconfig %s: out of memory", source);
 }
 
+/* The strings of a sequence of scalars as a NULL-terminated array (prefix, if not NULL, first), into
+ * *out. what names the field for the error message. */
+static int kcfg_strv(yaml_document_t *doc, yaml_node_t *seq, const char *prefix, const char *source,
+                     const char *what, char ***out, struct zk_err *err)
+{
+    size_t n = 0, k = 0;
+    char **v;
+
+    *out = NULL;
+    if (seq && seq->type != YAML_SEQUENCE_NODE)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s must be a list", source, what);
+    if (seq)
+        n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    if (!(v = calloc(n + 2, sizeof(*v))))
+        return kcfg_oom(source, err);
+    if (prefix && !(v[k++] = strdup(prefix)))
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *item = yaml_document_get_node(doc, seq->data.sequence.items.start[i]);
+
+        if (!item || item->type != YAML_SCALAR_NODE) {
+            for (char **p = v; *p; p++)
+                free(*p);
+            free(v);
+            return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s[%zu] must be a string", source, what, i);
+        }
+        if (!(v[k++] = strdup((const char *)item->data.scalar.value)))
+            goto oom;
+    }
+    *out = v;
+    return ZK_OK;
+oom:
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+    return kcfg_oom(source, err);
+}
+
+/* users[].user.exec: command, args, env ({name, value} pairs), apiVersion, installHint. A command
+ * with a '/' in it is relative to the kubeconfig's folder, as kubectl has it; a bare name is looked up
+ * in PATH when the plugin runs. */
+static int kcfg_exec(yaml_document_t *doc, yaml_node_t *node, const char *source, const char *base_dir,
+                     const char *what, struct kube_exec **out, struct zk_err *err)
+{
+    const char *command = kcfg_str(doc, node, "command"), *api = kcfg_str(doc, node, "apiVersion");
+    const char *mode = kcfg_str(doc, node, "interactiveMode"), *hint = kcfg_str(doc, node, "installHint");
+    yaml_node_t *env = kcfg_get(doc, node, "env");
+    struct kube_exec *x = NULL;
+    char *path = NULL;
+    size_t n = 0;
+    int rc;
+
+    *out = NULL;
+    if (!command)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.exec.command is not set", source, what);
+    if (!api || (strcmp(api, "client.authentication.k8s.io/v1") != 0 &&
+                 strcmp(api, "client.authentication.k8s.io/v1beta1") != 0))
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.exec.apiVersion must be client.authentication.k8s.io/v1 "
+                          "or client.authentication.k8s.io/v1beta1, not \"%s\"", source, what, api ? api : "");
+    if (mode && strcmp(mode, "Always") == 0)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.exec.interactiveMode is Always, but this program has no "
+                          "terminal to ask from: use a plugin that runs unattended", source, what);
+    if (env && env->type != YAML_SEQUENCE_NODE)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.exec.env must be a list of {name, value}", source, what);
+    if (!(x = calloc(1, sizeof(*x))))
+        return kcfg_oom(source, err);
+    if (kcfg_dup_path(&path, command, strchr(command, '/') ? base_dir : NULL)) {
+        rc = kcfg_oom(source, err);
+        goto out;
+    }
+    {
+        char field[320];
+
+        snprintf(field, sizeof(field), "%.300s.exec.args", what);
+        rc = kcfg_strv(doc, kcfg_get(doc, node, "args"), path, source, field, &x->argv, err);
+        if (rc)
+            goto out;
+    }
+    if (env)
+        n = (size_t)(env->data.sequence.items.top - env->data.sequence.items.start);
+    if (!(x->env = calloc(n + 1, sizeof(*x->env))) || !(x->api_version = strdup(api)) ||
+        (hint && !(x->install_hint = strdup(hint)))) {
+        rc = kcfg_oom(source, err);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *e = yaml_document_get_node(doc, env->data.sequence.items.start[i]);
+        const char *name = kcfg_str(doc, e, "name"), *value = kcfg_str(doc, e, "value");
+        size_t len;
+
+        if (!name || strchr(name, '=')) {
+            rc = zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.exec.env[%zu] needs a name without '='", source, what, i);
+            goto out;
+        }
+        len = strlen(name) + (value ? strlen(value) : 0) + 2;
+        if (!(x->env[i] = malloc(len))) {
+            rc = kcfg_oom(source, err);
+            goto out;
+        }
+        snprintf(x->env[i], len, "%s=%s", name, value ? value : "");
+    }
+    *out = x;
+    x = NULL;
+    rc = ZK_OK;
+out:
+    free(path);
+    kube_exec_free(x);
+    return rc;
+}
+
+
 /* Fills cfg from a parsed document. base_dir resolves relative file paths (NULL: leave them as is). */
 static int kcfg_from_document(yaml_document_t *doc, const char *source, const char *base_dir, const char *context,
                               struct kube_config *cfg, struct zk_err *err)
 {
     yaml_node_t *root = yaml_document_get_root_node(doc);
-    yaml_node_t *ctx, *cluster, *user;
+    yaml_node_t *ctx, *cluster, *user, *provider, *exec;
     const char *ctx_name = context, *cluster_name, *user_name, *server, *ns, *insecure;
     char what[300];
     size_t len;
@@ -273,6 +385,16 @@ static int kcfg_from_document(yaml_document_t *doc, const char *source, const ch
         kcfg_dup_path(&cfg->token_file, kcfg_str(doc, user, "tokenFile"), base_dir) ||
         kcfg_dup_path(&cfg->token, kcfg_str(doc, user, "token"), NULL))
         return kcfg_oom(source, err);
+    /* Auth providers (gcp, azure, oidc) were removed from kubectl in favour of exec plugins. Ignoring
+     * one would send unauthenticated requests and report a puzzling 401 or 403 later. */
+    provider = kcfg_get(doc, user, "auth-provider");
+    if (provider)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.auth-provider (%s) is not supported: use an exec credential "
+                          "plugin, which replaced auth providers in kubectl", source, what,
+                          kcfg_str(doc, provider, "name") ? kcfg_str(doc, provider, "name") : "unnamed");
+    exec = kcfg_get(doc, user, "exec");
+    if (exec && (rc = kcfg_exec(doc, exec, source, base_dir, what, &cfg->exec, err)) != ZK_OK)
+        return rc;
     if ((cfg->cert_pem || cfg->cert_file) != (cfg->key_pem || cfg->key_file))
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s has a client certificate without a client key or the "
                           "reverse", source, what);
@@ -474,6 +596,10 @@ int kube_config_copy(const struct kube_config *src, struct kube_config *dst)
         kcfg_dup_mem(&dst->token, src->token, src->token ? strlen(src->token) : 0) ||
         kcfg_dup_mem(&dst->token_file, src->token_file, src->token_file ? strlen(src->token_file) : 0) ||
         kcfg_dup_mem(&dst->namespace, src->namespace, src->namespace ? strlen(src->namespace) : 0)) {
+        kube_config_free(dst);
+        return ZK_ENOMEM;
+    }
+    if (kube_exec_copy(src->exec, &dst->exec)) {
         kube_config_free(dst);
         return ZK_ENOMEM;
     }

@@ -7,6 +7,7 @@
 #define ZK_KUBE_CONFIG_H
 
 #include "err.h"
+#include "kube/exec.h"
 
 #include <stddef.h>
 #include <time.h>
@@ -24,6 +25,7 @@ struct kube_config {
     size_t key_pem_len;
     char *token;      /* a bearer token given inline, or NULL */
     char *token_file; /* a file to (re-)read the bearer token from, or NULL */
+    struct kube_exec *exec; /* an exec credential plugin that supplies the token (kube/exec.h), or NULL */
     char *namespace;  /* the context's namespace, the pod's namespace in cluster, or "default" */
     int insecure;     /* insecure-skip-tls-verify: honoured, and logged loudly by the programs */
 };

@@ -7,7 +7,8 @@
  *   the source, and the config is left empty (every pointer NULL);
  * - on success the server is set and has no trailing slash, the namespace is a non-empty string,
  *   insecure is 0 or 1, decoded certificate data is NUL-terminated at its length, a client certificate
- *   comes with a client key and the reverse, and kube_config_copy reproduces every field. */
+ *   comes with a client key and the reverse, an exec plugin has a command and a known apiVersion, and
+ *   kube_config_copy reproduces every field. */
 #include "tests/fuzz/fuzz.h"
 
 #include "err.h"
@@ -67,6 +68,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(cfg.ca_pem_len == copy.ca_pem_len && same_mem(cfg.ca_pem, copy.ca_pem, cfg.ca_pem_len));
     FUZZ_CHECK(cfg.cert_pem_len == copy.cert_pem_len && same_mem(cfg.cert_pem, copy.cert_pem, cfg.cert_pem_len));
     FUZZ_CHECK(cfg.key_pem_len == copy.key_pem_len && same_mem(cfg.key_pem, copy.key_pem, cfg.key_pem_len));
+    FUZZ_CHECK((cfg.exec == NULL) == (copy.exec == NULL));
+    if (cfg.exec) {
+        size_t i;
+
+        /* A parsed plugin always has a command, a known apiVersion and an env array. */
+        FUZZ_CHECK(cfg.exec->argv && cfg.exec->argv[0] && cfg.exec->argv[0][0] && cfg.exec->env);
+        FUZZ_CHECK(strcmp(cfg.exec->api_version, "client.authentication.k8s.io/v1") == 0 ||
+                   strcmp(cfg.exec->api_version, "client.authentication.k8s.io/v1beta1") == 0);
+        for (i = 0; cfg.exec->argv[i]; i++)
+            FUZZ_CHECK(same_str(cfg.exec->argv[i], copy.exec->argv[i]));
+        FUZZ_CHECK(copy.exec->argv[i] == NULL);
+        for (i = 0; cfg.exec->env[i]; i++)
+            FUZZ_CHECK(strchr(cfg.exec->env[i], '=') && same_str(cfg.exec->env[i], copy.exec->env[i]));
+        FUZZ_CHECK(copy.exec->env[i] == NULL);
+        FUZZ_CHECK(same_str(cfg.exec->install_hint, copy.exec->install_hint));
+    }
     kube_config_free(&copy);
     kube_config_free(&cfg);
     FUZZ_CHECK(memcmp(&cfg, &empty, sizeof(cfg)) == 0);

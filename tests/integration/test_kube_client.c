@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -408,6 +409,145 @@ static void test_forbidden(void **state)
         assert_non_null(strstr(zerr.msg, "Forbidden"));
     }
     kube_client_free(nobody);
+}
+
+/* ---- exec credential plugins ---------------------------------------------------------------------- */
+
+/* Runs a shell command and returns the first line of its output in out (without the newline). */
+static void first_line(const char *cmd, char *out, size_t size)
+{
+    FILE *p = popen(cmd, "r");
+
+    assert_non_null(p);
+    out[0] = '\0';
+    if (!fgets(out, (int)size, p))
+        out[0] = '\0';
+    assert_int_equal(pclose(p), 0);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* How many times the plugin has run (lines in its log). */
+static int plugin_runs(const char *dir)
+{
+    char cmd[600], line[32];
+
+    snprintf(cmd, sizeof(cmd), "cat '%s/runs' 2>/dev/null | wc -l", dir);
+    first_line(cmd, line, sizeof(line));
+    return atoi(line);
+}
+
+/* A client from a kubeconfig whose user is the exec plugin dir/plugin. */
+static struct kube_client *exec_client(const char *dir, const struct kube_config *admin)
+{
+    char path[600];
+    struct kube_config cfg;
+    struct kube_client *c = NULL;
+    struct zk_err zerr;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/config", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\ncurrent-context: robot\n"
+            "clusters:\n- {name: local, cluster: {server: '%s', certificate-authority: '%s'}}\n"
+            "contexts:\n- {name: robot, context: {cluster: local, user: robot, namespace: '%s'}}\n"
+            "users:\n- name: robot\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+            "      command: ./plugin\n      args: [--for, robot]\n      env: [{name: TOKEN_FILE, value: '%s/token'}]\n",
+            admin->server, admin->ca_file, ns, dir);
+    fclose(f);
+    if (kube_config_from_file(path, NULL, &cfg, &zerr))
+        fail_msg("%s", zerr.msg);
+    if (kube_client_new(&cfg, 10000, &c, &zerr))
+        fail_msg("%s", zerr.msg);
+    kube_config_free(&cfg);
+    return c;
+}
+
+/* The exec plugin path against the real API server, with a real ServiceAccount token (TokenRequest):
+ * the token is fetched once and reused, renewed near its expiry, and renewed at once after a 401. */
+static void test_exec_plugin(void **state)
+{
+    char dir[] = "/tmp/test_kube_exec_it.XXXXXX", cmd[1600], token[2048], path[700];
+    struct kube_config admin;
+    struct kube_client *robot;
+    struct zk_err zerr;
+    struct kube_err err;
+    cJSON *list = NULL, *denied;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(kube_config_load(NULL, NULL, &admin, &zerr), ZK_OK);
+    snprintf(cmd, sizeof(cmd),
+             "kubectl -n %s create serviceaccount robot >/dev/null && "
+             "kubectl -n %s create role robot-read --verb=get,list --resource=configmaps >/dev/null && "
+             "kubectl -n %s create rolebinding robot-read --role=robot-read --serviceaccount=%s:robot >/dev/null && "
+             "kubectl -n %s create token robot --duration=1h",
+             ns, ns, ns, ns, ns);
+    first_line(cmd, token, sizeof(token));
+    assert_true(strlen(token) > 100);
+    snprintf(path, sizeof(path), "%s/token", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(token, f);
+    fclose(f);
+    /* The plugin logs each run, answers with the token in $TOKEN_FILE (its args must have arrived), and
+     * with the expiry in ./expiry when there is one. */
+    snprintf(path, sizeof(path), "%s/plugin", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\n"
+               "cd \"$(dirname \"$0\")\"\n"
+               "echo \"$*\" >> runs\n"
+               "[ \"$*\" = '--for robot' ] || exit 9\n"
+               "exp=''; [ -s expiry ] && exp=\",\\\"expirationTimestamp\\\":\\\"$(cat expiry)\\\"\"\n"
+               "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\",'\n"
+               "printf '\"status\":{\"token\":\"%%s\"%%s}}' \"$(cat \"$TOKEN_FILE\")\" \"$exp\"\n");
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+
+    /* No expiry: one run, at client creation, serves every request. */
+    robot = exec_client(dir, &admin);
+    for (int i = 0; i < 5; i++) {
+        assert_ok(kube_list(robot, &CONFIGMAPS, ns, NULL, &list, &err));
+        cJSON_Delete(list);
+    }
+    assert_int_equal(plugin_runs(dir), 1);
+    /* The identity is the ServiceAccount, which may read but not write. */
+    denied = configmap("exec-denied", NULL, NULL, "v");
+    assert_int_equal(kube_create(robot, &CONFIGMAPS, ns, denied, NULL, &err), ZK_EAPI);
+    cJSON_Delete(denied);
+    assert_int_equal(err.reason, KUBE_REASON_FORBIDDEN);
+    assert_non_null(strstr(err.message, "system:serviceaccount:"));
+    kube_client_free(robot);
+
+    /* A token that expires within the renewal margin is renewed before each request. */
+    snprintf(cmd, sizeof(cmd), "date -u -d '+10 seconds' +%%Y-%%m-%%dT%%H:%%M:%%SZ > %s/expiry && rm -f %s/runs", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    robot = exec_client(dir, &admin);
+    for (int i = 0; i < 3; i++) {
+        assert_ok(kube_list(robot, &CONFIGMAPS, ns, NULL, &list, &err));
+        cJSON_Delete(list);
+    }
+    assert_int_equal(plugin_runs(dir), 4);
+    kube_client_free(robot);
+
+    /* A token the server rejects (revoked, rotated) is renewed once on the 401 and the request retried. */
+    snprintf(cmd, sizeof(cmd), "rm -f %s/runs %s/expiry && cp %s/token %s/good && echo bogus > %s/token", dir, dir, dir, dir,
+             dir);
+    assert_int_equal(system(cmd), 0);
+    robot = exec_client(dir, &admin);
+    snprintf(cmd, sizeof(cmd), "cp %s/good %s/token", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    assert_ok(kube_list(robot, &CONFIGMAPS, ns, NULL, &list, &err));
+    cJSON_Delete(list);
+    assert_int_equal(plugin_runs(dir), 2);
+    kube_client_free(robot);
+
+    kube_config_free(&admin);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 /* ---- watch ------------------------------------------------------------------------------------------ */
@@ -928,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_list_paging_and_selector),
         cmocka_unit_test(test_discovery),
         cmocka_unit_test(test_forbidden),
+        cmocka_unit_test(test_exec_plugin),
         cmocka_unit_test(test_watch_events_restart_and_410),
         cmocka_unit_test(test_cancel_while_unreachable),
         cmocka_unit_test(test_fake_list_restarts_once_after_410),

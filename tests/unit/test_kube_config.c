@@ -52,6 +52,13 @@ static const char KUBECONFIG[] =
     "- name: filer@dev\n"
     "  context: {cluster: dev, user: filer}\n";
 
+/* A cluster and a context for user u, whose definition the test appends. */
+#define EXEC_PREFIX                                                                                              \
+    "current-context: c\n"                                                                                       \
+    "clusters:\n- {name: k, cluster: {server: 'https://x'}}\n"                                                   \
+    "contexts:\n- {name: c, context: {cluster: k, user: u}}\n"                                                   \
+    "users:\n- name: u\n"
+
 static int parse(const char *text, const char *context, struct kube_config *cfg, struct zk_err *err)
 {
     return kube_config_from_yaml(text, strlen(text), "test.yaml", context, cfg, err);
@@ -171,6 +178,54 @@ static void test_errors_name_the_field(void **state)
                  "users:\n- {name: u, user: {client-certificate: /c.crt}}\n"
                  "contexts:\n- {name: c, context: {cluster: k, user: u}}\n",
                  NULL, "users[u].user", "client key");
+    expect_error(EXEC_PREFIX "  user: {auth-provider: {name: gcp}}\n", NULL, "users[u].user.auth-provider (gcp)",
+                 "exec credential plugin");
+    expect_error(EXEC_PREFIX "  user: {exec: {apiVersion: client.authentication.k8s.io/v1}}\n", NULL,
+                 "users[u].user.exec.command", NULL);
+    expect_error(EXEC_PREFIX "  user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1alpha1}}\n", NULL,
+                 "users[u].user.exec.apiVersion", "v1alpha1");
+    expect_error(EXEC_PREFIX "  user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1,"
+                 " interactiveMode: Always}}\n", NULL, "interactiveMode is Always", "terminal");
+    expect_error(EXEC_PREFIX "  user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1, args: x}}\n",
+                 NULL, "users[u].user.exec.args must be a list", NULL);
+    expect_error(EXEC_PREFIX "  user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1,"
+                 " env: [{value: v}]}}\n", NULL, "users[u].user.exec.env[0]", "name");
+}
+
+/* An exec plugin as `aws eks update-kubeconfig` writes it. */
+static void test_exec_plugin(void **state)
+{
+    struct kube_config cfg, copy;
+    struct zk_err err;
+
+    (void)state;
+    assert_int_equal(parse(EXEC_PREFIX "  user:\n"
+                           "    exec:\n"
+                           "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                           "      command: aws\n"
+                           "      args: [--region, eu-west-1, eks, get-token, --cluster-name, org]\n"
+                           "      env:\n"
+                           "      - {name: AWS_PROFILE, value: platform}\n"
+                           "      - {name: EMPTY}\n"
+                           "      installHint: install the AWS CLI\n"
+                           "      interactiveMode: IfAvailable\n",
+                           NULL, &cfg, &err),
+                     ZK_OK);
+    assert_non_null(cfg.exec);
+    assert_string_equal(cfg.exec->argv[0], "aws"); /* a bare name: looked up in PATH when it runs */
+    assert_string_equal(cfg.exec->argv[1], "--region");
+    assert_string_equal(cfg.exec->argv[6], "org");
+    assert_null(cfg.exec->argv[7]);
+    assert_string_equal(cfg.exec->env[0], "AWS_PROFILE=platform");
+    assert_string_equal(cfg.exec->env[1], "EMPTY=");
+    assert_null(cfg.exec->env[2]);
+    assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1beta1");
+    assert_string_equal(cfg.exec->install_hint, "install the AWS CLI");
+    assert_int_equal(kube_config_copy(&cfg, &copy), ZK_OK);
+    kube_config_free(&cfg);
+    assert_string_equal(copy.exec->argv[6], "org");
+    assert_string_equal(copy.exec->env[0], "AWS_PROFILE=platform");
+    kube_config_free(&copy);
 }
 
 /* Writes text to dir/name and returns the path in a static buffer. */
@@ -231,6 +286,15 @@ static void test_file_paths_are_relative_to_the_file(void **state)
     snprintf(want, sizeof(want), "%s/certs/me.crt", t->dir);
     assert_string_equal(cfg.cert_file, want);
     assert_string_equal(cfg.key_file, "/abs/me.key");
+    kube_config_free(&cfg);
+
+    /* An exec command with a '/' is relative to the file too; kubectl does the same. */
+    path = write_file(t->dir, "exec-config",
+                      EXEC_PREFIX "  user: {exec: {command: bin/get-token, apiVersion: client.authentication.k8s.io/v1}}\n");
+    assert_int_equal(kube_config_from_file(path, NULL, &cfg, &err), ZK_OK);
+    snprintf(want, sizeof(want), "%s/bin/get-token", t->dir);
+    assert_string_equal(cfg.exec->argv[0], want);
+    assert_null(cfg.exec->argv[1]);
     kube_config_free(&cfg);
 }
 
@@ -343,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_named_context_token_and_namespace),
         cmocka_unit_test(test_copy_is_deep),
         cmocka_unit_test(test_errors_name_the_field),
+        cmocka_unit_test(test_exec_plugin),
         cmocka_unit_test_setup_teardown(test_file_paths_are_relative_to_the_file, tmp_setup, tmp_teardown),
         cmocka_unit_test_setup_teardown(test_load_order, tmp_setup, tmp_teardown),
         cmocka_unit_test_setup_teardown(test_in_cluster, tmp_setup, tmp_teardown),
