@@ -443,6 +443,7 @@ static cJSON *render_pvc(const struct rctx *c)
     /* With Retain the claim has no ownerReference, so deleting the corpus leaves it (and the index)
      * for a corpus of the same name to pick up again. */
     ann = add_obj(md, "annotations");
+    add_str(ann, RENDER_ANN_CORPUS, c->name);
     add_str(ann, RENDER_ANN_ON_DELETE, del ? "Delete" : "Retain");
     spec = add_obj(o, "spec");
     add_item(spec, "accessModes", strv(rwx));
@@ -726,7 +727,7 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
 static cJSON *job_spec(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *js = cJSON_CreateObject(), *tpl, *pod, *ctrs, *k, *env, *mounts, *vols;
+    cJSON *js = cJSON_CreateObject(), *tpl, *md, *pod, *ctrs, *k, *env, *mounts, *vols;
     static const char *const cmd[] = {"/bin/sh", RENDER_CONFIG_DIR "/indexer.sh", NULL};
     static const char *const keys[] = {RENDER_REPOS_KEY, "indexer.sh", NULL};
 
@@ -734,7 +735,9 @@ static cJSON *job_spec(const struct rctx *c)
     add_num(js, "backoffLimit", 1);
     add_num(js, "activeDeadlineSeconds", (double)s->indexer.deadline_seconds);
     tpl = add_obj(js, "template");
-    add_item(add_obj(tpl, "metadata"), "labels", labels(c, "indexer"));
+    md = add_obj(tpl, "metadata");
+    add_item(md, "labels", labels(c, "indexer"));
+    add_str(add_obj(md, "annotations"), RENDER_ANN_CORPUS, c->name);
     pod = add_obj(tpl, "spec");
     add_str(pod, "restartPolicy", "Never");
     /* The indexer talks to git servers, never to the Kubernetes API. */
@@ -776,7 +779,7 @@ static cJSON *render_cronjob(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *o = new_object(c, c->cronjob_api, "CronJob", c->names.cronjob, "indexer", 1);
-    cJSON *spec = add_obj(o, "spec"), *jt;
+    cJSON *spec = add_obj(o, "spec"), *jt, *md;
 
     add_str(spec, "schedule", s->schedule);
     /* timeZone exists only in batch/v1 (Kubernetes 1.24+); older servers would prune it, which the
@@ -790,7 +793,9 @@ static cJSON *render_cronjob(const struct rctx *c)
     add_num(spec, "successfulJobsHistoryLimit", 3);
     add_num(spec, "failedJobsHistoryLimit", 3);
     jt = add_obj(spec, "jobTemplate");
-    add_item(add_obj(jt, "metadata"), "labels", labels(c, "indexer"));
+    md = add_obj(jt, "metadata");
+    add_item(md, "labels", labels(c, "indexer"));
+    add_str(add_obj(md, "annotations"), RENDER_ANN_CORPUS, c->name);
     add_item(jt, "spec", job_spec(c));
     return o;
 }

@@ -26,6 +26,10 @@
 #define RENDER_OWNER_KIND "CodeSearchCorpus"
 /* On the Deployment's pod template: SHA-256 (hex) of the ConfigMap's data, so a change rolls the pods. */
 #define RENDER_ANN_CONFIG_HASH "codesearch.dev/config-hash"
+/* On objects that have no controller ownerReference to their corpus (the PVC kept under Retain, the
+ * Jobs the CronJob creates): the corpus's full name. The app.kubernetes.io/instance label cannot carry a
+ * name longer than 63 characters; an annotation can, so this is what maps such objects back. */
+#define RENDER_ANN_CORPUS "codesearch.dev/corpus"
 /* On the PVC: Retain or Delete, the policy it was rendered under (only Delete adds an ownerReference). */
 #define RENDER_ANN_ON_DELETE "codesearch.dev/on-delete"
 /* On a corpus: a request to reindex now; on the Job it created: the request it honours. */

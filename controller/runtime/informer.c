@@ -4,6 +4,7 @@
  * resource, so cJSON's linear member lookup is cheap and the structure needs no code of its own. */
 #include "controller/runtime/informer.h"
 
+#include "controller/corpus/render.h"
 #include "json.h"
 #include "kube/watch.h"
 #include "log.h"
@@ -60,16 +61,21 @@ int informer_owner_key(const cJSON *obj, enum informer_key_mode mode, char *key,
     cJSON_ArrayForEach(ref, refs) {
         const char *api = json_str(ref, "apiVersion", "");
 
-        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), "CodeSearchCorpus") == 0 &&
+        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), RENDER_OWNER_KIND) == 0 &&
             strncmp(api, "codesearch.dev/", 15) == 0) {
             name = json_str(ref, "name", NULL);
             break;
         }
     }
     if (!name) {
+        /* The annotation holds the full name; the label only names corpora of up to 63 characters
+         * (older objects were rendered without the annotation). */
         labels = json_path(obj, "metadata.labels");
-        if (strcmp(json_str(labels, "app.kubernetes.io/managed-by", ""), "zoekt-operator") == 0)
-            name = json_str(labels, "app.kubernetes.io/instance", NULL);
+        if (strcmp(json_str(labels, RENDER_LABEL_MANAGED_BY, ""), RENDER_MANAGER) == 0) {
+            name = json_str(json_path(obj, "metadata.annotations"), RENDER_ANN_CORPUS, NULL);
+            if (!name)
+                name = json_str(labels, RENDER_LABEL_INSTANCE, NULL);
+        }
     }
     if (!name || !*name)
         return 0;

@@ -6,10 +6,11 @@
  * change calls enqueue with the key of the corpus the object belongs to:
  * - INFORMER_KEY_SELF: the object's own key (the corpora themselves);
  * - INFORMER_KEY_OWNER: the corpus named by the object's controller ownerReference of kind
- *   CodeSearchCorpus, or, when there is none, by its app.kubernetes.io/instance label if its
- *   app.kubernetes.io/managed-by label is zoekt-operator. The label covers objects the corpus does not
- *   own directly: a PVC kept under the Retain policy, and the Jobs a CronJob creates (owned by the
- *   CronJob, labelled through its job template).
+ *   CodeSearchCorpus, or, when there is none and its app.kubernetes.io/managed-by label is
+ *   zoekt-operator, by its codesearch.dev/corpus annotation, else its app.kubernetes.io/instance label.
+ *   These cover objects the corpus does not own directly: a PVC kept under the Retain policy, and the
+ *   Jobs a CronJob creates (owned by the CronJob, annotated and labelled through its job template). The
+ *   annotation is what carries a corpus name longer than a label value's 63 characters.
  * A relist (first list, or after the server expired our version) enqueues every object in the old and
  * the new list, so a deletion missed during a disconnect is still seen. Listed objects get the
  * apiVersion and kind a List omits from its items, so the cache looks the same however an object

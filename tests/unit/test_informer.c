@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "controller/runtime/informer.h"
@@ -66,6 +67,34 @@ static void test_instance_label_fallback(void **state)
                         INFORMER_KEY_OWNER, key, sizeof(key)));
 }
 
+/* A corpus name longer than 63 characters gets a hashed instance label; the annotation still names
+ * it, and wins over the label. */
+static void test_corpus_annotation_for_long_names(void **state)
+{
+    char key[160];
+    const char *name = "platform-engineering-organisation-wide-code-search-corpus-for-agents";
+
+    (void)state;
+    assert_true(strlen(name) > 63);
+    {
+        char json[1024];
+
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"namespace\":\"team\",\"name\":\"x-indexer-29400000\",\"labels\":{"
+                 "\"app.kubernetes.io/managed-by\":\"zoekt-operator\",\"app.kubernetes.io/instance\":"
+                 "\"platform-engineering-organisation-wide-code-search-corpus-f-1a2b3c4d\"},"
+                 "\"annotations\":{\"codesearch.dev/corpus\":\"%s\"},"
+                 "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"name\":\"x-indexer\","
+                 "\"controller\":true}]}}",
+                 name);
+        assert_true(key_of(json, INFORMER_KEY_OWNER, key, sizeof(key)));
+    }
+    assert_string_equal(key, "team/platform-engineering-organisation-wide-code-search-corpus-for-agents");
+    /* Objects we do not manage are not mapped, whatever they are annotated with. */
+    assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"annotations\":{\"codesearch.dev/corpus\":\"org\"}}}",
+                        INFORMER_KEY_OWNER, key, sizeof(key)));
+}
+
 static void test_key_that_does_not_fit(void **state)
 {
     char key[8];
@@ -81,6 +110,7 @@ int main(void)
         cmocka_unit_test(test_self_key),
         cmocka_unit_test(test_controller_owner_reference),
         cmocka_unit_test(test_instance_label_fallback),
+        cmocka_unit_test(test_corpus_annotation_for_long_names),
         cmocka_unit_test(test_key_that_does_not_fit),
     };
 

@@ -461,6 +461,17 @@ static void test_long_name_corpus(void **state)
         assert_true(strlen(json_path_str(c, "metadata.name", "")) <= (strcmp(json_str(c, "kind", ""), "CronJob") ? 63 : 52));
         assert_true(strlen(json_str(json_path(c, "metadata.labels"), RENDER_LABEL_INSTANCE, "")) <= 63);
     }
+    /* The Jobs the CronJob creates, their Pods and a retained PVC carry the full name in an annotation: that is how
+     * the controller maps them back (informer_owner_key), since their label had to be hashed. */
+    assert_string_equal(json_str(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.metadata.annotations"),
+                                 RENDER_ANN_CORPUS, ""),
+                        name);
+    assert_string_equal(json_str(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.metadata.annotations"),
+                                 RENDER_ANN_CORPUS, ""),
+                        name);
+    assert_string_equal(json_str(json_path(child(fx.children, "PersistentVolumeClaim"), "metadata.annotations"),
+                                 RENDER_ANN_CORPUS, ""),
+                        name);
     /* The owner reference and the Role name the corpus by its real name. */
     c = child(fx.children, "Role");
     assert_string_equal(cJSON_GetArrayItem(json_path(cJSON_GetArrayItem(json_arr(c, "rules"), 0), "resourceNames"), 0)
