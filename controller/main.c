@@ -77,9 +77,10 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: zoekt-operator [flags]\n"
             "       zoekt-operator render -f CORPUS.yaml [--cronjob-api batch/v1|batch/v1beta1]\n"
+            "                             [--pdb-api policy/v1|policy/v1beta1]\n"
             "\n"
             "Reconciles CodeSearchCorpus resources (codesearch.dev/v1alpha1) into a PVC, an indexer CronJob,\n"
-            "a search Deployment and Service. `render` prints the children of one corpus without a cluster.\n"
+            "a search Deployment, its PodDisruptionBudget and Service. `render` prints the children of one corpus without a cluster.\n"
             "\n"
             "Flags:\n"
             "  --kubeconfig PATH              kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, then\n"
@@ -105,7 +106,8 @@ static void usage(FILE *f)
             "\n"
             "render flags:\n"
             "  -f, --file PATH                the CodeSearchCorpus YAML (or JSON) file; - for stdin\n"
-            "  --cronjob-api VERSION          batch/v1 (default) or batch/v1beta1 (Kubernetes < 1.21)\n",
+            "  --cronjob-api VERSION          batch/v1 (default) or batch/v1beta1 (Kubernetes < 1.21)\n"
+            "  --pdb-api VERSION              policy/v1 (default) or policy/v1beta1 (Kubernetes < 1.21)\n",
             RECONCILE_DEFAULT_INDEX_URL);
 }
 
@@ -224,10 +226,11 @@ static int main_render(int argc, char **argv)
     static const struct option longopts[] = {
         {"file", required_argument, NULL, 'f'},
         {"cronjob-api", required_argument, NULL, 'c'},
+        {"pdb-api", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *file = NULL, *api = "batch/v1";
+    const char *file = NULL, *api = "batch/v1", *pdb_api = "policy/v1";
     struct render_env env;
     struct spec_errors errs = {0};
     struct corpus_spec *spec = NULL;
@@ -242,6 +245,7 @@ static int main_render(int argc, char **argv)
         switch (opt) {
         case 'f': file = optarg; break;
         case 'c': api = optarg; break;
+        case 'p': pdb_api = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -252,6 +256,10 @@ static int main_render(int argc, char **argv)
     }
     if (strcmp(api, "batch/v1") != 0 && strcmp(api, "batch/v1beta1") != 0) {
         fprintf(stderr, "zoekt-operator render: --cronjob-api must be batch/v1 or batch/v1beta1\n");
+        return 2;
+    }
+    if (strcmp(pdb_api, "policy/v1") != 0 && strcmp(pdb_api, "policy/v1beta1") != 0) {
+        fprintf(stderr, "zoekt-operator render: --pdb-api must be policy/v1 or policy/v1beta1\n");
         return 2;
     }
     buf_init(&text, MAIN_RENDER_MAX_FILE);
@@ -293,6 +301,7 @@ static int main_render(int argc, char **argv)
         cJSON_AddStringToObject(meta, "namespace", "default");
     }
     env.cronjob_api_version = api;
+    env.pdb_api_version = pdb_api;
     if (render_children(corpus, spec, &env, &children, &err) != ZK_OK ||
         render_yaml(children, &yaml, &err) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
@@ -323,6 +332,7 @@ struct controller {
     struct informer *informers[RK_COUNT + 1]; /* the children's, then the corpora's */
     int ninformers;
     char cronjob_api[32];
+    char pdb_api[32];
 };
 
 static void main_enqueue(void *ud, const char *key)
@@ -589,12 +599,28 @@ static void main_resync(struct controller *c)
     cJSON_Delete(keys);
 }
 
+/* Whether the server serves r. The API server may be briefly unavailable at start (a restart, a
+ * rollout), so the lookup is retried for half a minute. */
+static int main_served(struct controller *c, const struct kube_resource *r, int *served, struct kube_err *kerr)
+{
+    int rc;
+
+    for (int i = 0;; i++) {
+        rc = kube_discover(c->client, r, served, kerr);
+        if (rc == ZK_OK || i >= 30 || main_signals)
+            return rc;
+        main_sleep(1);
+    }
+}
+
 static int main_run(struct controller *c)
 {
     struct kube_config cfg = {0};
     struct zk_err err = {0};
     struct kube_err kerr;
-    struct kube_resource cj = {"batch", "v1", "cronjobs", "CronJob", 1};
+    static const struct kube_resource cj = {"batch", "v1", "cronjobs", "CronJob", 1};
+    static const struct kube_resource pdb = {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", 1};
+    int pdb_served = 0;
     pthread_t workers[MAIN_MAX_WORKERS];
     int nworkers = 0, served = 0, rc, status = 1;
     char identity[256];
@@ -619,20 +645,20 @@ static int main_run(struct controller *c)
     if (cfg.insecure)
         log_warn("TLS verification of the API server is disabled by the kubeconfig (insecure-skip-tls-verify)",
                  NULL);
-    /* The API server may be briefly unavailable at start (a restart, a rollout): retry discovery. */
-    for (int i = 0;; i++) {
-        rc = kube_discover(c->client, &cj, &served, &kerr);
-        if (rc == ZK_OK || i >= 30 || main_signals)
-            break;
-        main_sleep(1);
-    }
+    /* Kubernetes 1.20 serves CronJob and PodDisruptionBudget only in their beta versions. */
+    rc = main_served(c, &cj, &served, &kerr);
+    if (rc == ZK_OK)
+        rc = main_served(c, &pdb, &pdb_served, &kerr);
     if (rc != ZK_OK) {
         log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
         goto out;
     }
     snprintf(c->cronjob_api, sizeof(c->cronjob_api), "%s", served ? "batch/v1" : "batch/v1beta1");
-    log_info("Discovered the CronJob API", "version", c->cronjob_api, NULL);
-    reconcile_resources(c->cronjob_api, c->rctx.resources);
+    snprintf(c->pdb_api, sizeof(c->pdb_api), "%s", pdb_served ? "policy/v1" : "policy/v1beta1");
+    log_info("Discovered the API versions", "cronjob", c->cronjob_api, "poddisruptionbudget", c->pdb_api, NULL);
+    c->rctx.env.cronjob_api_version = c->cronjob_api;
+    c->rctx.env.pdb_api_version = c->pdb_api;
+    reconcile_resources(&c->rctx.env, c->rctx.resources);
 
     if (metrics_new(&c->metrics, &err) != ZK_OK || queue_new(NULL, &c->queue, &err) != ZK_OK) {
         log_error("Cannot start", "error", err.msg, NULL);
@@ -646,7 +672,6 @@ static int main_run(struct controller *c)
     c->rctx.client = c->client;
     c->rctx.events = c->events;
     c->rctx.metrics = c->metrics;
-    c->rctx.cronjob_api_version = c->cronjob_api;
     c->rctx.index_url_template = c->opt.index_url_template;
     c->rctx.index_period_seconds = c->opt.index_period;
     c->rctx.clock_offset_seconds = c->opt.clock_offset;

@@ -100,7 +100,7 @@ wait_for 30 sh -c "kubectl -n $ns get csc example-org -o jsonpath='{.status.repo
 step "kubectl get csc"
 kubectl -n "$ns" get csc
 step "The children (owned by the corpus; pods stay Pending: no kubelet runs here)"
-kubectl -n "$ns" get pvc,configmap,cronjob,deployment,service,serviceaccount,role,rolebinding -l app.kubernetes.io/instance=example-org
+kubectl -n "$ns" get pvc,configmap,cronjob,deployment,poddisruptionbudget,service,serviceaccount,role,rolebinding -l app.kubernetes.io/instance=example-org
 step "The status"
 kubectl -n "$ns" get csc example-org -o jsonpath='{.status}' | sed 's/,"/,\n  "/g'; echo
 

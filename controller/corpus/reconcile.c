@@ -35,7 +35,7 @@ struct reconcile_index_memo {
     struct reconcile_index_memo *next;
 };
 
-void reconcile_resources(const char *cronjob_api_version, struct kube_resource out[RK_COUNT])
+void reconcile_resources(const struct render_env *env, struct kube_resource out[RK_COUNT])
 {
     static const struct kube_resource fixed[RK_COUNT] = {
         [RK_PVC] = {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", 1},
@@ -45,14 +45,17 @@ void reconcile_resources(const char *cronjob_api_version, struct kube_resource o
         [RK_ROLEBINDING] = {"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", 1},
         [RK_SERVICE] = {"", "v1", "services", "Service", 1},
         [RK_DEPLOYMENT] = {"apps", "v1", "deployments", "Deployment", 1},
+        [RK_PDB] = {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", 1},
         [RK_CRONJOB] = {"batch", "v1", "cronjobs", "CronJob", 1},
         [RK_JOB] = {"batch", "v1", "jobs", "Job", 1},
         [RK_POD] = {"", "v1", "pods", "Pod", 1},
     };
 
     memcpy(out, fixed, sizeof(fixed));
-    if (cronjob_api_version && strcmp(cronjob_api_version, "batch/v1beta1") == 0)
+    if (env && env->cronjob_api_version && strcmp(env->cronjob_api_version, "batch/v1beta1") == 0)
         out[RK_CRONJOB].version = "v1beta1";
+    if (env && env->pdb_api_version && strcmp(env->pdb_api_version, "policy/v1beta1") == 0)
+        out[RK_PDB].version = "v1beta1";
 }
 
 void reconcile_ctx_init(struct reconcile_ctx *ctx)
@@ -445,7 +448,7 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     char ns[256], endpoint[RECONCILE_URL_MAX], finished[40];
     struct corpus_spec *spec = NULL;
     struct spec_errors errs = {0};
-    struct render_env env = {ctx->cronjob_api_version};
+    struct render_env env = ctx->env;
     struct render_names names;
     struct status_input in = {0};
     struct reconcile_index_memo *memo;

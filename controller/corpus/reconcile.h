@@ -15,6 +15,7 @@
 #ifndef ZK_CORPUS_RECONCILE_H
 #define ZK_CORPUS_RECONCILE_H
 
+#include "controller/corpus/render.h"
 #include "controller/runtime/events.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/metrics.h"
@@ -44,14 +45,16 @@ enum reconcile_kind {
     RK_ROLEBINDING,
     RK_SERVICE,
     RK_DEPLOYMENT,
+    RK_PDB,
     RK_CRONJOB,
     RK_JOB,
     RK_POD,
     RK_COUNT
 };
 
-/* The resource of each kind; the CronJob's version is what discovery found. */
-void reconcile_resources(const char *cronjob_api_version, struct kube_resource out[RK_COUNT]);
+/* The resource of each kind; the CronJob's and the PodDisruptionBudget's versions are what discovery
+ * found (env; NULL members mean the current versions). */
+void reconcile_resources(const struct render_env *env, struct kube_resource out[RK_COUNT]);
 
 /* Per-corpus memory of the last /index-status read. */
 struct reconcile_index_memo;
@@ -63,7 +66,7 @@ struct reconcile_ctx {
     struct kube_resource resources[RK_COUNT];
     struct events *events;
     struct metrics *metrics;
-    const char *cronjob_api_version;
+    struct render_env env;          /* the API versions discovery found */
     const char *index_url_template; /* NULL: RECONCILE_DEFAULT_INDEX_URL */
     long index_period_seconds;      /* 0: 300 */
     long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */

@@ -164,6 +164,7 @@ struct rctx {
     struct render_names names;
     const struct corpus_spec *spec;
     const char *cronjob_api;
+    const char *pdb_api;
 };
 
 static cJSON *labels(const struct rctx *c, const char *component)
@@ -560,6 +561,19 @@ static cJSON *render_service(const struct rctx *c)
     return o;
 }
 
+/* At most one search pod down at a time through voluntary disruptions (node drains, cluster
+ * upgrades): with two or more replicas the corpus stays searchable during a drain. It allows evicting a
+ * single replica, so a one-replica corpus never blocks a drain. */
+static cJSON *render_pdb(const struct rctx *c)
+{
+    cJSON *o = new_object(c, c->pdb_api, "PodDisruptionBudget", c->names.deployment, "search", 1);
+    cJSON *spec = add_obj(o, "spec");
+
+    add_num(spec, "maxUnavailable", 1);
+    add_item(add_obj(spec, "selector"), "matchLabels", selector_labels(c, "search"));
+    return o;
+}
+
 static cJSON *probe_http(const char *path, int period, int failures)
 {
     cJSON *p = cJSON_CreateObject(), *g;
@@ -800,7 +814,7 @@ static cJSON *render_cronjob(const struct rctx *c)
     return o;
 }
 
-static int ctx_init(struct rctx *c, const cJSON *corpus, const struct corpus_spec *spec, const char *cronjob_api,
+static int ctx_init(struct rctx *c, const cJSON *corpus, const struct corpus_spec *spec, const struct render_env *env,
                     struct zk_err *err)
 {
     memset(c, 0, sizeof(*c));
@@ -811,7 +825,8 @@ static int ctx_init(struct rctx *c, const cJSON *corpus, const struct corpus_spe
         return zk_err_set(err, ZK_EINVAL, "rendering corpus %s/%s: metadata.name, namespace and uid are required",
                           c->ns ? c->ns : "?", c->name ? c->name : "?");
     c->spec = spec;
-    c->cronjob_api = cronjob_api ? cronjob_api : "batch/v1";
+    c->cronjob_api = env && env->cronjob_api_version ? env->cronjob_api_version : "batch/v1";
+    c->pdb_api = env && env->pdb_api_version ? env->pdb_api_version : "policy/v1";
     render_instance_label(c->name, c->instance);
     render_child_names(c->name, &c->names);
     return ZK_OK;
@@ -827,7 +842,7 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, const s
 
     *children = NULL;
     render_failed = 0;
-    rc = ctx_init(&c, corpus, spec, env ? env->cronjob_api_version : NULL, err);
+    rc = ctx_init(&c, corpus, spec, env, err);
     if (rc != ZK_OK)
         return rc;
     arr = cJSON_CreateArray();
@@ -846,6 +861,7 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, const s
     push(arr, render_rolebinding(&c));
     push(arr, render_service(&c));
     push(arr, render_deployment(&c, hash));
+    push(arr, render_pdb(&c));
     push(arr, render_cronjob(&c));
     free(hash);
     if (render_failed) {

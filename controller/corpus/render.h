@@ -45,6 +45,7 @@
 
 struct render_env {
     const char *cronjob_api_version; /* "batch/v1" or "batch/v1beta1", from discovery */
+    const char *pdb_api_version;     /* "policy/v1" or "policy/v1beta1", from discovery */
 };
 
 /* Names of the children of corpus `name` (each at most 63 characters, the CronJob's at most 52 since

@@ -40,6 +40,7 @@ corpus org Retain | kubectl apply -f - >/dev/null
 # ---- every child, with the fields issue 3 lists ----
 check "Deployment org-search appears" eventually 30 exists "$NS" deployment org-search
 for kind_name in persistentvolumeclaim/org-index configmap/org-indexer cronjob/org-indexer service/org-search \
+  poddisruptionbudget/org-search \
   serviceaccount/org-search role.rbac.authorization.k8s.io/org-search rolebinding.rbac.authorization.k8s.io/org-search; do
   check "child $kind_name exists" eventually 10 exists "$NS" "${kind_name%%/*}" "${kind_name#*/}"
 done
@@ -52,6 +53,8 @@ check "PVC under Retain has no ownerReference" [ -z "$(j pvc org-index '{.metada
 check "PVC is ReadWriteMany on efs-sc with the requested size" \
   [ "$(j pvc org-index '{.spec.accessModes[0]}/{.spec.storageClassName}/{.spec.resources.requests.storage}')" = "ReadWriteMany/efs-sc/10Gi" ]
 check "ConfigMap lists the repositories" bash -c "kubectl -n $NS get cm org-indexer -o yaml | grep -q example/beta"
+check "PodDisruptionBudget lets one search pod go at a time, selecting the Deployment's pods" \
+  [ "$(j pdb org-search '{.spec.maxUnavailable}/{.spec.selector.matchLabels.app\.kubernetes\.io/component}')" = "1/search" ]
 check "CronJob forbids concurrent runs" [ "$(j cronjob org-indexer '{.spec.concurrencyPolicy}')" = "Forbid" ]
 check "CronJob has the default nightly schedule" [ -n "$(j cronjob org-indexer '{.spec.schedule}')" ]
 check "Deployment runs three containers" \

@@ -40,12 +40,17 @@ spec:
 YAML
 "$OP" render -f "$TMP/corpus.yaml" >"$TMP/out.yaml" 2>"$TMP/err"
 check "render exits 0 for a valid corpus" [ $? -eq 0 ]
-for kind in PersistentVolumeClaim ConfigMap ServiceAccount Role RoleBinding Service Deployment CronJob; do
+for kind in PersistentVolumeClaim ConfigMap ServiceAccount Role RoleBinding Service Deployment PodDisruptionBudget CronJob; do
   check "render prints the $kind" grep -q "^kind: $kind" "$TMP/out.yaml"
 done
 check "render uses batch/v1 CronJobs by default" grep -q "^apiVersion: batch/v1$" "$TMP/out.yaml"
 "$OP" render -f "$TMP/corpus.yaml" --cronjob-api batch/v1beta1 >"$TMP/out2.yaml" 2>/dev/null
 check "render --cronjob-api batch/v1beta1" grep -q "^apiVersion: batch/v1beta1$" "$TMP/out2.yaml"
+check "render uses policy/v1 PodDisruptionBudgets by default" grep -q "^apiVersion: policy/v1$" "$TMP/out.yaml"
+"$OP" render -f "$TMP/corpus.yaml" --pdb-api policy/v1beta1 >"$TMP/out3.yaml" 2>/dev/null
+check "render --pdb-api policy/v1beta1" grep -q "^apiVersion: policy/v1beta1$" "$TMP/out3.yaml"
+"$OP" render -f "$TMP/corpus.yaml" --pdb-api policy/v2 >/dev/null 2>"$TMP/err3"
+check "render refuses an unknown --pdb-api, saying which are known" grep -q "policy/v1 or policy/v1beta1" "$TMP/err3"
 check "render carries the spec's schedule" grep -q "30 2 \* \* \*" "$TMP/out.yaml"
 check "render reads YAML integers as numbers (replicas: 3)" grep -qE "^  replicas: 3$" "$TMP/out.yaml"
 check "render reads strings as strings (architecture: amd64)" grep -q "kubernetes.io/arch: amd64" "$TMP/out.yaml"
@@ -54,7 +59,7 @@ check "every example in examples/ that is a corpus renders" bash -c \
 # kustomize parses the objects without a server: a malformed stream or object fails here.
 mkdir -p "$TMP/k" && cp "$TMP/out.yaml" "$TMP/k/out.yaml" && printf 'resources: [out.yaml]\n' >"$TMP/k/kustomization.yaml"
 check "render output parses as Kubernetes objects" bash -c \
-  "[ \"\$(kubectl kustomize '$TMP/k' 2>/dev/null | grep -c '^kind:')\" -eq 8 ]"
+  "[ \"\$(kubectl kustomize '$TMP/k' 2>/dev/null | grep -c '^kind:')\" -eq 9 ]"
 
 cat >"$TMP/bad.yaml" <<'YAML'
 apiVersion: codesearch.dev/v1alpha1

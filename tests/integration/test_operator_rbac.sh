@@ -18,7 +18,7 @@ cannot() { ! can "$@"; }
 # What the controller does.
 check "may watch corpora in any namespace" can watch codesearchcorpora.codesearch.dev -n "$OTHER"
 check "may update corpus status" can update codesearchcorpora.codesearch.dev --subresource=status -n "$OTHER"
-for r in deployments.apps cronjobs.batch configmaps services serviceaccounts persistentvolumeclaims \
+for r in deployments.apps poddisruptionbudgets.policy cronjobs.batch configmaps services serviceaccounts persistentvolumeclaims \
   roles.rbac.authorization.k8s.io rolebindings.rbac.authorization.k8s.io; do
   check "may patch (server-side apply) $r" can patch "$r" -n "$OTHER"
 done

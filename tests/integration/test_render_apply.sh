@@ -36,11 +36,11 @@ EOF
 sed "s/namespace: codesearch/namespace: $ns/" "$ZK_ROOT/examples/corpus-minimal.yaml" >"$tmp/minimal.yaml"
 
 for c in minimal private; do
-  check "$c: render succeeds" bash -c "'$OP' render -f '$tmp/$c.yaml' --cronjob-api batch/v1beta1 >'$tmp/$c.out'"
+  check "$c: render succeeds" bash -c "'$OP' render -f '$tmp/$c.yaml' --cronjob-api batch/v1beta1 --pdb-api policy/v1beta1 >'$tmp/$c.out'"
   check "$c: every child passes a server-side dry run" \
     kubectl apply --validate=false --dry-run=server -f "$tmp/$c.out"
   check "$c: the kinds, in apply order" bash -c \
-    "grep '^kind:' '$tmp/$c.out' | tr '\n' ' ' | grep -q 'ConfigMap kind: ServiceAccount kind: Role kind: RoleBinding kind: Service kind: Deployment kind: CronJob'"
+    "grep '^kind:' '$tmp/$c.out' | tr '\n' ' ' | grep -q 'ConfigMap kind: ServiceAccount kind: Role kind: RoleBinding kind: Service kind: Deployment kind: PodDisruptionBudget kind: CronJob'"
 done
 check "existingClaim: no PVC rendered" bash -c "! grep -q '^kind: PersistentVolumeClaim' '$tmp/private.out'"
 check "names stay within 63 characters" bash -c \

@@ -82,10 +82,11 @@ static cJSON *load_corpus(void)
     return c;
 }
 
-/* Parses corpus (taking ownership) and renders it with the given CronJob API version. */
+/* Parses corpus (taking ownership) and renders it with the given CronJob API version, and the
+ * PodDisruptionBudget version that goes with it (both are beta on Kubernetes 1.20, current from 1.21). */
 static void render_fx(struct fixture *fx, cJSON *corpus, const char *cronjob_api)
 {
-    struct render_env env = {cronjob_api};
+    struct render_env env = {cronjob_api, strcmp(cronjob_api, "batch/v1beta1") == 0 ? "policy/v1beta1" : "policy/v1"};
     struct spec_errors errs;
     struct zk_err err = {0};
 
@@ -165,14 +166,15 @@ static void test_deterministic(void **state)
 static void test_order_labels_owners(void **state)
 {
     static const char *const kinds[] = {"PersistentVolumeClaim", "ConfigMap", "ServiceAccount", "Role",
-                                        "RoleBinding", "Service", "Deployment", "CronJob"};
+                                        "RoleBinding", "Service", "Deployment", "PodDisruptionBudget",
+                                        "CronJob"};
     struct fixture fx;
     const cJSON *c;
     int i = 0;
 
     (void)state;
     render_fx(&fx, load_corpus(), "batch/v1");
-    assert_int_equal(cJSON_GetArraySize(fx.children), 8);
+    assert_int_equal(cJSON_GetArraySize(fx.children), 9);
     cJSON_ArrayForEach(c, fx.children) {
         const cJSON *l = json_path(c, "metadata.labels");
         const cJSON *owners = json_path(c, "metadata.ownerReferences");
@@ -231,7 +233,7 @@ static void test_existing_claim(void **state)
     cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "storage"), "existingClaim",
                             "shared-index");
     render_fx(&fx, corpus, "batch/v1");
-    assert_int_equal(cJSON_GetArraySize(fx.children), 7);
+    assert_int_equal(cJSON_GetArraySize(fx.children), 8);
     assert_null(child(fx.children, "PersistentVolumeClaim"));
     dep = child(fx.children, "Deployment");
     vol = cJSON_GetArrayItem(json_path(dep, "spec.template.spec.volumes"), 0);
@@ -366,6 +368,36 @@ static char *hash_with(const char *member, const char *json)
     h = strdup(config_hash(fx.children));
     fx_free(&fx);
     return h;
+}
+
+/* The PodDisruptionBudget lets one search pod go at a time and selects exactly the Deployment's pods;
+ * on Kubernetes 1.20 it is policy/v1beta1. */
+static void test_pdb(void **state)
+{
+    struct fixture fx;
+    const cJSON *pdb, *dep;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    pdb = child(fx.children, "PodDisruptionBudget");
+    dep = child(fx.children, "Deployment");
+    assert_non_null(pdb);
+    assert_string_equal(json_str(pdb, "apiVersion", ""), "policy/v1");
+    assert_string_equal(json_path_str(pdb, "metadata.name", ""), json_path_str(dep, "metadata.name", "?"));
+    assert_int_equal(json_int(json_obj(pdb, "spec"), "maxUnavailable", 0), 1);
+    assert_null(json_path(pdb, "spec.minAvailable"));
+    {
+        char *a = json_print(json_path(pdb, "spec.selector")), *b = json_print(json_path(dep, "spec.selector"));
+
+        assert_non_null(a);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+    fx_free(&fx);
+    render_fx(&fx, load_corpus(), "batch/v1beta1");
+    assert_string_equal(json_str(child(fx.children, "PodDisruptionBudget"), "apiVersion", ""), "policy/v1beta1");
+    fx_free(&fx);
 }
 
 static void test_config_hash(void **state)
@@ -521,7 +553,7 @@ static void test_reindex_job(void **state)
 static void test_invalid_corpus(void **state)
 {
     struct fixture fx;
-    struct render_env env = {"batch/v1"};
+    struct render_env env = {"batch/v1", "policy/v1"};
     struct zk_err err = {0};
     cJSON *out = NULL;
 
@@ -608,7 +640,7 @@ static void test_yaml_parses(void **state)
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&p);
-    assert_int_equal(docs, 8);
+    assert_int_equal(docs, 9);
     assert_false(quoted_port); /* numbers stay numbers */
     free(yaml);
     fx_free(&fx);
@@ -631,7 +663,7 @@ static void *failing_malloc(size_t n)
 static void test_allocation_failures(void **state)
 {
     cJSON_Hooks hooks = {failing_malloc, free};
-    struct render_env env = {"batch/v1"};
+    struct render_env env = {"batch/v1", "policy/v1"};
     struct fixture fx;
     struct zk_err err = {0};
     char *want;
@@ -680,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_existing_claim),
         cmocka_unit_test(test_deployment),
         cmocka_unit_test(test_cronjob),
+        cmocka_unit_test(test_pdb),
         cmocka_unit_test(test_config_hash),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_long_name_corpus),
