@@ -25,6 +25,7 @@ ASM_SRC   := $(sort $(wildcard controller/*/*.S))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
 TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
+SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
@@ -76,7 +77,11 @@ $(BIN_DIR)/%: $(BUILD_DIR)/bin/%
 
 # ---- tests ------------------------------------------------------------------------------------------
 SAN_LIBS := build/san/libctrl.a build/san/libconn.a build/san/libzk.a
-build/san/tests/%: build/san/tests/%.o $(SAN_LIBS)
+# Helpers the cmocka test programs share (tests/support/): an archive, so each program links only what
+# it uses.
+build/san/libtestsupport.a: $(patsubst %.c,build/san/%.o,$(SUPPORT_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+build/san/tests/%: build/san/tests/%.o build/san/libtestsupport.a $(SAN_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
 build/rel/tests/bench/%: build/rel/tests/bench/%.o build/rel/libconn.a build/rel/libctrl.a build/rel/libzk.a

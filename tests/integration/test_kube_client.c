@@ -25,6 +25,7 @@
 #include "kube/config.h"
 #include "kube/watch.h"
 #include "log.h"
+#include "tests/support/tmpdir.h"
 
 static const struct kube_resource NAMESPACES = {"", "v1", "namespaces", "Namespace", 0};
 static const struct kube_resource CONFIGMAPS = {"", "v1", "configmaps", "ConfigMap", 1};
@@ -468,7 +469,7 @@ static struct kube_client *exec_client(const char *dir, const struct kube_config
  * the token is fetched once and reused, renewed near its expiry, and renewed at once after a 401. */
 static void test_exec_plugin(void **state)
 {
-    char dir[] = "/tmp/test_kube_exec_it.XXXXXX", cmd[1600], token[2048], path[700];
+    char dir[TMPDIR_MAX], cmd[1600], token[2048], path[700];
     struct kube_config admin;
     struct kube_client *robot;
     struct zk_err zerr;
@@ -477,7 +478,7 @@ static void test_exec_plugin(void **state)
     FILE *f;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(tmpdir_make("test_kube_exec_it", dir), 0);
     assert_int_equal(kube_config_load(NULL, NULL, &admin, &zerr), ZK_OK);
     snprintf(cmd, sizeof(cmd),
              "kubectl -n %s create serviceaccount robot >/dev/null && "
@@ -546,8 +547,7 @@ static void test_exec_plugin(void **state)
     kube_client_free(robot);
 
     kube_config_free(&admin);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 /* ---- watch ------------------------------------------------------------------------------------------ */

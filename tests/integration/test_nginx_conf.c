@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "controller/corpus/render.h"
+#include "tests/support/tmpdir.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -26,7 +27,7 @@
 #include <unistd.h>
 
 struct nx {
-    char dir[64];
+    char dir[TMPDIR_MAX];
     char conf[128];
     int port;
     uid_t uid; /* the user nginx runs as: nobody when the test runs as root */
@@ -65,8 +66,7 @@ static void setup_conf(struct nx *n, int with_tokens)
     n->port = free_port();
     n->uid = pw ? pw->pw_uid : getuid();
     n->gid = pw ? pw->pw_gid : getgid();
-    snprintf(n->dir, sizeof(n->dir), "/tmp/zk-nginx-XXXXXX");
-    assert_non_null(mkdtemp(n->dir));
+    assert_int_equal(tmpdir_make("zk-nginx", n->dir), 0);
     assert_int_equal(chown(n->dir, n->uid, n->gid), 0);
     snprintf(json, sizeof(json),
              "{\"metadata\":{\"name\":\"t\",\"namespace\":\"n\",\"uid\":\"u\"},\"spec\":{\"repositories\":"
@@ -87,10 +87,7 @@ static void setup_conf(struct nx *n, int with_tokens)
 
 static void cleanup_conf(struct nx *n)
 {
-    char cmd[160];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", n->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(n->dir), 0);
 }
 
 /* Runs nginx with the given arguments as the unprivileged user; returns the child's pid. */

@@ -13,9 +13,10 @@
 
 #include "connector/auth.h"
 #include "err.h"
+#include "tests/support/tmpdir.h"
 
 struct fixture {
-    char dir[64];
+    char dir[TMPDIR_MAX];
     char file[128];
     char secret[128];
 };
@@ -33,9 +34,10 @@ static int setup(void **state)
 {
     struct fixture *fx = calloc(1, sizeof(*fx));
 
-    strcpy(fx->dir, "/tmp/test_auth.XXXXXX");
-    if (mkdtemp(fx->dir) == NULL)
+    if (!fx || tmpdir_make("test_auth", fx->dir) != 0) {
+        free(fx);
         return -1;
+    }
     snprintf(fx->file, sizeof(fx->file), "%s/tokens", fx->dir);
     snprintf(fx->secret, sizeof(fx->secret), "%s/secret", fx->dir);
     mkdir(fx->secret, 0700);
@@ -46,13 +48,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *fx = *state;
-    char cmd[200];
+    int rc = tmpdir_remove(fx->dir);
 
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-    if (system(cmd) != 0)
-        return -1;
     free(fx);
-    return 0;
+    return rc;
 }
 
 static void test_bearer_parsing(void **state)

@@ -13,6 +13,7 @@
 
 #include "err.h"
 #include "kube/config.h"
+#include "tests/support/tmpdir.h"
 
 /* Two clusters, two users, three contexts: enough to tell which one was picked. */
 static const char KUBECONFIG[] =
@@ -228,53 +229,25 @@ static void test_exec_plugin(void **state)
     kube_config_free(&copy);
 }
 
-/* Writes text to dir/name and returns the path in a static buffer. */
-static const char *write_file(const char *dir, const char *name, const char *text)
+/* Each test that touches files gets a folder of its own (a struct tmpdir in *state); the environment
+ * variables the tests set go with it. */
+static int config_teardown(void **state)
 {
-    static char path[512];
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
-struct tmp {
-    char dir[64];
-};
-
-static int tmp_setup(void **state)
-{
-    struct tmp *t = calloc(1, sizeof(*t));
-
-    snprintf(t->dir, sizeof(t->dir), "/tmp/test_kube_config.XXXXXX");
-    if (!mkdtemp(t->dir))
-        return -1;
-    *state = t;
-    return 0;
-}
-
-static int tmp_teardown(void **state)
-{
-    struct tmp *t = *state;
-    char cmd[128];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
-    if (system(cmd) != 0)
-        return -1;
-    free(t);
     unsetenv("KUBECONFIG");
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
-    return 0;
+    return tmpdir_teardown(state);
+}
+
+/* Writes text to dir/name (mode 0644) and returns the path in a static buffer. */
+static const char *write_file(const char *dir, const char *name, const char *text)
+{
+    return tmpdir_write(dir, name, text, 0644);
 }
 
 static void test_file_paths_are_relative_to_the_file(void **state)
 {
-    struct tmp *t = *state;
+    struct tmpdir *t = *state;
     struct kube_config cfg;
     struct zk_err err;
     char want[512];
@@ -300,7 +273,7 @@ static void test_file_paths_are_relative_to_the_file(void **state)
 
 static void test_load_order(void **state)
 {
-    struct tmp *t = *state;
+    struct tmpdir *t = *state;
     struct kube_config cfg;
     struct zk_err err;
     char env[600], home[600];
@@ -345,7 +318,7 @@ static void test_load_order(void **state)
 
 static void test_in_cluster(void **state)
 {
-    struct tmp *t = *state;
+    struct tmpdir *t = *state;
     struct kube_config cfg;
     struct zk_err err;
     char want[512];
@@ -408,9 +381,9 @@ int main(void)
         cmocka_unit_test(test_copy_is_deep),
         cmocka_unit_test(test_errors_name_the_field),
         cmocka_unit_test(test_exec_plugin),
-        cmocka_unit_test_setup_teardown(test_file_paths_are_relative_to_the_file, tmp_setup, tmp_teardown),
-        cmocka_unit_test_setup_teardown(test_load_order, tmp_setup, tmp_teardown),
-        cmocka_unit_test_setup_teardown(test_in_cluster, tmp_setup, tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_file_paths_are_relative_to_the_file, tmpdir_setup, config_teardown),
+        cmocka_unit_test_setup_teardown(test_load_order, tmpdir_setup, config_teardown),
+        cmocka_unit_test_setup_teardown(test_in_cluster, tmpdir_setup, config_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

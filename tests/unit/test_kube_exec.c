@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "kube/exec.h"
+#include "tests/support/tmpdir.h"
 
 #define V1 "client.authentication.k8s.io/v1"
 
@@ -73,46 +74,13 @@ static void test_parse_table(void **state)
     }
 }
 
-struct tmp {
-    char dir[64];
-};
-
-static int tmp_setup(void **state)
-{
-    struct tmp *t = calloc(1, sizeof(*t));
-
-    snprintf(t->dir, sizeof(t->dir), "/tmp/test_kube_exec.XXXXXX");
-    if (!t || !mkdtemp(t->dir))
-        return -1;
-    *state = t;
-    return 0;
-}
-
-static int tmp_teardown(void **state)
-{
-    struct tmp *t = *state;
-    char cmd[128];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
-    if (system(cmd) != 0)
-        return -1;
-    free(t);
-    return 0;
-}
-
 /* Writes an executable shell script dir/name with body and returns its path in a static buffer. */
 static const char *write_plugin(const char *dir, const char *name, const char *body)
 {
-    static char path[512];
-    FILE *f;
+    char script[2048];
 
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fprintf(f, "#!/bin/sh\n%s", body);
-    fclose(f);
-    assert_int_equal(chmod(path, 0755), 0);
-    return path;
+    snprintf(script, sizeof(script), "#!/bin/sh\n%s", body);
+    return tmpdir_write(dir, name, script, 0755);
 }
 
 /* Runs the plugin at path with args and env; returns the result code and fills cred and err. */
@@ -132,7 +100,7 @@ static int run(const char *path, char **extra_args, char **env, long timeout_ms,
  * token here is made of what it saw. */
 static void test_run_passes_args_env_and_exec_info(void **state)
 {
-    struct tmp *t = *state;
+    struct tmpdir *t = *state;
     struct kube_exec_cred cred;
     struct zk_err err;
     char *args[] = {"--cluster-name", "org", NULL}, *env[] = {"AWS_PROFILE=platform", NULL};
@@ -152,7 +120,7 @@ static void test_run_passes_args_env_and_exec_info(void **state)
 
 static void test_run_failures_say_what_happened(void **state)
 {
-    struct tmp *t = *state;
+    struct tmpdir *t = *state;
     struct kube_exec_cred cred;
     struct zk_err err;
     char missing[600];
@@ -186,8 +154,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_table),
-        cmocka_unit_test_setup_teardown(test_run_passes_args_env_and_exec_info, tmp_setup, tmp_teardown),
-        cmocka_unit_test_setup_teardown(test_run_failures_say_what_happened, tmp_setup, tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_run_passes_args_env_and_exec_info, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_run_failures_say_what_happened, tmpdir_setup, tmpdir_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
