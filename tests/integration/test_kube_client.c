@@ -469,7 +469,8 @@ static struct kube_client *exec_client(const char *dir, const struct kube_config
  * the token is fetched once and reused, renewed near its expiry, and renewed at once after a 401. */
 static void test_exec_plugin(void **state)
 {
-    char dir[TMPDIR_MAX], cmd[1600], token[2048], path[700];
+    const char *dir = ((struct tmpdir *)*state)->dir;
+    char cmd[1600], token[2048], path[700];
     struct kube_config admin;
     struct kube_client *robot;
     struct zk_err zerr;
@@ -477,8 +478,6 @@ static void test_exec_plugin(void **state)
     cJSON *list = NULL, *denied;
     FILE *f;
 
-    (void)state;
-    assert_int_equal(tmpdir_make("test_kube_exec_it", dir), 0);
     assert_int_equal(kube_config_load(NULL, NULL, &admin, &zerr), ZK_OK);
     snprintf(cmd, sizeof(cmd),
              "kubectl -n %s create serviceaccount robot >/dev/null && "
@@ -547,7 +546,6 @@ static void test_exec_plugin(void **state)
     kube_client_free(robot);
 
     kube_config_free(&admin);
-    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 /* ---- watch ------------------------------------------------------------------------------------------ */
@@ -1068,7 +1066,7 @@ int main(void)
         cmocka_unit_test(test_list_paging_and_selector),
         cmocka_unit_test(test_discovery),
         cmocka_unit_test(test_forbidden),
-        cmocka_unit_test(test_exec_plugin),
+        cmocka_unit_test_setup_teardown(test_exec_plugin, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test(test_watch_events_restart_and_410),
         cmocka_unit_test(test_cancel_while_unreachable),
         cmocka_unit_test(test_fake_list_restarts_once_after_410),
