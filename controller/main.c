@@ -25,6 +25,7 @@
 #include "kube/config.h"
 #include "log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -76,8 +77,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: zoekt-operator [flags]\n"
-            "       zoekt-operator render -f CORPUS.yaml [--cronjob-api batch/v1|batch/v1beta1]\n"
-            "                             [--pdb-api policy/v1|policy/v1beta1]\n"
+            "       zoekt-operator render -f CORPUS.yaml [--kube-version 1.N]\n"
             "\n"
             "Reconciles CodeSearchCorpus resources (codesearch.dev/v1alpha1) into a PVC, an indexer CronJob,\n"
             "a search Deployment, its PodDisruptionBudget and Service. `render` prints the children of one corpus without a cluster.\n"
@@ -106,8 +106,9 @@ static void usage(FILE *f)
             "\n"
             "render flags:\n"
             "  -f, --file PATH                the CodeSearchCorpus YAML (or JSON) file; - for stdin\n"
-            "  --cronjob-api VERSION          batch/v1 (default) or batch/v1beta1 (Kubernetes < 1.21)\n"
-            "  --pdb-api VERSION              policy/v1 (default) or policy/v1beta1 (Kubernetes < 1.21)\n",
+            "  --kube-version 1.N             render for this Kubernetes version (default: a current one):\n"
+            "                                 before 1.21 CronJobs are batch/v1beta1 and PodDisruptionBudgets\n"
+            "                                 policy/v1beta1; spec.timeZone needs 1.25\n",
             RECONCILE_DEFAULT_INDEX_URL);
 }
 
@@ -225,12 +226,11 @@ static int main_render(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"file", required_argument, NULL, 'f'},
-        {"cronjob-api", required_argument, NULL, 'c'},
-        {"pdb-api", required_argument, NULL, 'p'},
+        {"kube-version", required_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *file = NULL, *api = "batch/v1", *pdb_api = "policy/v1";
+    const char *file = NULL, *version = NULL;
     struct render_env env;
     struct spec_errors errs = {0};
     struct corpus_spec *spec = NULL;
@@ -238,14 +238,14 @@ static int main_render(int argc, char **argv)
     struct buf text;
     cJSON *corpus = NULL, *children = NULL;
     char why[256] = "", *yaml = NULL;
+    long minor = RENDER_KUBE_MINOR_CURRENT;
     int opt, rc, status = 1;
 
     optind = 1;
     while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'f': file = optarg; break;
-        case 'c': api = optarg; break;
-        case 'p': pdb_api = optarg; break;
+        case 'k': version = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -254,14 +254,18 @@ static int main_render(int argc, char **argv)
         fprintf(stderr, "zoekt-operator render: -f FILE is required\n");
         return 2;
     }
-    if (strcmp(api, "batch/v1") != 0 && strcmp(api, "batch/v1beta1") != 0) {
-        fprintf(stderr, "zoekt-operator render: --cronjob-api must be batch/v1 or batch/v1beta1\n");
-        return 2;
+    if (version) {
+        char *end = NULL;
+
+        minor = -1;
+        if (strncmp(version, "1.", 2) == 0 && isdigit((unsigned char)version[2]))
+            minor = strtol(version + 2, &end, 10);
+        if (minor < 0 || minor > 999 || !end || *end) {
+            fprintf(stderr, "zoekt-operator render: --kube-version must look like 1.20, not \"%s\"\n", version);
+            return 2;
+        }
     }
-    if (strcmp(pdb_api, "policy/v1") != 0 && strcmp(pdb_api, "policy/v1beta1") != 0) {
-        fprintf(stderr, "zoekt-operator render: --pdb-api must be policy/v1 or policy/v1beta1\n");
-        return 2;
-    }
+    render_env_for_minor((int)minor, &env);
     buf_init(&text, MAIN_RENDER_MAX_FILE);
     if (buf_read_file(&text, file, &err) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
@@ -300,8 +304,12 @@ static int main_render(int argc, char **argv)
 
         cJSON_AddStringToObject(meta, "namespace", "default");
     }
-    env.cronjob_api_version = api;
-    env.pdb_api_version = pdb_api;
+    if (render_check_env(spec, &env, version ? (int)minor : -1, &errs) == ZK_EINVAL) {
+        fprintf(stderr, "zoekt-operator render: %s: not possible on Kubernetes %s:\n", file, version);
+        for (int i = 0; i < errs.count; i++)
+            fprintf(stderr, "  %s: %s\n", errs.items[i].field, errs.items[i].message);
+        goto out;
+    }
     if (render_children(corpus, spec, &env, &children, &err) != ZK_OK ||
         render_yaml(children, &yaml, &err) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
@@ -653,11 +661,24 @@ static int main_run(struct controller *c)
         log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
         goto out;
     }
+    /* A field of an existing kind is invisible to discovery: CronJob spec.timeZone goes by the version. */
+    if (kube_server_minor(c->client, &c->rctx.server_minor, &kerr) != ZK_OK) {
+        log_warn("Cannot read the API server's version; treating spec.timeZone as unsupported", "error",
+                 kerr.base.msg, NULL);
+        c->rctx.server_minor = -1;
+    }
     snprintf(c->cronjob_api, sizeof(c->cronjob_api), "%s", served ? "batch/v1" : "batch/v1beta1");
     snprintf(c->pdb_api, sizeof(c->pdb_api), "%s", pdb_served ? "policy/v1" : "policy/v1beta1");
-    log_info("Discovered the API versions", "cronjob", c->cronjob_api, "poddisruptionbudget", c->pdb_api, NULL);
     c->rctx.env.cronjob_api_version = c->cronjob_api;
     c->rctx.env.pdb_api_version = c->pdb_api;
+    c->rctx.env.cronjob_time_zone = served && c->rctx.server_minor >= 25;
+    {
+        char minor[16];
+
+        snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
+        log_info("Discovered the API server", "minor", minor, "cronjob", c->cronjob_api, "poddisruptionbudget",
+                 c->pdb_api, "timeZone", c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
+    }
     reconcile_resources(&c->rctx.env, c->rctx.resources);
 
     if (metrics_new(&c->metrics, &err) != ZK_OK || queue_new(NULL, &c->queue, &err) != ZK_OK) {

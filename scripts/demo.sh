@@ -68,7 +68,7 @@ step "Preview what the operator will create (zoekt-operator render, no cluster n
   awk '/^kind:/ {k = $2} /^metadata:/ {m = 1; next} m && /^  name:/ {printf "  %-24s %s\n", k, $2; m = 0}'
 
 # The stand-in for the search pods' /index-status: three repositories indexed an hour ago.
-idx_port=$(( 20000 + RANDOM % 40000 ))
+idx_port=$("$root/scripts/free-port.sh")
 now=$(date +%s)
 printf '{"repositories":3,"shards":4,"newestIndexTime":"%s","oldestIndexTime":"%s","zoektVersion":"demo"}\n' \
   "$(date -u -d "@$((now - 3000))" +%Y-%m-%dT%H:%M:%SZ)" "$(date -u -d "@$((now - 3600))" +%Y-%m-%dT%H:%M:%SZ)" \
@@ -89,7 +89,7 @@ CONF
 idx_pid=$!
 
 step "Run the operator (out of cluster; JSON logs in $work/operator.log)"
-metrics_port=$(( 20000 + RANDOM % 40000 ))
+metrics_port=$("$root/scripts/free-port.sh")
 "$op" --kubeconfig "$KUBECONFIG" --namespace "$ns" --leader-elect=false --metrics-addr "127.0.0.1:$metrics_port" \
   --index-status-url-template "http://127.0.0.1:$idx_port" >"$work/operator.log" 2>&1 &
 op_pid=$!

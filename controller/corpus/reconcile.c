@@ -480,6 +480,12 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     in.corpus = corpus;
     in.now = now;
     rc = spec_parse(corpus, &spec, &errs);
+    /* A valid spec may still ask for what this server cannot do: reported the same way. */
+    if (rc == ZK_OK && render_check_env(spec, &ctx->env, ctx->server_minor, &errs) == ZK_EINVAL) {
+        spec_free(spec);
+        spec = NULL;
+        rc = ZK_EINVAL;
+    }
     if (rc == ZK_EINVAL) {
         in.spec_errors = &errs;
         rc = status_compute(&in, &status, &status_requeue, err);

@@ -66,7 +66,8 @@ struct reconcile_ctx {
     struct kube_resource resources[RK_COUNT];
     struct events *events;
     struct metrics *metrics;
-    struct render_env env;          /* the API versions discovery found */
+    struct render_env env;          /* what the API server can take (discovery and /version) */
+    int server_minor;               /* the API server's minor version, for messages; -1: unknown */
     const char *index_url_template; /* NULL: RECONCILE_DEFAULT_INDEX_URL */
     long index_period_seconds;      /* 0: 300 */
     long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */

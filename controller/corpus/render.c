@@ -165,6 +165,7 @@ struct rctx {
     const struct corpus_spec *spec;
     const char *cronjob_api;
     const char *pdb_api;
+    int time_zone_ok;
 };
 
 static cJSON *labels(const struct rctx *c, const char *component)
@@ -796,9 +797,9 @@ static cJSON *render_cronjob(const struct rctx *c)
     cJSON *spec = add_obj(o, "spec"), *jt, *md;
 
     add_str(spec, "schedule", s->schedule);
-    /* timeZone exists only in batch/v1 (Kubernetes 1.24+); older servers would prune it, which the
-     * subset comparison would then see as drift forever. */
-    if (s->time_zone && strcmp(c->cronjob_api, "batch/v1") == 0)
+    /* Older servers refuse the field (1.21 to 1.23) or drop it (1.24, where it is off by default),
+     * which the subset comparison would then see as drift forever; render_check_env reports it. */
+    if (s->time_zone && c->time_zone_ok)
         add_str(spec, "timeZone", s->time_zone);
     add_bool(spec, "suspend", s->suspend);
     add_str(spec, "concurrencyPolicy", "Forbid");
@@ -827,9 +828,40 @@ static int ctx_init(struct rctx *c, const cJSON *corpus, const struct corpus_spe
     c->spec = spec;
     c->cronjob_api = env && env->cronjob_api_version ? env->cronjob_api_version : "batch/v1";
     c->pdb_api = env && env->pdb_api_version ? env->pdb_api_version : "policy/v1";
+    c->time_zone_ok = !env || env->cronjob_time_zone;
     render_instance_label(c->name, c->instance);
     render_child_names(c->name, &c->names);
     return ZK_OK;
+}
+
+void render_env_for_minor(int minor, struct render_env *env)
+{
+    env->cronjob_api_version = minor >= 21 ? "batch/v1" : "batch/v1beta1";
+    env->pdb_api_version = minor >= 21 ? "policy/v1" : "policy/v1beta1";
+    env->cronjob_time_zone = minor >= 25;
+}
+
+int render_check_env(const struct corpus_spec *spec, const struct render_env *env, int minor,
+                     struct spec_errors *errs)
+{
+    struct spec_field_error *e;
+    char version[40] = "";
+
+    if (!spec->time_zone || env->cronjob_time_zone)
+        return ZK_OK;
+    if (minor >= 0)
+        snprintf(version, sizeof(version), " (this one is 1.%d)", minor);
+    if (errs->count >= SPEC_MAX_FIELD_ERRORS) {
+        errs->dropped++;
+        return ZK_EINVAL;
+    }
+    e = &errs->items[errs->count++];
+    snprintf(e->field, sizeof(e->field), "spec.timeZone");
+    snprintf(e->message, sizeof(e->message),
+             "needs Kubernetes 1.25 or later%s, whose CronJobs honour a time zone; remove it and write the "
+             "schedule in the controller manager's time zone (usually UTC)",
+             version);
+    return ZK_EINVAL;
 }
 
 int render_children(const cJSON *corpus, const struct corpus_spec *spec, const struct render_env *env,

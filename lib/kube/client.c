@@ -762,3 +762,41 @@ int kube_discover(struct kube_client *c, const struct kube_resource *r, int *ser
     cJSON_Delete(doc);
     return ZK_OK;
 }
+
+int kube_parse_minor(const cJSON *version)
+{
+    const char *major = json_str(version, "major", ""), *minor = json_str(version, "minor", "");
+    char *end;
+    long m;
+
+    if (strcmp(major, "1") != 0 || !isdigit((unsigned char)minor[0]))
+        return -1;
+    m = strtol(minor, &end, 10);
+    return m >= 0 && m < 1000 ? (int)m : -1;
+}
+
+int kube_server_minor(struct kube_client *c, int *minor, struct kube_err *err)
+{
+    size_t n = strlen(c->cfg.server) + sizeof("/version");
+    char *url = malloc(n);
+    cJSON *doc = NULL;
+    int rc;
+
+    *minor = -1;
+    if (!url)
+        return kcli_url_oom(err);
+    snprintf(url, n, "%s/version", c->cfg.server);
+    rc = kube_request(c, "GET", url, NULL, NULL, 0, &doc, err);
+    free(url);
+    if (rc)
+        return rc;
+    *minor = kube_parse_minor(doc);
+    cJSON_Delete(doc);
+    if (*minor < 0) {
+        struct zk_err z;
+
+        zk_err_set(&z, ZK_EPARSE, "GET /version: the answer names no Kubernetes 1.x version");
+        return kcli_transport(err, ZK_EPARSE, &z);
+    }
+    return ZK_OK;
+}

@@ -132,6 +132,14 @@ int kube_replace(struct kube_client *c, const struct kube_resource *r, const cha
  * A group/version the server does not know is not an error: *served is 0. */
 int kube_discover(struct kube_client *c, const struct kube_resource *r, int *served, struct kube_err *err);
 
+/* The server's minor version from GET /version ("20" for 1.20; managed services append "+", which is
+ * ignored). Features that discovery cannot see, such as a new field of an existing kind, are judged by
+ * it. Returns ZK_OK, a transport or API error, or ZK_EPARSE when the answer has no usable version. */
+int kube_server_minor(struct kube_client *c, int *minor, struct kube_err *err);
+
+/* The minor version in a /version document, or -1 when it is not a 1.x version. Pure; for unit tests. */
+int kube_parse_minor(const cJSON *version);
+
 /* The lowest-level request, used by the verbs and by watch: method on url with an optional body;
  * on a 2xx answer *out holds the parsed body (NULL for an empty one). Non-2xx becomes ZK_EAPI. */
 int kube_request(struct kube_client *c, const char *method, const char *url, const char *content_type,

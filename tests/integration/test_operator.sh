@@ -166,6 +166,18 @@ check "the invalid spec is reported with a Warning Event naming the field" event
   "kubectl -n $NS get events --field-selector involvedObject.name=dup,type=Warning -o jsonpath='{.items[*].message}' | grep -q 'spec.repositories'"
 check "an invalid corpus gets no children" bash -c "! kubectl -n $NS get deploy dup-search >/dev/null 2>&1"
 check "other corpora keep reconciling (org still ready to serve its children)" exists "$NS" deployment org-search
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: codesearch.dev/v1alpha1
+kind: CodeSearchCorpus
+metadata: {name: tz, namespace: $NS}
+spec:
+  repositories: [{url: "https://github.com/example/alpha.git"}]
+  timeZone: Europe/Berlin
+YAML
+check "a timeZone this server (1.20) cannot honour is reported in status, naming the field and the version" \
+  eventually 20 bash -c "kubectl -n $NS get csc tz -o jsonpath='{.status.conditions[*].message}' | grep -q 'spec.timeZone: needs Kubernetes 1.25 or later (this one is 1.20)'"
+check "and that corpus gets no children (no CronJob silently running in another zone)" \
+  bash -c "! kubectl -n $NS get cronjob tz-indexer >/dev/null 2>&1"
 
 cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: codesearch.dev/v1alpha1

@@ -126,11 +126,11 @@ static void test_resources_follow_discovery(void **state)
     struct kube_resource r[RK_COUNT];
 
     (void)state;
-    reconcile_resources(&(struct render_env){"batch/v1beta1", "policy/v1beta1"}, r);
+    reconcile_resources(&(struct render_env){"batch/v1beta1", "policy/v1beta1", 0}, r);
     assert_string_equal(r[RK_CRONJOB].version, "v1beta1");
     assert_string_equal(r[RK_PDB].version, "v1beta1");
     assert_string_equal(r[RK_JOB].version, "v1");
-    reconcile_resources(&(struct render_env){"batch/v1", "policy/v1"}, r);
+    reconcile_resources(&(struct render_env){"batch/v1", "policy/v1", 1}, r);
     assert_string_equal(r[RK_CRONJOB].version, "v1");
     assert_string_equal(r[RK_PDB].version, "v1");
     assert_string_equal(r[RK_PDB].group, "policy");

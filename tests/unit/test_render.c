@@ -82,14 +82,15 @@ static cJSON *load_corpus(void)
     return c;
 }
 
-/* Parses corpus (taking ownership) and renders it with the given CronJob API version, and the
- * PodDisruptionBudget version that goes with it (both are beta on Kubernetes 1.20, current from 1.21). */
+/* Parses corpus (taking ownership) and renders it for Kubernetes 1.20 when cronjob_api is
+ * batch/v1beta1 (beta CronJob and PodDisruptionBudget, no time zones), else for a current version. */
 static void render_fx(struct fixture *fx, cJSON *corpus, const char *cronjob_api)
 {
-    struct render_env env = {cronjob_api, strcmp(cronjob_api, "batch/v1beta1") == 0 ? "policy/v1beta1" : "policy/v1"};
+    struct render_env env;
     struct spec_errors errs;
     struct zk_err err = {0};
 
+    render_env_for_minor(strcmp(cronjob_api, "batch/v1beta1") == 0 ? 20 : RENDER_KUBE_MINOR_CURRENT, &env);
     fx->corpus = corpus;
     assert_int_equal(spec_parse(corpus, &fx->spec, &errs), ZK_OK);
     assert_int_equal(render_children(corpus, fx->spec, &env, &fx->children, &err), ZK_OK);
@@ -370,6 +371,38 @@ static char *hash_with(const char *member, const char *json)
     return h;
 }
 
+/* What each Kubernetes version gets, and a time zone asked of a server that cannot honour it. */
+static void test_env_for_version(void **state)
+{
+    struct render_env env;
+    struct spec_errors errs = {0};
+    struct fixture fx;
+
+    (void)state;
+    render_env_for_minor(20, &env);
+    assert_string_equal(env.cronjob_api_version, "batch/v1beta1");
+    assert_string_equal(env.pdb_api_version, "policy/v1beta1");
+    assert_false(env.cronjob_time_zone);
+    render_env_for_minor(21, &env);
+    assert_string_equal(env.cronjob_api_version, "batch/v1");
+    assert_string_equal(env.pdb_api_version, "policy/v1");
+    render_env_for_minor(24, &env);
+    assert_false(env.cronjob_time_zone); /* alpha, off by default */
+    render_env_for_minor(25, &env);
+    assert_true(env.cronjob_time_zone);
+
+    render_fx(&fx, load_corpus(), "batch/v1"); /* the fixture corpus sets timeZone */
+    assert_non_null(fx.spec->time_zone);
+    assert_int_equal(render_check_env(fx.spec, &env, 25, &errs), ZK_OK);
+    assert_int_equal(errs.count, 0);
+    render_env_for_minor(24, &env);
+    assert_int_equal(render_check_env(fx.spec, &env, 24, &errs), ZK_EINVAL);
+    assert_int_equal(errs.count, 1);
+    assert_string_equal(errs.items[0].field, "spec.timeZone");
+    assert_non_null(strstr(errs.items[0].message, "needs Kubernetes 1.25 or later (this one is 1.24)"));
+    fx_free(&fx);
+}
+
 /* The PodDisruptionBudget lets one search pod go at a time and selects exactly the Deployment's pods;
  * on Kubernetes 1.20 it is policy/v1beta1. */
 static void test_pdb(void **state)
@@ -553,7 +586,7 @@ static void test_reindex_job(void **state)
 static void test_invalid_corpus(void **state)
 {
     struct fixture fx;
-    struct render_env env = {"batch/v1", "policy/v1"};
+    struct render_env env = {"batch/v1", "policy/v1", 1};
     struct zk_err err = {0};
     cJSON *out = NULL;
 
@@ -663,7 +696,7 @@ static void *failing_malloc(size_t n)
 static void test_allocation_failures(void **state)
 {
     cJSON_Hooks hooks = {failing_malloc, free};
-    struct render_env env = {"batch/v1", "policy/v1"};
+    struct render_env env = {"batch/v1", "policy/v1", 1};
     struct fixture fx;
     struct zk_err err = {0};
     char *want;
@@ -713,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_deployment),
         cmocka_unit_test(test_cronjob),
         cmocka_unit_test(test_pdb),
+        cmocka_unit_test(test_env_for_version),
         cmocka_unit_test(test_config_hash),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_long_name_corpus),

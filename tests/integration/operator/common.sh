@@ -31,14 +31,8 @@ operator_identity() {
   echo "$kc"
 }
 
-# free_port: a loopback TCP port nobody listens on (random, checked with ss).
-free_port() {
-  local p
-  while :; do
-    p=$(( 20000 + RANDOM % 40000 ))
-    ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
-  done
-}
+# free_port: a loopback TCP port for a test server (see scripts/free-port.sh).
+free_port() { "$ZK_ROOT/scripts/free-port.sh"; }
 
 # index_server_start PORT FILE: serves FILE as /index-status on 127.0.0.1:PORT with nginx (a stand-in
 # for the connector behind the corpus's nginx); the file is read per request, so a test can change
