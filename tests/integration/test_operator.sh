@@ -176,6 +176,8 @@ spec:
 YAML
 check "a timeZone this server (1.20) cannot honour is reported in status, naming the field and the version" \
   eventually 20 bash -c "kubectl -n $NS get csc tz -o jsonpath='{.status.conditions[*].message}' | grep -q 'spec.timeZone: needs Kubernetes 1.25 or later (this one is 1.20)'"
+check "with a Warning Event naming the field" eventually 10 bash -c \
+  "kubectl -n $NS get events --field-selector involvedObject.name=tz,type=Warning -o jsonpath='{.items[*].message}' | grep -q 'spec.timeZone'"
 check "and that corpus gets no children (no CronJob silently running in another zone)" \
   bash -c "! kubectl -n $NS get cronjob tz-indexer >/dev/null 2>&1"
 
