@@ -18,6 +18,8 @@
 /* A kubeconfig or a service-account file larger than this is certainly not one. */
 #define KCFG_MAX_FILE (4u * 1024 * 1024)
 #define KCFG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+/* At most this many files in a $KUBECONFIG list are merged. */
+#define KCFG_MAX_FILES 16
 
 void kube_config_free(struct kube_config *cfg)
 {
@@ -314,154 +316,252 @@ out:
 
 
 /* Fills cfg from a parsed document. base_dir resolves relative file paths (NULL: leave them as is). */
-static int kcfg_from_document(yaml_document_t *doc, const char *source, const char *base_dir, const char *context,
-                              struct kube_config *cfg, struct zk_err *err)
+/* One parsed kubeconfig file. Several make up a $KUBECONFIG list, merged the way kubectl merges them:
+ * the first file that sets current-context decides it, and a context, cluster or user is taken from
+ * the first file that has one of that name, with its relative paths resolved against that file's
+ * folder. */
+struct kcfg_src {
+    yaml_document_t doc;
+    const char *source;   /* the file's path (or the caller's name for in-memory YAML) */
+    const char *base_dir; /* relative paths resolve here; NULL: not at all */
+};
+
+/* kcfg_find_named over srcs in order: the first file with an entry of that name wins. *where is the
+ * file it came from, NULL when none has one. */
+static yaml_node_t *kcfg_find_in(struct kcfg_src *srcs, size_t n, const char *list_key, const char *name,
+                                 const char *inner_key, struct kcfg_src **where)
 {
-    yaml_node_t *root = yaml_document_get_root_node(doc);
+    int found;
+
+    *where = NULL;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *root = yaml_document_get_root_node(&srcs[i].doc);
+        yaml_node_t *node = kcfg_find_named(&srcs[i].doc, root, list_key, name, inner_key, &found);
+
+        if (found) {
+            *where = &srcs[i];
+            return node;
+        }
+    }
+    return NULL;
+}
+
+/* Fills cfg from the files in srcs; label names them all in messages that concern none in particular. */
+static int kcfg_from_documents(struct kcfg_src *srcs, size_t n, const char *label, const char *context,
+                               struct kube_config *cfg, struct zk_err *err)
+{
+    struct kcfg_src *xs = NULL, *cs = NULL, *us = NULL;
     yaml_node_t *ctx, *cluster, *user, *provider, *exec;
     const char *ctx_name = context, *cluster_name, *user_name, *server, *ns, *insecure;
     char what[300];
     size_t len;
-    int found, rc;
+    int rc;
 
-    if (!root || root->type != YAML_MAPPING_NODE)
-        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: not a YAML mapping", source);
-    if (!ctx_name)
-        ctx_name = kcfg_str(doc, root, "current-context");
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *root = yaml_document_get_root_node(&srcs[i].doc);
+
+        if (!root || root->type != YAML_MAPPING_NODE)
+            return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: not a YAML mapping", srcs[i].source);
+        if (!ctx_name)
+            ctx_name = kcfg_str(&srcs[i].doc, root, "current-context");
+    }
     if (!ctx_name)
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: current-context is not set and no context was named",
-                          source);
-    ctx = kcfg_find_named(doc, root, "contexts", ctx_name, "context", &found);
-    if (!found)
-        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: context \"%s\" is not in contexts", source, ctx_name);
-    cluster_name = kcfg_str(doc, ctx, "cluster");
+                          label);
+    ctx = kcfg_find_in(srcs, n, "contexts", ctx_name, "context", &xs);
+    if (!xs)
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: context \"%s\" is not in contexts", label, ctx_name);
+    cluster_name = kcfg_str(&xs->doc, ctx, "cluster");
     if (!cluster_name)
-        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: contexts[%s].context.cluster is not set", source,
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: contexts[%s].context.cluster is not set", xs->source,
                           ctx_name);
-    user_name = kcfg_str(doc, ctx, "user");
-    cluster = kcfg_find_named(doc, root, "clusters", cluster_name, "cluster", &found);
-    if (!found)
+    user_name = kcfg_str(&xs->doc, ctx, "user");
+    cluster = kcfg_find_in(srcs, n, "clusters", cluster_name, "cluster", &cs);
+    if (!cs)
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: context \"%s\" names cluster \"%s\", which is not in clusters",
-                          source, ctx_name, cluster_name);
+                          label, ctx_name, cluster_name);
     user = NULL;
+    us = xs; /* no user: nothing is read from it, but the pointer stays valid */
     if (user_name) {
-        user = kcfg_find_named(doc, root, "users", user_name, "user", &found);
-        if (!found)
+        user = kcfg_find_in(srcs, n, "users", user_name, "user", &us);
+        if (!us)
             return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: context \"%s\" names user \"%s\", which is not in users",
-                              source, ctx_name, user_name);
+                              label, ctx_name, user_name);
     }
 
-    server = kcfg_str(doc, cluster, "server");
+    server = kcfg_str(&cs->doc, cluster, "server");
     if (!server)
-        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: clusters[%s].cluster.server is not set", source,
+        return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: clusters[%s].cluster.server is not set", cs->source,
                           cluster_name);
     cfg->server = strdup(server);
     if (!cfg->server)
-        return kcfg_oom(source, err);
+        return kcfg_oom(cs->source, err);
     len = strlen(cfg->server);
     while (len > 0 && cfg->server[len - 1] == '/')
         cfg->server[--len] = '\0';
 
     snprintf(what, sizeof(what), "clusters[%s].cluster", cluster_name);
-    rc = kcfg_data(doc, cluster, "certificate-authority-data", source, what, &cfg->ca_pem, &cfg->ca_pem_len, err);
+    rc = kcfg_data(&cs->doc, cluster, "certificate-authority-data", cs->source, what, &cfg->ca_pem, &cfg->ca_pem_len,
+                   err);
     if (rc)
         return rc;
-    if (kcfg_dup_path(&cfg->ca_file, kcfg_str(doc, cluster, "certificate-authority"), base_dir))
-        return kcfg_oom(source, err);
-    insecure = kcfg_str(doc, cluster, "insecure-skip-tls-verify");
+    if (kcfg_dup_path(&cfg->ca_file, kcfg_str(&cs->doc, cluster, "certificate-authority"), cs->base_dir))
+        return kcfg_oom(cs->source, err);
+    insecure = kcfg_str(&cs->doc, cluster, "insecure-skip-tls-verify");
     if (insecure && strcmp(insecure, "true") != 0 && strcmp(insecure, "false") != 0)
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.insecure-skip-tls-verify must be true or false, not \"%s\"",
-                          source, what, insecure);
+                          cs->source, what, insecure);
     cfg->insecure = insecure && strcmp(insecure, "true") == 0;
 
     snprintf(what, sizeof(what), "users[%s].user", user_name ? user_name : "");
-    rc = kcfg_data(doc, user, "client-certificate-data", source, what, &cfg->cert_pem, &cfg->cert_pem_len, err);
+    rc = kcfg_data(&us->doc, user, "client-certificate-data", us->source, what, &cfg->cert_pem, &cfg->cert_pem_len,
+                   err);
     if (!rc)
-        rc = kcfg_data(doc, user, "client-key-data", source, what, &cfg->key_pem, &cfg->key_pem_len, err);
+        rc = kcfg_data(&us->doc, user, "client-key-data", us->source, what, &cfg->key_pem, &cfg->key_pem_len, err);
     if (rc)
         return rc;
-    if (kcfg_dup_path(&cfg->cert_file, kcfg_str(doc, user, "client-certificate"), base_dir) ||
-        kcfg_dup_path(&cfg->key_file, kcfg_str(doc, user, "client-key"), base_dir) ||
-        kcfg_dup_path(&cfg->token_file, kcfg_str(doc, user, "tokenFile"), base_dir) ||
-        kcfg_dup_path(&cfg->token, kcfg_str(doc, user, "token"), NULL))
-        return kcfg_oom(source, err);
+    if (kcfg_dup_path(&cfg->cert_file, kcfg_str(&us->doc, user, "client-certificate"), us->base_dir) ||
+        kcfg_dup_path(&cfg->key_file, kcfg_str(&us->doc, user, "client-key"), us->base_dir) ||
+        kcfg_dup_path(&cfg->token_file, kcfg_str(&us->doc, user, "tokenFile"), us->base_dir) ||
+        kcfg_dup_path(&cfg->token, kcfg_str(&us->doc, user, "token"), NULL))
+        return kcfg_oom(us->source, err);
     /* Auth providers (gcp, azure, oidc) were removed from kubectl in favour of exec plugins. Ignoring
      * one would send unauthenticated requests and report a puzzling 401 or 403 later. */
-    provider = kcfg_get(doc, user, "auth-provider");
+    provider = kcfg_get(&us->doc, user, "auth-provider");
     if (provider)
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.auth-provider (%s) is not supported: use an exec credential "
-                          "plugin, which replaced auth providers in kubectl", source, what,
-                          kcfg_str(doc, provider, "name") ? kcfg_str(doc, provider, "name") : "unnamed");
-    exec = kcfg_get(doc, user, "exec");
-    if (exec && (rc = kcfg_exec(doc, exec, source, base_dir, what, &cfg->exec, err)) != ZK_OK)
+                          "plugin, which replaced auth providers in kubectl", us->source, what,
+                          kcfg_str(&us->doc, provider, "name") ? kcfg_str(&us->doc, provider, "name") : "unnamed");
+    exec = kcfg_get(&us->doc, user, "exec");
+    if (exec && (rc = kcfg_exec(&us->doc, exec, us->source, us->base_dir, what, &cfg->exec, err)) != ZK_OK)
         return rc;
     if ((cfg->cert_pem || cfg->cert_file) != (cfg->key_pem || cfg->key_file))
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s has a client certificate without a client key or the "
-                          "reverse", source, what);
+                          "reverse", us->source, what);
 
-    ns = kcfg_str(doc, ctx, "namespace");
+    ns = kcfg_str(&xs->doc, ctx, "namespace");
     cfg->namespace = strdup(ns ? ns : "default");
     if (!cfg->namespace)
-        return kcfg_oom(source, err);
+        return kcfg_oom(xs->source, err);
     return ZK_OK;
 }
 
-/* The shared body of from_yaml and from_file. */
-static int kcfg_parse(const char *yaml, size_t len, const char *source, const char *base_dir, const char *context,
-                      struct kube_config *cfg, struct zk_err *err)
+/* Parses yaml into src (which keeps source and base_dir, borrowed). On failure src holds nothing. */
+static int kcfg_load_doc(const char *yaml, size_t len, const char *source, const char *base_dir,
+                         struct kcfg_src *src, struct zk_err *err)
 {
     yaml_parser_t parser;
-    yaml_document_t doc;
-    int rc;
+    int rc = ZK_OK;
 
-    memset(cfg, 0, sizeof(*cfg));
+    memset(src, 0, sizeof(*src));
     if (!yaml_parser_initialize(&parser))
         return kcfg_oom(source, err);
     yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-    if (!yaml_parser_load(&parser, &doc)) {
+    if (!yaml_parser_load(&parser, &src->doc))
         rc = zk_err_set(err, ZK_EINVAL, "kubeconfig %s: invalid YAML at line %zu: %s", source,
                         parser.problem_mark.line + 1, parser.problem ? parser.problem : "parse error");
-        yaml_parser_delete(&parser);
-        return rc;
-    }
-    rc = kcfg_from_document(&doc, source, base_dir, context, cfg, err);
-    yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
-    if (rc)
-        kube_config_free(cfg);
+    src->source = source;
+    src->base_dir = base_dir;
     return rc;
 }
 
 int kube_config_from_yaml(const char *yaml, size_t len, const char *source, const char *context,
                           struct kube_config *cfg, struct zk_err *err)
 {
-    return kcfg_parse(yaml, len, source, NULL, context, cfg, err);
+    struct kcfg_src src;
+    int rc;
+
+    memset(cfg, 0, sizeof(*cfg));
+    rc = kcfg_load_doc(yaml, len, source, NULL, &src, err);
+    if (rc)
+        return rc;
+    rc = kcfg_from_documents(&src, 1, source, context, cfg, err);
+    yaml_document_delete(&src.doc);
+    if (rc)
+        kube_config_free(cfg);
+    return rc;
+}
+
+/* The folder of path, for relative paths in it: a heap string, or NULL when out of memory. */
+static char *kcfg_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* Reads, parses and merges the n files in paths (see struct kcfg_src); label names them together. */
+static int kcfg_load_files(char *const *paths, size_t n, const char *label, const char *context,
+                           struct kube_config *cfg, struct zk_err *err)
+{
+    struct kcfg_src srcs[KCFG_MAX_FILES];
+    char *texts[KCFG_MAX_FILES] = {0}, *dirs[KCFG_MAX_FILES] = {0};
+    size_t loaded = 0, len;
+    int rc = ZK_OK;
+
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < n && rc == ZK_OK; i++) {
+        rc = kcfg_read_file(paths[i], &texts[i], &len, err);
+        if (rc) {
+            zk_err_prefix(err, "kubeconfig");
+            break;
+        }
+        if (!(dirs[i] = kcfg_dir_of(paths[i]))) {
+            rc = kcfg_oom(paths[i], err);
+            break;
+        }
+        rc = kcfg_load_doc(texts[i], len, paths[i], dirs[i], &srcs[i], err);
+        if (rc == ZK_OK)
+            loaded++;
+    }
+    if (rc == ZK_OK)
+        rc = kcfg_from_documents(srcs, n, label, context, cfg, err);
+    for (size_t i = 0; i < loaded; i++)
+        yaml_document_delete(&srcs[i].doc);
+    for (size_t i = 0; i < n; i++) {
+        free(texts[i]);
+        free(dirs[i]);
+    }
+    if (rc)
+        kube_config_free(cfg);
+    return rc;
 }
 
 int kube_config_from_file(const char *path, const char *context, struct kube_config *cfg, struct zk_err *err)
 {
-    char *text = NULL, *dir = NULL, *slash;
-    size_t len = 0;
+    char *paths[1] = {(char *)path};
+
+    return kcfg_load_files(paths, 1, path, context, cfg, err);
+}
+
+/* A $KUBECONFIG list: its files that exist, merged; kubectl skips the missing ones too. */
+static int kcfg_load_list(const char *list, const char *context, struct kube_config *cfg, struct zk_err *err)
+{
+    char *copy = strdup(list), *paths[KCFG_MAX_FILES], *save = NULL, *p;
+    size_t n = 0;
     int rc;
 
     memset(cfg, 0, sizeof(*cfg));
-    rc = kcfg_read_file(path, &text, &len, err);
-    if (rc) {
-        zk_err_prefix(err, "kubeconfig");
-        return rc;
+    if (!copy)
+        return kcfg_oom(list, err);
+    for (p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        if (access(p, F_OK) != 0)
+            continue;
+        if (n == KCFG_MAX_FILES) {
+            free(copy);
+            return zk_err_set(err, ZK_EINVAL, "KUBECONFIG=\"%s\" lists more than %d existing files", list,
+                              KCFG_MAX_FILES);
+        }
+        paths[n++] = p;
     }
-    dir = strdup(path);
-    if (!dir) {
-        rc = kcfg_oom(path, err);
-        goto out;
-    }
-    slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    rc = kcfg_parse(text, len, path, slash ? (dir[0] ? dir : "/") : ".", context, cfg, err);
-out:
-    free(dir);
-    free(text);
+    rc = n ? kcfg_load_files(paths, n, list, context, cfg, err)
+           : zk_err_set(err, ZK_EINVAL, "KUBECONFIG=\"%s\" names no file that exists", list);
+    free(copy);
     return rc;
 }
 
@@ -549,16 +649,8 @@ int kube_config_load(const char *explicit_path, const char *context, struct kube
     memset(cfg, 0, sizeof(*cfg));
     if (explicit_path && *explicit_path)
         return kube_config_from_file(explicit_path, context, cfg, err);
-    if (env && *env) {
-        /* Only the first entry of a list is used: merging several files is not supported. */
-        size_t n = strcspn(env, ":");
-
-        if (n == 0 || n >= sizeof(path))
-            return zk_err_set(err, ZK_EINVAL, "KUBECONFIG=\"%s\" does not start with a usable path", env);
-        memcpy(path, env, n);
-        path[n] = '\0';
-        return kube_config_from_file(path, context, cfg, err);
-    }
+    if (env && *env)
+        return kcfg_load_list(env, context, cfg, err);
     if (home && *home) {
         snprintf(path, sizeof(path), "%s/.kube/config", home);
         if (access(path, F_OK) == 0)

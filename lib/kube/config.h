@@ -30,8 +30,10 @@ struct kube_config {
     int insecure;     /* insecure-skip-tls-verify: honoured, and logged loudly by the programs */
 };
 
-/* Loads the configuration the way kubectl finds it: explicit_path if not NULL, else $KUBECONFIG (the
- * first of a colon-separated list), else ~/.kube/config, else in-cluster when KUBERNETES_SERVICE_HOST
+/* Loads the configuration the way kubectl finds it: explicit_path if not NULL, else $KUBECONFIG (a
+ * colon-separated list of files, merged as kubectl merges them: missing files are skipped, the first
+ * file that sets current-context decides it, the first file with a context, cluster or user of a name
+ * provides it, at most 16 files), else ~/.kube/config, else in-cluster when KUBERNETES_SERVICE_HOST
  * is set. context may be NULL (the current context). On success *cfg is filled and owned by the caller
  * (kube_config_free); on failure it is left empty and err says which file and which field was wrong. */
 int kube_config_load(const char *explicit_path, const char *context, struct kube_config *cfg, struct zk_err *err);

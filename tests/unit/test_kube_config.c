@@ -286,10 +286,11 @@ static void test_load_order(void **state)
     assert_string_equal(cfg.server, "https://prod.example:6443");
     kube_config_free(&cfg);
 
-    /* $KUBECONFIG: its first entry; a missing file is an error naming the file. */
-    assert_int_equal(kube_config_load(NULL, NULL, &cfg, &err), ZK_EIO);
-    assert_non_null(strstr(err.msg, "/nonexistent/kubeconfig"));
-    snprintf(env, sizeof(env), "%s:/nonexistent/second", path);
+    /* $KUBECONFIG: missing files are skipped, as kubectl skips them; none at all is an error naming
+     * the list. */
+    assert_int_equal(kube_config_load(NULL, NULL, &cfg, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "KUBECONFIG=\"/nonexistent/kubeconfig\" names no file that exists"));
+    snprintf(env, sizeof(env), "/nonexistent/first:%s:/nonexistent/second", path);
     setenv("KUBECONFIG", env, 1);
     assert_int_equal(kube_config_load(NULL, "robot@dev", &cfg, &err), ZK_OK);
     assert_string_equal(cfg.namespace, "team-a");
@@ -314,6 +315,45 @@ static void test_load_order(void **state)
     if (saved_home)
         setenv("HOME", saved_home, 1);
     free(saved_home);
+}
+
+/* A $KUBECONFIG list is merged as kubectl merges it: the first file that sets current-context decides
+ * it, the first file with an entry of a name provides it, and relative paths resolve against the
+ * folder of the file the entry came from. */
+static void test_kubeconfig_list_is_merged(void **state)
+{
+    struct tmpdir *t = *state;
+    struct kube_config cfg;
+    struct zk_err err;
+    char env[1400], sub[600], want[700], first[600];
+
+    snprintf(sub, sizeof(sub), "%s/eks", t->dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(first, sizeof(first), "%s", write_file(t->dir, "personal",
+                                                    "current-context: work\n"
+                                                    "contexts:\n- {name: work, context: {cluster: eks, user: me, namespace: search}}\n"
+                                                    "users:\n- {name: me, user: {client-certificate: me.crt, client-key: me.key}}\n"));
+    write_file(sub, "config",
+               "current-context: other\n"
+               "clusters:\n- {name: eks, cluster: {server: 'https://eks.example', certificate-authority: ca.crt}}\n"
+               "users:\n- {name: me, user: {token: not-this-one}}\n"
+               "contexts:\n- {name: other, context: {cluster: eks}}\n");
+    snprintf(env, sizeof(env), "%s:/nonexistent:%s/config", first, sub);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(kube_config_load(NULL, NULL, &cfg, &err), ZK_OK);
+    assert_string_equal(cfg.server, "https://eks.example");
+    assert_string_equal(cfg.namespace, "search");
+    snprintf(want, sizeof(want), "%s/ca.crt", sub);
+    assert_string_equal(cfg.ca_file, want);
+    snprintf(want, sizeof(want), "%s/me.crt", t->dir);
+    assert_string_equal(cfg.cert_file, want);
+    assert_null(cfg.token); /* the first "me" wins, whole: the second file's token is not mixed in */
+    kube_config_free(&cfg);
+
+    /* A context that is in no file: the message names the whole list. */
+    assert_int_equal(kube_config_load(NULL, "nowhere", &cfg, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, env));
+    assert_non_null(strstr(err.msg, "context \"nowhere\""));
 }
 
 static void test_in_cluster(void **state)
@@ -383,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_exec_plugin),
         cmocka_unit_test_setup_teardown(test_file_paths_are_relative_to_the_file, tmpdir_setup, config_teardown),
         cmocka_unit_test_setup_teardown(test_load_order, tmpdir_setup, config_teardown),
+        cmocka_unit_test_setup_teardown(test_kubeconfig_list_is_merged, tmpdir_setup, config_teardown),
         cmocka_unit_test_setup_teardown(test_in_cluster, tmpdir_setup, config_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
