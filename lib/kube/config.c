@@ -211,6 +211,7 @@ static int kcfg_strv(yaml_document_t *doc, yaml_node_t *seq, const char *prefix,
 {
     size_t n = 0, k = 0;
     char **v;
+    int rc = ZK_OK;
 
     *out = NULL;
     if (seq && seq->type != YAML_SEQUENCE_NODE)
@@ -220,26 +221,23 @@ static int kcfg_strv(yaml_document_t *doc, yaml_node_t *seq, const char *prefix,
     if (!(v = calloc(n + 2, sizeof(*v))))
         return kcfg_oom(source, err);
     if (prefix && !(v[k++] = strdup(prefix)))
-        goto oom;
-    for (size_t i = 0; i < n; i++) {
+        rc = kcfg_oom(source, err);
+    for (size_t i = 0; i < n && rc == ZK_OK; i++) {
         yaml_node_t *item = yaml_document_get_node(doc, seq->data.sequence.items.start[i]);
 
-        if (!item || item->type != YAML_SCALAR_NODE) {
-            for (char **p = v; *p; p++)
-                free(*p);
-            free(v);
-            return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s[%zu] must be a string", source, what, i);
-        }
-        if (!(v[k++] = strdup((const char *)item->data.scalar.value)))
-            goto oom;
+        if (!item || item->type != YAML_SCALAR_NODE)
+            rc = zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s[%zu] must be a string", source, what, i);
+        else if (!(v[k++] = strdup((const char *)item->data.scalar.value)))
+            rc = kcfg_oom(source, err);
+    }
+    if (rc != ZK_OK) {
+        for (char **p = v; *p; p++)
+            free(*p);
+        free(v);
+        return rc;
     }
     *out = v;
     return ZK_OK;
-oom:
-    for (char **p = v; *p; p++)
-        free(*p);
-    free(v);
-    return kcfg_oom(source, err);
 }
 
 /* users[].user.exec: command, args, env ({name, value} pairs), apiVersion, installHint. A command
@@ -314,8 +312,6 @@ out:
     return rc;
 }
 
-
-/* Fills cfg from a parsed document. base_dir resolves relative file paths (NULL: leave them as is). */
 /* One parsed kubeconfig file. Several make up a $KUBECONFIG list, merged the way kubectl merges them:
  * the first file that sets current-context decides it, and a context, cluster or user is taken from
  * the first file that has one of that name, with its relative paths resolved against that file's
@@ -352,7 +348,7 @@ static int kcfg_from_documents(struct kcfg_src *srcs, size_t n, const char *labe
 {
     struct kcfg_src *xs = NULL, *cs = NULL, *us = NULL;
     yaml_node_t *ctx, *cluster, *user, *provider, *exec;
-    const char *ctx_name = context, *cluster_name, *user_name, *server, *ns, *insecure;
+    const char *ctx_name = context, *cluster_name, *user_name, *server, *ns, *insecure, *provider_name;
     char what[300];
     size_t len;
     int rc;
@@ -428,10 +424,12 @@ static int kcfg_from_documents(struct kcfg_src *srcs, size_t n, const char *labe
     /* Auth providers (gcp, azure, oidc) were removed from kubectl in favour of exec plugins. Ignoring
      * one would send unauthenticated requests and report a puzzling 401 or 403 later. */
     provider = kcfg_get(&us->doc, user, "auth-provider");
-    if (provider)
+    if (provider) {
+        provider_name = kcfg_str(&us->doc, provider, "name");
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.auth-provider (%s) is not supported: use an exec credential "
                           "plugin, which replaced auth providers in kubectl", us->source, what,
-                          kcfg_str(&us->doc, provider, "name") ? kcfg_str(&us->doc, provider, "name") : "unnamed");
+                          provider_name ? provider_name : "unnamed");
+    }
     exec = kcfg_get(&us->doc, user, "exec");
     if (exec && (rc = kcfg_exec(&us->doc, exec, us->source, us->base_dir, what, &cfg->exec, err)) != ZK_OK)
         return rc;

@@ -153,7 +153,7 @@ out:
 }
 
 /* environ plus the kubeconfig's env entries and KUBERNETES_EXEC_INFO, as a new array whose strings
- * belong to environ, x and info (only the array is the caller's to free). */
+ * belong to environ, x and info (only the array is the caller's to free; posix_spawn copies them). */
 static char **kexec_envp(const struct kube_exec *x, char *info)
 {
     size_t n = 0, m = 0, k = 0;
@@ -225,7 +225,7 @@ static int kexec_collect(int out_fd, int err_fd, struct buf *out, struct buf *er
     return ZK_OK;
 }
 
-/* The kept stderr on one line, for a message: newlines become "; ", trailing space goes. */
+/* The kept stderr on one line, for a message: line breaks become spaces, trailing space goes. */
 static void kexec_flatten(struct buf *b)
 {
     if (buf_putc(b, '\0'))
@@ -240,10 +240,10 @@ static void kexec_flatten(struct buf *b)
 
 int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_cred *out, struct zk_err *err)
 {
-    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, rc, status = 0, spawned = 0, have_actions = 0;
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, rc, status = 0, have_actions = 0;
     posix_spawn_file_actions_t fa;
     struct buf stdout_buf, stderr_buf;
-    char info[256], *info_env = NULL, **envp = NULL;
+    char info[256], **envp = NULL;
     const char *cmd = x->argv[0];
     pid_t pid = -1;
 
@@ -253,7 +253,7 @@ int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_c
     snprintf(info, sizeof(info),
              "KUBERNETES_EXEC_INFO={\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}",
              x->api_version);
-    if (!(info_env = strdup(info)) || !(envp = kexec_envp(x, info_env))) {
+    if (!(envp = kexec_envp(x, info))) {
         rc = zk_err_set(err, ZK_ENOMEM, "exec credential plugin %s: out of memory", cmd);
         goto out;
     }
@@ -276,7 +276,6 @@ int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_c
                         x->install_hint ? ". " : "", x->install_hint ? x->install_hint : "");
         goto out;
     }
-    spawned = 1;
     close(out_pipe[1]);
     close(err_pipe[1]);
     out_pipe[1] = err_pipe[1] = -1;
@@ -288,7 +287,6 @@ int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_c
     }
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    spawned = 0;
     if (rc)
         goto out;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -303,10 +301,6 @@ int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_c
     if (rc)
         zk_err_prefix(err, "exec credential plugin %s", cmd);
 out:
-    if (spawned) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-    }
     if (have_actions)
         posix_spawn_file_actions_destroy(&fa);
     for (int i = 0; i < 2; i++) {
@@ -320,6 +314,5 @@ out:
     buf_free(&stdout_buf);
     buf_free(&stderr_buf);
     free(envp);
-    free(info_env);
     return rc;
 }

@@ -284,6 +284,34 @@ static void test_watch_error_event_status(void **state)
     assert_int_equal(err.retry_after, -1);
 }
 
+/* /version as servers answer it: plain, with the "+" managed services append, and what is not 1.x. */
+static void test_version_minor(void **state)
+{
+    static const struct {
+        const char *json;
+        int minor;
+    } cases[] = {
+        {"{\"major\":\"1\",\"minor\":\"20\",\"gitVersion\":\"v1.20.2\"}", 20},
+        {"{\"major\":\"1\",\"minor\":\"29+\",\"gitVersion\":\"v1.29.10-eks-7f9249a\"}", 29},
+        {"{\"major\":\"2\",\"minor\":\"0\"}", -1},
+        {"{\"major\":\"1\",\"minor\":\"\"}", -1},
+        {"{\"major\":\"1\",\"minor\":\"+\"}", -1},
+        {"{\"major\":\"1\"}", -1},
+        {"{}", -1},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *v = cJSON_Parse(cases[i].json);
+
+        assert_non_null(v);
+        if (kube_parse_minor(v) != cases[i].minor)
+            fail_msg("%s: got %d, want %d", cases[i].json, kube_parse_minor(v), cases[i].minor);
+        cJSON_Delete(v);
+    }
+    assert_int_equal(kube_parse_minor(NULL), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_non_status_bodies),
         cmocka_unit_test(test_watch_error_event_status),
+        cmocka_unit_test(test_version_minor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
