@@ -3,6 +3,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DIGEST_LEN 32
@@ -36,14 +36,6 @@ struct tokens {
     unsigned char (*digests)[DIGEST_LEN];
     size_t n;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int is_space(char c)
 {
@@ -240,7 +232,7 @@ int auth_new(const char *token_file, const char *token_dir, double reload_s, str
         goto fail;
     a->digests = t.digests;
     a->n = t.n;
-    a->checked_at = now_s();
+    a->checked_at = monotime_s();
     *out = a;
     return ZK_OK;
 fail:
@@ -292,7 +284,7 @@ static void maybe_reload(struct auth *a)
     unsigned char now_stamp[DIGEST_LEN];
     struct tokens t;
     struct zk_err err;
-    double now = now_s();
+    double now = monotime_s();
 
     if (now - a->checked_at < a->reload_s)
         return;

@@ -24,6 +24,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -379,14 +380,6 @@ static void main_on_lost(void *ud)
     main_lost = 1;
 }
 
-static double main_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void *main_worker(void *arg)
 {
     struct controller *c = arg;
@@ -394,10 +387,10 @@ static void *main_worker(void *arg)
 
     while (queue_get(c->queue, &key) == ZK_OK) {
         struct zk_err err = {0};
-        double start = main_mono(), requeue = 0;
+        double start = monotime_s(), requeue = 0;
         int rc = reconcile(&c->rctx, key, &requeue, &err);
 
-        metrics_reconcile_done(c->metrics, main_mono() - start, rc == ZK_OK);
+        metrics_reconcile_done(c->metrics, monotime_s() - start, rc == ZK_OK);
         if (rc == ZK_OK) {
             queue_forget(c->queue, key);
             if (requeue > 0)
@@ -745,12 +738,12 @@ static int main_run(struct controller *c)
             if (pthread_create(&workers[nworkers], NULL, main_worker, c) != 0)
                 break;
     }
-    next_resync = main_mono() + (double)c->opt.resync_period;
+    next_resync = monotime_s() + (double)c->opt.resync_period;
     while (!main_signals && !main_lost) {
         main_sleep(0.1);
-        if (main_mono() >= next_resync) {
+        if (monotime_s() >= next_resync) {
             main_resync(c);
-            next_resync = main_mono() + (double)c->opt.resync_period;
+            next_resync = monotime_s() + (double)c->opt.resync_period;
         }
     }
     status = main_lost ? 1 : 0;

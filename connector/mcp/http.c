@@ -7,6 +7,7 @@
 #include "connector/tools/tools.h"
 #include "json.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,7 +25,6 @@
 #include <stdint.h>
 #include <strings.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SESSION_ID_BYTES 16
@@ -53,14 +53,6 @@ struct req {
     struct buf body;
     int too_big;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- pure helpers ---------------------------------------------------------------------------- */
 
@@ -190,7 +182,7 @@ static struct hsession *session_get(struct mcp_http *h, const char *id)
     for (hs = h->sessions; hs != NULL; hs = hs->next)
         if (session_id_equal(hs, id)) {
             hs->refs++;
-            hs->last_used = now_s();
+            hs->last_used = monotime_s();
             break;
         }
     pthread_mutex_unlock(&h->mu);
@@ -250,7 +242,7 @@ static int session_add(struct mcp_http *h, struct mcp_session *s, char *id_out)
 {
     unsigned char raw[SESSION_ID_BYTES];
     struct hsession *hs = calloc(1, sizeof(*hs)), **pp, **oldest = NULL, *victim = NULL;
-    double now = now_s();
+    double now = monotime_s();
     int i, free_victim = 0;
 
     if (hs == NULL)

@@ -7,12 +7,12 @@
 #include "err.h"
 #include "json.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Newest first; MCP_PROTOCOL_LATEST must be the first entry. */
 static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
@@ -100,14 +100,6 @@ int mcp_bucket_take(struct mcp_bucket *b, double now, double *wait_s)
     return 0;
 }
 
-static double monotonic_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
 {
     struct mcp_session *s = calloc(1, sizeof(*s));
@@ -121,7 +113,7 @@ struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
     s->cfg = opts->cfg;
     s->server_version = opts->server_version;
     mcp_bucket_init(&s->bucket, opts->rate_burst > 0 ? opts->rate_burst : MCP_RATE_BURST,
-                    opts->rate_per_sec > 0 ? opts->rate_per_sec : MCP_RATE_PER_SEC, monotonic_now());
+                    opts->rate_per_sec > 0 ? opts->rate_per_sec : MCP_RATE_PER_SEC, monotime_s());
     return s;
 }
 
@@ -355,7 +347,7 @@ static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m
         free(f);
         return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "a request with this id is still running", NULL);
     }
-    if (!mcp_bucket_take(&s->bucket, monotonic_now(), &wait_s)) {
+    if (!mcp_bucket_take(&s->bucket, monotime_s(), &wait_s)) {
         pthread_mutex_unlock(&s->mu);
         cJSON_Delete(f->id);
         free(f);
@@ -553,7 +545,7 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
     struct tool_result res;
     struct zk_err err;
     cJSON *reply = NULL;
-    double t0 = monotonic_now();
+    double t0 = monotime_s();
     char ms[32];
     int rc, cancelled;
 
@@ -561,7 +553,7 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
     tool_result_init(&res);
     rc = tools_call(&ctx, name, args, &res, &err);
     cancelled = inflight_remove(s, &job->fl);
-    snprintf(ms, sizeof(ms), "%.0f", (monotonic_now() - t0) * 1000);
+    snprintf(ms, sizeof(ms), "%.0f", (monotime_s() - t0) * 1000);
     if (cancelled) {
         log_info("Tool call ended after cancellation; no reply sent", "tool", name, "ms", ms, NULL);
     } else if (rc == ZK_EINVAL) {

@@ -3,6 +3,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -27,14 +28,6 @@ struct leader {
     double observed_at;
     double last_renew; /* monotonic time of the last successful write while leading */
 };
-
-static double leader_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static long long leader_wall_us(void)
 {
@@ -111,7 +104,7 @@ static int leader_try(struct leader *l)
 {
     struct kube_err kerr;
     cJSON *lease = NULL, *spec = NULL, *obj = NULL;
-    double now = leader_mono();
+    double now = monotime_s();
     const char *holder;
     int rc, won = 0;
 
@@ -159,7 +152,7 @@ static int leader_try(struct leader *l)
     }
     if (rc == ZK_OK) {
         won = 1;
-        l->last_renew = leader_mono();
+        l->last_renew = monotime_s();
     } else if (kerr.reason != KUBE_REASON_CONFLICT && kerr.reason != KUBE_REASON_ALREADY_EXISTS) {
         log_warn("Could not write the leader Lease", "error", kerr.base.msg, NULL);
     }
@@ -240,7 +233,7 @@ static void *leader_main(void *arg)
                 metrics_set_leader(l->o.metrics, 1);
             if (l->o.on_started)
                 l->o.on_started(l->o.ud);
-        } else if (!won && was && leader_mono() - l->last_renew >= l->o.renew_deadline) {
+        } else if (!won && was && monotime_s() - l->last_renew >= l->o.renew_deadline) {
             pthread_mutex_lock(&l->mu);
             l->leading = 0;
             pthread_mutex_unlock(&l->mu);

@@ -4,6 +4,7 @@
  * searched linearly, plus a FIFO of ready keys; that is simpler than hash tables and fast enough. A
  * record lives while the key is queued, processing, waiting for a delay or has failures to remember. */
 #include "controller/runtime/queue.h"
+#include "monotime.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,11 +34,8 @@ struct queue {
 
 static double queue_monotonic(void *ud)
 {
-    struct timespec ts;
-
     (void)ud;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return monotime_s();
 }
 
 static double queue_now(struct queue *q)

@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "json.h"
 #include "rfc3339.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -174,15 +174,6 @@ static char **kexec_envp(const struct kube_exec *x, char *info)
     return envp;
 }
 
-/* Milliseconds since an arbitrary point, for the deadline. */
-static long long kexec_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads the plugin's stdout (into out, bounded) and stderr (the first KEXEC_STDERR_KEEP bytes kept)
  * until both close or the deadline passes. */
 static int kexec_collect(int out_fd, int err_fd, struct buf *out, struct buf *errs, long long deadline,
@@ -192,7 +183,7 @@ static int kexec_collect(int out_fd, int err_fd, struct buf *out, struct buf *er
     char chunk[4096];
 
     while (p[0].fd >= 0 || p[1].fd >= 0) {
-        long long left = deadline - kexec_now_ms();
+        long long left = deadline - monotime_ms();
         int r;
 
         if (left <= 0)
@@ -280,7 +271,7 @@ int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_c
     close(err_pipe[1]);
     out_pipe[1] = err_pipe[1] = -1;
     rc = kexec_collect(out_pipe[0], err_pipe[0], &stdout_buf, &stderr_buf,
-                       kexec_now_ms() + (timeout_ms > 0 ? timeout_ms : 1), err);
+                       monotime_ms() + (timeout_ms > 0 ? timeout_ms : 1), err);
     if (rc) {
         kill(pid, SIGKILL);
         zk_err_prefix(err, "exec credential plugin %s", cmd);

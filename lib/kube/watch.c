@@ -8,6 +8,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -184,21 +185,13 @@ static int watch_cancelled(const struct watch_opts *o)
     return o->cancel && *o->cancel;
 }
 
-static long watch_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sleeps ms milliseconds, waking early when cancelled. */
 static void watch_sleep(const struct watch_opts *o, long ms)
 {
-    long end = watch_now_ms() + ms;
+    long long end = monotime_ms() + ms;
 
     while (!watch_cancelled(o)) {
-        long left = end - watch_now_ms();
+        long long left = end - monotime_ms();
         struct timespec ts = {0, 0};
 
         if (left <= 0)
@@ -283,7 +276,8 @@ int watch_run(struct kube_client *c, const struct watch_opts *o, struct zk_err *
     long timeout_s = o->timeout_seconds > 0 ? o->timeout_seconds : WATCH_DEFAULT_TIMEOUT_S;
     long max_backoff = o->max_backoff_ms > 0 ? o->max_backoff_ms : WATCH_DEFAULT_MAX_BACKOFF_MS;
     size_t max_line = o->max_line ? o->max_line : WATCH_DEFAULT_MAX_LINE;
-    long backoff = 0, started;
+    long backoff = 0;
+    long long started;
     unsigned int seed = (unsigned int)time(NULL) ^ (unsigned int)getpid() ^ (unsigned int)(uintptr_t)&st;
     int first_list = 1, rc;
     const char *plural = o->resource->plural;
@@ -320,7 +314,7 @@ int watch_run(struct kube_client *c, const struct watch_opts *o, struct zk_err *
             }
         }
         first_list = 0;
-        started = watch_now_ms();
+        started = monotime_ms();
         rc = watch_stream(&st, timeout_s, max_line, &kerr);
         if (rc == ZK_ECANCELLED || watch_cancelled(o))
             continue;
@@ -335,7 +329,7 @@ int watch_run(struct kube_client *c, const struct watch_opts *o, struct zk_err *
             backoff = st.progress > 0 ? 0 : watch_next_backoff(backoff, max_backoff);
             continue;
         }
-        if (rc == ZK_OK && (st.progress > 0 || watch_now_ms() - started >= 1000)) {
+        if (rc == ZK_OK && (st.progress > 0 || monotime_ms() - started >= 1000)) {
             /* The server closed the stream at timeoutSeconds: the normal way a watch ends. (One that
              * ends at once without an event is treated as a failure below, so it cannot spin.) */
             log_debug("Watch ended; resuming", "resource", plural, "resourceVersion", st.rv, NULL);
@@ -344,7 +338,7 @@ int watch_run(struct kube_client *c, const struct watch_opts *o, struct zk_err *
         }
         log_warn("Watch failed; resuming", "resource", plural, "resourceVersion", st.rv, "error",
                  rc == ZK_OK ? "the stream ended at once without an event" : kerr.base.msg, NULL);
-        if (watch_now_ms() - started >= WATCH_HEALTHY_MS || st.progress > 0)
+        if (monotime_ms() - started >= WATCH_HEALTHY_MS || st.progress > 0)
             backoff = 0;
         backoff = watch_next_backoff(backoff, max_backoff);
     }
