@@ -340,8 +340,6 @@ struct controller {
     struct reconcile_ctx rctx;
     struct informer *informers[RK_COUNT + 1]; /* the children's, then the corpora's */
     int ninformers;
-    char cronjob_api[32];
-    char pdb_api[32];
 };
 
 static void main_enqueue(void *ud, const char *key)
@@ -660,17 +658,15 @@ static int main_run(struct controller *c)
                  kerr.base.msg, NULL);
         c->rctx.server_minor = -1;
     }
-    snprintf(c->cronjob_api, sizeof(c->cronjob_api), "%s", served ? "batch/v1" : "batch/v1beta1");
-    snprintf(c->pdb_api, sizeof(c->pdb_api), "%s", pdb_served ? "policy/v1" : "policy/v1beta1");
-    c->rctx.env.cronjob_api_version = c->cronjob_api;
-    c->rctx.env.pdb_api_version = c->pdb_api;
+    c->rctx.env.cronjob_api_version = served ? "batch/v1" : "batch/v1beta1";
+    c->rctx.env.pdb_api_version = pdb_served ? "policy/v1" : "policy/v1beta1";
     c->rctx.env.cronjob_time_zone = served && c->rctx.server_minor >= 25;
     {
         char minor[16];
 
         snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
-        log_info("Discovered the API server", "minor", minor, "cronjob", c->cronjob_api, "poddisruptionbudget",
-                 c->pdb_api, "timeZone", c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
+        log_info("Discovered the API server", "minor", minor, "cronjob", c->rctx.env.cronjob_api_version,
+                 "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone", c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
     }
     reconcile_resources(&c->rctx.env, c->rctx.resources);
 

@@ -448,7 +448,6 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     char ns[256], endpoint[RECONCILE_URL_MAX], finished[40];
     struct corpus_spec *spec = NULL;
     struct spec_errors errs = {0};
-    struct render_env env = ctx->env;
     struct render_names names;
     struct status_input in = {0};
     struct reconcile_index_memo *memo;
@@ -528,7 +527,7 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
         goto out;
     }
 
-    rc = render_children(corpus, spec, &env, &children, err);
+    rc = render_children(corpus, spec, &ctx->env, &children, err);
     if (rc != ZK_OK)
         goto out;
     rc = reconcile_apply_children(ctx, corpus, children, err);

@@ -844,23 +844,16 @@ void render_env_for_minor(int minor, struct render_env *env)
 int render_check_env(const struct corpus_spec *spec, const struct render_env *env, int minor,
                      struct spec_errors *errs)
 {
-    struct spec_field_error *e;
     char version[40] = "";
 
     if (!spec->time_zone || env->cronjob_time_zone)
         return ZK_OK;
     if (minor >= 0)
         snprintf(version, sizeof(version), " (this one is 1.%d)", minor);
-    if (errs->count >= SPEC_MAX_FIELD_ERRORS) {
-        errs->dropped++;
-        return ZK_EINVAL;
-    }
-    e = &errs->items[errs->count++];
-    snprintf(e->field, sizeof(e->field), "spec.timeZone");
-    snprintf(e->message, sizeof(e->message),
-             "needs Kubernetes 1.25 or later%s, whose CronJobs honour a time zone; remove it and write the "
-             "schedule in the controller manager's time zone (usually UTC)",
-             version);
+    spec_errors_add(errs, "spec.timeZone",
+                    "needs Kubernetes 1.25 or later%s, whose CronJobs honour a time zone; remove it and write the "
+                    "schedule in the controller manager's time zone (usually UTC)",
+                    version);
     return ZK_EINVAL;
 }
 
