@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +24,7 @@
 #include "kube/config.h"
 #include "kube/watch.h"
 #include "log.h"
+#include "tests/support/cmd.h"
 #include "tests/support/tmpdir.h"
 
 static const struct kube_resource NAMESPACES = {"", "v1", "namespaces", "Namespace", 0};
@@ -378,16 +378,12 @@ static void test_forbidden(void **state)
     struct zk_err zerr;
     struct kube_err err;
     cJSON *list = NULL;
-    FILE *p;
 
     (void)state;
     snprintf(name, sizeof(name), "kc-nobody-%d", (int)getpid());
     snprintf(cmd, sizeof(cmd), "%s/scripts/cluster.sh user %s", root_dir(), name);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(path, sizeof(path), p));
-    assert_int_equal(pclose(p), 0);
-    path[strcspn(path, "\n")] = '\0';
+    cmd_first_line(cmd, path, sizeof(path));
+    assert_true(path[0] != '\0');
     assert_int_equal(kube_config_from_file(path, NULL, &cfg, &zerr), ZK_OK);
     assert_int_equal(kube_client_new(&cfg, 10000, &nobody, &zerr), ZK_OK);
     kube_config_free(&cfg);
@@ -414,50 +410,32 @@ static void test_forbidden(void **state)
 
 /* ---- exec credential plugins ---------------------------------------------------------------------- */
 
-/* Runs a shell command and returns the first line of its output in out (without the newline). */
-static void first_line(const char *cmd, char *out, size_t size)
-{
-    FILE *p = popen(cmd, "r");
-
-    assert_non_null(p);
-    out[0] = '\0';
-    if (!fgets(out, (int)size, p))
-        out[0] = '\0';
-    assert_int_equal(pclose(p), 0);
-    out[strcspn(out, "\n")] = '\0';
-}
-
 /* How many times the plugin has run (lines in its log). */
 static int plugin_runs(const char *dir)
 {
     char cmd[600], line[32];
 
     snprintf(cmd, sizeof(cmd), "cat '%s/runs' 2>/dev/null | wc -l", dir);
-    first_line(cmd, line, sizeof(line));
+    cmd_first_line(cmd, line, sizeof(line));
     return atoi(line);
 }
 
 /* A client from a kubeconfig whose user is the exec plugin dir/plugin. */
 static struct kube_client *exec_client(const char *dir, const struct kube_config *admin)
 {
-    char path[600];
+    char text[2048];
     struct kube_config cfg;
     struct kube_client *c = NULL;
     struct zk_err zerr;
-    FILE *f;
 
-    snprintf(path, sizeof(path), "%s/config", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fprintf(f,
-            "apiVersion: v1\nkind: Config\ncurrent-context: robot\n"
-            "clusters:\n- {name: local, cluster: {server: '%s', certificate-authority: '%s'}}\n"
-            "contexts:\n- {name: robot, context: {cluster: local, user: robot, namespace: '%s'}}\n"
-            "users:\n- name: robot\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
-            "      command: ./plugin\n      args: [--for, robot]\n      env: [{name: TOKEN_FILE, value: '%s/token'}]\n",
-            admin->server, admin->ca_file, ns, dir);
-    fclose(f);
-    if (kube_config_from_file(path, NULL, &cfg, &zerr))
+    snprintf(text, sizeof(text),
+             "apiVersion: v1\nkind: Config\ncurrent-context: robot\n"
+             "clusters:\n- {name: local, cluster: {server: '%s', certificate-authority: '%s'}}\n"
+             "contexts:\n- {name: robot, context: {cluster: local, user: robot, namespace: '%s'}}\n"
+             "users:\n- name: robot\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+             "      command: ./plugin\n      args: [--for, robot]\n      env: [{name: TOKEN_FILE, value: '%s/token'}]\n",
+             admin->server, admin->ca_file, ns, dir);
+    if (kube_config_from_file(tmpdir_write(dir, "config", text, 0600), NULL, &cfg, &zerr))
         fail_msg("%s", zerr.msg);
     if (kube_client_new(&cfg, 10000, &c, &zerr))
         fail_msg("%s", zerr.msg);
@@ -470,13 +448,12 @@ static struct kube_client *exec_client(const char *dir, const struct kube_config
 static void test_exec_plugin(void **state)
 {
     const char *dir = ((struct tmpdir *)*state)->dir;
-    char cmd[1600], token[2048], path[700];
+    char cmd[1600], token[2048];
     struct kube_config admin;
     struct kube_client *robot;
     struct zk_err zerr;
     struct kube_err err;
     cJSON *list = NULL, *denied;
-    FILE *f;
 
     assert_int_equal(kube_config_load(NULL, NULL, &admin, &zerr), ZK_OK);
     snprintf(cmd, sizeof(cmd),
@@ -485,27 +462,20 @@ static void test_exec_plugin(void **state)
              "kubectl -n %s create rolebinding robot-read --role=robot-read --serviceaccount=%s:robot >/dev/null && "
              "kubectl -n %s create token robot --duration=1h",
              ns, ns, ns, ns, ns);
-    first_line(cmd, token, sizeof(token));
+    cmd_first_line(cmd, token, sizeof(token));
     assert_true(strlen(token) > 100);
-    snprintf(path, sizeof(path), "%s/token", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(token, f);
-    fclose(f);
+    tmpdir_write(dir, "token", token, 0600);
     /* The plugin logs each run, answers with the token in $TOKEN_FILE (its args must have arrived), and
      * with the expiry in ./expiry when there is one. */
-    snprintf(path, sizeof(path), "%s/plugin", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fprintf(f, "#!/bin/sh\n"
-               "cd \"$(dirname \"$0\")\"\n"
-               "echo \"$*\" >> runs\n"
-               "[ \"$*\" = '--for robot' ] || exit 9\n"
-               "exp=''; [ -s expiry ] && exp=\",\\\"expirationTimestamp\\\":\\\"$(cat expiry)\\\"\"\n"
-               "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\",'\n"
-               "printf '\"status\":{\"token\":\"%%s\"%%s}}' \"$(cat \"$TOKEN_FILE\")\" \"$exp\"\n");
-    fclose(f);
-    assert_int_equal(chmod(path, 0755), 0);
+    tmpdir_write(dir, "plugin",
+                 "#!/bin/sh\n"
+                 "cd \"$(dirname \"$0\")\"\n"
+                 "echo \"$*\" >> runs\n"
+                 "[ \"$*\" = '--for robot' ] || exit 9\n"
+                 "exp=''; [ -s expiry ] && exp=\",\\\"expirationTimestamp\\\":\\\"$(cat expiry)\\\"\"\n"
+                 "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\",'\n"
+                 "printf '\"status\":{\"token\":\"%s\"%s}}' \"$(cat \"$TOKEN_FILE\")\" \"$exp\"\n",
+                 0755);
 
     /* No expiry: one run, at client creation, serves every request. */
     robot = exec_client(dir, &admin);

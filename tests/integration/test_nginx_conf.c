@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "controller/corpus/render.h"
+#include "tests/support/cmd.h"
 #include "tests/support/tmpdir.h"
 
 #include <arpa/inet.h>
@@ -34,21 +35,18 @@ struct nx {
     gid_t gid;
 };
 
+/* A port for nginx from scripts/free-port.sh, which the shell tests use too: a port the kernel hands
+ * out for a bind to port 0 lies in the ephemeral range, where an outgoing connection can take it
+ * before nginx binds. */
 static int free_port(void)
 {
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+    const char *root = getenv("ZK_ROOT");
+    char cmd[600], line[32];
 
-    assert_true(fd >= 0);
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    port = ntohs(a.sin_port);
-    close(fd);
-    return port;
+    snprintf(cmd, sizeof(cmd), "%s/scripts/free-port.sh", root && *root ? root : ".");
+    cmd_first_line(cmd, line, sizeof(line));
+    assert_true(atoi(line) > 0);
+    return atoi(line);
 }
 
 /* Renders nginx.conf for a corpus with or without a token Secret into a fresh run directory. */

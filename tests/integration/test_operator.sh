@@ -160,10 +160,8 @@ spec:
     - url: https://gitlab.example.com/example/alpha.git
       name: github.com/example/alpha
 YAML
-check "duplicate repository names are reported in status" eventually 20 bash -c \
-  "kubectl -n $NS get csc dup -o jsonpath='{.status.conditions[*].message}' | grep -q 'spec.repositories'"
-check "the invalid spec is reported with a Warning Event naming the field" eventually 10 bash -c \
-  "kubectl -n $NS get events --field-selector involvedObject.name=dup,type=Warning -o jsonpath='{.items[*].message}' | grep -q 'spec.repositories'"
+check "duplicate repository names are reported in status" eventually 20 status_says "$NS" dup spec.repositories
+check "the invalid spec is reported with a Warning Event naming the field" eventually 10 warned "$NS" dup spec.repositories
 check "an invalid corpus gets no children" bash -c "! kubectl -n $NS get deploy dup-search >/dev/null 2>&1"
 check "other corpora keep reconciling (org still ready to serve its children)" exists "$NS" deployment org-search
 cat <<YAML | kubectl apply -f - >/dev/null
@@ -175,9 +173,8 @@ spec:
   timeZone: Europe/Berlin
 YAML
 check "a timeZone this server (1.20) cannot honour is reported in status, naming the field and the version" \
-  eventually 20 bash -c "kubectl -n $NS get csc tz -o jsonpath='{.status.conditions[*].message}' | grep -q 'spec.timeZone: needs Kubernetes 1.25 or later (this one is 1.20)'"
-check "with a Warning Event naming the field" eventually 10 bash -c \
-  "kubectl -n $NS get events --field-selector involvedObject.name=tz,type=Warning -o jsonpath='{.items[*].message}' | grep -q 'spec.timeZone'"
+  eventually 20 status_says "$NS" tz "spec.timeZone: needs Kubernetes 1.25 or later (this one is 1.20)"
+check "with a Warning Event naming the field" eventually 10 warned "$NS" tz spec.timeZone
 check "and that corpus gets no children (no CronJob silently running in another zone)" \
   bash -c "! kubectl -n $NS get cronjob tz-indexer >/dev/null 2>&1"
 
@@ -189,10 +186,8 @@ spec:
   repositories: [{url: "https://github.com/example/secret.git"}]
   gitCredentialsSecretRef: {name: missing-creds}
 YAML
-check "a missing Secret is reported in status" eventually 20 bash -c \
-  "kubectl -n $NS get csc private -o jsonpath='{.status.conditions[*].message}' | grep -q missing-creds"
-check "a missing Secret is reported with a Warning Event" eventually 10 bash -c \
-  "kubectl -n $NS get events --field-selector involvedObject.name=private,type=Warning -o jsonpath='{.items[*].message}' | grep -q missing-creds"
+check "a missing Secret is reported in status" eventually 20 status_says "$NS" private missing-creds
+check "a missing Secret is reported with a Warning Event" eventually 10 warned "$NS" private missing-creds
 check "nothing that would mount the missing Secret is applied" bash -c \
   "! kubectl -n $NS get cronjob private-indexer >/dev/null 2>&1 && ! kubectl -n $NS get deploy private-search >/dev/null 2>&1"
 

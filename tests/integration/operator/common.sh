@@ -118,6 +118,17 @@ cond_is() { [ "$(cond "$1" "$2" "$3")" = "$4" ]; }
 # exists NS KIND NAME
 exists() { kubectl -n "$1" get "$2" "$3" >/dev/null 2>&1; }
 
+# status_says NS CORPUS TEXT: one of the corpus's condition messages contains TEXT.
+status_says() {
+  kubectl -n "$1" get csc "$2" -o jsonpath='{.status.conditions[*].message}' 2>/dev/null | grep -qF -- "$3"
+}
+
+# warned NS NAME TEXT: a Warning Event about the object NAME says TEXT.
+warned() {
+  kubectl -n "$1" get events --field-selector "involvedObject.name=$2,type=Warning" \
+    -o jsonpath='{.items[*].message}' 2>/dev/null | grep -qF -- "$3"
+}
+
 # drop_namespace NS...: deletes test namespaces. The local control plane runs no pvc-protection
 # controller, so the kubernetes.io/pvc-protection finalizer on claims is removed first; otherwise the
 # namespaces would stay Terminating forever.
