@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Provides kube-apiserver, kube-controller-manager (built from Debian's kubernetes source package),
-# kubectl and helm (static binaries shipped inside an npm package) in $ZK_CACHE/bin.
+# Provides, in $ZK_CACHE/bin: the control plane (kube-apiserver, kube-controller-manager, kube-scheduler)
+# and the node (kubelet, kube-proxy), all built from Debian's kubernetes source package (1.20), with
+# kubectl-1.20 from the same build; and kubectl 1.31 and helm (static binaries shipped inside an npm
+# package). Tests that drive workloads use kubectl-1.20, the server's own minor version: newer kubectl
+# cannot create a Job from a batch/v1beta1 CronJob.
 # Everything comes from Debian's archive and the npm registry; the result is cached outside the clone
 # because the Kubernetes build takes minutes.
 set -euo pipefail
@@ -20,14 +23,19 @@ if [ ! -x "$bin/kubectl" ] || [ ! -x "$bin/helm" ]; then
 fi
 
 # Bump when the server build changes, so that cached binaries from an older recipe are rebuilt.
-build_stamp=$bin/.kube-build-reflect2-1.0.2
-if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kube-controller-manager" ] || [ ! -f "$build_stamp" ]; then
-  echo "kube-tools: building kube-apiserver and kube-controller-manager from Debian source (about 5 minutes)" >&2
+build_stamp=$bin/.kube-build-node-1
+servers=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+need_build=
+[ -f "$build_stamp" ] || need_build=1
+for b in "${servers[@]}"; do [ -x "$bin/${b/#kubectl/kubectl-1.20}" ] || need_build=1; done
+if [ -n "$need_build" ]; then
+  echo "kube-tools: building ${servers[*]} from Debian source (about 10 minutes on two cores)" >&2
   export DEBIAN_FRONTEND=noninteractive
   if [ ! -f /etc/apt/sources.list.d/zoekt-operator-src.sources ]; then
+    # The source archive is the machine's own mirror, read from its apt sources.
     cat > /etc/apt/sources.list.d/zoekt-operator-src.sources <<SRC
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $("$(dirname "$0")/debian-mirror.sh")
 Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
@@ -50,11 +58,12 @@ SRC
     export GOPATH=$PWD/.go CGO_ENABLED=0 HOME=$src/home
     mkdir -p .go/src/k8s.io "$HOME"
     ln -sfn ../../.. .go/src/k8s.io/kubernetes
-    make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >"$src/build.log" 2>&1
+    make WHAT="${servers[*]/#/cmd/}" >"$src/build.log" 2>&1
   ) || { echo "kube-tools: build failed, see $src/build.log" >&2; tail -20 "$src/build.log" >&2; exit 1; }
   # Install beside and rename, so that a running control plane keeps its (old) executables intact.
-  for b in kube-apiserver kube-controller-manager; do
-    install -m 0755 "$kdir/_output/bin/$b" "$bin/.$b.new" && mv -f "$bin/.$b.new" "$bin/$b"
+  for b in "${servers[@]}"; do
+    dest=${b/#kubectl/kubectl-1.20}
+    install -m 0755 "$kdir/_output/bin/$b" "$bin/.$dest.new" && mv -f "$bin/.$dest.new" "$bin/$dest"
   done
   touch "$build_stamp"
   rm -rf "$src"

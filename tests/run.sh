@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs every test suite and ends with one line "N passed, N failed" summed over all of them.
+# Runs every test suite and ends with one line "N passed, N failed, N skipped" summed over all of them.
 # Exits non-zero when any test failed or any suite crashed.
 #
 # A suite is an executable whose output carries its own counts, in one of two forms:
-#   cmocka:  "[  PASSED  ] N test(s)." and "[  FAILED  ] N test(s)"
-#   TAP:     "# pass N" and "# fail N" (node --test with the tap reporter, and tests/integration/lib.sh)
+#   cmocka:  "[  PASSED  ] N test(s).", "[  FAILED  ] N test(s)" and "[  SKIPPED ] N test(s)"
+#   TAP:     "# pass N", "# fail N" and "# skipped N" (node --test with the tap reporter, and
+#            tests/integration/lib.sh)
 # A suite that exits non-zero without reporting a failure (a crash, a sanitizer report, a leak) counts
-# as one failed test, so nothing can fail silently.
+# as one failed test, and so does a suite that reports no test at all, so nothing can fail silently.
+# A skip is never a pass: it is counted and shown on its own.
 #
 # Each suite has a deadline, ZK_SUITE_TIMEOUT seconds (default 600; the slowest suite takes under a
 # minute here). A suite still running then is killed with everything it started, its processes are
@@ -35,10 +37,11 @@ groups=("$@")
 
 total_pass=0
 total_fail=0
+total_skip=0
 
 run_suite() {
   local name=$1; shift
-  local log="$logs/${name//\//_}.log" start rc pass fail secs
+  local log="$logs/${name//\//_}.log" start rc pass fail skip secs
   start=$(date +%s)
   # timeout(1) puts the suite in a process group of its own and signals the whole group. The
   # watchdog lists that group (state, kernel wait channel) just before, which is what tells a deadlock
@@ -61,15 +64,20 @@ run_suite() {
   fail=$(grep -aE '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
   pass=$((pass + $(grep -aE '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')))
   fail=$((fail + $(grep -aE '^# fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')))
+  skip=$(grep -aE '^\[  SKIPPED \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
+  skip=$((skip + $(grep -aE '^# skipped [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')))
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     fail=$((fail + 1))
     echo "run.sh: $name was killed after $suite_timeout s (ZK_SUITE_TIMEOUT): it hung" >>"$log"
   elif [ $rc -ne 0 ] && [ "$fail" -eq 0 ]; then
     fail=1
     echo "run.sh: $name exited with status $rc without reporting a failed test (crash or sanitizer report)" >>"$log"
+  elif [ $((pass + fail + skip)) -eq 0 ]; then
+    fail=1
+    echo "run.sh: $name reported no test at all" >>"$log"
   fi
   secs=$(( $(date +%s) - start ))
-  printf '%-44s %4d passed %4d failed  %4ds\n' "$name" "$pass" "$fail" "$secs"
+  printf '%-44s %4d passed %4d failed %3d skipped %5ds\n' "$name" "$pass" "$fail" "$skip" "$secs"
   if [ "$fail" -gt 0 ]; then
     echo "---- $log (last 40 lines) ----"
     tail -n 40 "$log"
@@ -77,6 +85,7 @@ run_suite() {
   fi
   total_pass=$((total_pass + pass))
   total_fail=$((total_fail + fail))
+  total_skip=$((total_skip + skip))
 }
 
 for g in "${groups[@]}"; do
@@ -104,5 +113,5 @@ for g in "${groups[@]}"; do
   esac
 done
 
-echo "$total_pass passed, $total_fail failed"
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]

@@ -195,7 +195,7 @@ if command -v busybox >/dev/null 2>&1; then
   check "busybox: an unlisted repository's removal is reported" grep -q '"status":"removed"' <(line_for local/alpha)
   check "busybox: its shard is gone" test ! -e "$(shard local/alpha)"
 else
-  echo "# busybox not installed: the busybox pass is skipped"
+  skip "busybox pass: busybox is not installed (scripts/deps.sh installs it)"
 fi
 
 finish
