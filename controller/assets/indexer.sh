@@ -18,6 +18,7 @@
 # then one summary line, also written to $TERMINATION_LOG for the controller to read from the pod's
 # status. Exit status: 0 when at least one repository was indexed, 1 otherwise.
 #
+# $GIT_CA_BUNDLE, when set, is a PEM file of CA certificates git trusts for https (a private CA).
 # Credentials ($CREDENTIALS_DIR, the mounted Secret) are read from files when git asks for them and
 # never appear in arguments, the environment, the output or the mirrors' configuration:
 #     ssh-privatekey (+ optional known_hosts)      for ssh:// and user@host:path URLs
@@ -89,6 +90,12 @@ git_config() {
     export GIT_CONFIG_COUNT=$cfg
 }
 git_config safe.directory '*'
+# A private CA (GitHub Enterprise, GitLab): spec.gitCABundleRef, mounted as one PEM file. Trusted in
+# addition to the image's store, so public hosts keep working beside the private one.
+if [ -n "${GIT_CA_BUNDLE:-}" ]; then
+    [ -r "$GIT_CA_BUNDLE" ] || fail_all "the CA bundle $GIT_CA_BUNDLE is not readable"
+    git_config http.sslCAInfo "$GIT_CA_BUNDLE"
+fi
 
 if [ -f "$CREDENTIALS_DIR/ssh-privatekey" ]; then
     # ssh refuses a key that others can read; the Secret's files are shared with the pod's group.

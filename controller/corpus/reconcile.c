@@ -24,6 +24,7 @@
 const struct kube_resource reconcile_corpus_resource = {"codesearch.dev", "v1alpha1", "codesearchcorpora",
                                                         "CodeSearchCorpus", 1};
 static const struct kube_resource reconcile_secret = {"", "v1", "secrets", "Secret", 1};
+static const struct kube_resource reconcile_configmap = {"", "v1", "configmaps", "ConfigMap", 1};
 
 struct reconcile_index_memo {
     char *key;
@@ -254,18 +255,19 @@ static time_t reconcile_now(const struct reconcile_ctx *ctx)
     return time(NULL) + ctx->clock_offset_seconds;
 }
 
-/* Checks that the Secret exists. *missing is set when it does not; other failures are returned. */
-static int reconcile_secret_exists(struct reconcile_ctx *ctx, const char *ns, const char *name, int *missing,
-                                   struct zk_err *err)
+/* Checks that a Secret or ConfigMap the pods mount exists. *missing is set when it does not; other
+ * failures are returned. */
+static int reconcile_ref_exists(struct reconcile_ctx *ctx, const struct kube_resource *res, const char *ns,
+                                const char *name, int *missing, struct zk_err *err)
 {
     struct kube_err kerr;
-    cJSON *secret = NULL;
+    cJSON *obj = NULL;
     int rc;
 
     *missing = 0;
-    rc = kube_get(ctx->client, &reconcile_secret, ns, name, &secret, &kerr);
+    rc = kube_get(ctx->client, res, ns, name, &obj, &kerr);
     metrics_api_result(ctx->metrics, "get", rc, kerr.http_status);
-    cJSON_Delete(secret); /* only existence matters; the contents are dropped at once */
+    cJSON_Delete(obj); /* only existence matters; the contents are dropped at once */
     if (rc == ZK_OK)
         return ZK_OK;
     if (kerr.reason == KUBE_REASON_NOT_FOUND) {
@@ -502,24 +504,29 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     in.spec = spec;
     in.endpoint = endpoint;
 
-    /* A child that mounts a missing Secret would only crash-loop: apply nothing until it exists. */
+    /* A child that mounts a missing Secret or ConfigMap would never start: apply nothing until it
+     * exists. */
     {
-        const char *refs[2] = {spec->credentials_secret, spec->gateway.tokens_secret};
+        const char *refs[3] = {spec->credentials_secret, spec->gateway.tokens_secret, spec->git_ca.name};
+        const struct kube_resource *kinds[3] = {&reconcile_secret, &reconcile_secret,
+                                                spec->git_ca.is_secret ? &reconcile_secret : &reconcile_configmap};
 
-        for (int i = 0; i < 2 && !missing; i++) {
+        for (int i = 0; i < 3 && !missing; i++) {
             int absent;
 
             if (!refs[i])
                 continue;
-            rc = reconcile_secret_exists(ctx, ns, refs[i], &absent, err);
+            rc = reconcile_ref_exists(ctx, kinds[i], ns, refs[i], &absent, err);
             if (rc != ZK_OK)
                 goto out;
-            if (absent)
+            if (absent) {
                 missing = refs[i];
+                in.missing_kind = kinds[i]->kind;
+            }
         }
     }
     if (missing) {
-        in.missing_secret = missing;
+        in.missing_ref = missing;
         rc = status_compute(&in, &status, &status_requeue, err);
         if (rc == ZK_OK)
             rc = reconcile_write_status(ctx, corpus, status, err);

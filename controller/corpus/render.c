@@ -341,6 +341,22 @@ static cJSON *volume_secret(const char *volume, const char *secret)
     return v;
 }
 
+/* The git CA bundle: one key of a ConfigMap or Secret, always at the same path in the pod. */
+static cJSON *volume_git_ca(const struct corpus_spec *s)
+{
+    cJSON *v = cJSON_CreateObject(), *src, *it;
+
+    add_str(v, "name", "git-ca");
+    src = add_obj(v, s->git_ca.is_secret ? "secret" : "configMap");
+    add_str(src, s->git_ca.is_secret ? "secretName" : "name", s->git_ca.name);
+    it = cJSON_CreateObject();
+    add_str(it, "key", s->git_ca.key);
+    add_str(it, "path", RENDER_GIT_CA_FILE);
+    push(add_arr(src, "items"), it);
+    add_num(src, "defaultMode", 0444);
+    return v;
+}
+
 static cJSON *volume_empty(const char *volume)
 {
     cJSON *v = cJSON_CreateObject();
@@ -772,6 +788,8 @@ static cJSON *job_spec(const struct rctx *c)
     push(env, env_var("DATA_DIR", "/data"));
     push(env, env_var("CREDENTIALS_DIR", RENDER_CREDENTIALS_DIR));
     push(env, env_var("TMPDIR", "/tmp"));
+    if (s->git_ca.name)
+        push(env, env_var("GIT_CA_BUNDLE", RENDER_GIT_CA_DIR "/" RENDER_GIT_CA_FILE));
     add_item(k, "resources", resources(s->indexer.resources, "1", "2Gi", "4Gi"));
     add_item(k, "securityContext", container_security());
     mounts = add_arr(k, "volumeMounts");
@@ -779,6 +797,8 @@ static cJSON *job_spec(const struct rctx *c)
     push(mounts, mount("config", RENDER_CONFIG_DIR, NULL, 1));
     if (s->credentials_secret)
         push(mounts, mount("git-credentials", RENDER_CREDENTIALS_DIR, NULL, 1));
+    if (s->git_ca.name)
+        push(mounts, mount("git-ca", RENDER_GIT_CA_DIR, NULL, 1));
     push(mounts, mount("tmp", "/tmp", NULL, 0));
     push(ctrs, k);
     vols = add_arr(pod, "volumes");
@@ -786,6 +806,8 @@ static cJSON *job_spec(const struct rctx *c)
     push(vols, volume_config(c, keys));
     if (s->credentials_secret)
         push(vols, volume_secret("git-credentials", s->credentials_secret));
+    if (s->git_ca.name)
+        push(vols, volume_git_ca(s));
     push(vols, volume_empty("tmp"));
     return js;
 }

@@ -40,6 +40,8 @@
 /* Paths inside the pods (the indexer script's environment and the nginx template use them). */
 #define RENDER_CONFIG_DIR "/etc/codesearch/config"
 #define RENDER_CREDENTIALS_DIR "/etc/codesearch/git-credentials"
+#define RENDER_GIT_CA_DIR "/etc/codesearch/git-ca"
+#define RENDER_GIT_CA_FILE "ca.crt"
 #define RENDER_TOKENS_DIR "/etc/codesearch/tokens"
 #define RENDER_REPOS_KEY "repositories.txt"
 

@@ -626,6 +626,36 @@ static char *secret_ref(struct pctx *c, const cJSON *obj, const char *key, const
     return dup_or_oom(c, name);
 }
 
+/* gitCABundleRef: {kind: ConfigMap|Secret, name, key}. Organisations serve git behind a private CA
+ * (GitHub Enterprise, GitLab); the bundle is what the indexer's git trusts in addition to the image's
+ * own store. */
+static void git_ca_ref(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
+{
+    const cJSON *ref = opt_obj(c, spec, "gitCABundleRef", "spec.gitCABundleRef");
+    const char *kind, *name, *key;
+
+    if (!ref)
+        return;
+    kind = opt_str(c, ref, "kind", "spec.gitCABundleRef.kind");
+    if (kind && strcmp(kind, "ConfigMap") != 0 && strcmp(kind, "Secret") != 0)
+        field_error(c, "spec.gitCABundleRef.kind", "must be ConfigMap or Secret");
+    s->git_ca.is_secret = kind && strcmp(kind, "Secret") == 0;
+    name = opt_str(c, ref, "name", "spec.gitCABundleRef.name");
+    if (!name)
+        field_error(c, "spec.gitCABundleRef.name", "is required");
+    else if (!dns_subdomain(name))
+        field_error(c, "spec.gitCABundleRef.name", "must be a valid object name (lower-case DNS subdomain)");
+    else
+        s->git_ca.name = dup_or_oom(c, name);
+    key = opt_str(c, ref, "key", "spec.gitCABundleRef.key");
+    /* A key of a ConfigMap or Secret: the API server's own rule for data keys. */
+    if (key && (!*key || strlen(key) > 253 || strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(key) ||
+                strcmp(key, ".") == 0 || strcmp(key, "..") == 0))
+        field_error(c, "spec.gitCABundleRef.key", "must consist of letters, digits, '-', '_' or '.'");
+    else
+        s->git_ca.key = dup_or_oom(c, key ? key : "ca.crt");
+}
+
 static char *image_field(struct pctx *c, const cJSON *obj, const char *path, const char *def)
 {
     char sub[192];
@@ -947,6 +977,7 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
     if (spec) {
         parse_repos(&c, spec, s);
         s->credentials_secret = secret_ref(&c, spec, "gitCredentialsSecretRef", "spec.gitCredentialsSecretRef");
+        git_ca_ref(&c, spec, s);
 
         v = opt_str(&c, spec, "schedule", "spec.schedule");
         if (v && !spec_cron_valid(v, why, sizeof(why))) {
@@ -1024,6 +1055,8 @@ void spec_free(struct corpus_spec *spec)
     }
     free(spec->repos);
     free(spec->credentials_secret);
+    free(spec->git_ca.name);
+    free(spec->git_ca.key);
     free(spec->schedule);
     free(spec->time_zone);
     free(spec->storage.storage_class);

@@ -59,6 +59,11 @@ struct corpus_spec {
     struct corpus_repo *repos;
     int nrepos;
     char *credentials_secret; /* gitCredentialsSecretRef.name, or NULL */
+    struct {
+        int is_secret;        /* the object is a Secret (else a ConfigMap) */
+        char *name;           /* NULL: git trusts the image's CA store only */
+        char *key;            /* default "ca.crt" */
+    } git_ca;                 /* gitCABundleRef */
     char *schedule;           /* cron, default "0 3 * * *" */
     char *time_zone;          /* or NULL */
     int suspend;

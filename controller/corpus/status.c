@@ -325,9 +325,11 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
         if (in->spec_errors)
             spec_errors_format(in->spec_errors, msg, sizeof(msg));
         cond_set(&ready, "False", "InvalidSpec", "%s", msg[0] ? msg : "the spec is invalid");
-    } else if (in->missing_secret) {
-        cond_set(&ready, "False", "SecretNotFound", "Secret \"%.200s\" referenced by the spec does not exist",
-                 in->missing_secret);
+    } else if (in->missing_ref) {
+        const char *kind = in->missing_kind ? in->missing_kind : "Secret";
+
+        cond_set(&ready, "False", strcmp(kind, "ConfigMap") == 0 ? "ConfigMapNotFound" : "SecretNotFound",
+                 "%s \"%.200s\" referenced by the spec does not exist", kind, in->missing_ref);
     } else if (!in->deployment) {
         cond_set(&ready, "False", "Progressing", "the search Deployment has not been created yet");
     } else if (in->spec->webserver.replicas == 0) {

@@ -28,7 +28,8 @@ struct status_input {
     const cJSON *corpus;             /* the observed corpus (its current status is read from here) */
     const struct corpus_spec *spec;  /* NULL when the spec is invalid */
     const struct spec_errors *spec_errors; /* non-empty when invalid */
-    const char *missing_secret;      /* a referenced Secret that does not exist, or NULL */
+    const char *missing_ref;         /* a referenced Secret or ConfigMap that does not exist, or NULL */
+    const char *missing_kind;        /* its kind: "Secret" (the default) or "ConfigMap" */
     const cJSON *deployment;         /* observed children, NULL when absent */
     const cJSON *cronjob;
     const cJSON *jobs;               /* array of the corpus's indexer Jobs, or NULL */

@@ -345,6 +345,31 @@ static void test_cronjob(void **state)
     free(text);
     fx_free(&fx);
 
+    /* A git CA bundle is mounted by reference into the indexer, and git is pointed at it. */
+    {
+        cJSON *corpus = load_corpus();
+
+        cJSON_AddItemToObject(cJSON_GetObjectItem(corpus, "spec"), "gitCABundleRef",
+                              cJSON_Parse("{\"kind\":\"Secret\",\"name\":\"corp-ca\",\"key\":\"bundle.pem\"}"));
+        render_fx(&fx, corpus, "batch/v1");
+        pod = json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec");
+        k = container(pod, "indexer");
+        vol = NULL;
+        for (cJSON *v = json_arr(pod, "volumes")->child; v; v = v->next)
+            if (strcmp(json_str(v, "name", ""), "git-ca") == 0)
+                vol = v;
+        assert_non_null(vol);
+        assert_string_equal(json_path_str(vol, "secret.secretName", ""), "corp-ca");
+        assert_string_equal(json_str(cJSON_GetArrayItem(json_path(vol, "secret.items"), 0), "key", ""), "bundle.pem");
+        text = json_print(json_arr(k, "env"));
+        assert_non_null(strstr(text, "\"GIT_CA_BUNDLE\",\"value\":\"/etc/codesearch/git-ca/ca.crt\""));
+        free(text);
+        text = json_print(json_arr(k, "volumeMounts"));
+        assert_non_null(strstr(text, "\"mountPath\":\"/etc/codesearch/git-ca\""));
+        free(text);
+        fx_free(&fx);
+    }
+
     /* batch/v1beta1 (Kubernetes before 1.21) has no timeZone. */
     render_fx(&fx, load_corpus(), "batch/v1beta1");
     cj = child(fx.children, "CronJob");

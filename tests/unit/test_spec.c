@@ -332,6 +332,34 @@ static void test_field_errors(void **state)
     expect_one_error("{" ONE_REPO ",\"connector\":{\"mirrorPrefix\":\"a b\"}}", "spec.connector.mirrorPrefix",
                      "whitespace");
     expect_one_error("{" ONE_REPO ",\"storage\":\"big\"}", "spec.storage", "object");
+    expect_one_error("{" ONE_REPO ",\"gitCABundleRef\":{}}", "spec.gitCABundleRef.name", "required");
+    expect_one_error("{" ONE_REPO ",\"gitCABundleRef\":{\"name\":\"ca\",\"kind\":\"Pod\"}}", "spec.gitCABundleRef.kind",
+                     "ConfigMap or Secret");
+    expect_one_error("{" ONE_REPO ",\"gitCABundleRef\":{\"name\":\"ca\",\"key\":\"a/b\"}}", "spec.gitCABundleRef.key",
+                     "letters");
+}
+
+/* The git CA bundle: a ConfigMap's ca.crt unless the reference says otherwise. */
+static void test_git_ca_ref(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+
+    (void)state;
+    assert_int_equal(parse_spec("{" ONE_REPO "}", &s, &errs), ZK_OK);
+    assert_null(s->git_ca.name);
+    spec_free(s);
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"gitCABundleRef\":{\"name\":\"corp-ca\"}}", &s, &errs), ZK_OK);
+    assert_string_equal(s->git_ca.name, "corp-ca");
+    assert_string_equal(s->git_ca.key, "ca.crt");
+    assert_false(s->git_ca.is_secret);
+    spec_free(s);
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"gitCABundleRef\":{\"kind\":\"Secret\",\"name\":\"corp-ca\",\"key\":\"bundle.pem\"}}",
+                                &s, &errs),
+                     ZK_OK);
+    assert_true(s->git_ca.is_secret);
+    assert_string_equal(s->git_ca.key, "bundle.pem");
+    spec_free(s);
 }
 
 static void test_errors_collected_and_formatted(void **state)
@@ -464,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_cron),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_field_errors),
+        cmocka_unit_test(test_git_ca_ref),
         cmocka_unit_test(test_errors_collected_and_formatted),
         cmocka_unit_test(test_not_an_object),
         cmocka_unit_test(test_name_from_url),

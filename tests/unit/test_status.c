@@ -310,11 +310,17 @@ static void test_missing_secret_and_deployment(void **state)
 
     (void)state;
     world_init(&w);
-    w.in.missing_secret = "git-credentials";
+    w.in.missing_ref = "git-credentials";
     st = step(&w, NULL);
     expect_cond(st, STATUS_READY, "False", "SecretNotFound");
-    assert_non_null(strstr(cond_msg(st, STATUS_READY), "\"git-credentials\""));
-    w.in.missing_secret = NULL;
+    assert_non_null(strstr(cond_msg(st, STATUS_READY), "Secret \"git-credentials\""));
+    w.in.missing_ref = "corp-ca";
+    w.in.missing_kind = "ConfigMap";
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", "ConfigMapNotFound");
+    assert_non_null(strstr(cond_msg(st, STATUS_READY), "ConfigMap \"corp-ca\""));
+    w.in.missing_ref = NULL;
+    w.in.missing_kind = NULL;
     w.in.deployment = NULL;
     st = step(&w, NULL);
     expect_cond(st, STATUS_READY, "False", "Progressing");
