@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# A real local Kubernetes control plane on loopback: etcd + kube-apiserver + kube-controller-manager.
+# A real local Kubernetes cluster: a control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler) and one node (containerd, kubelet, kube-proxy, cluster DNS, an efs-sc provisioner;
+# scripts/node.sh), all from Debian's packages and Debian's kubernetes source.
 #
 #   scripts/cluster.sh up                 start (idempotent: does nothing when it already answers)
-#   scripts/cluster.sh down               stop every process it started, by PID
+#   scripts/cluster.sh down               stop every process it started, by PID, and remove what the
+#                                         node added to the machine (interfaces, iptables, mounts)
+#   scripts/cluster.sh status             exit 0 when it runs
 #   scripts/cluster.sh restart-apiserver  stop and start only the API server (watch resilience tests)
 #   scripts/cluster.sh user NAME [GROUP]  write .cluster/users/NAME.kubeconfig, a client-certificate
 #                                         identity with no rights until a test binds some
 #
 # Ports: ZK_ETCD_PORT (32379, and the next one for peers), ZK_API_PORT (6443), ZK_KCM_PORT (10257);
-# ZK_CLUSTER_DIR moves the state, so a second plane can run beside the first.
-# State lives in .cluster/ (ignored by git): certificates, etcd data, logs, PIDs and the admin kubeconfig
-# .cluster/kubeconfig. Binaries come from scripts/kube-tools.sh's cache. There is no scheduler or
-# kubelet: Pods stay Pending, and tests patch /status where they need a finished Job or a ready
-# Deployment (see docs/testing.md).
+# ZK_CLUSTER_DIR moves the state, so a second control plane can run beside the first. ZK_NODE=0 starts
+# the control plane alone (no node: pods stay Pending). A machine has at most one node; a second
+# plane that asks for one fails at once, naming the plane that has it. The API server listens on all
+# addresses and advertises the machine's own (ZK_NODE_IP overrides it), which pods reach through the
+# `kubernetes` Service; the admin kubeconfig still uses 127.0.0.1.
+# State lives in .cluster/ (ignored by git): certificates, etcd data, logs, PIDs, the node's folders
+# and the admin kubeconfig .cluster/kubeconfig. Binaries come from scripts/kube-tools.sh's cache,
+# images from scripts/images.sh's.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +31,10 @@ api_port=${ZK_API_PORT:-6443}
 kcm_port=${ZK_KCM_PORT:-10257}
 server=https://127.0.0.1:$api_port
 pki=$state/pki
+cache=${ZK_CACHE:-/var/cache/zoekt-operator}
+# Wide enough for the 1,000-corpus benchmark (one Service each); the first address is `kubernetes`.
+service_cidr=10.0.0.0/16
+with_node=${ZK_NODE:-1}
 
 log() { echo "cluster: $*" >&2; }
 
@@ -75,12 +86,25 @@ KC
 }
 
 make_pki() {
-  [ -f "$pki/admin.crt" ] && return 0
+  local sans="IP:127.0.0.1,DNS:localhost,IP:${service_cidr%.*/*}.0.1,DNS:kubernetes,DNS:kubernetes.default"
+  sans="$sans,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  [ "$with_node" = 1 ] && sans="$sans,IP:$(node_ip)"
   mkdir -p "$pki"
-  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 3650 \
-    -subj "/CN=zoekt-operator-test-ca" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$pki/serving.ext"
-  sign serving "/CN=kube-apiserver" "$pki/serving.ext"
+  # The serving certificate is remade whenever the names it must carry change (a new address).
+  if [ -f "$pki/serving.crt" ] && [ "$(cat "$pki/serving.sans" 2>/dev/null)" != "$sans" ]; then
+    stop apiserver
+    rm -f "$pki/serving.crt"
+  fi
+  if [ ! -f "$pki/ca.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 3650 \
+      -subj "/CN=zoekt-operator-test-ca" 2>/dev/null
+  fi
+  if [ ! -f "$pki/serving.crt" ]; then
+    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$sans" >"$pki/serving.ext"
+    sign serving "/CN=kube-apiserver" "$pki/serving.ext"
+    echo "$sans" >"$pki/serving.sans"
+  fi
+  [ -f "$pki/admin.crt" ] && return 0
   sign admin "/O=system:masters/CN=admin"
   openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
   openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
@@ -105,23 +129,32 @@ start_etcd() {
 
 start_apiserver() {
   alive apiserver && return 0
+  local advertise=127.0.0.1 bind=127.0.0.1 kubelet_auth=()
+  if [ "$with_node" = 1 ]; then
+    advertise=$(node_ip) bind=0.0.0.0
+    kubelet_auth=(--kubelet-client-certificate="$pki/kubelet-client.crt" --kubelet-client-key="$pki/kubelet-client.key"
+                  --kubelet-preferred-address-types=InternalIP)
+  fi
   start apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
-    --service-cluster-ip-range=10.0.0.0/24 --secure-port="$api_port" --bind-address=127.0.0.1 \
-    --advertise-address=127.0.0.1 --insecure-port=0 --cert-dir="$pki" \
+    --service-cluster-ip-range="$service_cidr" --secure-port="$api_port" --bind-address="$bind" \
+    --advertise-address="$advertise" --insecure-port=0 --cert-dir="$pki" "${kubelet_auth[@]}" \
     --tls-cert-file="$pki/serving.crt" --tls-private-key-file="$pki/serving.key" --client-ca-file="$pki/ca.crt" \
     --authorization-mode=Node,RBAC --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --disable-admission-plugins=ServiceAccount --allow-privileged=true
+    --allow-privileged=true
   wait_for 90 kube-apiserver api_ready
 }
 
 start_controller_manager() {
   alive controller-manager && return 0
   start controller-manager "$bin/kube-controller-manager" --kubeconfig="$state/kubeconfig" --leader-elect=false \
-    --controllers=garbagecollector,cronjob,job,deployment,replicaset,namespace,serviceaccount-token,serviceaccount \
+    --controllers=garbagecollector,cronjob,job,deployment,replicaset,namespace,serviceaccount-token,serviceaccount,$node_controllers \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
     --bind-address=127.0.0.1 --secure-port="$kcm_port" --port=0
 }
+
+# The controllers a node needs: its lifecycle (taints, pod eviction), volumes, Service endpoints.
+node_controllers=nodelifecycle,podgc,persistentvolume-binder,pv-protection,pvc-protection,endpoint,endpointslice,endpointslicemirroring
 
 stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s
   local name=$1 pid
@@ -135,6 +168,8 @@ stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s
   rm -f "$state/$name.pid"
 }
 
+. "$root/scripts/node.sh"
+
 # One invocation at a time: two concurrent `up`s would both start an API server, the loser's PID
 # would overwrite the winner's, and `down` would then leave the winner running.
 mkdir -p "$state"
@@ -147,7 +182,8 @@ up)
   # the running process is the old build: restart it so the fix is actually in use.
   [ "$bin/kube-apiserver" -nt "$state/apiserver.pid" ] && stop apiserver
   [ "$bin/kube-controller-manager" -nt "$state/controller-manager.pid" ] && stop controller-manager
-  if alive apiserver && alive etcd && alive controller-manager && api_ready; then exit 0; fi
+  if alive apiserver && alive etcd && alive controller-manager && api_ready &&
+     { [ "$with_node" != 1 ] || { alive kubelet && node_ready; }; }; then exit 0; fi
   for b in kube-apiserver kube-controller-manager kubectl; do
     [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }
   done
@@ -158,11 +194,20 @@ up)
   start_controller_manager
   # The API server creates the default namespace a few seconds after it first answers.
   wait_for 60 "the default namespace" kubectl_quiet get namespace default
-  log "ready at $server (KUBECONFIG=$state/kubeconfig)"
+  if [ "$with_node" = 1 ]; then
+    node_up
+    log "ready at $server (KUBECONFIG=$state/kubeconfig), node $node_name at $(node_ip)"
+  else
+    log "ready at $server (KUBECONFIG=$state/kubeconfig), no node"
+  fi
   ;;
 down)
+  node_down
   stop controller-manager; stop apiserver; stop etcd
   log "stopped"
+  ;;
+status) # exit 0 when the plane (and the node, unless ZK_NODE=0) runs
+  alive apiserver && api_ready && { [ "$with_node" != 1 ] || alive kubelet; }
   ;;
 restart-apiserver)
   stop apiserver

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Builds the project's container images with buildah, for amd64 and arm64, on a machine that cannot
+# pull from any image registry:
+#
+#   scripts/images.sh build [ARCH...]   build what is missing (default: amd64 arm64); prints nothing new
+#                                       when every image is cached
+#   scripts/images.sh archive NAME ARCH print the OCI archive of image NAME (operator, connector,
+#                                       gateway, zoekt, or pause: the local node's sandbox image, for
+#                                       this machine's architecture only) for ARCH, building it first
+#                                       if needed
+#   scripts/images.sh ref NAME          print the image reference NAME is tagged with
+#
+# The base is a Debian 12 minbase root made with mmdebstrap from the mirror in this machine's own apt
+# sources (scripts/debian-mirror.sh), imported as localhost/zoekt-base:bookworm-ARCH and handed to the
+# Dockerfiles as their BASE; arm64 builds run under qemu-user-static through binfmt_misc. The Zoekt
+# image takes its binaries from the archives in ../shared/zoekt/ (Dockerfile.zoekt's `archive` stage)
+# instead of building upstream's source: same file, same runtime stage.
+#
+# Every image is written to $ZK_CACHE/images/NAME-ARCH-KEY.tar (an OCI archive), where KEY hashes
+# everything the image is built from (its Dockerfile, the sources it copies, the base recipe and the
+# recipe version below), so an image is rebuilt exactly when one of those changes. buildah's own storage (vfs) lives
+# in $ZK_CACHE/buildah and keeps intermediate layers (--layers), so a source change recompiles without
+# reinstalling the build stage's packages.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${ZK_CACHE:-/var/cache/zoekt-operator}
+out=$cache/images
+zoekt_dir=${ZK_ZOEKT_DIR:-$root/../shared/zoekt}
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$root/charts/zoekt-operator/Chart.yaml")
+# Bump when this script changes how an image is built, so that cached images from the old recipe go.
+recipe=r1
+bh=(buildah --root "$cache/buildah/storage" --runroot "$cache/buildah/run" --storage-driver vfs)
+export BUILDAH_ISOLATION=chroot
+
+log() { echo "images: $*" >&2; }
+
+ref() {
+  case $1 in
+  operator)  echo "ghcr.io/zoekt-operator/zoekt-operator:$version" ;;
+  connector) echo "ghcr.io/zoekt-operator/zoekt-connector:$version" ;;
+  gateway)   echo "ghcr.io/zoekt-operator/zoekt-gateway:$version" ;;
+  zoekt)     echo "ghcr.io/zoekt-operator/zoekt:$version" ;;
+  pause)     echo "localhost/zoekt-node/pause:1" ;;
+  *) log "unknown image $1"; exit 2 ;;
+  esac
+}
+
+hash_files() { # hash_files PATH...: one hash over the names and contents of every file under PATHs
+  (cd "$root" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
+}
+
+zoekt_archive() { # zoekt_archive ARCH: the path of the Zoekt archive for ARCH
+  local f
+  f=$(ls "$zoekt_dir"/zoekt-*-linux-"$1".tar.xz 2>/dev/null | head -n1)
+  [ -n "$f" ] || { log "no Zoekt archive for $1 in $zoekt_dir"; exit 1; }
+  echo "$f"
+}
+
+base_key() { echo "bookworm-minbase-$("$root/scripts/debian-mirror.sh" | sha256sum | cut -c1-8)"; }
+
+key() { # key NAME ARCH
+  local self=$recipe
+  case $1 in
+  operator|connector) echo "$(hash_files images/Dockerfile Makefile lib controller connector)-$self-$(base_key)" ;;
+  gateway)            echo "$(hash_files images/Dockerfile)-$self-$(base_key)" ;;
+  pause)              echo "$(hash_files images/pause)-$self" ;;
+  zoekt)              echo "$(hash_files images/Dockerfile.zoekt)-$(sha256sum "$(zoekt_archive "$2")" | cut -c1-16)-$self-$(base_key)" ;;
+  esac
+}
+
+ensure_binfmt() { # arm64 on an amd64 machine runs through qemu-user-static's binfmt_misc entry
+  [ "$1" = "$(dpkg --print-architecture)" ] && return 0
+  [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64
+  grep -q '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64 || echo 1 >/proc/sys/fs/binfmt_misc/qemu-aarch64
+}
+
+ensure_base() { # ensure_base ARCH: localhost/zoekt-base:bookworm-ARCH in buildah's storage
+  local arch=$1 name=localhost/zoekt-base:bookworm-$1 stamp tar ctr mirror
+  stamp=$cache/buildah/base-$arch.$(base_key)
+  if [ -f "$stamp" ] && "${bh[@]}" inspect --type image "$name" >/dev/null 2>&1; then return 0; fi
+  mirror=$("$root/scripts/debian-mirror.sh")
+  log "making the Debian 12 base for $arch from $mirror (mmdebstrap; minutes under emulation)"
+  tar=$(mktemp -d)/base.tar
+  mmdebstrap --quiet --variant=minbase --arch="$arch" --include=ca-certificates bookworm "$tar" \
+    "deb $mirror bookworm main" "deb $mirror bookworm-updates main"
+  ctr=$("${bh[@]}" from --arch "$arch" scratch)
+  "${bh[@]}" add "$ctr" "$tar" / >/dev/null
+  "${bh[@]}" config --arch "$arch" --os linux "$ctr"
+  "${bh[@]}" commit --quiet --rm "$ctr" "$name" >/dev/null
+  rm -rf "$(dirname "$tar")"
+  rm -f "$cache"/buildah/base-"$arch".*
+  touch "$stamp"
+}
+
+build_one() { # build_one NAME ARCH: writes the archive unless it is cached; prints its path
+  local name=$1 arch=$2 k file tag ctx
+  k=$(key "$name" "$arch")
+  file=$out/$name-$arch-$k.tar
+  if [ -f "$file" ]; then echo "$file"; return 0; fi
+  ensure_binfmt "$arch"
+  [ "$name" = pause ] || ensure_base "$arch"
+  tag=$(ref "$name")
+  log "building $tag for $arch"
+  local args=(bud --quiet --pull-never --layers --arch "$arch" --os linux
+              --build-arg "BASE=localhost/zoekt-base:bookworm-$arch" -t "$tag-$arch")
+  case $name in
+  pause)
+    # One static binary in an empty image: nothing to install, so no Dockerfile and no base.
+    [ "$arch" = "$(dpkg --print-architecture)" ] || { log "pause is built for $(dpkg --print-architecture) only"; exit 2; }
+    ctx=$(mktemp -d)
+    cc -std=c11 -Wall -Wextra -Werror -O2 -static -o "$ctx/pause" "$root/images/pause/pause.c"
+    local c
+    c=$("${bh[@]}" from scratch)
+    "${bh[@]}" copy "$c" "$ctx/pause" /pause >/dev/null
+    "${bh[@]}" config --entrypoint '["/pause"]' --user 65535:65535 --arch "$arch" --os linux "$c"
+    "${bh[@]}" commit --quiet --rm "$c" "$tag-$arch" >/dev/null
+    rm -rf "$ctx" ;;
+  zoekt)
+    ctx=$(mktemp -d)
+    cp "$(zoekt_archive "$arch")" "$ctx/"
+    "${bh[@]}" "${args[@]}" --build-arg ZOEKT_BINARIES=archive \
+      --build-arg "ZOEKT_ARCHIVE=$(basename "$(zoekt_archive "$arch")")" \
+      -f "$root/images/Dockerfile.zoekt" "$ctx" >&2
+    rm -rf "$ctx" ;;
+  *)
+    "${bh[@]}" "${args[@]}" --target "$name" -f "$root/images/Dockerfile" "$root" >&2 ;;
+  esac
+  mkdir -p "$out"
+  rm -f "$out/$name-$arch-"*.tar
+  "${bh[@]}" push --quiet "$tag-$arch" "oci-archive:$file.tmp:$tag" >&2
+  mv "$file.tmp" "$file"
+  echo "$file"
+}
+
+case ${1:-} in
+build)
+  shift
+  arches=("$@")
+  [ ${#arches[@]} -gt 0 ] || arches=(amd64 arm64)
+  for a in "${arches[@]}"; do
+    for n in operator connector gateway zoekt; do build_one "$n" "$a" >/dev/null; done
+  done ;;
+archive) build_one "${2:?image name}" "${3:?architecture}" ;;
+ref) ref "${2:?image name}" ;;
+*) sed -n '2,20p' "$0" >&2; exit 2 ;;
+esac

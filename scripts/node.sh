@@ -1,0 +1,286 @@
+# The local cluster's node, sourced by scripts/cluster.sh (which defines state, bin, pki, cache, log,
+# start, stop, alive, wait_for, sign and write_kubeconfig): containerd + runc + the CNI bridge from
+# Debian, kubelet, kube-proxy and kube-scheduler from the Kubernetes build, dnsmasq for cluster DNS,
+# and scripts/node-agent.sh for DNS records and efs-sc volumes. ../shared/reference/real-node.md
+# records why each setting below is what it is.
+#
+# A node takes machine-wide things (the kubelet's port, iptables, a bridge, /proc/sys settings), so
+# one machine has one: node_claim refuses a second plane at once and names the first.
+#
+# Everything it adds is removed by node_down: processes by PID (and the pods' shims), the bridge,
+# the iptables chains of kube-proxy, the kubelet and this script, mounts under the node's folders, and
+# the two sysctls it changed (restored to what they were).
+
+node_name=zk-node
+pod_cidr=10.244.0.0/22
+bridge=zk0
+node_dir=$state/node
+ctr_sock=$node_dir/containerd.sock
+owner_file=/run/zoekt-operator-node.owner
+
+node_ip() { # the machine's own address: the one on the interface of its default route
+  local dev
+  [ -n "${ZK_NODE_IP:-}" ] && { echo "$ZK_NODE_IP"; return; }
+  dev=$(ip -4 route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
+  ip -4 -o addr show dev "${dev:-eth0}" scope global | awk '{ sub("/.*", "", $4); print $4; exit }'
+}
+
+ctr_() { ctr --address "$ctr_sock" --namespace k8s.io "$@"; }
+
+node_claim() {
+  if [ -f "$owner_file" ]; then
+    local other
+    other=$(cat "$owner_file")
+    if [ "$other" != "$state" ] && [ -f "$other/kubelet.pid" ] && kill -0 "$(cat "$other/kubelet.pid")" 2>/dev/null; then
+      log "this machine's node belongs to the plane in $other; stop it there first (scripts/cluster.sh down)"
+      exit 1
+    fi
+  fi
+  echo "$state" >"$owner_file"
+}
+
+node_pki() {
+  [ -f "$pki/node.crt" ] && return 0
+  sign node "/O=system:nodes/CN=system:node:$node_name"
+  write_kubeconfig "$node_dir/kubelet.kubeconfig" "system:node:$node_name" "$pki/node.crt" "$pki/node.key"
+  # The API server's identity towards kubelets (kubectl logs and exec go through it).
+  sign kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+}
+
+node_sysctls() { # remember the two settings changed here so that node_down can put them back
+  [ -f "$node_dir/sysctl.saved" ] || {
+    echo "ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)" >"$node_dir/sysctl.saved"
+    [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] ||
+      modprobe br_netfilter 2>/dev/null || true
+    echo "bridge=$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo 0)" >>"$node_dir/sysctl.saved"
+  }
+  # Pod to ClusterIP to a pod on the same bridge is routed on the host; kube-proxy's rules must see
+  # bridged traffic.
+  echo 1 >/proc/sys/net/ipv4/ip_forward
+  echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
+}
+
+# Traffic stays on this machine: nothing from a pod leaves except to another pod or to this host,
+# and a packet to a Service address that kube-proxy did not translate (no endpoints yet) is refused
+# here instead of following the default route off the machine. Same for pod addresses before the
+# bridge exists.
+node_guard() {
+  iptables -N ZK-NODE-GUARD 2>/dev/null || iptables -F ZK-NODE-GUARD
+  iptables -A ZK-NODE-GUARD -s "$pod_cidr" -d "$pod_cidr" -j RETURN
+  iptables -A ZK-NODE-GUARD -s "$pod_cidr" -j REJECT
+  iptables -A ZK-NODE-GUARD -d "$service_cidr" -j REJECT
+  iptables -A ZK-NODE-GUARD -d "$pod_cidr" ! -o "$bridge" -j REJECT
+  for chain in OUTPUT FORWARD; do
+    iptables -C "$chain" -j ZK-NODE-GUARD 2>/dev/null || iptables -I "$chain" 1 -j ZK-NODE-GUARD
+  done
+}
+
+node_config() {
+  local ip=$1
+  mkdir -p "$node_dir/cni" "$node_dir/dns" "$node_dir/volumes"
+  cat >"$node_dir/containerd.toml" <<TOML
+version = 2
+root = "$cache/containerd"
+state = "$node_dir/containerd"
+[grpc]
+  address = "$ctr_sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$("$root/scripts/images.sh" ref pause)"
+  # root here lacks CAP_SYS_RESOURCE, so no sandbox may lower its oom_score_adj.
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$node_dir/cni"
+TOML
+  cat >"$node_dir/cni/10-zk.conflist" <<CNI
+{"cniVersion": "0.4.0", "name": "zk", "plugins": [
+  {"type": "bridge", "bridge": "$bridge", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$pod_cidr"}]], "routes": [{"dst": "0.0.0.0/0"}],
+            "dataDir": "$node_dir/cni-ipam"}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+CNI
+  # Pods with dnsPolicy Default get this file: cluster DNS only, no resolver off the machine.
+  echo "nameserver $ip" >"$node_dir/resolv.conf"
+  cat >"$node_dir/kubelet.yaml" <<YAML
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $ip
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: $pki/ca.crt}
+authorization: {mode: AlwaysAllow}
+cgroupDriver: cgroupfs
+clusterDNS: [$ip]
+clusterDomain: cluster.local
+resolvConf: $node_dir/resolv.conf
+failSwapOn: false
+makeIPTablesUtilChains: false
+serializeImagePulls: false
+# Imported images cannot be pulled again: never collect them, and never evict for a full disk.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
+YAML
+  cat >"$node_dir/proxy.yaml" <<YAML
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $state/kubeconfig}
+hostnameOverride: $node_name
+mode: iptables
+clusterCIDR: $pod_cidr
+bindAddress: $ip
+healthzBindAddress: 127.0.0.1:0
+metricsBindAddress: 127.0.0.1:0
+oomScoreAdj: 0
+# Zero leaves the kernel's conntrack settings alone (this machine's are not ours to change).
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+YAML
+}
+
+node_import() { # node_import NAME...: this machine's images of NAME into containerd, unless there
+  local name file ref_ key
+  for name in "$@"; do
+    file=$("$root/scripts/images.sh" archive "$name" "$(dpkg --print-architecture)")
+    ref_=$("$root/scripts/images.sh" ref "$name")
+    key=$(basename "$file" .tar)
+    # The archive's cache key, kept as a label, tells an image imported earlier from the same inputs.
+    ctr_ images ls "name==$ref_" 2>/dev/null | grep -qF "zoekt.key=$key" && continue
+    log "importing $ref_ into the node"
+    ctr_ images import "$file" >/dev/null
+    ctr_ images label "$ref_" "zoekt.key=$key" >/dev/null
+  done
+}
+
+node_up() {
+  local ip
+  ip=$(node_ip)
+  [ -n "$ip" ] || { log "no address for the node (set ZK_NODE_IP)"; exit 1; }
+  for b in kubelet kube-proxy kube-scheduler; do
+    [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }
+  done
+  node_claim
+  mkdir -p "$node_dir"
+  node_pki
+  node_config "$ip"
+  node_sysctls
+  node_guard
+  if ! alive containerd; then
+    start containerd containerd --config "$node_dir/containerd.toml"
+    wait_for 30 containerd ctr_ version
+  fi
+  node_import pause
+  if ! alive scheduler; then
+    start scheduler "$bin/kube-scheduler" --kubeconfig="$state/kubeconfig" --leader-elect=false \
+      --bind-address=127.0.0.1 --secure-port=0 --port=0
+  fi
+  if ! alive kubelet; then
+    start kubelet "$bin/kubelet" --config="$node_dir/kubelet.yaml" --kubeconfig="$node_dir/kubelet.kubeconfig" \
+      --container-runtime=remote --container-runtime-endpoint="unix://$ctr_sock" \
+      --hostname-override="$node_name" --node-ip="$ip" --root-dir="$node_dir/kubelet" \
+      --cert-dir="$node_dir/kubelet-pki"
+  fi
+  if ! alive proxy; then
+    start proxy "$bin/kube-proxy" --config="$node_dir/proxy.yaml"
+  fi
+  if ! alive dnsmasq; then
+    touch "$node_dir/dns/hosts"
+    start dnsmasq dnsmasq --keep-in-foreground --log-facility=- --no-resolv --no-hosts \
+      --addn-hosts="$node_dir/dns/hosts" --listen-address="$ip" --bind-interfaces --domain-needed \
+      --local=/cluster.local/
+  fi
+  for role in dns volumes; do
+    alive "agent-$role" || start "agent-$role" env PATH="$bin:$PATH" KUBECONFIG="$state/kubeconfig" \
+      "$root/scripts/node-agent.sh" "$role" "$state"
+  done
+  kubectl_quiet apply -f - <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: efs-sc}
+provisioner: zoekt-operator.dev/host-folder
+reclaimPolicy: Retain
+volumeBindingMode: Immediate
+YAML
+  wait_for 120 "node $node_name to be Ready" node_ready
+  # The not-ready taint goes when the node lifecycle controller sees it Ready; be sure it did.
+  wait_for 60 "the node's not-ready taint to go" node_untainted
+}
+
+node_ready() {
+  [ "$("$bin/kubectl" --kubeconfig "$state/kubeconfig" get node "$node_name" \
+      -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+
+node_untainted() {
+  ! "$bin/kubectl" --kubeconfig "$state/kubeconfig" get node "$node_name" -o jsonpath='{.spec.taints[*].key}' 2>/dev/null |
+    grep -q not-ready
+}
+
+node_down() {
+  # Pods first, while containerd still runs: stopping a sandbox is what runs the CNI plugin's DEL
+  # (the pod's veth, its address, its network namespace).
+  if alive containerd; then
+    local ids
+    ids=$(ctr_ tasks ls -q 2>/dev/null || true)
+    for id in $ids; do ctr_ tasks kill -s KILL "$id" >/dev/null 2>&1 || true; done
+  fi
+  stop agent-dns; stop agent-volumes; stop dnsmasq; stop scheduler; stop kubelet
+  if alive containerd; then
+    local ids
+    sleep 1
+    ids=$(ctr_ tasks ls -q 2>/dev/null || true)
+    for id in $ids; do ctr_ tasks delete -f "$id" >/dev/null 2>&1 || true; done
+    ids=$(ctr_ containers ls -q 2>/dev/null || true)
+    for id in $ids; do ctr_ containers delete "$id" >/dev/null 2>&1 || true; done
+  fi
+  stop containerd
+  # Shims outlive containerd by design; these are ours when they name our socket.
+  pkill -KILL -f "containerd-shim-runc-v2 .*-address $ctr_sock" 2>/dev/null || true
+  if alive proxy || [ -x "$bin/kube-proxy" ]; then
+    stop proxy
+    "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  fi
+  node_unguard
+  # Network namespaces the CNI plugin made for sandboxes that were killed rather than stopped.
+  for ns in /var/run/netns/cni-*; do
+    [ -e "$ns" ] || continue
+    if ip netns exec "$(basename "$ns")" ip -o addr 2>/dev/null | grep -q "inet ${pod_cidr%.*}"; then
+      ip netns delete "$(basename "$ns")" 2>/dev/null || true
+    fi
+  done
+  ip link show "$bridge" >/dev/null 2>&1 && ip link delete "$bridge"
+  # Mounts under the node's folders (the kubelet's volumes, containerd's sandboxes), deepest first.
+  awk -v d="$node_dir/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  if [ -f "$node_dir/sysctl.saved" ]; then
+    local v
+    v=$(sed -n 's/^ip_forward=//p' "$node_dir/sysctl.saved"); [ -n "$v" ] && echo "$v" >/proc/sys/net/ipv4/ip_forward
+    v=$(sed -n 's/^bridge=//p' "$node_dir/sysctl.saved")
+    [ -n "$v" ] && [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] && echo "$v" >/proc/sys/net/bridge/bridge-nf-call-iptables
+    rm -f "$node_dir/sysctl.saved"
+  fi
+  rm -rf "$node_dir/cni-ipam"
+  [ "$(cat "$owner_file" 2>/dev/null)" = "$state" ] && rm -f "$owner_file"
+  return 0
+}
+
+# Removes this script's chain and the kubelet's (kube-proxy --cleanup removes its own).
+node_unguard() {
+  local t chain
+  for t in filter nat mangle; do
+    iptables -t "$t" -S 2>/dev/null | grep -E -- '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j (ZK-NODE-|KUBE-)' |
+      while read -r _ c rest; do eval "iptables -t $t -D $c $rest" 2>/dev/null || true; done
+    for chain in $(iptables -t "$t" -S 2>/dev/null | awk '$1 == "-N" && ($2 ~ /^ZK-NODE-/ || $2 ~ /^KUBE-/) { print $2 }'); do
+      iptables -t "$t" -F "$chain" 2>/dev/null || true
+    done
+    for chain in $(iptables -t "$t" -S 2>/dev/null | awk '$1 == "-N" && ($2 ~ /^ZK-NODE-/ || $2 ~ /^KUBE-/) { print $2 }'); do
+      iptables -t "$t" -X "$chain" 2>/dev/null || true
+    done
+  done
+}
