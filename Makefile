@@ -36,7 +36,7 @@ objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(
 BUILD_DIR ?= build/rel
 BIN_DIR   ?= bin
 
-.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down arm64 fuzz fuzz-build
+.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down arm64 fuzz fuzz-build images
 all: $(BIN_DIR)/zoekt-operator $(BIN_DIR)/zoekt-connector
 
 # ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
@@ -101,10 +101,17 @@ deps:
 
 # Builds run in a sub-make so that the wildcards see sources and pkg-config sees libraries that `deps`
 # may just have installed.
+# The images (amd64 for the node, arm64 under emulation) are built before the plane starts; each is
+# rebuilt only when its inputs changed. A plane that this target started is stopped at the end, unless
+# ZK_KEEP_CLUSTER=1.
 test: deps
 	@$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
-	@scripts/cluster.sh up
-	@tests/run.sh
+	@scripts/images.sh build
+	@started=; scripts/cluster.sh status || started=1; \
+	  scripts/cluster.sh up || exit 1; \
+	  rc=0; tests/run.sh || rc=$$?; \
+	  if [ -n "$$started" ] && [ -z "$${ZK_KEEP_CLUSTER:-}" ]; then scripts/cluster.sh down; fi; \
+	  exit $$rc
 
 test-unit:
 	@$(MAKE) --no-print-directory $(UNIT_BINS)
@@ -121,6 +128,9 @@ arm64:
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay
 	@tests/bench/run.sh
+
+images: deps
+	@scripts/images.sh build
 
 cluster-up:
 	@scripts/cluster.sh up

@@ -7,6 +7,8 @@
 #   scripts/cluster.sh down               stop every process it started, by PID, and remove what the
 #                                         node added to the machine (interfaces, iptables, mounts)
 #   scripts/cluster.sh status             exit 0 when it runs
+#   scripts/cluster.sh load [IMAGE...]    import the project's images (scripts/images.sh names) into
+#                                         the node's containerd, building what is missing
 #   scripts/cluster.sh restart-apiserver  stop and start only the API server (watch resilience tests)
 #   scripts/cluster.sh user NAME [GROUP]  write .cluster/users/NAME.kubeconfig, a client-certificate
 #                                         identity with no rights until a test binds some
@@ -34,6 +36,7 @@ pki=$state/pki
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 # Wide enough for the 1,000-corpus benchmark (one Service each); the first address is `kubernetes`.
 service_cidr=10.0.0.0/16
+service_ip=10.0.0.1
 with_node=${ZK_NODE:-1}
 
 log() { echo "cluster: $*" >&2; }
@@ -86,7 +89,7 @@ KC
 }
 
 make_pki() {
-  local sans="IP:127.0.0.1,DNS:localhost,IP:${service_cidr%.*/*}.0.1,DNS:kubernetes,DNS:kubernetes.default"
+  local sans="IP:127.0.0.1,DNS:localhost,IP:$service_ip,DNS:kubernetes,DNS:kubernetes.default"
   sans="$sans,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   [ "$with_node" = 1 ] && sans="$sans,IP:$(node_ip)"
   mkdir -p "$pki"
@@ -104,6 +107,7 @@ make_pki() {
     sign serving "/CN=kube-apiserver" "$pki/serving.ext"
     echo "$sans" >"$pki/serving.sans"
   fi
+  [ "$with_node" = 1 ] && node_pki
   [ -f "$pki/admin.crt" ] && return 0
   sign admin "/O=system:masters/CN=admin"
   openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
@@ -156,14 +160,15 @@ start_controller_manager() {
 # The controllers a node needs: its lifecycle (taints, pod eviction), volumes, Service endpoints.
 node_controllers=nodelifecycle,podgc,persistentvolume-binder,pv-protection,pvc-protection,endpoint,endpointslice,endpointslicemirroring
 
-stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s
+stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s, to the process and everything it started
   local name=$1 pid
   [ -f "$state/$name.pid" ] || return 0
   pid=$(cat "$state/$name.pid")
   if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
+    # start() made it the leader of a process group of its own (setsid).
+    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -9 "$pid" 2>/dev/null || true
+    kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null || true
   fi
   rm -f "$state/$name.pid"
 }
@@ -205,6 +210,13 @@ down)
   node_down
   stop controller-manager; stop apiserver; stop etcd
   log "stopped"
+  ;;
+load)
+  # Images are built (or taken from the cache) for this machine's architecture and imported.
+  shift
+  alive containerd || { log "the node is not running (scripts/cluster.sh up)"; exit 1; }
+  [ $# -gt 0 ] || set -- operator connector gateway zoekt
+  node_import "$@"
   ;;
 status) # exit 0 when the plane (and the node, unless ZK_NODE=0) runs
   alive apiserver && api_ready && { [ "$with_node" != 1 ] || alive kubelet; }

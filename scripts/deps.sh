@@ -8,7 +8,11 @@ cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 
 apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
           libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev
-          nginx etcd-server unzip procps iproute2 python3 python3-yaml util-linux wget busybox)
+          nginx etcd-server unzip procps iproute2 python3 python3-yaml util-linux wget busybox
+          fcgiwrap xz-utils
+          # the local node (scripts/node.sh) and the images it runs (scripts/images.sh)
+          containerd runc containernetworking-plugins iptables conntrack dnsmasq-base
+          buildah mmdebstrap arch-test qemu-user-static binfmt-support uidmap)
 
 missing=()
 for p in "${apt_pkgs[@]}"; do
@@ -22,8 +26,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian enables etcd and nginx as services; they do not run in containers and we start our own.
-  systemctl disable --now etcd nginx >/dev/null 2>&1 || true
+  # Debian enables etcd, nginx and containerd as services; scripts/cluster.sh starts its own.
+  systemctl disable --now etcd nginx containerd >/dev/null 2>&1 || true
 fi
 
 # The MCP client used by the integration tests (real SDK from npm), pinned in tests/mcp/package.json.

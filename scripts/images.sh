@@ -9,6 +9,9 @@
 #                                       this machine's architecture only) for ARCH, building it first
 #                                       if needed
 #   scripts/images.sh ref NAME          print the image reference NAME is tagged with
+#   scripts/images.sh run NAME ARCH [-v HOST:PATH]... -- CMD...
+#                                       run CMD in a container of the image (as the image's user,
+#                                       on this machine's network; arm64 under emulation), for tests
 #
 # The base is a Debian 12 minbase root made with mmdebstrap from the mirror in this machine's own apt
 # sources (scripts/debian-mirror.sh), imported as localhost/zoekt-base:bookworm-ARCH and handed to the
@@ -110,7 +113,7 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
     # One static binary in an empty image: nothing to install, so no Dockerfile and no base.
     [ "$arch" = "$(dpkg --print-architecture)" ] || { log "pause is built for $(dpkg --print-architecture) only"; exit 2; }
     ctx=$(mktemp -d)
-    cc -std=c11 -Wall -Wextra -Werror -O2 -static -o "$ctx/pause" "$root/images/pause/pause.c"
+    cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -static -o "$ctx/pause" "$root/images/pause/pause.c"
     local c
     c=$("${bh[@]}" from scratch)
     "${bh[@]}" copy "$c" "$ctx/pause" /pause >/dev/null
@@ -144,5 +147,17 @@ build)
   done ;;
 archive) build_one "${2:?image name}" "${3:?architecture}" ;;
 ref) ref "${2:?image name}" ;;
+run)
+  name=${2:?image name} arch=${3:?architecture}
+  shift 3
+  mounts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do mounts+=("$1"); shift; done
+  [ "${1:-}" = -- ] && shift
+  build_one "$name" "$arch" >/dev/null
+  ctr=$("${bh[@]}" from --pull-never --quiet "$(ref "$name")-$arch" 2>/dev/null)
+  rc=0
+  "${bh[@]}" run --isolation chroot "${mounts[@]}" "$ctr" -- "$@" || rc=$?
+  "${bh[@]}" rm "$ctr" >/dev/null
+  exit $rc ;;
 *) sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac

@@ -13,7 +13,8 @@
 #                                  write, as an EFS access point shared by the indexer and the search
 #                                  pods would be.
 #
-# kubectl and KUBECONFIG come from the environment scripts/cluster.sh gives it.
+# kubectl and KUBECONFIG come from the environment scripts/cluster.sh gives it; cluster.sh stops the
+# agent's whole process group (the watch included).
 set -uo pipefail
 
 role=${1:?usage: node-agent.sh dns|volumes STATE}
@@ -60,7 +61,6 @@ volumes) kind=persistentvolumeclaims; sync=sync_volumes; mkdir -p "$state/node/v
 *) echo "node-agent: unknown role $role" >&2; exit 2 ;;
 esac
 
-trap 'kill 0 2>/dev/null; exit 0' TERM INT
 while :; do
   $sync
   # A watch ends when the API server restarts (some tests restart it) or after its timeout; then

@@ -18,14 +18,10 @@ node_dir=$state/node
 ctr_sock=$node_dir/containerd.sock
 owner_file=/run/zoekt-operator-node.owner
 
-node_ip() { # the machine's own address: the one on the interface of its default route
-  local dev
-  [ -n "${ZK_NODE_IP:-}" ] && { echo "$ZK_NODE_IP"; return; }
-  dev=$(ip -4 route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
-  ip -4 -o addr show dev "${dev:-eth0}" scope global | awk '{ sub("/.*", "", $4); print $4; exit }'
-}
+node_ip() { "$root/scripts/node-ip.sh"; }
 
 ctr_() { ctr --address "$ctr_sock" --namespace k8s.io "$@"; }
+ctr_ready() { ctr_ version >/dev/null 2>&1; }
 
 node_claim() {
   if [ -f "$owner_file" ]; then
@@ -41,6 +37,7 @@ node_claim() {
 
 node_pki() {
   [ -f "$pki/node.crt" ] && return 0
+  mkdir -p "$node_dir"
   sign node "/O=system:nodes/CN=system:node:$node_name"
   write_kubeconfig "$node_dir/kubelet.kubeconfig" "system:node:$node_name" "$pki/node.crt" "$pki/node.key"
   # The API server's identity towards kubelets (kubectl logs and exec go through it).
@@ -69,7 +66,9 @@ node_guard() {
   iptables -A ZK-NODE-GUARD -s "$pod_cidr" -d "$pod_cidr" -j RETURN
   iptables -A ZK-NODE-GUARD -s "$pod_cidr" -j REJECT
   iptables -A ZK-NODE-GUARD -d "$service_cidr" -j REJECT
-  iptables -A ZK-NODE-GUARD -d "$pod_cidr" ! -o "$bridge" -j REJECT
+  # A translated packet keeps the interface of its first route in OUTPUT, so only untranslated ones
+  # can be judged by interface.
+  iptables -A ZK-NODE-GUARD -d "$pod_cidr" ! -o "$bridge" -m conntrack ! --ctstate DNAT -j REJECT
   for chain in OUTPUT FORWARD; do
     iptables -C "$chain" -j ZK-NODE-GUARD 2>/dev/null || iptables -I "$chain" 1 -j ZK-NODE-GUARD
   done
@@ -136,8 +135,8 @@ hostnameOverride: $node_name
 mode: iptables
 clusterCIDR: $pod_cidr
 bindAddress: $ip
-healthzBindAddress: 127.0.0.1:0
-metricsBindAddress: 127.0.0.1:0
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
 oomScoreAdj: 0
 # Zero leaves the kernel's conntrack settings alone (this machine's are not ours to change).
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
@@ -167,13 +166,12 @@ node_up() {
   done
   node_claim
   mkdir -p "$node_dir"
-  node_pki
   node_config "$ip"
   node_sysctls
   node_guard
   if ! alive containerd; then
     start containerd containerd --config "$node_dir/containerd.toml"
-    wait_for 30 containerd ctr_ version
+    wait_for 30 containerd ctr_ready
   fi
   node_import pause
   if ! alive scheduler; then
@@ -274,7 +272,7 @@ node_down() {
 node_unguard() {
   local t chain
   for t in filter nat mangle; do
-    iptables -t "$t" -S 2>/dev/null | grep -E -- '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j (ZK-NODE-|KUBE-)' |
+    { iptables -t "$t" -S 2>/dev/null | grep -E -- '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j (ZK-NODE-|KUBE-)' || true; } |
       while read -r _ c rest; do eval "iptables -t $t -D $c $rest" 2>/dev/null || true; done
     for chain in $(iptables -t "$t" -S 2>/dev/null | awk '$1 == "-N" && ($2 ~ /^ZK-NODE-/ || $2 ~ /^KUBE-/) { print $2 }'); do
       iptables -t "$t" -F "$chain" 2>/dev/null || true

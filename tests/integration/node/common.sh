@@ -1,0 +1,124 @@
+# Shared by the suites that run what the operator creates on the local node (test_node_*.sh): the
+# project's images imported into the node, a git server over HTTPS with a private CA and a private
+# repository, corpora applied through the API, and an agent's MCP calls through a corpus's Service.
+# Source after tests/integration/lib.sh.
+
+NODE_HERE=$ZK_ROOT/tests/integration/node
+# The server's own minor version: newer kubectl cannot create a Job from a batch/v1beta1 CronJob.
+KC=kubectl-1.20
+NODE_TMP=$(mktemp -d /tmp/zk-node-test.XXXXXX)
+chmod 755 "$NODE_TMP"
+on_exit "rm -rf '$NODE_TMP'"
+
+# node_preflight: the suite needs the node and the Zoekt archives; without either it is skipped
+# (a failure under CI, where both must be there).
+node_preflight() {
+  "$ZK_ROOT/scripts/cluster.sh" status >/dev/null 2>&1 ||
+    skip_suite "the local node is not running (scripts/cluster.sh up without ZK_NODE=0)"
+  ls "${ZK_ZOEKT_DIR:-$ZK_ROOT/../shared/zoekt}"/zoekt-*-linux-amd64.tar.xz >/dev/null 2>&1 ||
+    skip_suite "no Zoekt archive in ../shared/zoekt: the Zoekt image cannot be built"
+  "$ZK_ROOT/scripts/cluster.sh" load operator connector gateway zoekt >"$NODE_TMP/load.log" 2>&1 ||
+    { fail "the images load into the node: $(tail -3 "$NODE_TMP/load.log")"; finish; exit 1; }
+}
+
+# bail MESSAGE: a step that everything after it depends on failed; report it and stop.
+bail() { fail "$*"; finish; exit 1; }
+
+# git_server_start: sets GIT_URL, GIT_CA, GIT_USER, GIT_PASSWORD.
+git_server_start() {
+  local vars
+  vars=$("$ZK_ROOT/scripts/git-server.sh" start "$NODE_TMP/git") || bail "the git server starts"
+  eval "$vars"
+  on_exit "'$ZK_ROOT/scripts/git-server.sh' stop '$NODE_TMP/git'"
+}
+
+# git_commit REPO BRANCH FILE LINE...: commits FILE holding LINEs on BRANCH of the served repository
+# REPO (created on first use) and pushes it, as a developer's push would.
+git_commit() {
+  local repo=$1 branch=$2 file=$3 work=$NODE_TMP/work/$1
+  shift 3
+  [ -d "$NODE_TMP/git/repos/$repo.git" ] || "$ZK_ROOT/scripts/git-server.sh" repo "$NODE_TMP/git" "$repo"
+  if [ ! -d "$work" ]; then
+    mkdir -p "$work"
+    git -C "$work" init -q -b "$branch"
+  fi
+  git -C "$work" checkout -q -B "$branch"
+  mkdir -p "$work/$(dirname "$file")"
+  printf '%s\n' "$@" >"$work/$file"
+  git -C "$work" add "$file"
+  git -C "$work" -c user.name=dev -c user.email=dev@example.invalid commit -q -m "$file on $branch"
+  git -C "$work" push -q -f "$NODE_TMP/git/repos/$repo.git" "$branch"
+}
+
+# csc NS NAME JSONPATH: one field of a corpus.
+csc() { $KC -n "$1" get csc "$2" -o jsonpath="{$3}" 2>/dev/null; }
+
+# condition_is NS NAME TYPE STATUS
+condition_is() { [ "$(csc "$1" "$2" ".status.conditions[?(@.type==\"$3\")].status")" = "$4" ]; }
+
+# reindex NS NAME: asks for an index now, as a user does, and waits for the Job it starts to finish.
+# Prints the Job's name.
+reindex() {
+  local ns=$1 name=$2 at before job
+  before=$($KC -n "$ns" get jobs -o name 2>/dev/null | sort)
+  # A new value each time (the annotation is honoured once per value).
+  at=$(date -u +%FT%T.%NZ)
+  $KC -n "$ns" annotate csc "$name" --overwrite "codesearch.dev/reindex-requested-at=$at" >/dev/null || return 1
+  eventually 60 new_job "$ns" "$before" || return 1
+  job=$(cat "$NODE_TMP/new-job")
+  eventually 240 job_done "$ns" "$job" || return 1
+  echo "$job"
+}
+new_job() {
+  local j
+  j=$(comm -13 <(printf '%s\n' "$2") <($KC -n "$1" get jobs -o name 2>/dev/null | sort) | head -n1)
+  [ -n "$j" ] && echo "${j#job.batch/}" >"$NODE_TMP/new-job"
+}
+job_done() {
+  local s
+  s=$($KC -n "$1" get job "$2" -o jsonpath='{.status.succeeded}/{.status.failed}' 2>/dev/null)
+  [ "${s%/*}" = 1 ] || [ -n "${s#*/}" ]
+}
+
+# service_url NS SERVICE PORT PATH: the Service's address as a client on this machine reaches it.
+service_url() {
+  local ip
+  ip=$($KC -n "$1" get service "$2" -o jsonpath='{.spec.clusterIP}' 2>/dev/null) || return 1
+  echo "http://$ip:$3$4"
+}
+
+# mcp URL TOKEN TOOL [ARGS_JSON]: the tool's text (see node/mcp-call.mjs for exit codes).
+mcp() { node "$NODE_HERE/mcp-call.mjs" "$@" 2>&1; }
+
+# search_finds URL TOKEN QUERY NEEDLE: search_code answers QUERY with text containing NEEDLE.
+search_finds() {
+  local out
+  out=$(mcp "$1" "$2" search_code "{\"query\":\"$3\"}") || return 1
+  printf '%s\n' "$out" >"$NODE_TMP/last-search"
+  printf '%s' "$out" | grep -qF -- "$4"
+}
+
+# operator_uninstall: removes an in-cluster operator (the namespace and the cluster-wide RBAC, never
+# the CRD, whose deletion would delete every corpus) and waits until its pods are gone, so that no
+# later suite shares corpora with it.
+operator_uninstall() {
+  $KC delete namespace zoekt-operator --ignore-not-found --wait=false >/dev/null 2>&1
+  $KC delete clusterrole zoekt-operator --ignore-not-found >/dev/null 2>&1
+  $KC delete clusterrolebinding zoekt-operator --ignore-not-found >/dev/null 2>&1
+  eventually 120 bash -c "! $KC get namespace zoekt-operator >/dev/null 2>&1"
+}
+
+# operator_ready: the in-cluster operator's Deployment is available and one replica holds the Lease.
+operator_ready() {
+  [ "$($KC -n zoekt-operator get deployment -o jsonpath='{.items[0].status.availableReplicas}' 2>/dev/null)" -ge 1 ] 2>/dev/null &&
+    [ -n "$($KC -n zoekt-operator get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" ]
+}
+
+# node_diagnostics NS: what a failure needs to be understood, written to the suite's log.
+node_diagnostics() {
+  echo "# ---- diagnostics for $1"
+  $KC -n "$1" get csc -o yaml 2>&1 | sed -n '/^  status:/,$p' | sed 's/^/# /' | head -60
+  $KC -n "$1" get pods,jobs,pvc -o wide 2>&1 | sed 's/^/# /'
+  $KC -n "$1" get events --sort-by=.lastTimestamp 2>&1 | tail -20 | sed 's/^/# /'
+  $KC -n zoekt-operator logs deploy/zoekt-operator --tail=20 2>&1 | sed 's/^/# operator: /'
+}
