@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The operator installed with the Helm chart (charts/zoekt-operator) from its image, watching one
+# namespace, on the local node: it takes the Lease under the chart's ServiceAccount, and a corpus of a
+# public repository (its git CA given as a Secret this time, and an open gateway) is indexed by a real
+# Job and searched by an agent through the Service. `helm uninstall` then removes the operator.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/node/common.sh"
+
+node_preflight
+git_server_start
+NS=$(new_namespace helm) || bail "a namespace for the corpus"
+on_exit "$KC delete namespace $NS --wait=false"
+on_exit "helm uninstall zoekt-operator -n zoekt-operator >/dev/null 2>&1; operator_uninstall"
+git_commit alpha main cmd/main.go 'package main' '' 'func main() {' '	println("helm-marker-6a0f")' '}'
+
+operator_uninstall # what a killed run may have left
+helm install zoekt-operator "$ZK_ROOT/charts/zoekt-operator" -n zoekt-operator --create-namespace \
+  --set watchNamespace="$NS" >"$NODE_TMP/helm.log" 2>&1 || bail "helm install: $(tail -3 "$NODE_TMP/helm.log")"
+check "the chart's operator runs and one replica holds the Lease" eventually 180 operator_ready
+sa=$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator -o jsonpath='{.items[0].spec.serviceAccountName}')
+check "its pods run under the chart's ServiceAccount ($sa)" test "$sa" = zoekt-operator
+
+$KC -n "$NS" create secret generic git-ca --from-file=bundle.pem="$GIT_CA" >/dev/null
+cat <<YAML | $KC apply -f - >/dev/null || bail "the corpus is accepted"
+apiVersion: codesearch.dev/v1alpha1
+kind: CodeSearchCorpus
+metadata: {name: tools, namespace: $NS}
+spec:
+  repositories:
+  - {url: $GIT_URL/alpha.git, name: local/alpha}
+  gitCABundleRef: {kind: Secret, name: git-ca, key: bundle.pem}
+  indexer: {resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
+  webserver: {architecture: amd64, resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
+  gateway: {image: $("$ZK_ROOT/scripts/images.sh" ref gateway)}
+YAML
+
+job=$(reindex "$NS" tools) || { node_diagnostics "$NS"; bail "a reindex Job runs to its end"; }
+ok "a reindex Job ran to its end ($job)"
+check "it succeeded" test "$($KC -n "$NS" get job "$job" -o jsonpath='{.status.succeeded}')" = 1
+count_is() { [ "$(csc "$NS" tools .status.repositoryCount)" = "$1" ]; }
+check "status.repositoryCount is 1" eventually 180 count_is 1 || node_diagnostics "$NS"
+check "Ready=True" eventually 60 condition_is "$NS" tools Ready True
+check "Fresh=True" eventually 30 condition_is "$NS" tools Fresh True
+MCP=$(service_url "$NS" tools-search 8080 /mcp) || bail "the corpus's Service has an address"
+check "an agent finds the line through the open gateway" search_finds "$MCP" "" helm-marker-6a0f cmd/main.go
+
+helm uninstall zoekt-operator -n zoekt-operator >"$NODE_TMP/helm.log" 2>&1
+gone() { [ -z "$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator -o name 2>/dev/null)" ]; }
+check "helm uninstall removes the operator" eventually 90 gone
+check "the corpus keeps serving without the operator" search_finds "$MCP" "" helm-marker-6a0f cmd/main.go
+
+finish
