@@ -457,10 +457,10 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         {"version", no_argument, NULL, F_VERSION},
         {NULL, 0, NULL, 0},
     };
-    int opt;
+    int opt, idx = 0;
     char *end;
 
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
         switch (opt) {
         case F_KUBECONFIG: o->kubeconfig = optarg; break;
         case F_NAMESPACE: o->namespace = optarg; break;
@@ -479,7 +479,8 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
             double v = strtod(optarg, &end);
 
             if (*end != '\0' || v <= 0) {
-                fprintf(stderr, "zoekt-operator: %s takes a positive number of seconds\n", argv[optind - 1]);
+                /* The option's own name: argv[optind - 1] is the value when flag and value are separate words. */
+                fprintf(stderr, "zoekt-operator: --%s takes a positive number of seconds\n", longopts[idx].name);
                 return 2;
             }
             if (opt == F_LEASE_DUR)
