@@ -215,13 +215,16 @@ static void test_server_error(void **state)
     struct zr_search s;
 
     (void)state;
-    assert_int_equal(zc_search(&c, "zk:500", &so, NULL, &s, &err), ZK_EHTTP);
+    /* The message's advice and the code's retryable flag (what /index-status reports) agree. */
+    assert_int_equal(zc_search(&c, "zk:500", &so, NULL, &s, &err), ZK_ESERVER);
     assert_non_null(strstr(err.msg, "HTTP 500"));
     assert_non_null(strstr(err.msg, "simulated internal error"));
     assert_non_null(strstr(err.msg, "retrying may help"));
+    assert_true(zk_err_retryable(err.code));
     zr_search_free(&s);
 
     assert_int_equal(zc_search(&c, "zk:deadline", &so, NULL, &s, &err), ZK_EHTTP);
+    assert_false(zk_err_retryable(err.code));
     assert_non_null(strstr(err.msg, "Zoekt's time limit ended the search with HTTP 500"));
     assert_non_null(strstr(err.msg, "narrow the query"));
     zr_search_free(&s);
