@@ -13,7 +13,8 @@ int failalloc_stop(void **state);
 
 /* Builds a tree with build(arg) without failures, then again with each of its cJSON allocations failing
  * in turn, and fails the running test unless every attempt returns either NULL or a tree that prints
- * exactly as the first: never a tree with a member missing. Frees every tree. */
-void failalloc_whole_or_nothing(cJSON *(*build)(void *arg), void *arg);
+ * exactly as the first: never a tree with a member missing. Frees every tree. Returns the number of
+ * attempts that returned NULL, which is the number of allocations a whole build makes. */
+long failalloc_whole_or_nothing(cJSON *(*build)(void *arg), void *arg);
 
 #endif

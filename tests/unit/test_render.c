@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "controller/corpus/render.h"
 #include "json.h"
+#include "tests/support/failalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -679,59 +680,29 @@ static void test_yaml_parses(void **state)
     fx_free(&fx);
 }
 
-/* Allocation failure injection: cJSON's allocations fail from the n-th one on. */
-static long alloc_countdown = -1;
-
-static void *failing_malloc(size_t n)
+static cJSON *render_all(void *arg)
 {
-    if (alloc_countdown == 0)
-        return NULL;
-    if (alloc_countdown > 0)
-        alloc_countdown--;
-    return malloc(n);
+    const struct fixture *fx = arg;
+    struct render_env env = {"batch/v1", "policy/v1", 1};
+    struct zk_err err = {0};
+    cJSON *out = NULL;
+    int rc = render_children(fx->corpus, fx->spec, &env, &out, &err);
+
+    assert_int_equal(rc, out ? ZK_OK : ZK_ENOMEM);
+    return out;
 }
 
 /* Whatever allocation fails, render_children returns either the complete objects or ZK_ENOMEM and
  * nothing: a partial object would make server-side apply remove the fields it lacks. */
 static void test_allocation_failures(void **state)
 {
-    cJSON_Hooks hooks = {failing_malloc, free};
-    struct render_env env = {"batch/v1", "policy/v1", 1};
     struct fixture fx;
-    struct zk_err err = {0};
-    char *want;
-    long n;
-    int failed = 0, complete = 0;
 
     (void)state;
     render_fx(&fx, load_corpus(), "batch/v1");
-    want = json_print(fx.children);
     cJSON_Delete(fx.children);
-    cJSON_InitHooks(&hooks);
-    for (n = 0; complete < 3; n++) {
-        cJSON *out = NULL;
-        int rc;
-
-        alloc_countdown = n;
-        rc = render_children(fx.corpus, fx.spec, &env, &out, &err);
-        alloc_countdown = -1;
-        if (rc == ZK_OK) {
-            char *got = json_print(out);
-
-            assert_string_equal(got, want);
-            free(got);
-            cJSON_Delete(out);
-            complete++;
-        } else {
-            assert_int_equal(rc, ZK_ENOMEM);
-            assert_null(out);
-            failed++;
-        }
-    }
-    cJSON_InitHooks(NULL);
-    assert_true(failed > 500); /* every allocation point was tried */
     fx.children = NULL;
-    free(want);
+    assert_true(failalloc_whole_or_nothing(render_all, &fx) > 500); /* every allocation point was tried */
     fx_free(&fx);
 }
 
