@@ -100,13 +100,16 @@ deps:
 	@scripts/deps.sh
 
 # Builds run in a sub-make so that the wildcards see sources and pkg-config sees libraries that `deps`
-# may just have installed.
+# may just have installed. Both test targets first check that no include points up a layer
+# (scripts/check-layers.sh; docs/architecture.md).
 test: deps
+	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	@scripts/cluster.sh up
 	@tests/run.sh
 
 test-unit:
+	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory $(UNIT_BINS)
 	@tests/run.sh unit
 

@@ -9,6 +9,7 @@
  * work queue. SIGTERM or SIGINT stops the watches, lets in-flight reconciles finish, releases the Lease
  * and exits 0; a second signal exits 1 at once. Losing the Lease exits 1, and the Deployment restarts
  * the process as a fresh candidate. */
+#include "controller/corpus/api.h"
 #include "controller/corpus/reconcile.h"
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
@@ -45,8 +46,6 @@
 #define MAIN_MAX_WORKERS 64
 #define MAIN_YAML_MAX_DEPTH 64
 #define MAIN_RENDER_MAX_FILE (4 * 1024 * 1024)
-#define MAIN_CHILD_SELECTOR "app.kubernetes.io/managed-by=zoekt-operator"
-#define MAIN_POD_SELECTOR MAIN_CHILD_SELECTOR ",app.kubernetes.io/component=indexer"
 
 struct options {
     const char *kubeconfig;
@@ -80,7 +79,7 @@ static void usage(FILE *f)
             "Usage: zoekt-operator [flags]\n"
             "       zoekt-operator render -f CORPUS.yaml [--kube-version 1.N]\n"
             "\n"
-            "Reconciles CodeSearchCorpus resources (codesearch.dev/v1alpha1) into a PVC, an indexer CronJob,\n"
+            "Reconciles " API_KIND " resources (" API_GROUP_VERSION ") into a PVC, an indexer CronJob,\n"
             "a search Deployment, its PodDisruptionBudget and Service. `render` prints the children of one corpus without a cluster.\n"
             "\n"
             "Flags:\n"
@@ -560,20 +559,19 @@ static int main_start_informers(struct controller *c, struct zk_err *err)
     io.namespace = c->opt.namespace;
     io.enqueue = main_enqueue;
     io.ud = c;
-    io.key_mode = INFORMER_KEY_OWNER;
-    io.label_selector = MAIN_CHILD_SELECTOR;
+    io.key_of = api_corpus_key;
     for (int k = 0; k < RK_COUNT; k++) {
         /* Only the indexer's Pods matter (their termination messages); the search pods would only
          * add traffic. */
-        io.label_selector = k == RK_POD ? MAIN_POD_SELECTOR : MAIN_CHILD_SELECTOR;
+        io.label_selector = k == RK_POD ? API_INDEXER_POD_SELECTOR : API_CHILD_SELECTOR;
         io.resource = &c->rctx.resources[k];
         rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
         if (rc != ZK_OK)
             return rc;
         c->rctx.children[k] = c->informers[c->ninformers++];
     }
-    io.resource = &reconcile_corpus_resource;
-    io.key_mode = INFORMER_KEY_SELF;
+    io.resource = &api_corpus_resource;
+    io.key_of = informer_self_key;
     io.label_selector = NULL;
     rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
     if (rc != ZK_OK)

@@ -112,10 +112,10 @@ static cJSON *labels(const struct rctx *c, const char *component)
 {
     cJSON *l = jb_object(c->b);
 
-    jb_add_str(c->b, l, RENDER_LABEL_NAME, RENDER_APP_NAME);
-    jb_add_str(c->b, l, RENDER_LABEL_INSTANCE, c->instance);
-    jb_add_str(c->b, l, RENDER_LABEL_COMPONENT, component);
-    jb_add_str(c->b, l, RENDER_LABEL_MANAGED_BY, RENDER_MANAGER);
+    jb_add_str(c->b, l, API_LABEL_NAME, API_APP_NAME);
+    jb_add_str(c->b, l, API_LABEL_INSTANCE, c->instance);
+    jb_add_str(c->b, l, API_LABEL_COMPONENT, component);
+    jb_add_str(c->b, l, API_LABEL_MANAGED_BY, API_MANAGER);
     return l;
 }
 
@@ -124,9 +124,9 @@ static cJSON *selector_labels(const struct rctx *c, const char *component)
 {
     cJSON *l = jb_object(c->b);
 
-    jb_add_str(c->b, l, RENDER_LABEL_NAME, RENDER_APP_NAME);
-    jb_add_str(c->b, l, RENDER_LABEL_INSTANCE, c->instance);
-    jb_add_str(c->b, l, RENDER_LABEL_COMPONENT, component);
+    jb_add_str(c->b, l, API_LABEL_NAME, API_APP_NAME);
+    jb_add_str(c->b, l, API_LABEL_INSTANCE, c->instance);
+    jb_add_str(c->b, l, API_LABEL_COMPONENT, component);
     return l;
 }
 
@@ -134,8 +134,8 @@ static cJSON *owner_refs(const struct rctx *c)
 {
     cJSON *arr = jb_array(c->b), *o = jb_object(c->b);
 
-    jb_add_str(c->b, o, "apiVersion", RENDER_OWNER_API_VERSION);
-    jb_add_str(c->b, o, "kind", RENDER_OWNER_KIND);
+    jb_add_str(c->b, o, "apiVersion", API_GROUP_VERSION);
+    jb_add_str(c->b, o, "kind", API_KIND);
     jb_add_str(c->b, o, "name", c->name);
     jb_add_str(c->b, o, "uid", c->uid);
     jb_add_bool(c->b, o, "controller", 1);
@@ -385,8 +385,8 @@ static cJSON *render_pvc(const struct rctx *c)
     /* With Retain the claim has no ownerReference, so deleting the corpus leaves it (and the index)
      * for a corpus of the same name to pick up again. */
     ann = jb_add_obj(c->b, md, "annotations");
-    jb_add_str(c->b, ann, RENDER_ANN_CORPUS, c->name);
-    jb_add_str(c->b, ann, RENDER_ANN_ON_DELETE, del ? "Delete" : "Retain");
+    jb_add_str(c->b, ann, API_ANN_CORPUS, c->name);
+    jb_add_str(c->b, ann, API_ANN_ON_DELETE, del ? "Delete" : "Retain");
     spec = jb_add_obj(c->b, o, "spec");
     jb_add(c->b, spec, "accessModes", strv(c->b, rwx));
     jb_add_str(c->b, spec, "storageClassName", c->spec->storage.storage_class);
@@ -454,8 +454,8 @@ static cJSON *render_role(const struct rctx *c)
 {
     cJSON *o = new_object(c, "rbac.authorization.k8s.io/v1", "Role", c->names.role, "search", 1);
     cJSON *rules = jb_add_arr(c->b, o, "rules"), *r = jb_object(c->b);
-    static const char *const groups[] = {"codesearch.dev", NULL};
-    static const char *const res[] = {"codesearchcorpora", NULL};
+    static const char *const groups[] = {API_GROUP, NULL};
+    static const char *const res[] = {API_PLURAL, NULL};
     static const char *const verbs[] = {"get", "list", "watch", NULL};
     const char *names[] = {c->name, NULL};
 
@@ -659,7 +659,7 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     md = jb_add_obj(c->b, tpl, "metadata");
     jb_add(c->b, md, "labels", labels(c, "search"));
     ann = jb_add_obj(c->b, md, "annotations");
-    jb_add_str(c->b, ann, RENDER_ANN_CONFIG_HASH, config_hash);
+    jb_add_str(c->b, ann, API_ANN_CONFIG_HASH, config_hash);
     pod = jb_add_obj(c->b, tpl, "spec");
     jb_add_str(c->b, pod, "serviceAccountName", c->names.serviceaccount);
     jb_add_bool(c->b, pod, "enableServiceLinks", 0);
@@ -692,7 +692,7 @@ static cJSON *job_spec(const struct rctx *c)
     tpl = jb_add_obj(c->b, js, "template");
     md = jb_add_obj(c->b, tpl, "metadata");
     jb_add(c->b, md, "labels", labels(c, "indexer"));
-    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), RENDER_ANN_CORPUS, c->name);
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
     pod = jb_add_obj(c->b, tpl, "spec");
     jb_add_str(c->b, pod, "restartPolicy", "Never");
     /* The indexer talks to git servers, never to the Kubernetes API. */
@@ -750,7 +750,7 @@ static cJSON *render_cronjob(const struct rctx *c)
     jt = jb_add_obj(c->b, spec, "jobTemplate");
     md = jb_add_obj(c->b, jt, "metadata");
     jb_add(c->b, md, "labels", labels(c, "indexer"));
-    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), RENDER_ANN_CORPUS, c->name);
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
     jb_add(c->b, jt, "spec", job_spec(c));
     return o;
 }
@@ -855,9 +855,9 @@ int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, cons
     o = new_object(&c, "batch/v1", "Job", name, "indexer", 1);
     md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
     hash[16] = '\0';
-    jb_add_str(&b, cJSON_GetObjectItemCaseSensitive(md, "labels"), RENDER_LABEL_REINDEX, hash);
+    jb_add_str(&b, cJSON_GetObjectItemCaseSensitive(md, "labels"), API_LABEL_REINDEX, hash);
     ann = jb_add_obj(&b, md, "annotations");
-    jb_add_str(&b, ann, RENDER_ANN_REINDEX, request_value);
+    jb_add_str(&b, ann, API_ANN_REINDEX, request_value);
     jb_add(&b, o, "spec", job_spec(&c));
     *job = jb_finish(&b, o);
     if (!*job)

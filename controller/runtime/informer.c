@@ -4,7 +4,6 @@
  * resource, so cJSON's linear member lookup is cheap and the structure needs no code of its own. */
 #include "controller/runtime/informer.h"
 
-#include "controller/corpus/render.h"
 #include "json.h"
 #include "kube/watch.h"
 #include "log.h"
@@ -25,7 +24,7 @@ struct informer {
     const struct kube_resource *resource;
     char *namespace;
     char *label_selector;
-    enum informer_key_mode key_mode;
+    informer_key_fn *key_of;
     informer_enqueue_fn *enqueue;
     void *ud;
     pthread_t thread;
@@ -36,7 +35,7 @@ struct informer {
     int synced;
 };
 
-static int informer_self_key(const cJSON *obj, char *key, size_t len)
+int informer_self_key(const cJSON *obj, char *key, size_t len)
 {
     const char *ns = json_path_str(obj, "metadata.namespace", "");
     const char *name = json_path_str(obj, "metadata.name", NULL);
@@ -48,46 +47,11 @@ static int informer_self_key(const cJSON *obj, char *key, size_t len)
     return n > 0 && (size_t)n < len;
 }
 
-int informer_owner_key(const cJSON *obj, enum informer_key_mode mode, char *key, size_t len)
-{
-    const cJSON *refs, *ref, *labels;
-    const char *ns = json_path_str(obj, "metadata.namespace", "");
-    const char *name = NULL;
-    int n;
-
-    if (mode == INFORMER_KEY_SELF)
-        return informer_self_key(obj, key, len);
-    refs = json_path(obj, "metadata.ownerReferences");
-    cJSON_ArrayForEach(ref, refs) {
-        const char *api = json_str(ref, "apiVersion", "");
-
-        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), RENDER_OWNER_KIND) == 0 &&
-            strncmp(api, "codesearch.dev/", 15) == 0) {
-            name = json_str(ref, "name", NULL);
-            break;
-        }
-    }
-    if (!name) {
-        /* The annotation holds the full name; the label only names corpora of up to 63 characters
-         * (older objects were rendered without the annotation). */
-        labels = json_path(obj, "metadata.labels");
-        if (strcmp(json_str(labels, RENDER_LABEL_MANAGED_BY, ""), RENDER_MANAGER) == 0) {
-            name = json_str(json_path(obj, "metadata.annotations"), RENDER_ANN_CORPUS, NULL);
-            if (!name)
-                name = json_str(labels, RENDER_LABEL_INSTANCE, NULL);
-        }
-    }
-    if (!name || !*name)
-        return 0;
-    n = snprintf(key, len, "%s/%s", ns, name);
-    return n > 0 && (size_t)n < len;
-}
-
 static void informer_notify(struct informer *inf, const cJSON *obj)
 {
     char key[INFORMER_KEY_MAX];
 
-    if (informer_owner_key(obj, inf->key_mode, key, sizeof(key)))
+    if (inf->key_of(obj, key, sizeof(key)))
         inf->enqueue(inf->ud, key);
 }
 
@@ -225,7 +189,7 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
         return zk_err_set(err, ZK_ENOMEM, "informer %s: out of memory", o->resource->plural);
     inf->client = c;
     inf->resource = o->resource;
-    inf->key_mode = o->key_mode;
+    inf->key_of = o->key_of;
     inf->enqueue = o->enqueue;
     inf->ud = o->ud;
     pthread_mutex_init(&inf->mu, NULL);
@@ -285,7 +249,7 @@ cJSON *informer_list_for(struct informer *inf, const char *key)
     cJSON_ArrayForEach(it, inf->cache) {
         cJSON *copy;
 
-        if (!informer_owner_key(it, inf->key_mode, owner, sizeof(owner)) || strcmp(owner, key) != 0)
+        if (!inf->key_of(it, owner, sizeof(owner)) || strcmp(owner, key) != 0)
             continue;
         copy = cJSON_Duplicate(it, 1);
         if (!copy || !cJSON_AddItemToArray(arr, copy)) {

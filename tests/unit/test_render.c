@@ -127,7 +127,7 @@ static const cJSON *container(const cJSON *pod_spec, const char *name)
 static const char *config_hash(const cJSON *children)
 {
     return json_str(json_path(child(children, "Deployment"), "spec.template.metadata.annotations"),
-                    RENDER_ANN_CONFIG_HASH, NULL);
+                    API_ANN_CONFIG_HASH, NULL);
 }
 
 static void test_golden(void **state)
@@ -183,14 +183,14 @@ static void test_order_labels_owners(void **state)
 
         assert_string_equal(json_str(c, "kind", ""), kinds[i++]);
         assert_string_equal(json_path_str(c, "metadata.namespace", ""), "codesearch");
-        assert_string_equal(json_str(l, RENDER_LABEL_NAME, ""), "zoekt");
-        assert_string_equal(json_str(l, RENDER_LABEL_INSTANCE, ""), "org");
-        assert_string_equal(json_str(l, RENDER_LABEL_MANAGED_BY, ""), "zoekt-operator");
-        assert_non_null(json_str(l, RENDER_LABEL_COMPONENT, NULL));
+        assert_string_equal(json_str(l, API_LABEL_NAME, ""), "zoekt");
+        assert_string_equal(json_str(l, API_LABEL_INSTANCE, ""), "org");
+        assert_string_equal(json_str(l, API_LABEL_MANAGED_BY, ""), "zoekt-operator");
+        assert_non_null(json_str(l, API_LABEL_COMPONENT, NULL));
         /* Retain (the default): the PVC alone has no owner, so deleting the corpus keeps it. */
         if (i == 1) {
             assert_null(owners);
-            assert_string_equal(json_str(json_path(c, "metadata.annotations"), RENDER_ANN_ON_DELETE, ""), "Retain");
+            assert_string_equal(json_str(json_path(c, "metadata.annotations"), API_ANN_ON_DELETE, ""), "Retain");
             continue;
         }
         assert_int_equal(cJSON_GetArraySize(owners), 1);
@@ -218,7 +218,7 @@ static void test_pvc_delete_policy(void **state)
     render_fx(&fx, corpus, "batch/v1");
     pvc = child(fx.children, "PersistentVolumeClaim");
     assert_int_equal(cJSON_GetArraySize(json_path(pvc, "metadata.ownerReferences")), 1);
-    assert_string_equal(json_str(json_path(pvc, "metadata.annotations"), RENDER_ANN_ON_DELETE, ""), "Delete");
+    assert_string_equal(json_str(json_path(pvc, "metadata.annotations"), API_ANN_ON_DELETE, ""), "Delete");
     assert_string_equal(json_path_str(pvc, "spec.storageClassName", ""), "efs-sc");
     assert_string_equal(json_path_str(pvc, "spec.resources.requests.storage", ""), "200Gi");
     assert_string_equal(cJSON_GetArrayItem(json_path(pvc, "spec.accessModes"), 0)->valuestring, "ReadWriteMany");
@@ -525,18 +525,18 @@ static void test_long_name_corpus(void **state)
     render_fx(&fx, corpus, "batch/v1");
     cJSON_ArrayForEach(c, fx.children) {
         assert_true(strlen(json_path_str(c, "metadata.name", "")) <= (strcmp(json_str(c, "kind", ""), "CronJob") ? 63 : 52));
-        assert_true(strlen(json_str(json_path(c, "metadata.labels"), RENDER_LABEL_INSTANCE, "")) <= 63);
+        assert_true(strlen(json_str(json_path(c, "metadata.labels"), API_LABEL_INSTANCE, "")) <= 63);
     }
     /* The Jobs the CronJob creates, their Pods and a retained PVC carry the full name in an annotation: that is how
-     * the controller maps them back (informer_owner_key), since their label had to be hashed. */
+     * the controller maps them back (api_corpus_key), since their label had to be hashed. */
     assert_string_equal(json_str(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.metadata.annotations"),
-                                 RENDER_ANN_CORPUS, ""),
+                                 API_ANN_CORPUS, ""),
                         name);
     assert_string_equal(json_str(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.metadata.annotations"),
-                                 RENDER_ANN_CORPUS, ""),
+                                 API_ANN_CORPUS, ""),
                         name);
     assert_string_equal(json_str(json_path(child(fx.children, "PersistentVolumeClaim"), "metadata.annotations"),
-                                 RENDER_ANN_CORPUS, ""),
+                                 API_ANN_CORPUS, ""),
                         name);
     /* The owner reference and the Role name the corpus by its real name. */
     c = child(fx.children, "Role");
@@ -563,9 +563,9 @@ static void test_reindex_job(void **state)
     assert_string_not_equal(n1, json_path_str(j3, "metadata.name", ""));
     assert_true(strncmp(n1, "org-reindex-", 12) == 0);
     assert_string_equal(json_str(j1, "apiVersion", ""), "batch/v1");
-    assert_string_equal(json_str(json_path(j1, "metadata.annotations"), RENDER_ANN_REINDEX, ""), "2026-11-29T10:00:00Z");
-    assert_int_equal(strlen(json_str(json_path(j1, "metadata.labels"), RENDER_LABEL_REINDEX, "")), 16);
-    assert_string_equal(json_str(json_path(j1, "metadata.labels"), RENDER_LABEL_COMPONENT, ""), "indexer");
+    assert_string_equal(json_str(json_path(j1, "metadata.annotations"), API_ANN_REINDEX, ""), "2026-11-29T10:00:00Z");
+    assert_int_equal(strlen(json_str(json_path(j1, "metadata.labels"), API_LABEL_REINDEX, "")), 16);
+    assert_string_equal(json_str(json_path(j1, "metadata.labels"), API_LABEL_COMPONENT, ""), "indexer");
     assert_int_equal(cJSON_GetArraySize(json_path(j1, "metadata.ownerReferences")), 1);
     /* The same pod as the nightly run. */
     {
