@@ -26,9 +26,9 @@
 #include "kube/config.h"
 #include "log.h"
 #include "monotime.h"
+#include "yamljson.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,14 +37,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #ifndef ZK_VERSION
 #define ZK_VERSION "0.1.0"
 #endif
 
 #define MAIN_MAX_WORKERS 64
-#define MAIN_YAML_MAX_DEPTH 64
 #define MAIN_RENDER_MAX_FILE (4 * 1024 * 1024)
 
 struct options {
@@ -112,116 +110,6 @@ static void usage(FILE *f)
             RECONCILE_DEFAULT_INDEX_URL);
 }
 
-/* ---- YAML -> cJSON, for `render` ----------------------------------------------------------------- */
-
-/* Resolves a plain scalar the way Kubernetes' YAML decoder does for the cases a corpus uses: null,
- * booleans and numbers; everything else (including "1Gi" and "0 3 * * *") is a string. */
-static cJSON *main_yaml_scalar(const char *s, int plain)
-{
-    char *end;
-    double d;
-
-    if (!plain)
-        return cJSON_CreateString(s);
-    if (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0)
-        return cJSON_CreateNull();
-    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
-        return cJSON_CreateTrue();
-    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
-        return cJSON_CreateFalse();
-    if (strspn(s, "+-0123456789.eE") == strlen(s) && strpbrk(s, "0123456789")) {
-        errno = 0;
-        d = strtod(s, &end);
-        if (*end == '\0' && errno == 0)
-            return cJSON_CreateNumber(d);
-    }
-    return cJSON_CreateString(s);
-}
-
-static cJSON *main_yaml_node(yaml_document_t *doc, yaml_node_t *node, int depth, char *why, size_t len)
-{
-    cJSON *out = NULL;
-
-    if (!node || depth > MAIN_YAML_MAX_DEPTH) {
-        snprintf(why, len, "document nested too deeply");
-        return NULL;
-    }
-    switch (node->type) {
-    case YAML_SCALAR_NODE:
-        /* libyaml's loader tags every untagged scalar !!str, so the tag cannot tell "2" from
-         * !!str 2; plain (unquoted) style is what decides, as in Kubernetes' decoder. */
-        out = main_yaml_scalar((const char *)node->data.scalar.value,
-                               node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
-        break;
-    case YAML_SEQUENCE_NODE:
-        out = cJSON_CreateArray();
-        for (yaml_node_item_t *it = node->data.sequence.items.start; out && it < node->data.sequence.items.top;
-             it++) {
-            cJSON *v = main_yaml_node(doc, yaml_document_get_node(doc, *it), depth + 1, why, len);
-
-            if (!v) {
-                cJSON_Delete(out);
-                return NULL;
-            }
-            cJSON_AddItemToArray(out, v);
-        }
-        break;
-    case YAML_MAPPING_NODE:
-        out = cJSON_CreateObject();
-        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; out && p < node->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(doc, p->key);
-            cJSON *v;
-
-            if (!k || k->type != YAML_SCALAR_NODE) {
-                snprintf(why, len, "line %lu: mapping keys must be scalars", (unsigned long)node->start_mark.line + 1);
-                cJSON_Delete(out);
-                return NULL;
-            }
-            v = main_yaml_node(doc, yaml_document_get_node(doc, p->value), depth + 1, why, len);
-            if (!v) {
-                cJSON_Delete(out);
-                return NULL;
-            }
-            cJSON_AddItemToObject(out, (const char *)k->data.scalar.value, v);
-        }
-        break;
-    default:
-        snprintf(why, len, "unsupported YAML node");
-        return NULL;
-    }
-    if (!out)
-        snprintf(why, len, "out of memory");
-    return out;
-}
-
-/* Parses the first document of a YAML (or JSON) text. Returns a tree the caller owns, or NULL with
- * the reason in why. */
-static cJSON *main_yaml_parse(const char *text, size_t n, char *why, size_t len)
-{
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    cJSON *out = NULL;
-
-    if (!yaml_parser_initialize(&parser)) {
-        snprintf(why, len, "out of memory");
-        return NULL;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
-    if (!yaml_parser_load(&parser, &doc)) {
-        snprintf(why, len, "line %lu: %s", (unsigned long)parser.problem_mark.line + 1,
-                 parser.problem ? parser.problem : "malformed YAML");
-        yaml_parser_delete(&parser);
-        return NULL;
-    }
-    if (!yaml_document_get_root_node(&doc))
-        snprintf(why, len, "the file holds no document");
-    else
-        out = main_yaml_node(&doc, yaml_document_get_root_node(&doc), 0, why, len);
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    return out;
-}
-
 static int main_render(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -237,7 +125,7 @@ static int main_render(int argc, char **argv)
     struct zk_err err = {0};
     struct buf text;
     cJSON *corpus = NULL, *children = NULL;
-    char why[256] = "", *yaml = NULL;
+    char *yaml = NULL;
     long minor = RENDER_KUBE_MINOR_CURRENT;
     int opt, rc, status = 1;
 
@@ -271,9 +159,8 @@ static int main_render(int argc, char **argv)
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
         goto out;
     }
-    corpus = main_yaml_parse(text.data ? text.data : "", text.len, why, sizeof(why));
-    if (!corpus) {
-        fprintf(stderr, "zoekt-operator render: %s: %s\n", file, why);
+    if (yamljson_parse(text.data ? text.data : "", text.len, &corpus, &err) != ZK_OK) {
+        fprintf(stderr, "zoekt-operator render: %s: %s\n", file, err.msg);
         goto out;
     }
     rc = spec_parse(corpus, &spec, &errs);
