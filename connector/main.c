@@ -10,6 +10,7 @@
 #include "err.h"
 #include "http.h"
 #include "log.h"
+#include "textfile.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +26,9 @@
 #define DEFAULT_ZOEKT_URL "http://127.0.0.1:6070"
 #define DEFAULT_LISTEN "127.0.0.1:8081"
 #define TIMEOUT_MAX_MS 600000L
+/* Bound on --zoekt-token-file, as on the kube client's token file: tokens from an OIDC provider or an
+ * exec plugin run to kilobytes, and the file is read whole. */
+#define TOKEN_FILE_MAX (64u * 1024)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -149,27 +153,13 @@ static int parse_duration_ms(const char *s, long *ms)
 /* Reads the first non-blank, non-comment line of path into a heap string. */
 static char *read_token(const char *path, struct zk_err *err)
 {
-    FILE *f = fopen(path, "r");
-    char line[4096], *p, *tok = NULL;
-    size_t n;
+    char *tok = NULL;
 
-    if (f == NULL) {
-        zk_err_set(err, ZK_EIO, "open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    while (tok == NULL && fgets(line, sizeof(line), f) != NULL) {
-        for (p = line; *p == ' ' || *p == '\t'; p++)
-            ;
-        n = strcspn(p, "\r\n");
-        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-            n--;
-        p[n] = '\0';
-        if (n > 0 && *p != '#' && (tok = strdup(p)) == NULL)
-            zk_err_set(err, ZK_ENOMEM, "out of memory");
-    }
-    fclose(f);
-    if (tok == NULL && err->code == ZK_OK)
+    if (textfile_first_line(path, TOKEN_FILE_MAX, &tok, err) == ZK_OK && !*tok) {
+        free(tok);
+        tok = NULL;
         zk_err_set(err, ZK_EINVAL, "%s holds no token", path);
+    }
     return tok;
 }
 
