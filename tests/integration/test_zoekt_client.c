@@ -19,6 +19,7 @@
 #include <microhttpd.h>
 #include "connector/zoekt/client.h"
 #include "http.h"
+#include "tests/support/fixture.h"
 
 static pid_t replay_pid;
 static char replay_url[64];
@@ -34,15 +35,14 @@ static long now_ms(void)
 
 static int start_replay(void **state)
 {
-    const char *root = getenv("ZK_ROOT");
     char bin[1024], fixtures[1024];
     long deadline;
     FILE *f;
     unsigned port = 0;
 
     (void)state;
-    snprintf(bin, sizeof(bin), "%s/build/san/tests/tools/zoekt-replay", root ? root : ".");
-    snprintf(fixtures, sizeof(fixtures), "%s/tests/fixtures/zoekt", root ? root : ".");
+    snprintf(bin, sizeof(bin), "%s/build/san/tests/tools/zoekt-replay", fixture_root());
+    snprintf(fixtures, sizeof(fixtures), "%s/tests/fixtures/zoekt", fixture_root());
     snprintf(port_file, sizeof(port_file), "/tmp/zoekt-replay-%d.port", (int)getpid());
     unlink(port_file);
     replay_pid = fork();

@@ -13,6 +13,7 @@
 #include "controller/corpus/render.h"
 #include "json.h"
 #include "tests/support/failalloc.h"
+#include "tests/support/fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +23,9 @@
 static char *read_file(const char *rel)
 {
     char path[1024];
-    const char *root = getenv("ZK_ROOT");
     struct buf b;
 
-    snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+    snprintf(path, sizeof(path), "%s/%s", fixture_root(), rel);
     buf_init(&b, 16u << 20);
     return buf_read_file(&b, path, NULL) == ZK_OK ? buf_steal(&b) : NULL;
 }
@@ -33,10 +33,9 @@ static char *read_file(const char *rel)
 static void write_file(const char *rel, const char *text)
 {
     char path[1024];
-    const char *root = getenv("ZK_ROOT");
     FILE *f;
 
-    snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+    snprintf(path, sizeof(path), "%s/%s", fixture_root(), rel);
     f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
