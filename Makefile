@@ -14,7 +14,10 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 CSTD      := -std=c11 -D_GNU_SOURCE
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
-CPPFLAGS  := -Ilib -I.
+# The version both programs report (--version, logs, the MCP handshake) and the tag of the project's
+# default images: defined here and only here. Objects do not depend on it: `make clean` after a change.
+VERSION   := 0.1.0
+CPPFLAGS  := -Ilib -I. -DZK_VERSION='"$(VERSION)"'
 REL_FLAGS := -O2 -g
 SAN_FLAGS := -O2 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
 

@@ -20,6 +20,7 @@
 #include "controller/runtime/queue.h"
 #include "controller/runtime/serve.h"
 #include "buf.h"
+#include "flag.h"
 #include "http.h"
 #include "json.h"
 #include "kube/client.h"
@@ -30,6 +31,7 @@
 
 #include <ctype.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,9 +40,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef ZK_VERSION
-#define ZK_VERSION "0.1.0"
-#endif
 
 #define MAIN_MAX_WORKERS 64
 #define MAIN_RENDER_MAX_FILE (4 * 1024 * 1024)
@@ -293,30 +292,15 @@ static void *main_worker(void *arg)
     return NULL;
 }
 
-/* Parses a duration flag: plain seconds ("30") or a spec duration ("5m", "1h30m"). */
-static int main_duration(const char *s, long *out)
+/* A duration flag in whole seconds: plain seconds ("30") or with units ("5m", "1h30m"). */
+static int main_seconds(const char *s, long *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
+    long ms;
 
-    if (*s && *end == '\0' && v > 0) {
-        *out = v;
-        return 1;
-    }
-    return spec_duration_parse(s, out);
-}
-
-static int main_bool(const char *s, int *out)
-{
-    if (!s || strcmp(s, "true") == 0 || strcmp(s, "1") == 0) {
-        *out = 1;
-        return 1;
-    }
-    if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0) {
-        *out = 0;
-        return 1;
-    }
-    return 0;
+    if (flag_duration_ms(s, LONG_MAX, &ms) != ZK_OK || ms % 1000 != 0)
+        return ZK_EINVAL;
+    *out = ms / 1000;
+    return ZK_OK;
 }
 
 static int main_parse_flags(int argc, char **argv, struct options *o)
@@ -344,7 +328,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     int opt, idx = 0;
-    char *end;
+    long v;
 
     while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
         switch (opt) {
@@ -352,7 +336,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         case F_NAMESPACE: o->namespace = optarg; break;
         case F_METRICS: o->metrics_addr = optarg; break;
         case F_LEADER:
-            if (!main_bool(optarg, &o->leader_elect)) {
+            if (flag_bool(optarg, &o->leader_elect) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: --leader-elect takes true or false\n");
                 return 2;
             }
@@ -362,35 +346,35 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         case F_LEASE_DUR:
         case F_RENEW:
         case F_RETRY: {
-            double v = strtod(optarg, &end);
+            double secs;
 
-            if (*end != '\0' || v <= 0) {
+            if (flag_positive(optarg, &secs) != ZK_OK) {
                 /* The option's own name: argv[optind - 1] is the value when flag and value are separate words. */
                 fprintf(stderr, "zoekt-operator: --%s takes a positive number of seconds\n", longopts[idx].name);
                 return 2;
             }
             if (opt == F_LEASE_DUR)
-                o->lease_duration = v;
+                o->lease_duration = secs;
             else if (opt == F_RENEW)
-                o->renew_deadline = v;
+                o->renew_deadline = secs;
             else
-                o->retry_period = v;
+                o->retry_period = secs;
             break;
         }
         case F_URL: o->index_url_template = optarg; break;
         case F_PERIOD:
         case F_RESYNC:
-            if (!main_duration(optarg, opt == F_PERIOD ? &o->index_period : &o->resync_period)) {
+            if (main_seconds(optarg, opt == F_PERIOD ? &o->index_period : &o->resync_period) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: bad duration \"%s\" (e.g. 30s, 5m, 1h)\n", optarg);
                 return 2;
             }
             break;
         case F_WORKERS:
-            o->workers = (int)strtol(optarg, &end, 10);
-            if (*end != '\0' || o->workers < 1 || o->workers > MAIN_MAX_WORKERS) {
+            if (flag_long(optarg, 1, MAIN_MAX_WORKERS, &v) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: --workers takes 1 to %d\n", MAIN_MAX_WORKERS);
                 return 2;
             }
+            o->workers = (int)v;
             break;
         case F_LOG:
             if (log_level_parse(optarg) < 0) {
@@ -400,8 +384,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
             o->log_level = optarg;
             break;
         case F_CLOCK:
-            o->clock_offset = strtol(optarg, &end, 10);
-            if (*end != '\0') {
+            if (flag_long(optarg, LONG_MIN, LONG_MAX, &o->clock_offset) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: --clock-offset takes a number of seconds\n");
                 return 2;
             }
