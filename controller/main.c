@@ -42,6 +42,8 @@
 
 
 #define MAIN_MAX_WORKERS 64
+/* main_parse_flags' answer when the flags are good and the controller should start: not an exit status. */
+#define MAIN_GO_ON (-1)
 #define MAIN_RENDER_MAX_FILE (4 * 1024 * 1024)
 
 struct options {
@@ -225,6 +227,10 @@ struct controller {
     struct reconcile_ctx rctx;
     struct informer *informers[RK_COUNT + 1]; /* the children's, then the corpora's */
     int ninformers;
+    struct kube_config cfg;
+    char identity[256]; /* this replica's name in the Lease and in Events */
+    pthread_t workers[MAIN_MAX_WORKERS];
+    int nworkers;
 };
 
 static void main_enqueue(void *ud, const char *key)
@@ -303,6 +309,8 @@ static int main_seconds(const char *s, long *out)
     return ZK_OK;
 }
 
+/* Parses the flags into *o. Returns MAIN_GO_ON, or the exit status when the process is done: 0 after
+ * --help or --version, 2 after a bad flag (with a message on stderr). */
 static int main_parse_flags(int argc, char **argv, struct options *o)
 {
     enum { F_KUBECONFIG = 256, F_NAMESPACE, F_METRICS, F_LEADER, F_LEASE_NS, F_LEASE_NAME, F_LEASE_DUR, F_RENEW,
@@ -403,7 +411,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         fprintf(stderr, "zoekt-operator: need retry-period < renew-deadline < lease-duration\n");
         return 2;
     }
-    return -1;
+    return MAIN_GO_ON;
 }
 
 /* This replica's name in the Lease: the pod name, else host name and process id, so that two
@@ -481,36 +489,25 @@ static int main_served(struct controller *c, const struct kube_resource *r, int 
     }
 }
 
-static int main_run(struct controller *c)
+/* Connects to the API server and finds what it serves: the CronJob and PodDisruptionBudget versions
+ * and whether CronJobs honour spec.timeZone. Returns ZK_OK, or a failure already logged. */
+static int main_discover(struct controller *c)
 {
-    struct kube_config cfg = {0};
-    struct zk_err err = {0};
-    struct kube_err kerr;
     static const struct kube_resource cj = {"batch", "v1", "cronjobs", "CronJob", 1};
     static const struct kube_resource pdb = {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", 1};
-    int pdb_served = 0;
-    pthread_t workers[MAIN_MAX_WORKERS];
-    int nworkers = 0, served = 0, rc, status = 1;
-    char identity[256];
-    double next_resync;
-    struct sigaction sa;
+    struct zk_err err = {0};
+    struct kube_err kerr;
+    int served = 0, pdb_served = 0, rc;
+    char minor[16];
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = main_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    reconcile_ctx_init(&c->rctx);
-    rc = kube_config_load(c->opt.kubeconfig, NULL, &cfg, &err);
+    rc = kube_config_load(c->opt.kubeconfig, NULL, &c->cfg, &err);
     if (rc == ZK_OK)
-        rc = kube_client_new(&cfg, 0, &c->client, &err);
+        rc = kube_client_new(&c->cfg, 0, &c->client, &err);
     if (rc != ZK_OK) {
         log_error("Cannot configure the Kubernetes client", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
-    if (cfg.insecure)
+    if (c->cfg.insecure)
         log_warn("TLS verification of the API server is disabled by the kubeconfig (insecure-skip-tls-verify)",
                  NULL);
     /* Kubernetes 1.20 serves CronJob and PodDisruptionBudget only in their beta versions. */
@@ -519,7 +516,7 @@ static int main_run(struct controller *c)
         rc = main_served(c, &pdb, &pdb_served, &kerr);
     if (rc != ZK_OK) {
         log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
-        goto out;
+        return rc;
     }
     /* A field of an existing kind is invisible to discovery: CronJob spec.timeZone goes by the version. */
     if (kube_server_minor(c->client, &c->rctx.server_minor, &kerr) != ZK_OK) {
@@ -530,23 +527,29 @@ static int main_run(struct controller *c)
     c->rctx.env.cronjob_api_version = served ? "batch/v1" : "batch/v1beta1";
     c->rctx.env.pdb_api_version = pdb_served ? "policy/v1" : "policy/v1beta1";
     c->rctx.env.cronjob_time_zone = served && c->rctx.server_minor >= 25;
-    {
-        char minor[16];
-
-        snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
-        log_info("Discovered the API server", "minor", minor, "cronjob", c->rctx.env.cronjob_api_version,
-                 "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone", c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
-    }
+    snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
+    log_info("Discovered the API server", "minor", minor, "cronjob", c->rctx.env.cronjob_api_version,
+             "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone", c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
     reconcile_resources(&c->rctx.env, c->rctx.resources);
+    return ZK_OK;
+}
 
-    if (metrics_new(&c->metrics, &err) != ZK_OK || queue_new(NULL, &c->queue, &err) != ZK_OK) {
+/* Starts everything but the workers: metrics, the queue, Events, the informers, the /healthz server
+ * and leader election. Returns ZK_OK, or a failure already logged; main_stop undoes what was started. */
+static int main_start(struct controller *c)
+{
+    struct zk_err err = {0};
+    struct serve_opts so = {c->opt.metrics_addr, main_ready, main_metrics, c};
+    int rc;
+
+    if ((rc = metrics_new(&c->metrics, &err)) != ZK_OK || (rc = queue_new(NULL, &c->queue, &err)) != ZK_OK) {
         log_error("Cannot start", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
-    main_identity(identity, sizeof(identity));
-    if (events_new(c->client, c->metrics, "zoekt-operator", identity, &c->events, &err) != ZK_OK) {
+    main_identity(c->identity, sizeof(c->identity));
+    if ((rc = events_new(c->client, c->metrics, "zoekt-operator", c->identity, &c->events, &err)) != ZK_OK) {
         log_error("Cannot start", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
     c->rctx.client = c->client;
     c->rctx.events = c->events;
@@ -557,24 +560,20 @@ static int main_run(struct controller *c)
     if (c->opt.clock_offset)
         log_warn("The controller's clock is shifted (--clock-offset): for tests only", NULL);
 
-    if (main_start_informers(c, &err) != ZK_OK) {
+    if ((rc = main_start_informers(c, &err)) != ZK_OK) {
         log_error("Cannot start the informers", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
-    {
-        struct serve_opts so = {c->opt.metrics_addr, main_ready, main_metrics, c};
-
-        if (serve_start(&so, &c->serve, &err) != ZK_OK) {
-            log_error("Cannot serve metrics", "error", err.msg, NULL);
-            goto out;
-        }
-        log_info("Serving /healthz, /readyz and /metrics", "addr", c->opt.metrics_addr, NULL);
+    if ((rc = serve_start(&so, &c->serve, &err)) != ZK_OK) {
+        log_error("Cannot serve metrics", "error", err.msg, NULL);
+        return rc;
     }
+    log_info("Serving /healthz, /readyz and /metrics", "addr", c->opt.metrics_addr, NULL);
     if (c->opt.leader_elect) {
         struct leader_opts lo = {
             .namespace = c->opt.lease_namespace ? c->opt.lease_namespace : kube_client_namespace(c->client),
             .name = c->opt.lease_name,
-            .identity = identity,
+            .identity = c->identity,
             .lease_duration = c->opt.lease_duration,
             .renew_deadline = c->opt.renew_deadline,
             .retry_period = c->opt.retry_period,
@@ -582,13 +581,21 @@ static int main_run(struct controller *c)
             .metrics = c->metrics,
         };
 
-        if (leader_start(c->client, &lo, &c->leader, &err) != ZK_OK) {
+        if ((rc = leader_start(c->client, &lo, &c->leader, &err)) != ZK_OK) {
             log_error("Cannot start leader election", "error", err.msg, NULL);
-            goto out;
+            return rc;
         }
     } else {
         metrics_set_leader(c->metrics, 1);
     }
+    return ZK_OK;
+}
+
+/* Waits for complete caches and the Lease, starts the workers, and resyncs every corpus each period
+ * until a signal arrives or leadership is lost. Returns the exit status. */
+static int main_run(struct controller *c)
+{
+    double next_resync;
 
     /* Reconcile only as the leader and only with complete caches: a reconcile over a half-filled
      * cache would see children as missing and write them again. */
@@ -599,8 +606,8 @@ static int main_run(struct controller *c)
 
         snprintf(n, sizeof(n), "%d", c->opt.workers);
         log_info("Starting workers", "workers", n, NULL);
-        for (; nworkers < c->opt.workers; nworkers++)
-            if (pthread_create(&workers[nworkers], NULL, main_worker, c) != 0)
+        for (; c->nworkers < c->opt.workers; c->nworkers++)
+            if (pthread_create(&c->workers[c->nworkers], NULL, main_worker, c) != 0)
                 break;
     }
     next_resync = monotime_s() + (double)c->opt.resync_period;
@@ -611,15 +618,19 @@ static int main_run(struct controller *c)
             next_resync = monotime_s() + (double)c->opt.resync_period;
         }
     }
-    status = main_lost ? 1 : 0;
     log_info(main_lost ? "Leadership lost; exiting so that a fresh candidate starts" : "Shutting down", NULL);
-out:
-    /* Order matters: stop taking work and let in-flight reconciles finish, then give the Lease up (the
-     * standby may take over at once), then stop the watches. */
+    return main_lost ? 1 : 0;
+}
+
+/* Stops and frees whatever main_discover and main_start started, in an order that matters: stop taking
+ * work and let in-flight reconciles finish, then give the Lease up (the standby may take over at once),
+ * then stop the watches. */
+static void main_stop(struct controller *c)
+{
     if (c->queue)
         queue_shutdown(c->queue);
-    for (int i = 0; i < nworkers; i++)
-        pthread_join(workers[i], NULL);
+    for (int i = 0; i < c->nworkers; i++)
+        pthread_join(c->workers[i], NULL);
     leader_free(c->leader);
     for (int i = 0; i < c->ninformers; i++)
         informer_cancel(c->informers[i]);
@@ -633,9 +644,21 @@ out:
     metrics_free(c->metrics);
     reconcile_ctx_free(&c->rctx);
     kube_client_free(c->client);
-    kube_config_free(&cfg);
-    log_info("Stopped", "exit", status ? "1" : "0", NULL);
-    return status;
+    kube_config_free(&c->cfg);
+}
+
+/* Installs the signal handlers: SIGTERM and SIGINT ask for a clean stop; a closed connection must not
+ * kill the process through SIGPIPE. */
+static void main_signals_install(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = main_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }
 
 int main(int argc, char **argv)
@@ -660,7 +683,7 @@ int main(int argc, char **argv)
         .log_level = "info",
     };
     rc = main_parse_flags(argc, argv, &c.opt);
-    if (rc >= 0)
+    if (rc != MAIN_GO_ON)
         return rc;
     log_setup("zoekt-operator", (enum log_level)log_level_parse(c.opt.log_level));
     if (http_global_init() != ZK_OK) {
@@ -668,7 +691,11 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("Starting", "version", ZK_VERSION, NULL);
-    rc = main_run(&c);
+    main_signals_install();
+    reconcile_ctx_init(&c.rctx);
+    rc = main_discover(&c) == ZK_OK && main_start(&c) == ZK_OK ? main_run(&c) : 1;
+    main_stop(&c);
+    log_info("Stopped", "exit", rc ? "1" : "0", NULL);
     http_global_cleanup();
     return rc;
 }
