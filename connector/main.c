@@ -11,6 +11,7 @@
 #include "flag.h"
 #include "http.h"
 #include "log.h"
+#include "sig.h"
 #include "textfile.h"
 
 #include <getopt.h>
@@ -190,14 +191,9 @@ static int serve_stdio(const struct connector_config *cfg)
 {
     struct mcp_stdio_opts o = {
         .cfg = cfg, .server_version = ZK_VERSION, .in_fd = 0, .out_fd = 1, .stop = &stop_requested};
-    struct sigaction sa;
     struct zk_err err;
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    sig_on_stop(on_stop_signal);
     zk_err_clear(&err);
     if (mcp_stdio_run(&o, &err) != ZK_OK) {
         log_error("The stdio transport failed", "error", err.msg, NULL);

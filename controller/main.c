@@ -27,6 +27,7 @@
 #include "kube/config.h"
 #include "log.h"
 #include "monotime.h"
+#include "sig.h"
 #include "yamljson.h"
 
 #include <ctype.h>
@@ -647,20 +648,6 @@ static void main_stop(struct controller *c)
     kube_config_free(&c->cfg);
 }
 
-/* Installs the signal handlers: SIGTERM and SIGINT ask for a clean stop; a closed connection must not
- * kill the process through SIGPIPE. */
-static void main_signals_install(void)
-{
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = main_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 int main(int argc, char **argv)
 {
     static struct controller c;
@@ -691,7 +678,9 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("Starting", "version", ZK_VERSION, NULL);
-    main_signals_install();
+    sig_on_stop(main_on_signal);
+    /* A closed connection must not kill the process through a write to it. */
+    signal(SIGPIPE, SIG_IGN);
     reconcile_ctx_init(&c.rctx);
     rc = main_discover(&c) == ZK_OK && main_start(&c) == ZK_OK ? main_run(&c) : 1;
     main_stop(&c);
