@@ -530,7 +530,8 @@ static int main_discover(struct controller *c)
     c->rctx.env.cronjob_time_zone = served && c->rctx.server_minor >= 25;
     snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
     log_info("Discovered the API server", "minor", minor, "cronjob", c->rctx.env.cronjob_api_version,
-             "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone", c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
+             "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone",
+             c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
     reconcile_resources(&c->rctx.env, c->rctx.resources);
     return ZK_OK;
 }

@@ -103,7 +103,8 @@ int yamljson_parse(const char *text, size_t n, cJSON **out, struct zk_err *err)
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
     if (!yaml_parser_load(&parser, &doc)) {
         rc = zk_err_set(err, parser.error == YAML_MEMORY_ERROR ? ZK_ENOMEM : ZK_EINVAL, "line %lu: %s",
-                        (unsigned long)parser.problem_mark.line + 1, parser.problem ? parser.problem : "malformed YAML");
+                        (unsigned long)parser.problem_mark.line + 1,
+                        parser.problem ? parser.problem : "malformed YAML");
         goto out;
     }
     if (!yaml_document_get_root_node(&doc))
