@@ -20,8 +20,8 @@
     XX(ETOOBIG, -3, "too large", 0)             /* a bounded buffer would have grown past its limit */     \
     XX(ECONNECT, -4, "connection failed", 1)    /* could not reach the server (DNS, refused, TLS) */       \
     XX(ETIMEOUT, -5, "timed out", 1)            /* the operation ran past its deadline */                  \
-    XX(EHTTP, -6, "HTTP error", 0)              /* the server refused the request (a status the caller     \
-                                                   cannot accept that is not the server's own failure) */  \
+    XX(EHTTP, -6, "HTTP error", 0)              /* the server answered with a status the caller cannot     \
+                                                   accept and retrying will meet again (a refusal) */      \
     XX(EPARSE, -7, "unexpected response", 0)    /* the server's answer was not in the expected shape */    \
     XX(ECANCELLED, -8, "cancelled", 0)          /* the caller asked the operation to stop */               \
     XX(EIO, -9, "I/O error", 0)                 /* a local file or socket operation failed */              \
