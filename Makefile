@@ -14,7 +14,10 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 CSTD      := -std=c11 -D_GNU_SOURCE
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
-CPPFLAGS  := -Ilib -I.
+# The version both programs report (--version, logs, the MCP handshake) and the tag of the project's
+# default images: defined here and only here. Objects do not depend on it: `make clean` after a change.
+VERSION   := 0.1.0
+CPPFLAGS  := -Ilib -I. -DZK_VERSION='"$(VERSION)"'
 REL_FLAGS := -O2 -g
 SAN_FLAGS := -O2 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
 
@@ -100,11 +103,13 @@ deps:
 	@scripts/deps.sh
 
 # Builds run in a sub-make so that the wildcards see sources and pkg-config sees libraries that `deps`
-# may just have installed.
+# may just have installed. Both test targets first check that no include points up a layer
+# (scripts/check-layers.sh; docs/architecture.md).
 # The images (amd64 for the node, arm64 under emulation) are built before the plane starts; each is
 # rebuilt only when its inputs changed. A plane that this target started is stopped at the end, unless
 # ZK_KEEP_CLUSTER=1.
 test: deps
+	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	@scripts/images.sh build
 	@started=; scripts/cluster.sh status || started=1; \
@@ -114,6 +119,7 @@ test: deps
 	  exit $$rc
 
 test-unit:
+	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory $(UNIT_BINS)
 	@tests/run.sh unit
 

@@ -4,6 +4,7 @@
 #include "buf.h"
 #include "log.h"
 #include "monotime.h"
+#include "textfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -68,23 +69,13 @@ static int read_file(const char *path, struct buf *b, struct zk_err *err)
 /* Adds every token line of a token file's text: one per line, trimmed, blank and '#' lines skipped. */
 static int parse_lines(struct tokens *t, const char *text, size_t len, struct zk_err *err)
 {
-    size_t i = 0, start, end;
+    const char *line;
+    size_t pos = 0, n;
     int rc;
 
-    while (i < len) {
-        start = i;
-        while (i < len && text[i] != '\n')
-            i++;
-        end = i++;
-        while (start < end && is_space(text[start]))
-            start++;
-        while (end > start && is_space(text[end - 1]))
-            end--;
-        if (start == end || text[start] == '#')
-            continue;
-        if ((rc = tokens_add(t, text + start, end - start, err)) != ZK_OK)
+    while (textfile_next_line(text, len, &pos, &line, &n))
+        if ((rc = tokens_add(t, line, n, err)) != ZK_OK)
             return rc;
-    }
     return ZK_OK;
 }
 
@@ -118,20 +109,14 @@ static int each_dir_file(const char *dir, dir_fn *fn, void *ud, struct zk_err *e
 static int load_dir_file(void *ud, const char *path, const struct stat *st, struct zk_err *err)
 {
     struct tokens *t = ud;
-    struct buf b;
-    size_t start = 0, end;
+    char *tok;
     int rc;
 
     (void)st;
-    if ((rc = read_file(path, &b, err)) != ZK_OK)
+    if ((rc = textfile_first_line(path, AUTH_FILE_MAX, &tok, err)) != ZK_OK)
         return rc;
-    end = b.len;
-    while (start < end && is_space(b.data[start]))
-        start++;
-    while (end > start && is_space(b.data[end - 1]))
-        end--;
-    rc = start < end ? tokens_add(t, b.data + start, end - start, err) : ZK_OK;
-    buf_free(&b);
+    rc = *tok ? tokens_add(t, tok, strlen(tok), err) : ZK_OK;
+    free(tok);
     return rc;
 }
 

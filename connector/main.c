@@ -8,10 +8,12 @@
 #include "connector/mcp/http.h"
 #include "connector/mcp/stdio.h"
 #include "err.h"
+#include "flag.h"
 #include "http.h"
 #include "log.h"
+#include "sig.h"
+#include "textfile.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -21,10 +23,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CONNECTOR_VERSION "0.1.0"
 #define DEFAULT_ZOEKT_URL "http://127.0.0.1:6070"
 #define DEFAULT_LISTEN "127.0.0.1:8081"
 #define TIMEOUT_MAX_MS 600000L
+/* Bound on --zoekt-token-file, as on the kube client's token file: tokens from an OIDC provider or an
+ * exec plugin run to kilobytes, and the file is read whole. */
+#define TOKEN_FILE_MAX (64u * 1024)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -108,87 +112,36 @@ static void usage(FILE *f)
             CONNECTOR_LIST_TIMEOUT_MS / 1000L, CONNECTOR_OUTPUT_BUDGET_DEFAULT, CONNECTOR_OUTPUT_BUDGET_LIMIT);
 }
 
-/* Parses a whole decimal integer in [lo, hi]. */
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* Parses a duration: plain seconds ("30"), or a number with the unit ms, s or m. */
-static int parse_duration_ms(const char *s, long *ms)
-{
-    char *end;
-    long v, mult;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || v <= 0)
-        return -1;
-    if (*end == '\0' || strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "m") == 0)
-        mult = 60000;
-    else
-        return -1;
-    if (v > TIMEOUT_MAX_MS / mult)
-        return -1;
-    *ms = v * mult;
-    return 0;
-}
-
 /* Reads the first non-blank, non-comment line of path into a heap string. */
 static char *read_token(const char *path, struct zk_err *err)
 {
-    FILE *f = fopen(path, "r");
-    char line[4096], *p, *tok = NULL;
-    size_t n;
+    char *tok = NULL;
 
-    if (f == NULL) {
-        zk_err_set(err, ZK_EIO, "open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    while (tok == NULL && fgets(line, sizeof(line), f) != NULL) {
-        for (p = line; *p == ' ' || *p == '\t'; p++)
-            ;
-        n = strcspn(p, "\r\n");
-        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-            n--;
-        p[n] = '\0';
-        if (n > 0 && *p != '#' && (tok = strdup(p)) == NULL)
-            zk_err_set(err, ZK_ENOMEM, "out of memory");
-    }
-    fclose(f);
-    if (tok == NULL && err->code == ZK_OK)
+    if (textfile_first_line(path, TOKEN_FILE_MAX, &tok, err) == ZK_OK && !*tok) {
+        free(tok);
+        tok = NULL;
         zk_err_set(err, ZK_EINVAL, "%s holds no token", path);
+    }
     return tok;
 }
 
-/* Appends origin to the comma-separated list *list (heap). */
+/* Appends origin to the comma-separated list *list (heap). Returns ZK_OK, ZK_EINVAL for an empty
+ * origin or one holding a comma, or ZK_ENOMEM. */
 static int add_origin(char **list, const char *origin)
 {
     size_t old = *list != NULL ? strlen(*list) : 0;
     char *p;
 
     if (*origin == '\0' || strchr(origin, ',') != NULL)
-        return -1;
+        return ZK_EINVAL;
     p = realloc(*list, old + strlen(origin) + 2);
     if (p == NULL)
-        return -1;
+        return ZK_ENOMEM;
     if (old > 0)
         p[old++] = ',';
     strcpy(p + old, origin);
     *list = p;
-    return 0;
+    return ZK_OK;
 }
 
 static int bad_flag(const char *flag, const char *value, const char *why)
@@ -199,7 +152,7 @@ static int bad_flag(const char *flag, const char *value, const char *why)
 
 static int serve_http(const struct connector_config *cfg, const char *listen)
 {
-    struct mcp_http_opts o = {.cfg = cfg, .server_version = CONNECTOR_VERSION, .listen = listen};
+    struct mcp_http_opts o = {.cfg = cfg, .server_version = ZK_VERSION, .listen = listen};
     struct mcp_http *h = NULL;
     struct zk_err err;
     sigset_t set;
@@ -237,15 +190,10 @@ static int serve_http(const struct connector_config *cfg, const char *listen)
 static int serve_stdio(const struct connector_config *cfg)
 {
     struct mcp_stdio_opts o = {
-        .cfg = cfg, .server_version = CONNECTOR_VERSION, .in_fd = 0, .out_fd = 1, .stop = &stop_requested};
-    struct sigaction sa;
+        .cfg = cfg, .server_version = ZK_VERSION, .in_fd = 0, .out_fd = 1, .stop = &stop_requested};
     struct zk_err err;
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    sig_on_stop(on_stop_signal);
     zk_err_clear(&err);
     if (mcp_stdio_run(&o, &err) != ZK_OK) {
         log_error("The stdio transport failed", "error", err.msg, NULL);
@@ -330,7 +278,7 @@ int main(int argc, char **argv)
             cfg.mirror_prefix = optarg;
             break;
         case OPT_MAX_FILES:
-            if (parse_int(optarg, 1, CONNECTOR_MAX_FILES_LIMIT, &v) != 0) {
+            if (flag_long(optarg, 1, CONNECTOR_MAX_FILES_LIMIT, &v) != ZK_OK) {
                 snprintf(why, sizeof(why), "expected 1..%d", CONNECTOR_MAX_FILES_LIMIT);
                 rc = bad_flag("max-files", optarg, why);
                 goto out;
@@ -338,7 +286,7 @@ int main(int argc, char **argv)
             cfg.max_files = (int)v;
             break;
         case OPT_CONTEXT_LINES:
-            if (parse_int(optarg, 0, CONNECTOR_CONTEXT_LINES_LIMIT, &v) != 0) {
+            if (flag_long(optarg, 0, CONNECTOR_CONTEXT_LINES_LIMIT, &v) != ZK_OK) {
                 snprintf(why, sizeof(why), "expected 0..%d", CONNECTOR_CONTEXT_LINES_LIMIT);
                 rc = bad_flag("context-lines", optarg, why);
                 goto out;
@@ -346,19 +294,19 @@ int main(int argc, char **argv)
             cfg.context_lines = (int)v;
             break;
         case OPT_SEARCH_TIMEOUT:
-            if (parse_duration_ms(optarg, &cfg.search_timeout_ms) != 0) {
+            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg.search_timeout_ms) != ZK_OK) {
                 rc = bad_flag("search-timeout", optarg, "expected a duration such as 30s, 1500ms or 2m, at most 10m");
                 goto out;
             }
             break;
         case OPT_LIST_TIMEOUT:
-            if (parse_duration_ms(optarg, &cfg.list_timeout_ms) != 0) {
+            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg.list_timeout_ms) != ZK_OK) {
                 rc = bad_flag("list-timeout", optarg, "expected a duration such as 10s, at most 10m");
                 goto out;
             }
             break;
         case OPT_OUTPUT_BUDGET:
-            if (parse_int(optarg, 1024, CONNECTOR_OUTPUT_BUDGET_LIMIT, &v) != 0) {
+            if (flag_long(optarg, 1024, CONNECTOR_OUTPUT_BUDGET_LIMIT, &v) != ZK_OK) {
                 snprintf(why, sizeof(why), "expected 1024..%d bytes", CONNECTOR_OUTPUT_BUDGET_LIMIT);
                 rc = bad_flag("output-budget", optarg, why);
                 goto out;
@@ -382,10 +330,10 @@ int main(int argc, char **argv)
             cfg.corpus_name = corpus + (slash - optarg) + 1;
             break;
         case OPT_ALLOWED_ORIGIN:
-            if (add_origin(&origins, optarg) != 0) {
+            if ((v = add_origin(&origins, optarg)) == ZK_EINVAL)
                 rc = bad_flag("allowed-origin", optarg, "expected one origin such as https://example.com");
-                goto out;
-            }
+            if (v != ZK_OK)
+                goto out; /* out of memory: rc stays 2, as for the other allocations here */
             cfg.allowed_origins = origins;
             break;
         case OPT_LOG_LEVEL:
@@ -399,7 +347,7 @@ int main(int argc, char **argv)
             rc = 0;
             goto out;
         case OPT_VERSION:
-            printf("zoekt-connector %s\n", CONNECTOR_VERSION);
+            printf("zoekt-connector %s\n", ZK_VERSION);
             rc = 0;
             goto out;
         default:

@@ -9,6 +9,7 @@
  * work queue. SIGTERM or SIGINT stops the watches, lets in-flight reconciles finish, releases the Lease
  * and exits 0; a second signal exits 1 at once. Losing the Lease exits 1, and the Deployment restarts
  * the process as a fresh candidate. */
+#include "controller/corpus/api.h"
 #include "controller/corpus/reconcile.h"
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
@@ -19,16 +20,19 @@
 #include "controller/runtime/queue.h"
 #include "controller/runtime/serve.h"
 #include "buf.h"
+#include "flag.h"
 #include "http.h"
 #include "json.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "log.h"
 #include "monotime.h"
+#include "sig.h"
+#include "yamljson.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,17 +40,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <yaml.h>
 
-#ifndef ZK_VERSION
-#define ZK_VERSION "0.1.0"
-#endif
 
 #define MAIN_MAX_WORKERS 64
-#define MAIN_YAML_MAX_DEPTH 64
+/* main_parse_flags' answer when the flags are good and the controller should start: not an exit status. */
+#define MAIN_GO_ON (-1)
 #define MAIN_RENDER_MAX_FILE (4 * 1024 * 1024)
-#define MAIN_CHILD_SELECTOR "app.kubernetes.io/managed-by=zoekt-operator"
-#define MAIN_POD_SELECTOR MAIN_CHILD_SELECTOR ",app.kubernetes.io/component=indexer"
 
 struct options {
     const char *kubeconfig;
@@ -80,7 +79,7 @@ static void usage(FILE *f)
             "Usage: zoekt-operator [flags]\n"
             "       zoekt-operator render -f CORPUS.yaml [--kube-version 1.N]\n"
             "\n"
-            "Reconciles CodeSearchCorpus resources (codesearch.dev/v1alpha1) into a PVC, an indexer CronJob,\n"
+            "Reconciles " API_KIND " resources (" API_GROUP_VERSION ") into a PVC, an indexer CronJob,\n"
             "a search Deployment, its PodDisruptionBudget and Service. `render` prints the children of one corpus without a cluster.\n"
             "\n"
             "Flags:\n"
@@ -113,116 +112,6 @@ static void usage(FILE *f)
             RECONCILE_DEFAULT_INDEX_URL);
 }
 
-/* ---- YAML -> cJSON, for `render` ----------------------------------------------------------------- */
-
-/* Resolves a plain scalar the way Kubernetes' YAML decoder does for the cases a corpus uses: null,
- * booleans and numbers; everything else (including "1Gi" and "0 3 * * *") is a string. */
-static cJSON *main_yaml_scalar(const char *s, int plain)
-{
-    char *end;
-    double d;
-
-    if (!plain)
-        return cJSON_CreateString(s);
-    if (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0)
-        return cJSON_CreateNull();
-    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
-        return cJSON_CreateTrue();
-    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
-        return cJSON_CreateFalse();
-    if (strspn(s, "+-0123456789.eE") == strlen(s) && strpbrk(s, "0123456789")) {
-        errno = 0;
-        d = strtod(s, &end);
-        if (*end == '\0' && errno == 0)
-            return cJSON_CreateNumber(d);
-    }
-    return cJSON_CreateString(s);
-}
-
-static cJSON *main_yaml_node(yaml_document_t *doc, yaml_node_t *node, int depth, char *why, size_t len)
-{
-    cJSON *out = NULL;
-
-    if (!node || depth > MAIN_YAML_MAX_DEPTH) {
-        snprintf(why, len, "document nested too deeply");
-        return NULL;
-    }
-    switch (node->type) {
-    case YAML_SCALAR_NODE:
-        /* libyaml's loader tags every untagged scalar !!str, so the tag cannot tell "2" from
-         * !!str 2; plain (unquoted) style is what decides, as in Kubernetes' decoder. */
-        out = main_yaml_scalar((const char *)node->data.scalar.value,
-                               node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
-        break;
-    case YAML_SEQUENCE_NODE:
-        out = cJSON_CreateArray();
-        for (yaml_node_item_t *it = node->data.sequence.items.start; out && it < node->data.sequence.items.top;
-             it++) {
-            cJSON *v = main_yaml_node(doc, yaml_document_get_node(doc, *it), depth + 1, why, len);
-
-            if (!v) {
-                cJSON_Delete(out);
-                return NULL;
-            }
-            cJSON_AddItemToArray(out, v);
-        }
-        break;
-    case YAML_MAPPING_NODE:
-        out = cJSON_CreateObject();
-        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; out && p < node->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(doc, p->key);
-            cJSON *v;
-
-            if (!k || k->type != YAML_SCALAR_NODE) {
-                snprintf(why, len, "line %lu: mapping keys must be scalars", (unsigned long)node->start_mark.line + 1);
-                cJSON_Delete(out);
-                return NULL;
-            }
-            v = main_yaml_node(doc, yaml_document_get_node(doc, p->value), depth + 1, why, len);
-            if (!v) {
-                cJSON_Delete(out);
-                return NULL;
-            }
-            cJSON_AddItemToObject(out, (const char *)k->data.scalar.value, v);
-        }
-        break;
-    default:
-        snprintf(why, len, "unsupported YAML node");
-        return NULL;
-    }
-    if (!out)
-        snprintf(why, len, "out of memory");
-    return out;
-}
-
-/* Parses the first document of a YAML (or JSON) text. Returns a tree the caller owns, or NULL with
- * the reason in why. */
-static cJSON *main_yaml_parse(const char *text, size_t n, char *why, size_t len)
-{
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    cJSON *out = NULL;
-
-    if (!yaml_parser_initialize(&parser)) {
-        snprintf(why, len, "out of memory");
-        return NULL;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
-    if (!yaml_parser_load(&parser, &doc)) {
-        snprintf(why, len, "line %lu: %s", (unsigned long)parser.problem_mark.line + 1,
-                 parser.problem ? parser.problem : "malformed YAML");
-        yaml_parser_delete(&parser);
-        return NULL;
-    }
-    if (!yaml_document_get_root_node(&doc))
-        snprintf(why, len, "the file holds no document");
-    else
-        out = main_yaml_node(&doc, yaml_document_get_root_node(&doc), 0, why, len);
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    return out;
-}
-
 static int main_render(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -238,7 +127,7 @@ static int main_render(int argc, char **argv)
     struct zk_err err = {0};
     struct buf text;
     cJSON *corpus = NULL, *children = NULL;
-    char why[256] = "", *yaml = NULL;
+    char *yaml = NULL;
     long minor = RENDER_KUBE_MINOR_CURRENT;
     int opt, rc, status = 1;
 
@@ -272,9 +161,8 @@ static int main_render(int argc, char **argv)
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
         goto out;
     }
-    corpus = main_yaml_parse(text.data ? text.data : "", text.len, why, sizeof(why));
-    if (!corpus) {
-        fprintf(stderr, "zoekt-operator render: %s: %s\n", file, why);
+    if (yamljson_parse(text.data ? text.data : "", text.len, &corpus, &err) != ZK_OK) {
+        fprintf(stderr, "zoekt-operator render: %s: %s\n", file, err.msg);
         goto out;
     }
     rc = spec_parse(corpus, &spec, &errs);
@@ -340,6 +228,10 @@ struct controller {
     struct reconcile_ctx rctx;
     struct informer *informers[RK_COUNT + 1]; /* the children's, then the corpora's */
     int ninformers;
+    struct kube_config cfg;
+    char identity[256]; /* this replica's name in the Lease and in Events */
+    pthread_t workers[MAIN_MAX_WORKERS];
+    int nworkers;
 };
 
 static void main_enqueue(void *ud, const char *key)
@@ -407,32 +299,19 @@ static void *main_worker(void *arg)
     return NULL;
 }
 
-/* Parses a duration flag: plain seconds ("30") or a spec duration ("5m", "1h30m"). */
-static int main_duration(const char *s, long *out)
+/* A duration flag in whole seconds: plain seconds ("30") or with units ("5m", "1h30m"). */
+static int main_seconds(const char *s, long *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
+    long ms;
 
-    if (*s && *end == '\0' && v > 0) {
-        *out = v;
-        return 1;
-    }
-    return spec_duration_parse(s, out);
+    if (flag_duration_ms(s, LONG_MAX, &ms) != ZK_OK || ms % 1000 != 0)
+        return ZK_EINVAL;
+    *out = ms / 1000;
+    return ZK_OK;
 }
 
-static int main_bool(const char *s, int *out)
-{
-    if (!s || strcmp(s, "true") == 0 || strcmp(s, "1") == 0) {
-        *out = 1;
-        return 1;
-    }
-    if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0) {
-        *out = 0;
-        return 1;
-    }
-    return 0;
-}
-
+/* Parses the flags into *o. Returns MAIN_GO_ON, or the exit status when the process is done: 0 after
+ * --help or --version, 2 after a bad flag (with a message on stderr). */
 static int main_parse_flags(int argc, char **argv, struct options *o)
 {
     enum { F_KUBECONFIG = 256, F_NAMESPACE, F_METRICS, F_LEADER, F_LEASE_NS, F_LEASE_NAME, F_LEASE_DUR, F_RENEW,
@@ -457,16 +336,16 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         {"version", no_argument, NULL, F_VERSION},
         {NULL, 0, NULL, 0},
     };
-    int opt;
-    char *end;
+    int opt, idx = 0;
+    long v;
 
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
         switch (opt) {
         case F_KUBECONFIG: o->kubeconfig = optarg; break;
         case F_NAMESPACE: o->namespace = optarg; break;
         case F_METRICS: o->metrics_addr = optarg; break;
         case F_LEADER:
-            if (!main_bool(optarg, &o->leader_elect)) {
+            if (flag_bool(optarg, &o->leader_elect) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: --leader-elect takes true or false\n");
                 return 2;
             }
@@ -476,34 +355,35 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         case F_LEASE_DUR:
         case F_RENEW:
         case F_RETRY: {
-            double v = strtod(optarg, &end);
+            double secs;
 
-            if (*end != '\0' || v <= 0) {
-                fprintf(stderr, "zoekt-operator: %s takes a positive number of seconds\n", argv[optind - 1]);
+            if (flag_positive(optarg, &secs) != ZK_OK) {
+                /* The option's own name: argv[optind - 1] is the value when flag and value are separate words. */
+                fprintf(stderr, "zoekt-operator: --%s takes a positive number of seconds\n", longopts[idx].name);
                 return 2;
             }
             if (opt == F_LEASE_DUR)
-                o->lease_duration = v;
+                o->lease_duration = secs;
             else if (opt == F_RENEW)
-                o->renew_deadline = v;
+                o->renew_deadline = secs;
             else
-                o->retry_period = v;
+                o->retry_period = secs;
             break;
         }
         case F_URL: o->index_url_template = optarg; break;
         case F_PERIOD:
         case F_RESYNC:
-            if (!main_duration(optarg, opt == F_PERIOD ? &o->index_period : &o->resync_period)) {
+            if (main_seconds(optarg, opt == F_PERIOD ? &o->index_period : &o->resync_period) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: bad duration \"%s\" (e.g. 30s, 5m, 1h)\n", optarg);
                 return 2;
             }
             break;
         case F_WORKERS:
-            o->workers = (int)strtol(optarg, &end, 10);
-            if (*end != '\0' || o->workers < 1 || o->workers > MAIN_MAX_WORKERS) {
+            if (flag_long(optarg, 1, MAIN_MAX_WORKERS, &v) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: --workers takes 1 to %d\n", MAIN_MAX_WORKERS);
                 return 2;
             }
+            o->workers = (int)v;
             break;
         case F_LOG:
             if (log_level_parse(optarg) < 0) {
@@ -513,8 +393,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
             o->log_level = optarg;
             break;
         case F_CLOCK:
-            o->clock_offset = strtol(optarg, &end, 10);
-            if (*end != '\0') {
+            if (flag_long(optarg, LONG_MIN, LONG_MAX, &o->clock_offset) != ZK_OK) {
                 fprintf(stderr, "zoekt-operator: --clock-offset takes a number of seconds\n");
                 return 2;
             }
@@ -533,7 +412,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         fprintf(stderr, "zoekt-operator: need retry-period < renew-deadline < lease-duration\n");
         return 2;
     }
-    return -1;
+    return MAIN_GO_ON;
 }
 
 /* This replica's name in the Lease: the pod name, else host name and process id, so that two
@@ -559,20 +438,19 @@ static int main_start_informers(struct controller *c, struct zk_err *err)
     io.namespace = c->opt.namespace;
     io.enqueue = main_enqueue;
     io.ud = c;
-    io.key_mode = INFORMER_KEY_OWNER;
-    io.label_selector = MAIN_CHILD_SELECTOR;
+    io.key_of = api_corpus_key;
     for (int k = 0; k < RK_COUNT; k++) {
         /* Only the indexer's Pods matter (their termination messages); the search pods would only
          * add traffic. */
-        io.label_selector = k == RK_POD ? MAIN_POD_SELECTOR : MAIN_CHILD_SELECTOR;
+        io.label_selector = k == RK_POD ? API_INDEXER_POD_SELECTOR : API_CHILD_SELECTOR;
         io.resource = &c->rctx.resources[k];
         rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
         if (rc != ZK_OK)
             return rc;
         c->rctx.children[k] = c->informers[c->ninformers++];
     }
-    io.resource = &reconcile_corpus_resource;
-    io.key_mode = INFORMER_KEY_SELF;
+    io.resource = &api_corpus_resource;
+    io.key_of = informer_self_key;
     io.label_selector = NULL;
     rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
     if (rc != ZK_OK)
@@ -612,36 +490,25 @@ static int main_served(struct controller *c, const struct kube_resource *r, int 
     }
 }
 
-static int main_run(struct controller *c)
+/* Connects to the API server and finds what it serves: the CronJob and PodDisruptionBudget versions
+ * and whether CronJobs honour spec.timeZone. Returns ZK_OK, or a failure already logged. */
+static int main_discover(struct controller *c)
 {
-    struct kube_config cfg = {0};
-    struct zk_err err = {0};
-    struct kube_err kerr;
     static const struct kube_resource cj = {"batch", "v1", "cronjobs", "CronJob", 1};
     static const struct kube_resource pdb = {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", 1};
-    int pdb_served = 0;
-    pthread_t workers[MAIN_MAX_WORKERS];
-    int nworkers = 0, served = 0, rc, status = 1;
-    char identity[256];
-    double next_resync;
-    struct sigaction sa;
+    struct zk_err err = {0};
+    struct kube_err kerr;
+    int served = 0, pdb_served = 0, rc;
+    char minor[16];
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = main_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    reconcile_ctx_init(&c->rctx);
-    rc = kube_config_load(c->opt.kubeconfig, NULL, &cfg, &err);
+    rc = kube_config_load(c->opt.kubeconfig, NULL, &c->cfg, &err);
     if (rc == ZK_OK)
-        rc = kube_client_new(&cfg, 0, &c->client, &err);
+        rc = kube_client_new(&c->cfg, 0, &c->client, &err);
     if (rc != ZK_OK) {
         log_error("Cannot configure the Kubernetes client", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
-    if (cfg.insecure)
+    if (c->cfg.insecure)
         log_warn("TLS verification of the API server is disabled by the kubeconfig (insecure-skip-tls-verify)",
                  NULL);
     /* Kubernetes 1.20 serves CronJob and PodDisruptionBudget only in their beta versions. */
@@ -650,7 +517,7 @@ static int main_run(struct controller *c)
         rc = main_served(c, &pdb, &pdb_served, &kerr);
     if (rc != ZK_OK) {
         log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
-        goto out;
+        return rc;
     }
     /* A field of an existing kind is invisible to discovery: CronJob spec.timeZone goes by the version. */
     if (kube_server_minor(c->client, &c->rctx.server_minor, &kerr) != ZK_OK) {
@@ -661,23 +528,30 @@ static int main_run(struct controller *c)
     c->rctx.env.cronjob_api_version = served ? "batch/v1" : "batch/v1beta1";
     c->rctx.env.pdb_api_version = pdb_served ? "policy/v1" : "policy/v1beta1";
     c->rctx.env.cronjob_time_zone = served && c->rctx.server_minor >= 25;
-    {
-        char minor[16];
-
-        snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
-        log_info("Discovered the API server", "minor", minor, "cronjob", c->rctx.env.cronjob_api_version,
-                 "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone", c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
-    }
+    snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
+    log_info("Discovered the API server", "minor", minor, "cronjob", c->rctx.env.cronjob_api_version,
+             "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone",
+             c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
     reconcile_resources(&c->rctx.env, c->rctx.resources);
+    return ZK_OK;
+}
 
-    if (metrics_new(&c->metrics, &err) != ZK_OK || queue_new(NULL, &c->queue, &err) != ZK_OK) {
+/* Starts everything but the workers: metrics, the queue, Events, the informers, the /healthz server
+ * and leader election. Returns ZK_OK, or a failure already logged; main_stop undoes what was started. */
+static int main_start(struct controller *c)
+{
+    struct zk_err err = {0};
+    struct serve_opts so = {c->opt.metrics_addr, main_ready, main_metrics, c};
+    int rc;
+
+    if ((rc = metrics_new(&c->metrics, &err)) != ZK_OK || (rc = queue_new(NULL, &c->queue, &err)) != ZK_OK) {
         log_error("Cannot start", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
-    main_identity(identity, sizeof(identity));
-    if (events_new(c->client, c->metrics, "zoekt-operator", identity, &c->events, &err) != ZK_OK) {
+    main_identity(c->identity, sizeof(c->identity));
+    if ((rc = events_new(c->client, c->metrics, "zoekt-operator", c->identity, &c->events, &err)) != ZK_OK) {
         log_error("Cannot start", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
     c->rctx.client = c->client;
     c->rctx.events = c->events;
@@ -688,24 +562,20 @@ static int main_run(struct controller *c)
     if (c->opt.clock_offset)
         log_warn("The controller's clock is shifted (--clock-offset): for tests only", NULL);
 
-    if (main_start_informers(c, &err) != ZK_OK) {
+    if ((rc = main_start_informers(c, &err)) != ZK_OK) {
         log_error("Cannot start the informers", "error", err.msg, NULL);
-        goto out;
+        return rc;
     }
-    {
-        struct serve_opts so = {c->opt.metrics_addr, main_ready, main_metrics, c};
-
-        if (serve_start(&so, &c->serve, &err) != ZK_OK) {
-            log_error("Cannot serve metrics", "error", err.msg, NULL);
-            goto out;
-        }
-        log_info("Serving /healthz, /readyz and /metrics", "addr", c->opt.metrics_addr, NULL);
+    if ((rc = serve_start(&so, &c->serve, &err)) != ZK_OK) {
+        log_error("Cannot serve metrics", "error", err.msg, NULL);
+        return rc;
     }
+    log_info("Serving /healthz, /readyz and /metrics", "addr", c->opt.metrics_addr, NULL);
     if (c->opt.leader_elect) {
         struct leader_opts lo = {
             .namespace = c->opt.lease_namespace ? c->opt.lease_namespace : kube_client_namespace(c->client),
             .name = c->opt.lease_name,
-            .identity = identity,
+            .identity = c->identity,
             .lease_duration = c->opt.lease_duration,
             .renew_deadline = c->opt.renew_deadline,
             .retry_period = c->opt.retry_period,
@@ -713,13 +583,21 @@ static int main_run(struct controller *c)
             .metrics = c->metrics,
         };
 
-        if (leader_start(c->client, &lo, &c->leader, &err) != ZK_OK) {
+        if ((rc = leader_start(c->client, &lo, &c->leader, &err)) != ZK_OK) {
             log_error("Cannot start leader election", "error", err.msg, NULL);
-            goto out;
+            return rc;
         }
     } else {
         metrics_set_leader(c->metrics, 1);
     }
+    return ZK_OK;
+}
+
+/* Waits for complete caches and the Lease, starts the workers, and resyncs every corpus each period
+ * until a signal arrives or leadership is lost. Returns the exit status. */
+static int main_run(struct controller *c)
+{
+    double next_resync;
 
     /* Reconcile only as the leader and only with complete caches: a reconcile over a half-filled
      * cache would see children as missing and write them again. */
@@ -730,8 +608,8 @@ static int main_run(struct controller *c)
 
         snprintf(n, sizeof(n), "%d", c->opt.workers);
         log_info("Starting workers", "workers", n, NULL);
-        for (; nworkers < c->opt.workers; nworkers++)
-            if (pthread_create(&workers[nworkers], NULL, main_worker, c) != 0)
+        for (; c->nworkers < c->opt.workers; c->nworkers++)
+            if (pthread_create(&c->workers[c->nworkers], NULL, main_worker, c) != 0)
                 break;
     }
     next_resync = monotime_s() + (double)c->opt.resync_period;
@@ -742,15 +620,19 @@ static int main_run(struct controller *c)
             next_resync = monotime_s() + (double)c->opt.resync_period;
         }
     }
-    status = main_lost ? 1 : 0;
     log_info(main_lost ? "Leadership lost; exiting so that a fresh candidate starts" : "Shutting down", NULL);
-out:
-    /* Order matters: stop taking work and let in-flight reconciles finish, then give the Lease up (the
-     * standby may take over at once), then stop the watches. */
+    return main_lost ? 1 : 0;
+}
+
+/* Stops and frees whatever main_discover and main_start started, in an order that matters: stop taking
+ * work and let in-flight reconciles finish, then give the Lease up (the standby may take over at once),
+ * then stop the watches. */
+static void main_stop(struct controller *c)
+{
     if (c->queue)
         queue_shutdown(c->queue);
-    for (int i = 0; i < nworkers; i++)
-        pthread_join(workers[i], NULL);
+    for (int i = 0; i < c->nworkers; i++)
+        pthread_join(c->workers[i], NULL);
     leader_free(c->leader);
     for (int i = 0; i < c->ninformers; i++)
         informer_cancel(c->informers[i]);
@@ -764,9 +646,7 @@ out:
     metrics_free(c->metrics);
     reconcile_ctx_free(&c->rctx);
     kube_client_free(c->client);
-    kube_config_free(&cfg);
-    log_info("Stopped", "exit", status ? "1" : "0", NULL);
-    return status;
+    kube_config_free(&c->cfg);
 }
 
 int main(int argc, char **argv)
@@ -791,7 +671,7 @@ int main(int argc, char **argv)
         .log_level = "info",
     };
     rc = main_parse_flags(argc, argv, &c.opt);
-    if (rc >= 0)
+    if (rc != MAIN_GO_ON)
         return rc;
     log_setup("zoekt-operator", (enum log_level)log_level_parse(c.opt.log_level));
     if (http_global_init() != ZK_OK) {
@@ -799,7 +679,13 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("Starting", "version", ZK_VERSION, NULL);
-    rc = main_run(&c);
+    sig_on_stop(main_on_signal);
+    /* A closed connection must not kill the process through a write to it. */
+    signal(SIGPIPE, SIG_IGN);
+    reconcile_ctx_init(&c.rctx);
+    rc = main_discover(&c) == ZK_OK && main_start(&c) == ZK_OK ? main_run(&c) : 1;
+    main_stop(&c);
+    log_info("Stopped", "exit", rc ? "1" : "0", NULL);
     http_global_cleanup();
     return rc;
 }

@@ -47,21 +47,24 @@ const char *zk_strerror(int code)
 {
     switch (code) {
     case ZK_OK: return "ok";
-    case ZK_ENOMEM: return "out of memory";
-    case ZK_EINVAL: return "invalid input";
-    case ZK_ETOOBIG: return "too large";
-    case ZK_ECONNECT: return "connection failed";
-    case ZK_ETIMEOUT: return "timed out";
-    case ZK_EHTTP: return "HTTP error";
-    case ZK_EPARSE: return "unexpected response";
-    case ZK_ECANCELLED: return "cancelled";
-    case ZK_EIO: return "I/O error";
-    case ZK_ETRANSPORT: return "transport error";
+#define ZK_ERR_MESSAGE(name, value, message, retryable) case ZK_##name: return message;
+    ZK_ERRNO_MAP(ZK_ERR_MESSAGE)
+#undef ZK_ERR_MESSAGE
     default: return "unknown error";
     }
 }
 
 int zk_err_retryable(int code)
 {
-    return code == ZK_ECONNECT || code == ZK_ETIMEOUT || code == ZK_ETRANSPORT;
+    switch (code) {
+#define ZK_ERR_RETRYABLE(name, value, message, retryable) case ZK_##name: return retryable;
+    ZK_ERRNO_MAP(ZK_ERR_RETRYABLE)
+#undef ZK_ERR_RETRYABLE
+    default: return 0;
+    }
+}
+
+const char *zk_err_retry_advice(int code)
+{
+    return zk_err_retryable(code) ? "retrying may help" : "retrying will not help";
 }

@@ -9,18 +9,33 @@
 
 #include <stddef.h>
 
+/* The table of codes, in the style of libuv's UV_ERRNO_MAP: XX(name, value, message, retryable) for
+ * each, so that the enum, zk_strerror and zk_err_retryable cannot disagree. The message is a short
+ * constant phrase; retryable says whether trying the same operation again later can reasonably succeed
+ * (the peer was unreachable, slow or failed on its own) as opposed to failures that need the input or
+ * the configuration changed. */
+#define ZK_ERRNO_MAP(XX)                                                                                   \
+    XX(ENOMEM, -1, "out of memory", 0)          /* an allocation failed */                                 \
+    XX(EINVAL, -2, "invalid input", 0)          /* bad input: a malformed file, flag, spec or argument */  \
+    XX(ETOOBIG, -3, "too large", 0)             /* a bounded buffer would have grown past its limit */     \
+    XX(ECONNECT, -4, "connection failed", 1)    /* could not reach the server (DNS, refused, TLS) */       \
+    XX(ETIMEOUT, -5, "timed out", 1)            /* the operation ran past its deadline */                  \
+    XX(EHTTP, -6, "HTTP error", 0)              /* the server answered with a status the caller cannot     \
+                                                   accept and retrying will meet again (a refusal) */      \
+    XX(EPARSE, -7, "unexpected response", 0)    /* the server's answer was not in the expected shape */    \
+    XX(ECANCELLED, -8, "cancelled", 0)          /* the caller asked the operation to stop */               \
+    XX(EIO, -9, "I/O error", 0)                 /* a local file or socket operation failed */              \
+    XX(ETRANSPORT, -10, "transport error", 1)   /* the connection failed after it was made (reset,         \
+                                                   truncated body) */                                      \
+    XX(ESERVER, -11, "server error", 1)         /* the server failed on its own (an HTTP 5xx) */           \
+    XX(EAPI, -20, "Kubernetes API error", 0)    /* the Kubernetes API answered with an error Status;       \
+                                                   kube_err's reason says more, and whether to retry */
+
 enum zk_code {
     ZK_OK = 0,
-    ZK_ENOMEM = -1,     /* an allocation failed */
-    ZK_EINVAL = -2,     /* bad input: a malformed file, flag, spec or argument */
-    ZK_ETOOBIG = -3,    /* a bounded buffer would have grown past its limit */
-    ZK_ECONNECT = -4,   /* could not reach the server (DNS, refused, TLS handshake) */
-    ZK_ETIMEOUT = -5,   /* the operation ran past its deadline */
-    ZK_EHTTP = -6,      /* the server answered with a status the caller cannot accept */
-    ZK_EPARSE = -7,     /* the server's answer was not in the expected shape */
-    ZK_ECANCELLED = -8, /* the caller asked the operation to stop */
-    ZK_EIO = -9,        /* a local file or socket operation failed */
-    ZK_ETRANSPORT = -10 /* the connection failed after it was made (reset, truncated body) */
+#define ZK_ERR_ENUM(name, value, message, retryable) ZK_##name = (value),
+    ZK_ERRNO_MAP(ZK_ERR_ENUM)
+#undef ZK_ERR_ENUM
 };
 
 #define ZK_ERR_MSG_MAX 512
@@ -43,11 +58,16 @@ int zk_err_prefix(struct zk_err *err, const char *fmt, ...) __attribute__((forma
 /* Resets err to ZK_OK with an empty message. err may be NULL. */
 void zk_err_clear(struct zk_err *err);
 
-/* A short constant name for a code ("timeout", "connection failed", ...). Never NULL. */
+/* The table's message for a code ("timed out", "connection failed", ...); "ok" for ZK_OK and "unknown
+ * error" for a value outside the table. Never NULL. */
 const char *zk_strerror(int code);
 
-/* Whether retrying the same operation later can reasonably succeed (timeouts, unreachable servers,
- * 5xx answers) as opposed to failures that need the input changed. */
+/* The table's retryable column: whether retrying the same operation later can reasonably succeed
+ * (timeouts, unreachable servers, 5xx answers) as opposed to failures that need the input changed. */
 int zk_err_retryable(int code);
+
+/* The advice a message gives for code, from the same column: "retrying may help" or "retrying will not
+ * help". Lets a message's words and a report's retryable flag come from one decision. */
+const char *zk_err_retry_advice(int code);
 
 #endif

@@ -210,12 +210,27 @@ static int http_curl_error(const struct http_request *req, CURLcode cc, char *de
     return zk_err_set(err, code, "%s %s: %s", req->method, req->url, detail[0] ? detail : curl_easy_strerror(cc));
 }
 
+/* Appends the header "name: prefix value" (prefix may be "") to list, allocated to fit: a header has no
+ * length limit here, because bearer tokens (OIDC tokens with group claims, exec plugins) run to tens of
+ * kilobytes. Returns the new list, or NULL when out of memory (list is then unchanged). */
+static struct curl_slist *http_header_append(struct curl_slist *list, const char *name, const char *prefix,
+                                             const char *value)
+{
+    struct curl_slist *h;
+    char *line;
+
+    if (asprintf(&line, "%s: %s%s", name, prefix, value) < 0)
+        return NULL;
+    h = curl_slist_append(list, line);
+    free(line);
+    return h;
+}
+
 int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err)
 {
     struct http_xfer x = {req, resp, err, 0};
     struct curl_slist *headers = NULL, *h;
     char errbuf[CURL_ERROR_SIZE] = "";
-    char line[4096];
     char *ct = NULL;
     CURL *c = NULL;
     CURLcode cc;
@@ -232,17 +247,14 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
         rc = zk_err_set(err, ZK_ENOMEM, "%s %s: cannot create a transfer", req->method, req->url);
         goto out;
     }
-    snprintf(line, sizeof(line), "Accept: %s", req->accept ? req->accept : "application/json");
-    h = curl_slist_append(headers, line);
+    h = http_header_append(headers, "Accept", "", req->accept ? req->accept : "application/json");
     if (h && req->content_type) {
         headers = h;
-        snprintf(line, sizeof(line), "Content-Type: %s", req->content_type);
-        h = curl_slist_append(headers, line);
+        h = http_header_append(headers, "Content-Type", "", req->content_type);
     }
     if (h && req->bearer_token) {
         headers = h;
-        snprintf(line, sizeof(line), "Authorization: Bearer %s", req->bearer_token);
-        h = curl_slist_append(headers, line);
+        h = http_header_append(headers, "Authorization", "Bearer ", req->bearer_token);
     }
     /* curl would send "Expect: 100-continue" for large bodies and wait for it; no server here needs that. */
     if (h) {

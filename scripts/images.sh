@@ -30,7 +30,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 out=$cache/images
 zoekt_dir=${ZK_ZOEKT_DIR:-$root/../shared/zoekt}
-version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$root/charts/zoekt-operator/Chart.yaml")
+# The release version, defined once in the Makefile; the operator's default images carry it as tag.
+version=$(sed -n 's/^VERSION *:= *//p' "$root/Makefile")
 # Bump when this script changes how an image is built, so that cached images from the old recipe go.
 recipe=r1
 bh=(buildah --root "$cache/buildah/storage" --runroot "$cache/buildah/run" --storage-driver vfs)

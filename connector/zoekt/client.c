@@ -82,7 +82,7 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
     case ZK_ECANCELLED:
         return rc;
     default:
-        return zk_err_prefix(err, "the connection to Zoekt failed (retrying may help)");
+        return zk_err_prefix(err, "the connection to Zoekt failed (%s)", zk_err_retry_advice(rc));
     }
     if (resp->status >= 200 && resp->status < 300)
         return ZK_OK;
@@ -92,8 +92,8 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
                           "(narrow the query with repo or file filters; retrying it unchanged will likely time "
                           "out again)", resp->status, url, detail);
     if (resp->status >= 500)
-        return zk_err_set(err, ZK_EHTTP, "Zoekt failed with HTTP %ld at POST %s: %s (retrying may help)",
-                          resp->status, url, detail);
+        return zk_err_set(err, ZK_ESERVER, "Zoekt failed with HTTP %ld at POST %s: %s (%s)", resp->status, url,
+                          detail, zk_err_retry_advice(ZK_ESERVER));
     if (resp->status == 401 || resp->status == 403)
         return zk_err_set(err, ZK_EHTTP, "Zoekt refused the connector's credentials with HTTP %ld at POST %s: %s "
                           "(a configuration problem; retrying will not help)", resp->status, url, detail);

@@ -1,6 +1,7 @@
 /* reconcile.c: see reconcile.h. */
 #include "controller/corpus/reconcile.h"
 
+#include "controller/corpus/api.h"
 #include "controller/corpus/compare.h"
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
@@ -21,8 +22,6 @@
 #define RECONCILE_INDEX_MAX_BODY (64 * 1024)
 #define RECONCILE_URL_MAX 512
 
-const struct kube_resource reconcile_corpus_resource = {"codesearch.dev", "v1alpha1", "codesearchcorpora",
-                                                        "CodeSearchCorpus", 1};
 static const struct kube_resource reconcile_secret = {"", "v1", "secrets", "Secret", 1};
 static const struct kube_resource reconcile_configmap = {"", "v1", "configmaps", "ConfigMap", 1};
 
@@ -131,7 +130,7 @@ int reconcile_needs_apply(const cJSON *desired, const cJSON *observed, char *dif
     if (json_path(desired, "metadata.ownerReferences"))
         return 0;
     cJSON_ArrayForEach(ref, json_path(observed, "metadata.ownerReferences")) {
-        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), "CodeSearchCorpus") == 0) {
+        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), API_KIND) == 0) {
             if (diff && len)
                 snprintf(diff, len, "metadata.ownerReferences");
             return 1;
@@ -204,23 +203,12 @@ void reconcile_jobs_finished(const cJSON *jobs, char *dst, size_t len)
         dst[0] = '\0';
 }
 
-static const cJSON *reconcile_find_condition(const cJSON *status, const char *type)
-{
-    const cJSON *c;
-
-    cJSON_ArrayForEach(c, json_arr(status, "conditions")) {
-        if (strcmp(json_str(c, "type", ""), type) == 0)
-            return c;
-    }
-    return NULL;
-}
-
 void reconcile_transitions(const cJSON *old_status, const cJSON *new_status, reconcile_transition_fn *fn, void *ud)
 {
     const cJSON *c;
 
     cJSON_ArrayForEach(c, json_arr(new_status, "conditions")) {
-        const cJSON *was = reconcile_find_condition(old_status, json_str(c, "type", ""));
+        const cJSON *was = status_condition(old_status, json_str(c, "type", ""));
         const char *st = json_str(c, "status", "");
 
         if (!was) {
@@ -354,7 +342,7 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
         }
         log_info("Applying child", "corpus", json_path_str(corpus, "metadata.name", ""), "kind", kind, "name", name,
                  "reason", observed ? diff : "absent", NULL);
-        rc = kube_apply(ctx->client, res, ns, name, NULL, child, RECONCILE_FIELD_MANAGER, 1, NULL, &kerr);
+        rc = kube_apply(ctx->client, res, ns, name, NULL, child, API_MANAGER, 1, NULL, &kerr);
         metrics_api_result(ctx->metrics, "apply", rc, kerr.http_status);
         if (rc != ZK_OK) {
             events_emit(ctx->events, corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind, name,
@@ -379,7 +367,7 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
 static int reconcile_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, const struct corpus_spec *spec,
                              const char **honoured, struct zk_err *err)
 {
-    const char *want = json_str(json_path(corpus, "metadata.annotations"), RECONCILE_REINDEX_ANNOTATION, NULL);
+    const char *want = json_str(json_path(corpus, "metadata.annotations"), API_ANN_REINDEX, NULL);
     const char *done = json_path_str(corpus, "status.lastReindexRequest", NULL);
     const char *ns = json_path_str(corpus, "metadata.namespace", "");
     struct kube_err kerr;
@@ -425,7 +413,7 @@ static int reconcile_write_status(struct reconcile_ctx *ctx, const cJSON *corpus
     cJSON_AddItemReferenceToObject(obj, "status", status);
     /* PUT with the cached resourceVersion: a status computed from a stale corpus is refused (Conflict)
      * and recomputed, never written over a newer one. */
-    rc = kube_replace(ctx->client, &reconcile_corpus_resource, json_path_str(corpus, "metadata.namespace", ""),
+    rc = kube_replace(ctx->client, &api_corpus_resource, json_path_str(corpus, "metadata.namespace", ""),
                       json_path_str(corpus, "metadata.name", ""), "status", obj, NULL, &kerr);
     metrics_api_result(ctx->metrics, "status", rc, kerr.http_status);
     cJSON_Delete(obj);

@@ -26,14 +26,10 @@
 #include <pthread.h>
 #include <time.h>
 
-#define RECONCILE_FIELD_MANAGER "zoekt-operator"
-#define RECONCILE_REINDEX_ANNOTATION "codesearch.dev/reindex-requested-at"
 /* The in-cluster address of a corpus's /index-status, and the default of --index-status-url-template. */
 #define RECONCILE_DEFAULT_INDEX_URL "http://{service}.{namespace}.svc:{port}"
 /* How soon to look again for a referenced Secret that is missing (Secrets are not watched). */
 #define RECONCILE_SECRET_RETRY_SECONDS 30
-
-extern const struct kube_resource reconcile_corpus_resource;
 
 /* The kinds of children, in render's apply order, plus the Jobs the CronJob and reindex create and
  * their Pods (whose termination messages name the repositories that failed to index). */

@@ -1,12 +1,15 @@
 /* render.c: see render.h.
  *
  * Objects are built with cJSON in a fixed member order, so the same input always prints to the same
- * bytes. Allocation failures are recorded by the small add_* wrappers rather than checked after every
- * member, and the entry points turn them into ZK_ENOMEM. */
+ * bytes. They are built through lib/jb, which records allocation failures rather than having them
+ * checked after every member: the builders stay readable as the manifests they describe, and the entry
+ * points turn a failure into ZK_ENOMEM. A partially built object is never returned, since applying it
+ * would remove the missing fields. */
 #include "controller/corpus/render.h"
 
 #include "buf.h"
 #include "controller/assets/assets.h"
+#include "jb.h"
 #include "json.h"
 
 #include <openssl/evp.h>
@@ -19,70 +22,6 @@
 #define ZOEKT_LISTEN "127.0.0.1:6070"
 #define CONNECTOR_LISTEN "127.0.0.1:8081"
 #define CONFIG_MAX (1u << 20)  /* a ConfigMap holds at most 1 MiB */
-
-/* ---- building blocks that remember allocation failures -------------------------------------- */
-
-/* Set when any cJSON allocation of the current render failed. The builders below stay readable as the
- * manifests they describe (no check after every member) and the entry points test this once: a
- * partially built object is never returned, since applying it would remove the missing fields. */
-static _Thread_local int render_failed;
-
-static cJSON *add_str(cJSON *o, const char *k, const char *v)
-{
-    cJSON *r = cJSON_AddStringToObject(o, k, v);
-
-    render_failed |= !r;
-    return r;
-}
-
-static cJSON *add_num(cJSON *o, const char *k, double v)
-{
-    cJSON *r = cJSON_AddNumberToObject(o, k, v);
-
-    render_failed |= !r;
-    return r;
-}
-
-static cJSON *add_bool(cJSON *o, const char *k, int v)
-{
-    cJSON *r = cJSON_AddBoolToObject(o, k, v);
-
-    render_failed |= !r;
-    return r;
-}
-
-static cJSON *add_obj(cJSON *o, const char *k)
-{
-    cJSON *r = cJSON_AddObjectToObject(o, k);
-
-    render_failed |= !r;
-    return r;
-}
-
-static cJSON *add_arr(cJSON *o, const char *k)
-{
-    cJSON *r = cJSON_AddArrayToObject(o, k);
-
-    render_failed |= !r;
-    return r;
-}
-
-/* Adds item (owned by the callee from here on: freed when it cannot be added). */
-static void add_item(cJSON *o, const char *k, cJSON *item)
-{
-    if (!o || !item || !cJSON_AddItemToObject(o, k, item)) {
-        cJSON_Delete(item);
-        render_failed = 1;
-    }
-}
-
-static void push(cJSON *arr, cJSON *item)
-{
-    if (!arr || !item || !cJSON_AddItemToArray(arr, item)) {
-        cJSON_Delete(item);
-        render_failed = 1;
-    }
-}
 
 /* ---- names and labels ----------------------------------------------------------------------- */
 
@@ -166,41 +105,42 @@ struct rctx {
     const char *cronjob_api;
     const char *pdb_api;
     int time_zone_ok;
+    struct jb *b; /* the builder of the current render */
 };
 
 static cJSON *labels(const struct rctx *c, const char *component)
 {
-    cJSON *l = cJSON_CreateObject();
+    cJSON *l = jb_object(c->b);
 
-    add_str(l, RENDER_LABEL_NAME, RENDER_APP_NAME);
-    add_str(l, RENDER_LABEL_INSTANCE, c->instance);
-    add_str(l, RENDER_LABEL_COMPONENT, component);
-    add_str(l, RENDER_LABEL_MANAGED_BY, RENDER_MANAGER);
+    jb_add_str(c->b, l, API_LABEL_NAME, API_APP_NAME);
+    jb_add_str(c->b, l, API_LABEL_INSTANCE, c->instance);
+    jb_add_str(c->b, l, API_LABEL_COMPONENT, component);
+    jb_add_str(c->b, l, API_LABEL_MANAGED_BY, API_MANAGER);
     return l;
 }
 
 /* The labels a selector matches: managed-by is left out so a selector never depends on who manages. */
 static cJSON *selector_labels(const struct rctx *c, const char *component)
 {
-    cJSON *l = cJSON_CreateObject();
+    cJSON *l = jb_object(c->b);
 
-    add_str(l, RENDER_LABEL_NAME, RENDER_APP_NAME);
-    add_str(l, RENDER_LABEL_INSTANCE, c->instance);
-    add_str(l, RENDER_LABEL_COMPONENT, component);
+    jb_add_str(c->b, l, API_LABEL_NAME, API_APP_NAME);
+    jb_add_str(c->b, l, API_LABEL_INSTANCE, c->instance);
+    jb_add_str(c->b, l, API_LABEL_COMPONENT, component);
     return l;
 }
 
 static cJSON *owner_refs(const struct rctx *c)
 {
-    cJSON *arr = cJSON_CreateArray(), *o = cJSON_CreateObject();
+    cJSON *arr = jb_array(c->b), *o = jb_object(c->b);
 
-    add_str(o, "apiVersion", RENDER_OWNER_API_VERSION);
-    add_str(o, "kind", RENDER_OWNER_KIND);
-    add_str(o, "name", c->name);
-    add_str(o, "uid", c->uid);
-    add_bool(o, "controller", 1);
-    add_bool(o, "blockOwnerDeletion", 1);
-    push(arr, o);
+    jb_add_str(c->b, o, "apiVersion", API_GROUP_VERSION);
+    jb_add_str(c->b, o, "kind", API_KIND);
+    jb_add_str(c->b, o, "name", c->name);
+    jb_add_str(c->b, o, "uid", c->uid);
+    jb_add_bool(c->b, o, "controller", 1);
+    jb_add_bool(c->b, o, "blockOwnerDeletion", 1);
+    jb_push(c->b, arr, o);
     return arr;
 }
 
@@ -208,90 +148,90 @@ static cJSON *owner_refs(const struct rctx *c)
 static cJSON *new_object(const struct rctx *c, const char *api, const char *kind, const char *name,
                          const char *component, int owned)
 {
-    cJSON *o = cJSON_CreateObject(), *md;
+    cJSON *o = jb_object(c->b), *md;
 
-    add_str(o, "apiVersion", api);
-    add_str(o, "kind", kind);
-    md = add_obj(o, "metadata");
-    add_str(md, "name", name);
-    add_str(md, "namespace", c->ns);
-    add_item(md, "labels", labels(c, component));
+    jb_add_str(c->b, o, "apiVersion", api);
+    jb_add_str(c->b, o, "kind", kind);
+    md = jb_add_obj(c->b, o, "metadata");
+    jb_add_str(c->b, md, "name", name);
+    jb_add_str(c->b, md, "namespace", c->ns);
+    jb_add(c->b, md, "labels", labels(c, component));
     if (owned)
-        add_item(md, "ownerReferences", owner_refs(c));
+        jb_add(c->b, md, "ownerReferences", owner_refs(c));
     return o;
 }
 
-static cJSON *strv(const char *const *v)
+static cJSON *strv(struct jb *b, const char *const *v)
 {
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = jb_array(b);
 
     for (; v && *v; v++)
-        push(arr, cJSON_CreateString(*v));
+        jb_push(b, arr, jb_string(b, *v));
     return arr;
 }
 
-static cJSON *resources(const cJSON *given, const char *req_cpu, const char *req_mem, const char *lim_mem)
+static cJSON *resources(struct jb *b, const cJSON *given, const char *req_cpu, const char *req_mem, const char *lim_mem)
 {
     cJSON *r, *req, *lim;
 
     if (given)
         return cJSON_Duplicate(given, 1);
-    r = cJSON_CreateObject();
-    req = add_obj(r, "requests");
-    add_str(req, "cpu", req_cpu);
-    add_str(req, "memory", req_mem);
-    lim = add_obj(r, "limits");
-    add_str(lim, "memory", lim_mem);
+    r = jb_object(b);
+    req = jb_add_obj(b, r, "requests");
+    jb_add_str(b, req, "cpu", req_cpu);
+    jb_add_str(b, req, "memory", req_mem);
+    lim = jb_add_obj(b, r, "limits");
+    jb_add_str(b, lim, "memory", lim_mem);
     return r;
 }
 
-static cJSON *container_security(void)
+static cJSON *container_security(struct jb *b)
 {
-    cJSON *s = cJSON_CreateObject(), *caps;
+    cJSON *s = jb_object(b), *caps;
     static const char *const drop[] = {"ALL", NULL};
 
-    add_bool(s, "allowPrivilegeEscalation", 0);
-    add_bool(s, "readOnlyRootFilesystem", 1);
-    caps = add_obj(s, "capabilities");
-    add_item(caps, "drop", strv(drop));
+    jb_add_bool(b, s, "allowPrivilegeEscalation", 0);
+    jb_add_bool(b, s, "readOnlyRootFilesystem", 1);
+    caps = jb_add_obj(b, s, "capabilities");
+    jb_add(b, caps, "drop", strv(b, drop));
     return s;
 }
 
-static cJSON *pod_security(void)
+static cJSON *pod_security(struct jb *b)
 {
-    cJSON *s = cJSON_CreateObject(), *sec;
+    cJSON *s = jb_object(b), *sec;
 
-    add_bool(s, "runAsNonRoot", 1);
-    add_num(s, "runAsUser", POD_UID);
-    add_num(s, "runAsGroup", POD_UID);
+    jb_add_bool(b, s, "runAsNonRoot", 1);
+    jb_add_num(b, s, "runAsUser", POD_UID);
+    jb_add_num(b, s, "runAsGroup", POD_UID);
     /* The group owns what the pods write on the shared volume, so the indexer and the webserver can
      * both use it. OnRootMismatch keeps a large volume from being walked at every start. */
-    add_num(s, "fsGroup", POD_UID);
-    add_str(s, "fsGroupChangePolicy", "OnRootMismatch");
-    sec = add_obj(s, "seccompProfile");
-    add_str(sec, "type", "RuntimeDefault");
+    jb_add_num(b, s, "fsGroup", POD_UID);
+    jb_add_str(b, s, "fsGroupChangePolicy", "OnRootMismatch");
+    sec = jb_add_obj(b, s, "seccompProfile");
+    jb_add_str(b, sec, "type", "RuntimeDefault");
     return s;
 }
 
-static cJSON *mount(const char *volume, const char *path, const char *sub_path, int read_only)
+static cJSON *mount(struct jb *b, const char *volume, const char *path, const char *sub_path, int read_only)
 {
-    cJSON *m = cJSON_CreateObject();
+    cJSON *m = jb_object(b);
 
-    add_str(m, "name", volume);
-    add_str(m, "mountPath", path);
+    jb_add_str(b, m, "name", volume);
+    jb_add_str(b, m, "mountPath", path);
     if (sub_path)
-        add_str(m, "subPath", sub_path);
+        jb_add_str(b, m, "subPath", sub_path);
     if (read_only)
-        add_bool(m, "readOnly", 1);
+        jb_add_bool(b, m, "readOnly", 1);
     return m;
 }
 
-static cJSON *env_var(const char *name, const char *value)
+static cJSON *env_var(struct jb *b, const char *name, const char *value)
 {
-    cJSON *e = cJSON_CreateObject();
+    cJSON *e = jb_object(b);
 
-    add_str(e, "name", name);
-    add_str(e, "value", value);
+    jb_add_str(b, e, "name", name);
+    jb_add_str(b, e, "value", value);
     return e;
 }
 
@@ -302,67 +242,67 @@ static const char *claim_name(const struct rctx *c)
 
 static cJSON *volume_pvc(const struct rctx *c)
 {
-    cJSON *v = cJSON_CreateObject(), *p;
+    cJSON *v = jb_object(c->b), *p;
 
-    add_str(v, "name", "data");
-    p = add_obj(v, "persistentVolumeClaim");
-    add_str(p, "claimName", claim_name(c));
+    jb_add_str(c->b, v, "name", "data");
+    p = jb_add_obj(c->b, v, "persistentVolumeClaim");
+    jb_add_str(c->b, p, "claimName", claim_name(c));
     return v;
 }
 
 /* A ConfigMap volume projecting only the given keys. */
 static cJSON *volume_config(const struct rctx *c, const char *const *keys)
 {
-    cJSON *v = cJSON_CreateObject(), *cm, *items;
+    cJSON *v = jb_object(c->b), *cm, *items;
 
-    add_str(v, "name", "config");
-    cm = add_obj(v, "configMap");
-    add_str(cm, "name", c->names.configmap);
-    items = add_arr(cm, "items");
+    jb_add_str(c->b, v, "name", "config");
+    cm = jb_add_obj(c->b, v, "configMap");
+    jb_add_str(c->b, cm, "name", c->names.configmap);
+    items = jb_add_arr(c->b, cm, "items");
     for (; *keys; keys++) {
-        cJSON *it = cJSON_CreateObject();
+        cJSON *it = jb_object(c->b);
 
-        add_str(it, "key", *keys);
-        add_str(it, "path", *keys);
-        push(items, it);
+        jb_add_str(c->b, it, "key", *keys);
+        jb_add_str(c->b, it, "path", *keys);
+        jb_push(c->b, items, it);
     }
     return v;
 }
 
 /* A Secret volume, mounted by reference: the operator never reads or copies the Secret. */
-static cJSON *volume_secret(const char *volume, const char *secret)
+static cJSON *volume_secret(struct jb *b, const char *volume, const char *secret)
 {
-    cJSON *v = cJSON_CreateObject(), *s;
+    cJSON *v = jb_object(b), *s;
 
-    add_str(v, "name", volume);
-    s = add_obj(v, "secret");
-    add_str(s, "secretName", secret);
-    add_num(s, "defaultMode", 0440);
+    jb_add_str(b, v, "name", volume);
+    s = jb_add_obj(b, v, "secret");
+    jb_add_str(b, s, "secretName", secret);
+    jb_add_num(b, s, "defaultMode", 0440);
     return v;
 }
 
 /* The git CA bundle: one key of a ConfigMap or Secret, always at the same path in the pod. */
-static cJSON *volume_git_ca(const struct corpus_spec *s)
+static cJSON *volume_git_ca(struct jb *b, const struct corpus_spec *s)
 {
-    cJSON *v = cJSON_CreateObject(), *src, *it;
+    cJSON *v = jb_object(b), *src, *it;
 
-    add_str(v, "name", "git-ca");
-    src = add_obj(v, s->git_ca.is_secret ? "secret" : "configMap");
-    add_str(src, s->git_ca.is_secret ? "secretName" : "name", s->git_ca.name);
-    it = cJSON_CreateObject();
-    add_str(it, "key", s->git_ca.key);
-    add_str(it, "path", RENDER_GIT_CA_FILE);
-    push(add_arr(src, "items"), it);
-    add_num(src, "defaultMode", 0444);
+    jb_add_str(b, v, "name", "git-ca");
+    src = jb_add_obj(b, v, s->git_ca.is_secret ? "secret" : "configMap");
+    jb_add_str(b, src, s->git_ca.is_secret ? "secretName" : "name", s->git_ca.name);
+    it = jb_object(b);
+    jb_add_str(b, it, "key", s->git_ca.key);
+    jb_add_str(b, it, "path", RENDER_GIT_CA_FILE);
+    jb_push(b, jb_add_arr(b, src, "items"), it);
+    jb_add_num(b, src, "defaultMode", 0444);
     return v;
 }
 
-static cJSON *volume_empty(const char *volume)
+static cJSON *volume_empty(struct jb *b, const char *volume)
 {
-    cJSON *v = cJSON_CreateObject();
+    cJSON *v = jb_object(b);
 
-    add_str(v, "name", volume);
-    add_obj(v, "emptyDir");
+    jb_add_str(b, v, "name", volume);
+    jb_add_obj(b, v, "emptyDir");
     return v;
 }
 
@@ -370,14 +310,14 @@ static cJSON *volume_empty(const char *volume)
  * need the architecture it was built for. */
 static void add_placement(const struct rctx *c, cJSON *pod)
 {
-    cJSON *sel = add_obj(pod, "nodeSelector");
+    cJSON *sel = jb_add_obj(c->b, pod, "nodeSelector");
     const cJSON *kv;
 
-    add_str(sel, "kubernetes.io/arch", c->spec->webserver.architecture);
+    jb_add_str(c->b, sel, "kubernetes.io/arch", c->spec->webserver.architecture);
     cJSON_ArrayForEach(kv, c->spec->webserver.node_selector)
-        add_str(sel, kv->string, kv->valuestring);
+        jb_add_str(c->b, sel, kv->string, kv->valuestring);
     if (c->spec->webserver.tolerations)
-        add_item(pod, "tolerations", cJSON_Duplicate(c->spec->webserver.tolerations, 1));
+        jb_add(c->b, pod, "tolerations", cJSON_Duplicate(c->spec->webserver.tolerations, 1));
 }
 
 /* ---- configuration files -------------------------------------------------------------------- */
@@ -460,15 +400,15 @@ static cJSON *render_pvc(const struct rctx *c)
 
     /* With Retain the claim has no ownerReference, so deleting the corpus leaves it (and the index)
      * for a corpus of the same name to pick up again. */
-    ann = add_obj(md, "annotations");
-    add_str(ann, RENDER_ANN_CORPUS, c->name);
-    add_str(ann, RENDER_ANN_ON_DELETE, del ? "Delete" : "Retain");
-    spec = add_obj(o, "spec");
-    add_item(spec, "accessModes", strv(rwx));
-    add_str(spec, "storageClassName", c->spec->storage.storage_class);
-    add_str(spec, "volumeMode", "Filesystem");
-    req = add_obj(add_obj(spec, "resources"), "requests");
-    add_str(req, "storage", c->spec->storage.size);
+    ann = jb_add_obj(c->b, md, "annotations");
+    jb_add_str(c->b, ann, API_ANN_CORPUS, c->name);
+    jb_add_str(c->b, ann, API_ANN_ON_DELETE, del ? "Delete" : "Retain");
+    spec = jb_add_obj(c->b, o, "spec");
+    jb_add(c->b, spec, "accessModes", strv(c->b, rwx));
+    jb_add_str(c->b, spec, "storageClassName", c->spec->storage.storage_class);
+    jb_add_str(c->b, spec, "volumeMode", "Filesystem");
+    req = jb_add_obj(c->b, jb_add_obj(c->b, spec, "resources"), "requests");
+    jb_add_str(c->b, req, "storage", c->spec->storage.size);
     return o;
 }
 
@@ -495,10 +435,10 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
     script[ASSETS_INDEXER_SH_LEN] = '\0';
 
     o = new_object(c, "v1", "ConfigMap", c->names.configmap, "indexer", 1);
-    data = add_obj(o, "data");
-    add_str(data, "indexer.sh", script);
-    add_str(data, "nginx.conf", nginx);
-    add_str(data, RENDER_REPOS_KEY, list);
+    data = jb_add_obj(c->b, o, "data");
+    jb_add_str(c->b, data, "indexer.sh", script);
+    jb_add_str(c->b, data, "nginx.conf", nginx);
+    jb_add_str(c->b, data, RENDER_REPOS_KEY, list);
 
     /* The hash covers what the search pods mount from this ConfigMap, nginx.conf, and nothing else: a
      * change to the repository list or the indexer script concerns the next indexer run only, and must
@@ -529,52 +469,52 @@ static cJSON *render_serviceaccount(const struct rctx *c)
 static cJSON *render_role(const struct rctx *c)
 {
     cJSON *o = new_object(c, "rbac.authorization.k8s.io/v1", "Role", c->names.role, "search", 1);
-    cJSON *rules = add_arr(o, "rules"), *r = cJSON_CreateObject();
-    static const char *const groups[] = {"codesearch.dev", NULL};
-    static const char *const res[] = {"codesearchcorpora", NULL};
+    cJSON *rules = jb_add_arr(c->b, o, "rules"), *r = jb_object(c->b);
+    static const char *const groups[] = {API_GROUP, NULL};
+    static const char *const res[] = {API_PLURAL, NULL};
     static const char *const verbs[] = {"get", "list", "watch", NULL};
     const char *names[] = {c->name, NULL};
 
     /* The connector reads its own corpus (the corpus_status tool) and nothing else. */
-    add_item(r, "apiGroups", strv(groups));
-    add_item(r, "resources", strv(res));
-    add_item(r, "resourceNames", strv(names));
-    add_item(r, "verbs", strv(verbs));
-    push(rules, r);
+    jb_add(c->b, r, "apiGroups", strv(c->b, groups));
+    jb_add(c->b, r, "resources", strv(c->b, res));
+    jb_add(c->b, r, "resourceNames", strv(c->b, names));
+    jb_add(c->b, r, "verbs", strv(c->b, verbs));
+    jb_push(c->b, rules, r);
     return o;
 }
 
 static cJSON *render_rolebinding(const struct rctx *c)
 {
     cJSON *o = new_object(c, "rbac.authorization.k8s.io/v1", "RoleBinding", c->names.rolebinding, "search", 1);
-    cJSON *ref = add_obj(o, "roleRef"), *subs, *s;
+    cJSON *ref = jb_add_obj(c->b, o, "roleRef"), *subs, *s;
 
-    add_str(ref, "apiGroup", "rbac.authorization.k8s.io");
-    add_str(ref, "kind", "Role");
-    add_str(ref, "name", c->names.role);
-    subs = add_arr(o, "subjects");
-    s = cJSON_CreateObject();
-    add_str(s, "kind", "ServiceAccount");
-    add_str(s, "name", c->names.serviceaccount);
-    add_str(s, "namespace", c->ns);
-    push(subs, s);
+    jb_add_str(c->b, ref, "apiGroup", "rbac.authorization.k8s.io");
+    jb_add_str(c->b, ref, "kind", "Role");
+    jb_add_str(c->b, ref, "name", c->names.role);
+    subs = jb_add_arr(c->b, o, "subjects");
+    s = jb_object(c->b);
+    jb_add_str(c->b, s, "kind", "ServiceAccount");
+    jb_add_str(c->b, s, "name", c->names.serviceaccount);
+    jb_add_str(c->b, s, "namespace", c->ns);
+    jb_push(c->b, subs, s);
     return o;
 }
 
 static cJSON *render_service(const struct rctx *c)
 {
     cJSON *o = new_object(c, "v1", "Service", c->names.service, "search", 1);
-    cJSON *spec = add_obj(o, "spec"), *ports, *p;
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *ports, *p;
 
-    add_str(spec, "type", "ClusterIP");
-    add_item(spec, "selector", selector_labels(c, "search"));
-    ports = add_arr(spec, "ports");
-    p = cJSON_CreateObject();
-    add_str(p, "name", "http");
-    add_str(p, "protocol", "TCP");
-    add_num(p, "port", c->spec->gateway.port);
-    add_str(p, "targetPort", "http");
-    push(ports, p);
+    jb_add_str(c->b, spec, "type", "ClusterIP");
+    jb_add(c->b, spec, "selector", selector_labels(c, "search"));
+    ports = jb_add_arr(c->b, spec, "ports");
+    p = jb_object(c->b);
+    jb_add_str(c->b, p, "name", "http");
+    jb_add_str(c->b, p, "protocol", "TCP");
+    jb_add_num(c->b, p, "port", c->spec->gateway.port);
+    jb_add_str(c->b, p, "targetPort", "http");
+    jb_push(c->b, ports, p);
     return o;
 }
 
@@ -584,110 +524,110 @@ static cJSON *render_service(const struct rctx *c)
 static cJSON *render_pdb(const struct rctx *c)
 {
     cJSON *o = new_object(c, c->pdb_api, "PodDisruptionBudget", c->names.deployment, "search", 1);
-    cJSON *spec = add_obj(o, "spec");
+    cJSON *spec = jb_add_obj(c->b, o, "spec");
 
-    add_num(spec, "maxUnavailable", 1);
-    add_item(add_obj(spec, "selector"), "matchLabels", selector_labels(c, "search"));
+    jb_add_num(c->b, spec, "maxUnavailable", 1);
+    jb_add(c->b, jb_add_obj(c->b, spec, "selector"), "matchLabels", selector_labels(c, "search"));
     return o;
 }
 
-static cJSON *probe_http(const char *path, int period, int failures)
+static cJSON *probe_http(struct jb *b, const char *path, int period, int failures)
 {
-    cJSON *p = cJSON_CreateObject(), *g;
+    cJSON *p = jb_object(b), *g;
 
-    g = add_obj(p, "httpGet");
-    add_str(g, "path", path);
-    add_str(g, "port", "http");
-    add_num(p, "periodSeconds", period);
-    add_num(p, "timeoutSeconds", 5);
-    add_num(p, "failureThreshold", failures);
+    g = jb_add_obj(b, p, "httpGet");
+    jb_add_str(b, g, "path", path);
+    jb_add_str(b, g, "port", "http");
+    jb_add_num(b, p, "periodSeconds", period);
+    jb_add_num(b, p, "timeoutSeconds", 5);
+    jb_add_num(b, p, "failureThreshold", failures);
     return p;
 }
 
 /* A probe that runs cmd in the container: the way to check a process that listens on the pod's
  * loopback only, which the kubelet's HTTP probes (sent to the pod IP) cannot reach. */
-static cJSON *probe_exec(const char *const *cmd, int initial_delay, int period, int failures)
+static cJSON *probe_exec(struct jb *b, const char *const *cmd, int initial_delay, int period, int failures)
 {
-    cJSON *p = cJSON_CreateObject();
+    cJSON *p = jb_object(b);
 
-    add_item(add_obj(p, "exec"), "command", strv(cmd));
+    jb_add(b, jb_add_obj(b, p, "exec"), "command", strv(b, cmd));
     if (initial_delay)
-        add_num(p, "initialDelaySeconds", initial_delay);
-    add_num(p, "periodSeconds", period);
-    add_num(p, "timeoutSeconds", 5);
-    add_num(p, "failureThreshold", failures);
+        jb_add_num(b, p, "initialDelaySeconds", initial_delay);
+    jb_add_num(b, p, "periodSeconds", period);
+    jb_add_num(b, p, "timeoutSeconds", 5);
+    jb_add_num(b, p, "failureThreshold", failures);
     return p;
 }
 
 static cJSON *container_zoekt(const struct rctx *c)
 {
-    cJSON *k = cJSON_CreateObject(), *mounts;
+    cJSON *k = jb_object(c->b), *mounts;
     static const char *const cmd[] = {"zoekt-webserver", "-rpc", "-listen", ZOEKT_LISTEN, "-index", "/data/index",
                                       NULL};
     /* zoekt-webserver listens on the loopback only, which the kubelet's HTTP probes cannot reach;
      * the zoekt image ships wget. */
     static const char *const probe[] = {"wget", "-q", "-O", "/dev/null", "http://" ZOEKT_LISTEN "/healthz", NULL};
 
-    add_str(k, "name", "zoekt-webserver");
-    add_str(k, "image", c->spec->webserver.image);
-    add_item(k, "command", strv(cmd));
-    add_item(k, "resources", resources(c->spec->webserver.resources, "500m", "1Gi", "4Gi"));
-    add_item(k, "livenessProbe", probe_exec(probe, 30, 30, 5));
-    add_item(k, "securityContext", container_security());
-    mounts = add_arr(k, "volumeMounts");
+    jb_add_str(c->b, k, "name", "zoekt-webserver");
+    jb_add_str(c->b, k, "image", c->spec->webserver.image);
+    jb_add(c->b, k, "command", strv(c->b, cmd));
+    jb_add(c->b, k, "resources", resources(c->b, c->spec->webserver.resources, "500m", "1Gi", "4Gi"));
+    jb_add(c->b, k, "livenessProbe", probe_exec(c->b, probe, 30, 30, 5));
+    jb_add(c->b, k, "securityContext", container_security(c->b));
+    mounts = jb_add_arr(c->b, k, "volumeMounts");
     /* Read-only, and through subPath so the kubelet creates index/ before the first indexer run. */
-    push(mounts, mount("data", "/data/index", "index", 1));
-    push(mounts, mount("tmp", "/tmp", "zoekt", 0));
+    jb_push(c->b, mounts, mount(c->b, "data", "/data/index", "index", 1));
+    jb_push(c->b, mounts, mount(c->b, "tmp", "/tmp", "zoekt", 0));
     return k;
 }
 
 static cJSON *container_nginx(const struct rctx *c)
 {
-    cJSON *k = cJSON_CreateObject(), *ports, *p, *mounts;
+    cJSON *k = jb_object(c->b), *ports, *p, *mounts;
     static const char *const cmd[] = {"nginx", "-c", RENDER_CONFIG_DIR "/nginx.conf", "-e", "stderr", NULL};
 
-    add_str(k, "name", "nginx");
-    add_str(k, "image", c->spec->gateway.image);
-    add_item(k, "command", strv(cmd));
-    ports = add_arr(k, "ports");
-    p = cJSON_CreateObject();
-    add_str(p, "name", "http");
-    add_num(p, "containerPort", c->spec->gateway.port);
-    add_str(p, "protocol", "TCP");
-    push(ports, p);
-    add_item(k, "resources", resources(NULL, "50m", "32Mi", "128Mi"));
-    add_item(k, "readinessProbe", probe_http("/readyz", 10, 3));
-    add_item(k, "livenessProbe", probe_http("/healthz", 20, 3));
-    add_item(k, "securityContext", container_security());
-    mounts = add_arr(k, "volumeMounts");
-    push(mounts, mount("config", RENDER_CONFIG_DIR, NULL, 1));
-    push(mounts, mount("tmp", "/tmp", "nginx", 0));
+    jb_add_str(c->b, k, "name", "nginx");
+    jb_add_str(c->b, k, "image", c->spec->gateway.image);
+    jb_add(c->b, k, "command", strv(c->b, cmd));
+    ports = jb_add_arr(c->b, k, "ports");
+    p = jb_object(c->b);
+    jb_add_str(c->b, p, "name", "http");
+    jb_add_num(c->b, p, "containerPort", c->spec->gateway.port);
+    jb_add_str(c->b, p, "protocol", "TCP");
+    jb_push(c->b, ports, p);
+    jb_add(c->b, k, "resources", resources(c->b, NULL, "50m", "32Mi", "128Mi"));
+    jb_add(c->b, k, "readinessProbe", probe_http(c->b, "/readyz", 10, 3));
+    jb_add(c->b, k, "livenessProbe", probe_http(c->b, "/healthz", 20, 3));
+    jb_add(c->b, k, "securityContext", container_security(c->b));
+    mounts = jb_add_arr(c->b, k, "volumeMounts");
+    jb_push(c->b, mounts, mount(c->b, "config", RENDER_CONFIG_DIR, NULL, 1));
+    jb_push(c->b, mounts, mount(c->b, "tmp", "/tmp", "nginx", 0));
     return k;
 }
 
 static cJSON *container_connector(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *k = cJSON_CreateObject(), *cmd, *mounts;
+    cJSON *k = jb_object(c->b), *cmd, *mounts;
     static const char *const probe[] = {"zoekt-connector", "probe", "http://" CONNECTOR_LISTEN "/healthz", NULL};
     char corpus[320], num[32];
 
     snprintf(corpus, sizeof(corpus), "%s/%s", c->ns, c->name);
-    add_str(k, "name", "connector");
-    add_str(k, "image", s->connector.image);
-    cmd = add_arr(k, "command");
-    push(cmd, cJSON_CreateString("zoekt-connector"));
-    push(cmd, cJSON_CreateString("--listen"));
-    push(cmd, cJSON_CreateString(CONNECTOR_LISTEN));
-    push(cmd, cJSON_CreateString("--zoekt-url"));
-    push(cmd, cJSON_CreateString("http://" ZOEKT_LISTEN));
-    push(cmd, cJSON_CreateString("--corpus"));
-    push(cmd, cJSON_CreateString(corpus));
+    jb_add_str(c->b, k, "name", "connector");
+    jb_add_str(c->b, k, "image", s->connector.image);
+    cmd = jb_add_arr(c->b, k, "command");
+    jb_push(c->b, cmd, jb_string(c->b, "zoekt-connector"));
+    jb_push(c->b, cmd, jb_string(c->b, "--listen"));
+    jb_push(c->b, cmd, jb_string(c->b, CONNECTOR_LISTEN));
+    jb_push(c->b, cmd, jb_string(c->b, "--zoekt-url"));
+    jb_push(c->b, cmd, jb_string(c->b, "http://" ZOEKT_LISTEN));
+    jb_push(c->b, cmd, jb_string(c->b, "--corpus"));
+    jb_push(c->b, cmd, jb_string(c->b, corpus));
 #define ADD_NUM_FLAG(flag, fmt, v)                                                                         \
     do {                                                                                                   \
         snprintf(num, sizeof(num), fmt, (v));                                                              \
-        push(cmd, cJSON_CreateString(flag));                                               \
-        push(cmd, cJSON_CreateString(num));                                                \
+        jb_push(c->b, cmd, jb_string(c->b, flag));                                                         \
+        jb_push(c->b, cmd, jb_string(c->b, num));                                                          \
     } while (0)
     ADD_NUM_FLAG("--max-files", "%d", s->connector.max_files);
     ADD_NUM_FLAG("--context-lines", "%d", s->connector.context_lines);
@@ -695,62 +635,62 @@ static cJSON *container_connector(const struct rctx *c)
     ADD_NUM_FLAG("--list-timeout", "%ds", s->connector.list_timeout_seconds);
 #undef ADD_NUM_FLAG
     if (s->connector.mirror_prefix) {
-        push(cmd, cJSON_CreateString("--mirror-prefix"));
-        push(cmd, cJSON_CreateString(s->connector.mirror_prefix));
+        jb_push(c->b, cmd, jb_string(c->b, "--mirror-prefix"));
+        jb_push(c->b, cmd, jb_string(c->b, s->connector.mirror_prefix));
     }
     if (s->gateway.tokens_secret) {
-        push(cmd, cJSON_CreateString("--token-dir"));
-        push(cmd, cJSON_CreateString(RENDER_TOKENS_DIR));
+        jb_push(c->b, cmd, jb_string(c->b, "--token-dir"));
+        jb_push(c->b, cmd, jb_string(c->b, RENDER_TOKENS_DIR));
     }
-    add_item(k, "resources", resources(NULL, "50m", "64Mi", "256Mi"));
+    jb_add(c->b, k, "resources", resources(c->b, NULL, "50m", "64Mi", "256Mi"));
     /* /mcp depends on the connector, so the pod is Ready only while the connector answers; the connector
      * checks itself with its own binary, so its image needs no HTTP client. */
-    add_item(k, "readinessProbe", probe_exec(probe, 0, 10, 3));
-    add_item(k, "livenessProbe", probe_exec(probe, 0, 20, 3));
-    add_item(k, "securityContext", container_security());
-    mounts = add_arr(k, "volumeMounts");
+    jb_add(c->b, k, "readinessProbe", probe_exec(c->b, probe, 0, 10, 3));
+    jb_add(c->b, k, "livenessProbe", probe_exec(c->b, probe, 0, 20, 3));
+    jb_add(c->b, k, "securityContext", container_security(c->b));
+    mounts = jb_add_arr(c->b, k, "volumeMounts");
     if (s->gateway.tokens_secret)
-        push(mounts, mount("tokens", RENDER_TOKENS_DIR, NULL, 1));
-    push(mounts, mount("tmp", "/tmp", "connector", 0));
+        jb_push(c->b, mounts, mount(c->b, "tokens", RENDER_TOKENS_DIR, NULL, 1));
+    jb_push(c->b, mounts, mount(c->b, "tmp", "/tmp", "connector", 0));
     return k;
 }
 
 static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
 {
     cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.deployment, "search", 1);
-    cJSON *spec = add_obj(o, "spec"), *sel, *strat, *ru, *tpl, *md, *ann, *pod, *ctrs, *vols;
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *strat, *ru, *tpl, *md, *ann, *pod, *ctrs, *vols;
     static const char *const nginx_keys[] = {"nginx.conf", NULL};
 
-    add_num(spec, "replicas", c->spec->webserver.replicas);
-    add_num(spec, "revisionHistoryLimit", 3);
-    sel = add_obj(spec, "selector");
-    add_item(sel, "matchLabels", selector_labels(c, "search"));
+    jb_add_num(c->b, spec, "replicas", c->spec->webserver.replicas);
+    jb_add_num(c->b, spec, "revisionHistoryLimit", 3);
+    sel = jb_add_obj(c->b, spec, "selector");
+    jb_add(c->b, sel, "matchLabels", selector_labels(c, "search"));
     /* Start the new pod before stopping the old one: with one replica there is never a gap. */
-    strat = add_obj(spec, "strategy");
-    add_str(strat, "type", "RollingUpdate");
-    ru = add_obj(strat, "rollingUpdate");
-    add_num(ru, "maxSurge", 1);
-    add_num(ru, "maxUnavailable", 0);
-    tpl = add_obj(spec, "template");
-    md = add_obj(tpl, "metadata");
-    add_item(md, "labels", labels(c, "search"));
-    ann = add_obj(md, "annotations");
-    add_str(ann, RENDER_ANN_CONFIG_HASH, config_hash);
-    pod = add_obj(tpl, "spec");
-    add_str(pod, "serviceAccountName", c->names.serviceaccount);
-    add_bool(pod, "enableServiceLinks", 0);
-    add_item(pod, "securityContext", pod_security());
+    strat = jb_add_obj(c->b, spec, "strategy");
+    jb_add_str(c->b, strat, "type", "RollingUpdate");
+    ru = jb_add_obj(c->b, strat, "rollingUpdate");
+    jb_add_num(c->b, ru, "maxSurge", 1);
+    jb_add_num(c->b, ru, "maxUnavailable", 0);
+    tpl = jb_add_obj(c->b, spec, "template");
+    md = jb_add_obj(c->b, tpl, "metadata");
+    jb_add(c->b, md, "labels", labels(c, "search"));
+    ann = jb_add_obj(c->b, md, "annotations");
+    jb_add_str(c->b, ann, API_ANN_CONFIG_HASH, config_hash);
+    pod = jb_add_obj(c->b, tpl, "spec");
+    jb_add_str(c->b, pod, "serviceAccountName", c->names.serviceaccount);
+    jb_add_bool(c->b, pod, "enableServiceLinks", 0);
+    jb_add(c->b, pod, "securityContext", pod_security(c->b));
     add_placement(c, pod);
-    ctrs = add_arr(pod, "containers");
-    push(ctrs, container_zoekt(c));
-    push(ctrs, container_nginx(c));
-    push(ctrs, container_connector(c));
-    vols = add_arr(pod, "volumes");
-    push(vols, volume_pvc(c));
-    push(vols, volume_config(c, nginx_keys));
+    ctrs = jb_add_arr(c->b, pod, "containers");
+    jb_push(c->b, ctrs, container_zoekt(c));
+    jb_push(c->b, ctrs, container_nginx(c));
+    jb_push(c->b, ctrs, container_connector(c));
+    vols = jb_add_arr(c->b, pod, "volumes");
+    jb_push(c->b, vols, volume_pvc(c));
+    jb_push(c->b, vols, volume_config(c, nginx_keys));
     if (c->spec->gateway.tokens_secret)
-        push(vols, volume_secret("tokens", c->spec->gateway.tokens_secret));
-    push(vols, volume_empty("tmp"));
+        jb_push(c->b, vols, volume_secret(c->b, "tokens", c->spec->gateway.tokens_secret));
+    jb_push(c->b, vols, volume_empty(c->b, "tmp"));
     return o;
 }
 
@@ -758,57 +698,57 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
 static cJSON *job_spec(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *js = cJSON_CreateObject(), *tpl, *md, *pod, *ctrs, *k, *env, *mounts, *vols;
+    cJSON *js = jb_object(c->b), *tpl, *md, *pod, *ctrs, *k, *env, *mounts, *vols;
     static const char *const cmd[] = {"/bin/sh", RENDER_CONFIG_DIR "/indexer.sh", NULL};
     static const char *const keys[] = {RENDER_REPOS_KEY, "indexer.sh", NULL};
 
     /* One retry: the script fails only when no repository could be indexed at all. */
-    add_num(js, "backoffLimit", 1);
-    add_num(js, "activeDeadlineSeconds", (double)s->indexer.deadline_seconds);
-    tpl = add_obj(js, "template");
-    md = add_obj(tpl, "metadata");
-    add_item(md, "labels", labels(c, "indexer"));
-    add_str(add_obj(md, "annotations"), RENDER_ANN_CORPUS, c->name);
-    pod = add_obj(tpl, "spec");
-    add_str(pod, "restartPolicy", "Never");
+    jb_add_num(c->b, js, "backoffLimit", 1);
+    jb_add_num(c->b, js, "activeDeadlineSeconds", (double)s->indexer.deadline_seconds);
+    tpl = jb_add_obj(c->b, js, "template");
+    md = jb_add_obj(c->b, tpl, "metadata");
+    jb_add(c->b, md, "labels", labels(c, "indexer"));
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    pod = jb_add_obj(c->b, tpl, "spec");
+    jb_add_str(c->b, pod, "restartPolicy", "Never");
     /* The indexer talks to git servers, never to the Kubernetes API. */
-    add_bool(pod, "automountServiceAccountToken", 0);
-    add_bool(pod, "enableServiceLinks", 0);
-    add_item(pod, "securityContext", pod_security());
+    jb_add_bool(c->b, pod, "automountServiceAccountToken", 0);
+    jb_add_bool(c->b, pod, "enableServiceLinks", 0);
+    jb_add(c->b, pod, "securityContext", pod_security(c->b));
     add_placement(c, pod);
-    ctrs = add_arr(pod, "containers");
-    k = cJSON_CreateObject();
-    add_str(k, "name", "indexer");
-    add_str(k, "image", s->indexer.image);
-    add_item(k, "command", strv(cmd));
+    ctrs = jb_add_arr(c->b, pod, "containers");
+    k = jb_object(c->b);
+    jb_add_str(c->b, k, "name", "indexer");
+    jb_add_str(c->b, k, "image", s->indexer.image);
+    jb_add(c->b, k, "command", strv(c->b, cmd));
     if (s->indexer.extra_flags && s->indexer.extra_flags[0])
-        add_item(k, "args", strv((const char *const *)s->indexer.extra_flags));
-    env = add_arr(k, "env");
-    push(env, env_var("REPOS_FILE", RENDER_CONFIG_DIR "/" RENDER_REPOS_KEY));
-    push(env, env_var("DATA_DIR", "/data"));
-    push(env, env_var("CREDENTIALS_DIR", RENDER_CREDENTIALS_DIR));
-    push(env, env_var("TMPDIR", "/tmp"));
+        jb_add(c->b, k, "args", strv(c->b, (const char *const *)s->indexer.extra_flags));
+    env = jb_add_arr(c->b, k, "env");
+    jb_push(c->b, env, env_var(c->b, "REPOS_FILE", RENDER_CONFIG_DIR "/" RENDER_REPOS_KEY));
+    jb_push(c->b, env, env_var(c->b, "DATA_DIR", "/data"));
+    jb_push(c->b, env, env_var(c->b, "CREDENTIALS_DIR", RENDER_CREDENTIALS_DIR));
+    jb_push(c->b, env, env_var(c->b, "TMPDIR", "/tmp"));
     if (s->git_ca.name)
-        push(env, env_var("GIT_CA_BUNDLE", RENDER_GIT_CA_DIR "/" RENDER_GIT_CA_FILE));
-    add_item(k, "resources", resources(s->indexer.resources, "1", "2Gi", "4Gi"));
-    add_item(k, "securityContext", container_security());
-    mounts = add_arr(k, "volumeMounts");
-    push(mounts, mount("data", "/data", NULL, 0));
-    push(mounts, mount("config", RENDER_CONFIG_DIR, NULL, 1));
+        jb_push(c->b, env, env_var(c->b, "GIT_CA_BUNDLE", RENDER_GIT_CA_DIR "/" RENDER_GIT_CA_FILE));
+    jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "1", "2Gi", "4Gi"));
+    jb_add(c->b, k, "securityContext", container_security(c->b));
+    mounts = jb_add_arr(c->b, k, "volumeMounts");
+    jb_push(c->b, mounts, mount(c->b, "data", "/data", NULL, 0));
+    jb_push(c->b, mounts, mount(c->b, "config", RENDER_CONFIG_DIR, NULL, 1));
     if (s->credentials_secret)
-        push(mounts, mount("git-credentials", RENDER_CREDENTIALS_DIR, NULL, 1));
+        jb_push(c->b, mounts, mount(c->b, "git-credentials", RENDER_CREDENTIALS_DIR, NULL, 1));
     if (s->git_ca.name)
-        push(mounts, mount("git-ca", RENDER_GIT_CA_DIR, NULL, 1));
-    push(mounts, mount("tmp", "/tmp", NULL, 0));
-    push(ctrs, k);
-    vols = add_arr(pod, "volumes");
-    push(vols, volume_pvc(c));
-    push(vols, volume_config(c, keys));
+        jb_push(c->b, mounts, mount(c->b, "git-ca", RENDER_GIT_CA_DIR, NULL, 1));
+    jb_push(c->b, mounts, mount(c->b, "tmp", "/tmp", NULL, 0));
+    jb_push(c->b, ctrs, k);
+    vols = jb_add_arr(c->b, pod, "volumes");
+    jb_push(c->b, vols, volume_pvc(c));
+    jb_push(c->b, vols, volume_config(c, keys));
     if (s->credentials_secret)
-        push(vols, volume_secret("git-credentials", s->credentials_secret));
+        jb_push(c->b, vols, volume_secret(c->b, "git-credentials", s->credentials_secret));
     if (s->git_ca.name)
-        push(vols, volume_git_ca(s));
-    push(vols, volume_empty("tmp"));
+        jb_push(c->b, vols, volume_git_ca(c->b, s));
+    jb_push(c->b, vols, volume_empty(c->b, "tmp"));
     return js;
 }
 
@@ -816,31 +756,32 @@ static cJSON *render_cronjob(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *o = new_object(c, c->cronjob_api, "CronJob", c->names.cronjob, "indexer", 1);
-    cJSON *spec = add_obj(o, "spec"), *jt, *md;
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *jt, *md;
 
-    add_str(spec, "schedule", s->schedule);
+    jb_add_str(c->b, spec, "schedule", s->schedule);
     /* Older servers refuse the field (1.21 to 1.23) or drop it (1.24, where it is off by default),
      * which the subset comparison would then see as drift forever; render_check_env reports it. */
     if (s->time_zone && c->time_zone_ok)
-        add_str(spec, "timeZone", s->time_zone);
-    add_bool(spec, "suspend", s->suspend);
-    add_str(spec, "concurrencyPolicy", "Forbid");
+        jb_add_str(c->b, spec, "timeZone", s->time_zone);
+    jb_add_bool(c->b, spec, "suspend", s->suspend);
+    jb_add_str(c->b, spec, "concurrencyPolicy", "Forbid");
     /* A run missed by more than an hour (controller down) is skipped rather than started late. */
-    add_num(spec, "startingDeadlineSeconds", 3600);
-    add_num(spec, "successfulJobsHistoryLimit", 3);
-    add_num(spec, "failedJobsHistoryLimit", 3);
-    jt = add_obj(spec, "jobTemplate");
-    md = add_obj(jt, "metadata");
-    add_item(md, "labels", labels(c, "indexer"));
-    add_str(add_obj(md, "annotations"), RENDER_ANN_CORPUS, c->name);
-    add_item(jt, "spec", job_spec(c));
+    jb_add_num(c->b, spec, "startingDeadlineSeconds", 3600);
+    jb_add_num(c->b, spec, "successfulJobsHistoryLimit", 3);
+    jb_add_num(c->b, spec, "failedJobsHistoryLimit", 3);
+    jt = jb_add_obj(c->b, spec, "jobTemplate");
+    md = jb_add_obj(c->b, jt, "metadata");
+    jb_add(c->b, md, "labels", labels(c, "indexer"));
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    jb_add(c->b, jt, "spec", job_spec(c));
     return o;
 }
 
-static int ctx_init(struct rctx *c, const cJSON *corpus, const struct corpus_spec *spec, const struct render_env *env,
-                    struct zk_err *err)
+static int ctx_init(struct rctx *c, struct jb *b, const cJSON *corpus, const struct corpus_spec *spec,
+                    const struct render_env *env, struct zk_err *err)
 {
     memset(c, 0, sizeof(*c));
+    c->b = b;
     c->name = json_path_str(corpus, "metadata.name", NULL);
     c->ns = json_path_str(corpus, "metadata.namespace", NULL);
     c->uid = json_path_str(corpus, "metadata.uid", NULL);
@@ -882,54 +823,50 @@ int render_check_env(const struct corpus_spec *spec, const struct render_env *en
 int render_children(const cJSON *corpus, const struct corpus_spec *spec, const struct render_env *env,
                     cJSON **children, struct zk_err *err)
 {
+    struct jb b = {0};
     struct rctx c;
     cJSON *arr, *cm;
     char *hash = NULL;
     int rc;
 
     *children = NULL;
-    render_failed = 0;
-    rc = ctx_init(&c, corpus, spec, env, err);
+    rc = ctx_init(&c, &b, corpus, spec, env, err);
     if (rc != ZK_OK)
         return rc;
-    arr = cJSON_CreateArray();
-    if (!arr)
-        return zk_err_set(err, ZK_ENOMEM, "rendering %s/%s: out of memory", c.ns, c.name);
+    arr = jb_array(&b);
     if (!spec->storage.existing_claim)
-        push(arr, render_pvc(&c));
+        jb_push(&b, arr, render_pvc(&c));
     rc = render_configmap(&c, &cm, &hash, err);
     if (rc != ZK_OK) {
         cJSON_Delete(arr);
         return rc;
     }
-    push(arr, cm);
-    push(arr, render_serviceaccount(&c));
-    push(arr, render_role(&c));
-    push(arr, render_rolebinding(&c));
-    push(arr, render_service(&c));
-    push(arr, render_deployment(&c, hash));
-    push(arr, render_pdb(&c));
-    push(arr, render_cronjob(&c));
+    jb_push(&b, arr, cm);
+    jb_push(&b, arr, render_serviceaccount(&c));
+    jb_push(&b, arr, render_role(&c));
+    jb_push(&b, arr, render_rolebinding(&c));
+    jb_push(&b, arr, render_service(&c));
+    jb_push(&b, arr, render_deployment(&c, hash));
+    jb_push(&b, arr, render_pdb(&c));
+    jb_push(&b, arr, render_cronjob(&c));
     free(hash);
-    if (render_failed) {
-        cJSON_Delete(arr);
+    *children = jb_finish(&b, arr);
+    if (!*children)
         return zk_err_set(err, ZK_ENOMEM, "rendering %s/%s: out of memory", c.ns, c.name);
-    }
-    *children = arr;
     return ZK_OK;
 }
 
 int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, const char *request_value,
                        cJSON **job, struct zk_err *err)
 {
+    struct jb b = {0};
     struct rctx c;
     char hash[65], suffix[32], name[RENDER_NAME_MAX];
     cJSON *o, *md, *ann;
     int rc;
 
     *job = NULL;
-    render_failed = 0;
-    rc = ctx_init(&c, corpus, spec, NULL, err);
+    rc = ctx_init(&c, &b, corpus, spec, NULL, err);
     if (rc != ZK_OK)
         return rc;
     if (!request_value || !*request_value)
@@ -940,15 +877,13 @@ int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, cons
     o = new_object(&c, "batch/v1", "Job", name, "indexer", 1);
     md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
     hash[16] = '\0';
-    add_str(cJSON_GetObjectItemCaseSensitive(md, "labels"), RENDER_LABEL_REINDEX, hash);
-    ann = add_obj(md, "annotations");
-    add_str(ann, RENDER_ANN_REINDEX, request_value);
-    add_item(o, "spec", job_spec(&c));
-    if (render_failed) {
-        cJSON_Delete(o);
+    jb_add_str(&b, cJSON_GetObjectItemCaseSensitive(md, "labels"), API_LABEL_REINDEX, hash);
+    ann = jb_add_obj(&b, md, "annotations");
+    jb_add_str(&b, ann, API_ANN_REINDEX, request_value);
+    jb_add(&b, o, "spec", job_spec(&c));
+    *job = jb_finish(&b, o);
+    if (!*job)
         return zk_err_set(err, ZK_ENOMEM, "rendering a reindex Job for %s/%s: out of memory", c.ns, c.name);
-    }
-    *job = o;
     return ZK_OK;
 }
 

@@ -1,41 +1,17 @@
 /* render.h: the desired child objects of one corpus. Pure: a function of (corpus, spec, environment).
  *
- * Every child carries the app.kubernetes.io/{name,instance,component,managed-by} labels and a
+ * Every child carries the app.kubernetes.io/{name,instance,component,managed-by} labels (api.h) and a
  * controller ownerReference to the corpus, has a name within Kubernetes' length limits for any corpus
  * name, and contains only the fields the operator owns, so that server-side apply and the subset
  * comparison in reconcile see exactly our intent. */
 #ifndef ZK_CORPUS_RENDER_H
 #define ZK_CORPUS_RENDER_H
 
+#include "controller/corpus/api.h"
 #include "controller/corpus/spec.h"
 #include "err.h"
 
 #include <cjson/cJSON.h>
-
-/* Labels and annotations the children carry. Every child has app.kubernetes.io/name=zoekt,
- * app.kubernetes.io/instance=<render_instance_label(corpus name)>, app.kubernetes.io/component (index for
- * the PVC, indexer for the ConfigMap, CronJob and Jobs, search for the rest) and
- * app.kubernetes.io/managed-by=zoekt-operator. */
-#define RENDER_LABEL_NAME "app.kubernetes.io/name"
-#define RENDER_LABEL_INSTANCE "app.kubernetes.io/instance"
-#define RENDER_LABEL_COMPONENT "app.kubernetes.io/component"
-#define RENDER_LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
-#define RENDER_APP_NAME "zoekt"
-#define RENDER_MANAGER "zoekt-operator"
-#define RENDER_OWNER_API_VERSION "codesearch.dev/v1alpha1"
-#define RENDER_OWNER_KIND "CodeSearchCorpus"
-/* On the Deployment's pod template: SHA-256 (hex) of the ConfigMap's data, so a change rolls the pods. */
-#define RENDER_ANN_CONFIG_HASH "codesearch.dev/config-hash"
-/* On objects that have no controller ownerReference to their corpus (the PVC kept under Retain, the
- * Jobs the CronJob creates): the corpus's full name. The app.kubernetes.io/instance label cannot carry a
- * name longer than 63 characters; an annotation can, so this is what maps such objects back. */
-#define RENDER_ANN_CORPUS "codesearch.dev/corpus"
-/* On the PVC: Retain or Delete, the policy it was rendered under (only Delete adds an ownerReference). */
-#define RENDER_ANN_ON_DELETE "codesearch.dev/on-delete"
-/* On a corpus: a request to reindex now; on the Job it created: the request it honours. */
-#define RENDER_ANN_REINDEX "codesearch.dev/reindex-requested-at"
-/* On a reindex Job: the first 16 hex digits of SHA-256(request value) (values may not be label-safe). */
-#define RENDER_LABEL_REINDEX "codesearch.dev/reindex-request"
 
 /* Paths inside the pods (the indexer script's environment and the nginx template use them). */
 #define RENDER_CONFIG_DIR "/etc/codesearch/config"

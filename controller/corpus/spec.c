@@ -5,6 +5,7 @@
  * while an allocation failure only marks the context and is turned into ZK_ENOMEM at the end. */
 #include "controller/corpus/spec.h"
 
+#include "jb.h"
 #include "json.h"
 
 #include <ctype.h>
@@ -675,17 +676,14 @@ static cJSON *resources_field(struct pctx *c, const cJSON *obj, const char *path
 {
     char sub[192], field[256], q[64], num[64];
     const cJSON *res, *group, *v;
+    struct jb b = {0};
     cJSON *out;
 
     snprintf(sub, sizeof(sub), "%s.resources", path);
     res = opt_obj(c, obj, "resources", sub);
     if (!res)
         return NULL;
-    out = cJSON_CreateObject();
-    if (!out) {
-        c->oom = 1;
-        return NULL;
-    }
+    out = jb_object(&b);
     cJSON_ArrayForEach(group, res) {
         cJSON *g;
 
@@ -694,8 +692,7 @@ static cJSON *resources_field(struct pctx *c, const cJSON *obj, const char *path
             field_error(c, field, "only requests and limits, each a map of quantities, are supported");
             continue;
         }
-        g = cJSON_AddObjectToObject(out, group->string);
-        c->oom |= !g;
+        g = jb_add_obj(&b, out, group->string);
         cJSON_ArrayForEach(v, group) {
             const char *text = cJSON_IsString(v) ? v->valuestring : NULL;
 
@@ -708,9 +705,11 @@ static cJSON *resources_field(struct pctx *c, const cJSON *obj, const char *path
                 field_error(c, field, "must be a quantity such as 500m, 2, 512Mi or 4Gi");
                 continue;
             }
-            c->oom |= !cJSON_AddStringToObject(g, v->string, q);
+            jb_add_str(&b, g, v->string, q);
         }
     }
+    out = jb_finish(&b, out);
+    c->oom |= !out;
     return out;
 }
 

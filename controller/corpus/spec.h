@@ -28,9 +28,10 @@
 #define SPEC_DEFAULT_SCHEDULE "0 3 * * *"
 #define SPEC_DEFAULT_STORAGE_CLASS "efs-sc"
 #define SPEC_DEFAULT_SIZE "100Gi"
-#define SPEC_DEFAULT_ZOEKT_IMAGE "ghcr.io/zoekt-operator/zoekt:0.1.0"
+/* The project's own images are tagged with its version (ZK_VERSION, from the Makefile). */
+#define SPEC_DEFAULT_ZOEKT_IMAGE "ghcr.io/zoekt-operator/zoekt:" ZK_VERSION
 #define SPEC_DEFAULT_NGINX_IMAGE "docker.io/nginxinc/nginx-unprivileged:1.27-alpine"
-#define SPEC_DEFAULT_CONNECTOR_IMAGE "ghcr.io/zoekt-operator/zoekt-connector:0.1.0"
+#define SPEC_DEFAULT_CONNECTOR_IMAGE "ghcr.io/zoekt-operator/zoekt-connector:" ZK_VERSION
 #define SPEC_DEFAULT_DEADLINE_SECONDS 14400L
 #define SPEC_DEFAULT_ARCHITECTURE "arm64"
 #define SPEC_DEFAULT_PORT 8080

@@ -6,6 +6,7 @@
  * backwards or blank because an observation is missing. */
 #include "controller/corpus/status.h"
 
+#include "jb.h"
 #include "json.h"
 #include "rfc3339.h"
 
@@ -117,26 +118,25 @@ static void cond_set(struct cond *c, const char *status, const char *reason, con
  * unless the status flipped. */
 /* Appends a metav1.Condition; lastTransitionTime is kept from the previous condition of the same type
  * unless the status flipped. Returns 0 when an allocation failed. */
-static int add_condition(cJSON *arr, const cJSON *prev_status, const char *type, const struct cond *c,
-                         long long generation, time_t now)
+static void add_condition(struct jb *b, cJSON *arr, const cJSON *prev_status, const char *type,
+                          const struct cond *c, long long generation, time_t now)
 {
     const cJSON *prev = status_condition(prev_status, type);
     const char *prev_time = json_str(prev, "lastTransitionTime", NULL);
     char ts[32];
-    cJSON *o = cJSON_CreateObject();
-    int ok;
+    cJSON *o = jb_object(b);
 
     if (prev && prev_time && strcmp(json_str(prev, "status", ""), c->status) == 0)
         snprintf(ts, sizeof(ts), "%s", prev_time);
     else
         rfc3339_format(now, ts, sizeof(ts));
-    ok = cJSON_AddStringToObject(o, "type", type) && cJSON_AddStringToObject(o, "status", c->status) &&
-         cJSON_AddNumberToObject(o, "observedGeneration", (double)generation) &&
-         cJSON_AddStringToObject(o, "lastTransitionTime", ts) && cJSON_AddStringToObject(o, "reason", c->reason) &&
-         cJSON_AddStringToObject(o, "message", c->message) && arr && cJSON_AddItemToArray(arr, o);
-    if (!ok)
-        cJSON_Delete(o);
-    return ok;
+    jb_add_str(b, o, "type", type);
+    jb_add_str(b, o, "status", c->status);
+    jb_add_num(b, o, "observedGeneration", (double)generation);
+    jb_add_str(b, o, "lastTransitionTime", ts);
+    jb_add_str(b, o, "reason", c->reason);
+    jb_add_str(b, o, "message", c->message);
+    jb_push(b, arr, o);
 }
 
 /* ---- observations --------------------------------------------------------------------------- */
@@ -205,25 +205,18 @@ static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *p
         summary = json_parse(msg, strlen(msg));
         list = json_arr(json_obj(summary, "summary"), "failedRepositories");
         if (list) {
+            struct jb b = {0};
             int n = 0;
 
-            out = cJSON_CreateArray();
+            out = jb_array(&b);
             cJSON_ArrayForEach(name, list) {
-                cJSON *item;
-
-                if (!out || !cJSON_IsString(name) || n >= STATUS_MAX_FAILED_REPOS || strlen(name->valuestring) > 253)
+                if (!cJSON_IsString(name) || n >= STATUS_MAX_FAILED_REPOS || strlen(name->valuestring) > 253)
                     continue;
-                item = cJSON_CreateString(name->valuestring);
-                if (!item || !cJSON_AddItemToArray(out, item)) {
-                    cJSON_Delete(item);
-                    cJSON_Delete(out);
-                    out = NULL;
-                    continue;
-                }
+                jb_push(&b, out, jb_string(&b, name->valuestring));
                 n++;
             }
             cJSON_Delete(summary);
-            return out;
+            return jb_finish(&b, out);
         }
         cJSON_Delete(summary);
     }
@@ -231,15 +224,15 @@ static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *p
     return list ? cJSON_Duplicate(list, 1) : cJSON_CreateArray();
 }
 
-/* Adds key: t in RFC 3339 when t is known. Returns 0 when an allocation failed. */
-static int add_time(cJSON *obj, const char *key, time_t t)
+/* Adds key: t in RFC 3339 when t is known. */
+static void add_time(struct jb *b, cJSON *obj, const char *key, time_t t)
 {
     char ts[32];
 
     if (t <= 0)
-        return 1;
+        return;
     rfc3339_format(t, ts, sizeof(ts));
-    return cJSON_AddStringToObject(obj, key, ts) != NULL;
+    jb_add_str(b, obj, key, ts);
 }
 
 /* ---- the status ----------------------------------------------------------------------------- */
@@ -251,7 +244,8 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
     long max_age = in->spec ? in->spec->freshness_max_age_seconds : 0;
     struct indexer_times times;
     struct cond ready, indexed, fresh;
-    cJSON *st = NULL, *ix, *failed, *conds;
+    struct jb b = {0};
+    cJSON *st, *ix, *failed, *conds;
     long long repo_count = -1;
     time_t newest, oldest;
     const char *reindex;
@@ -346,29 +340,27 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
     }
 
     reindex = in->reindex_honoured ? in->reindex_honoured : json_str(prev, "lastReindexRequest", NULL);
-    st = cJSON_CreateObject();
-    if (!st || !cJSON_AddNumberToObject(st, "observedGeneration", (double)generation) ||
-        (repo_count >= 0 && !cJSON_AddNumberToObject(st, "repositoryCount", (double)repo_count)) ||
-        !add_time(st, "lastIndexTime", newest) || !add_time(st, "oldestIndexTime", oldest))
-        goto oom;
-    ix = cJSON_AddObjectToObject(st, "indexer");
-    if (!ix || !add_time(ix, "lastScheduleTime", times.last_schedule) ||
-        !add_time(ix, "lastSuccessfulTime", times.last_success) ||
-        !add_time(ix, "lastFailedTime", times.last_failure) || !cJSON_AddItemToObject(ix, "failedRepositories", failed))
-        goto oom;
-    failed = NULL; /* owned by st now */
-    if ((reindex && !cJSON_AddStringToObject(st, "lastReindexRequest", reindex)) ||
-        (in->endpoint && !cJSON_AddStringToObject(st, "endpoint", in->endpoint)))
-        goto oom;
-    conds = cJSON_AddArrayToObject(st, "conditions");
-    if (!add_condition(conds, prev, STATUS_READY, &ready, generation, in->now) ||
-        !add_condition(conds, prev, STATUS_INDEXED, &indexed, generation, in->now) ||
-        !add_condition(conds, prev, STATUS_FRESH, &fresh, generation, in->now))
-        goto oom;
-    *status = st;
-    return ZK_OK;
-oom:
-    cJSON_Delete(failed);
-    cJSON_Delete(st);
+    st = jb_object(&b);
+    jb_add_num(&b, st, "observedGeneration", (double)generation);
+    if (repo_count >= 0)
+        jb_add_num(&b, st, "repositoryCount", (double)repo_count);
+    add_time(&b, st, "lastIndexTime", newest);
+    add_time(&b, st, "oldestIndexTime", oldest);
+    ix = jb_add_obj(&b, st, "indexer");
+    add_time(&b, ix, "lastScheduleTime", times.last_schedule);
+    add_time(&b, ix, "lastSuccessfulTime", times.last_success);
+    add_time(&b, ix, "lastFailedTime", times.last_failure);
+    jb_add(&b, ix, "failedRepositories", failed);
+    if (reindex)
+        jb_add_str(&b, st, "lastReindexRequest", reindex);
+    if (in->endpoint)
+        jb_add_str(&b, st, "endpoint", in->endpoint);
+    conds = jb_add_arr(&b, st, "conditions");
+    add_condition(&b, conds, prev, STATUS_READY, &ready, generation, in->now);
+    add_condition(&b, conds, prev, STATUS_INDEXED, &indexed, generation, in->now);
+    add_condition(&b, conds, prev, STATUS_FRESH, &fresh, generation, in->now);
+    *status = jb_finish(&b, st);
+    if (*status)
+        return ZK_OK;
     return zk_err_set(err, ZK_ENOMEM, "computing status: out of memory");
 }

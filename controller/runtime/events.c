@@ -1,7 +1,7 @@
 /* events.c: see events.h. */
 #include "controller/runtime/events.h"
 
-#include "controller/corpus/status.h"
+#include "jb.h"
 #include "json.h"
 #include "log.h"
 #include "rfc3339.h"
@@ -78,6 +78,7 @@ cJSON *events_build(const cJSON *obj, const char *component, const char *instanc
     const char *name = json_path_str(obj, "metadata.name", NULL);
     const char *ns = json_path_str(obj, "metadata.namespace", "default");
     char ename[256], ts[40];
+    struct jb b = {0};
     cJSON *e, *io, *meta, *src;
 
     if (!name)
@@ -85,41 +86,30 @@ cJSON *events_build(const cJSON *obj, const char *component, const char *instanc
     /* The object's name, cut so that the suffix always fits the 253-character limit. */
     snprintf(ename, sizeof(ename), "%.200s.%llx", name, name_suffix);
     rfc3339_format(now, ts, sizeof(ts));
-    e = cJSON_CreateObject();
-    if (!e)
-        return NULL;
-    cJSON_AddStringToObject(e, "apiVersion", "v1");
-    cJSON_AddStringToObject(e, "kind", "Event");
-    meta = cJSON_AddObjectToObject(e, "metadata");
-    if (meta) {
-        cJSON_AddStringToObject(meta, "name", ename);
-        cJSON_AddStringToObject(meta, "namespace", ns);
-    }
-    io = cJSON_AddObjectToObject(e, "involvedObject");
-    if (io) {
-        cJSON_AddStringToObject(io, "apiVersion", json_str(obj, "apiVersion", ""));
-        cJSON_AddStringToObject(io, "kind", json_str(obj, "kind", ""));
-        cJSON_AddStringToObject(io, "name", name);
-        cJSON_AddStringToObject(io, "namespace", ns);
-        cJSON_AddStringToObject(io, "uid", json_path_str(obj, "metadata.uid", ""));
-        cJSON_AddStringToObject(io, "resourceVersion", json_path_str(obj, "metadata.resourceVersion", ""));
-    }
-    cJSON_AddStringToObject(e, "type", type);
-    cJSON_AddStringToObject(e, "reason", reason);
-    cJSON_AddStringToObject(e, "message", message);
-    src = cJSON_AddObjectToObject(e, "source");
-    if (src)
-        cJSON_AddStringToObject(src, "component", component);
-    cJSON_AddStringToObject(e, "reportingComponent", component);
-    cJSON_AddStringToObject(e, "reportingInstance", instance);
-    cJSON_AddStringToObject(e, "firstTimestamp", ts);
-    cJSON_AddStringToObject(e, "lastTimestamp", ts);
-    cJSON_AddNumberToObject(e, "count", 1);
-    if (!meta || !io || !src || !cJSON_GetObjectItem(e, "count")) {
-        cJSON_Delete(e);
-        return NULL;
-    }
-    return e;
+    e = jb_object(&b);
+    jb_add_str(&b, e, "apiVersion", "v1");
+    jb_add_str(&b, e, "kind", "Event");
+    meta = jb_add_obj(&b, e, "metadata");
+    jb_add_str(&b, meta, "name", ename);
+    jb_add_str(&b, meta, "namespace", ns);
+    io = jb_add_obj(&b, e, "involvedObject");
+    jb_add_str(&b, io, "apiVersion", json_str(obj, "apiVersion", ""));
+    jb_add_str(&b, io, "kind", json_str(obj, "kind", ""));
+    jb_add_str(&b, io, "name", name);
+    jb_add_str(&b, io, "namespace", ns);
+    jb_add_str(&b, io, "uid", json_path_str(obj, "metadata.uid", ""));
+    jb_add_str(&b, io, "resourceVersion", json_path_str(obj, "metadata.resourceVersion", ""));
+    jb_add_str(&b, e, "type", type);
+    jb_add_str(&b, e, "reason", reason);
+    jb_add_str(&b, e, "message", message);
+    src = jb_add_obj(&b, e, "source");
+    jb_add_str(&b, src, "component", component);
+    jb_add_str(&b, e, "reportingComponent", component);
+    jb_add_str(&b, e, "reportingInstance", instance);
+    jb_add_str(&b, e, "firstTimestamp", ts);
+    jb_add_str(&b, e, "lastTimestamp", ts);
+    jb_add_num(&b, e, "count", 1);
+    return jb_finish(&b, e);
 }
 
 /* Finds the slot of a recent identical event, or NULL. */
@@ -151,14 +141,16 @@ static int events_bump(struct events *ev, const struct events_slot *s, time_t no
 {
     struct kube_err kerr;
     char ts[40];
-    cJSON *patch = cJSON_CreateObject();
+    struct jb b = {0};
+    cJSON *patch = jb_object(&b);
     int rc;
 
+    rfc3339_format(now, ts, sizeof(ts));
+    jb_add_num(&b, patch, "count", (double)s->count);
+    jb_add_str(&b, patch, "lastTimestamp", ts);
+    patch = jb_finish(&b, patch);
     if (!patch)
         return ZK_ENOMEM;
-    rfc3339_format(now, ts, sizeof(ts));
-    cJSON_AddNumberToObject(patch, "count", (double)s->count);
-    cJSON_AddStringToObject(patch, "lastTimestamp", ts);
     rc = kube_merge_patch(ev->client, &events_resource, s->ns, s->name, NULL, patch, NULL, &kerr);
     if (ev->metrics)
         metrics_api_result(ev->metrics, "event", rc, kerr.http_status);

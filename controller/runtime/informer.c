@@ -4,7 +4,7 @@
  * resource, so cJSON's linear member lookup is cheap and the structure needs no code of its own. */
 #include "controller/runtime/informer.h"
 
-#include "controller/corpus/render.h"
+#include "jb.h"
 #include "json.h"
 #include "kube/watch.h"
 #include "log.h"
@@ -25,7 +25,7 @@ struct informer {
     const struct kube_resource *resource;
     char *namespace;
     char *label_selector;
-    enum informer_key_mode key_mode;
+    informer_key_fn *key_of;
     informer_enqueue_fn *enqueue;
     void *ud;
     pthread_t thread;
@@ -36,7 +36,7 @@ struct informer {
     int synced;
 };
 
-static int informer_self_key(const cJSON *obj, char *key, size_t len)
+int informer_self_key(const cJSON *obj, char *key, size_t len)
 {
     const char *ns = json_path_str(obj, "metadata.namespace", "");
     const char *name = json_path_str(obj, "metadata.name", NULL);
@@ -48,53 +48,17 @@ static int informer_self_key(const cJSON *obj, char *key, size_t len)
     return n > 0 && (size_t)n < len;
 }
 
-int informer_owner_key(const cJSON *obj, enum informer_key_mode mode, char *key, size_t len)
-{
-    const cJSON *refs, *ref, *labels;
-    const char *ns = json_path_str(obj, "metadata.namespace", "");
-    const char *name = NULL;
-    int n;
-
-    if (mode == INFORMER_KEY_SELF)
-        return informer_self_key(obj, key, len);
-    refs = json_path(obj, "metadata.ownerReferences");
-    cJSON_ArrayForEach(ref, refs) {
-        const char *api = json_str(ref, "apiVersion", "");
-
-        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), RENDER_OWNER_KIND) == 0 &&
-            strncmp(api, "codesearch.dev/", 15) == 0) {
-            name = json_str(ref, "name", NULL);
-            break;
-        }
-    }
-    if (!name) {
-        /* The annotation holds the full name; the label only names corpora of up to 63 characters
-         * (older objects were rendered without the annotation). */
-        labels = json_path(obj, "metadata.labels");
-        if (strcmp(json_str(labels, RENDER_LABEL_MANAGED_BY, ""), RENDER_MANAGER) == 0) {
-            name = json_str(json_path(obj, "metadata.annotations"), RENDER_ANN_CORPUS, NULL);
-            if (!name)
-                name = json_str(labels, RENDER_LABEL_INSTANCE, NULL);
-        }
-    }
-    if (!name || !*name)
-        return 0;
-    n = snprintf(key, len, "%s/%s", ns, name);
-    return n > 0 && (size_t)n < len;
-}
-
 static void informer_notify(struct informer *inf, const cJSON *obj)
 {
     char key[INFORMER_KEY_MAX];
 
-    if (informer_owner_key(obj, inf->key_mode, key, sizeof(key)))
+    if (inf->key_of(obj, key, sizeof(key)))
         inf->enqueue(inf->ud, key);
 }
 
 /* Gives a listed item the apiVersion and kind that a List leaves out of its items (watch events
- * carry them), so that cached objects compare equal to rendered ones whichever way they arrived.
- * Returns 0 when out of memory. */
-static int informer_type_meta(const struct kube_resource *r, cJSON *obj)
+ * carry them), so that cached objects compare equal to rendered ones whichever way they arrived. */
+static void informer_type_meta(struct jb *b, const struct kube_resource *r, cJSON *obj)
 {
     char api[128];
 
@@ -103,36 +67,32 @@ static int informer_type_meta(const struct kube_resource *r, cJSON *obj)
             snprintf(api, sizeof(api), "%s/%s", r->group, r->version);
         else
             snprintf(api, sizeof(api), "%s", r->version);
-        if (!cJSON_AddStringToObject(obj, "apiVersion", api))
-            return 0;
+        jb_add_str(b, obj, "apiVersion", api);
     }
-    if (!cJSON_GetObjectItemCaseSensitive(obj, "kind") && !cJSON_AddStringToObject(obj, "kind", r->kind))
-        return 0;
-    return 1;
+    if (!cJSON_GetObjectItemCaseSensitive(obj, "kind"))
+        jb_add_str(b, obj, "kind", r->kind);
 }
 
 /* Builds a cache object from a list's items. NULL when out of memory. */
 static cJSON *informer_build(const struct kube_resource *r, const cJSON *items)
 {
-    cJSON *cache = cJSON_CreateObject();
+    struct jb b = {0};
+    cJSON *cache = jb_object(&b);
     const cJSON *it;
     char key[INFORMER_KEY_MAX];
 
-    if (!cache)
-        return NULL;
     cJSON_ArrayForEach(it, items) {
         cJSON *copy;
 
-        if (!informer_self_key(it, key, sizeof(key)))
+        if (b.failed || !informer_self_key(it, key, sizeof(key)))
             continue;
         copy = cJSON_Duplicate(it, 1);
-        if (!copy || !informer_type_meta(r, copy) || !cJSON_AddItemToObject(cache, key, copy)) {
-            cJSON_Delete(copy);
-            cJSON_Delete(cache);
-            return NULL;
-        }
+        b.failed |= !copy;
+        if (copy)
+            informer_type_meta(&b, r, copy);
+        jb_add(&b, cache, key, copy);
     }
-    return cache;
+    return jb_finish(&b, cache);
 }
 
 static void informer_on_list(void *ud, const cJSON *items)
@@ -225,7 +185,7 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
         return zk_err_set(err, ZK_ENOMEM, "informer %s: out of memory", o->resource->plural);
     inf->client = c;
     inf->resource = o->resource;
-    inf->key_mode = o->key_mode;
+    inf->key_of = o->key_of;
     inf->enqueue = o->enqueue;
     inf->ud = o->ud;
     pthread_mutex_init(&inf->mu, NULL);
@@ -275,50 +235,33 @@ cJSON *informer_get(struct informer *inf, const char *ns, const char *name)
 
 cJSON *informer_list_for(struct informer *inf, const char *key)
 {
-    cJSON *arr = cJSON_CreateArray();
+    struct jb b = {0};
+    cJSON *arr = jb_array(&b);
     const cJSON *it;
     char owner[INFORMER_KEY_MAX];
 
-    if (!arr)
-        return NULL;
     pthread_mutex_lock(&inf->mu);
     cJSON_ArrayForEach(it, inf->cache) {
-        cJSON *copy;
-
-        if (!informer_owner_key(it, inf->key_mode, owner, sizeof(owner)) || strcmp(owner, key) != 0)
-            continue;
-        copy = cJSON_Duplicate(it, 1);
-        if (!copy || !cJSON_AddItemToArray(arr, copy)) {
-            cJSON_Delete(copy);
-            cJSON_Delete(arr);
-            arr = NULL;
-            break;
-        }
+        if (!b.failed && inf->key_of(it, owner, sizeof(owner)) && strcmp(owner, key) == 0)
+            jb_push(&b, arr, cJSON_Duplicate(it, 1));
     }
     pthread_mutex_unlock(&inf->mu);
-    return arr;
+    return jb_finish(&b, arr);
 }
 
 cJSON *informer_keys(struct informer *inf)
 {
-    cJSON *arr = cJSON_CreateArray();
+    struct jb b = {0};
+    cJSON *arr = jb_array(&b);
     const cJSON *it;
 
-    if (!arr)
-        return NULL;
     pthread_mutex_lock(&inf->mu);
     cJSON_ArrayForEach(it, inf->cache) {
-        cJSON *s = cJSON_CreateString(it->string);
-
-        if (!s || !cJSON_AddItemToArray(arr, s)) {
-            cJSON_Delete(s);
-            cJSON_Delete(arr);
-            arr = NULL;
-            break;
-        }
+        if (!b.failed)
+            jb_push(&b, arr, jb_string(&b, it->string));
     }
     pthread_mutex_unlock(&inf->mu);
-    return arr;
+    return jb_finish(&b, arr);
 }
 
 void informer_cancel(struct informer *inf)

@@ -1,16 +1,12 @@
 /* informer.h: a cache of one kind of object, kept current by list+watch, that tells the controller
- * which corpus to reconcile when something changes.
+ * which object to reconcile when something changes.
  *
  * Each informer runs lib/kube/watch's reflector in its own thread. The cache maps "namespace/name" to
  * the latest object seen; readers get deep copies, so a reconcile never races the watch thread. Every
- * change calls enqueue with the key of the corpus the object belongs to:
- * - INFORMER_KEY_SELF: the object's own key (the corpora themselves);
- * - INFORMER_KEY_OWNER: the corpus named by the object's controller ownerReference of kind
- *   CodeSearchCorpus, or, when there is none and its app.kubernetes.io/managed-by label is
- *   zoekt-operator, by its codesearch.dev/corpus annotation, else its app.kubernetes.io/instance label.
- *   These cover objects the corpus does not own directly: a PVC kept under the Retain policy, and the
- *   Jobs a CronJob creates (owned by the CronJob, annotated and labelled through its job template). The
- *   annotation is what carries a corpus name longer than a label value's 63 characters.
+ * change calls enqueue with the key the informer's key function gives the object: its own key
+ * (informer_self_key, for the objects reconciled themselves), or the key of the object it belongs to,
+ * by whatever rule the caller's domain has (the corpus package maps a child to its corpus); objects the
+ * function maps to nothing are cached but enqueue nothing.
  * A relist (first list, or after the server expired our version) enqueues every object in the old and
  * the new list, so a deletion missed during a disconnect is still seen. Listed objects get the
  * apiVersion and kind a List omits from its items, so the cache looks the same however an object
@@ -23,16 +19,18 @@
 
 #include <cjson/cJSON.h>
 
-enum informer_key_mode { INFORMER_KEY_SELF, INFORMER_KEY_OWNER };
+/* Writes the key ("namespace/name") to enqueue for obj into key (len bytes); returns 1, or 0 when obj
+ * maps to no key or the key does not fit. Called from the watch thread and from readers; must be pure. */
+typedef int informer_key_fn(const cJSON *obj, char *key, size_t len);
 
-/* Called from the watch thread with a corpus key ("namespace/name"), borrowed for the call. */
+/* Called from the watch thread with a key ("namespace/name"), borrowed for the call. */
 typedef void informer_enqueue_fn(void *ud, const char *key);
 
 struct informer_opts {
     const struct kube_resource *resource; /* must outlive the informer */
     const char *namespace;                /* NULL: all namespaces; copied */
     const char *label_selector;           /* NULL: none; copied */
-    enum informer_key_mode key_mode;
+    informer_key_fn *key_of;              /* required; informer_self_key for the objects themselves */
     informer_enqueue_fn *enqueue;
     void *ud;
 };
@@ -49,8 +47,8 @@ int informer_has_synced(struct informer *inf);
  * memory. */
 cJSON *informer_get(struct informer *inf, const char *ns, const char *name);
 
-/* A new array (caller-owned) of deep copies of every cached object whose corpus key (as enqueue would
- * see it) is key; empty when none, NULL only when out of memory. */
+/* A new array (caller-owned) of deep copies of every cached object whose key (as enqueue would see it)
+ * is key; empty when none, NULL only when out of memory. */
 cJSON *informer_list_for(struct informer *inf, const char *key);
 
 /* Every cached object's own key, as a new array of strings (caller-owned); NULL when out of memory. */
@@ -63,8 +61,8 @@ void informer_cancel(struct informer *inf);
 void informer_stop(struct informer *inf);
 void informer_free(struct informer *inf);
 
-/* The corpus key of obj under mode, written into key (len bytes); returns 1, or 0 when obj belongs to
- * no corpus. Pure; exposed for unit tests. */
-int informer_owner_key(const cJSON *obj, enum informer_key_mode mode, char *key, size_t len);
+/* The object's own key, "namespace/name" (or "/name" for an object without a namespace). An
+ * informer_key_fn. */
+int informer_self_key(const cJSON *obj, char *key, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* leader.c: see leader.h. */
 #include "controller/runtime/leader.h"
 
+#include "jb.h"
 #include "json.h"
 #include "log.h"
 #include "monotime.h"
@@ -54,28 +55,23 @@ cJSON *leader_claim_spec(const cJSON *lease, const char *identity, int duration_
     const char *acquired = json_str(old, "acquireTime", NULL);
     long long transitions = json_int(old, "leaseTransitions", 0);
     char now[40];
-    cJSON *spec = cJSON_CreateObject();
+    struct jb b = {0};
+    cJSON *spec = jb_object(&b);
 
-    if (!spec)
-        return NULL;
     leader_format_micro(now_us, now, sizeof(now));
-    cJSON_AddStringToObject(spec, "holderIdentity", identity);
-    cJSON_AddNumberToObject(spec, "leaseDurationSeconds", duration_seconds);
+    jb_add_str(&b, spec, "holderIdentity", identity);
+    jb_add_num(&b, spec, "leaseDurationSeconds", duration_seconds);
     if (strcmp(holder, identity) == 0 && acquired) {
-        cJSON_AddStringToObject(spec, "acquireTime", acquired);
+        jb_add_str(&b, spec, "acquireTime", acquired);
     } else {
-        cJSON_AddStringToObject(spec, "acquireTime", now);
+        jb_add_str(&b, spec, "acquireTime", now);
         /* A takeover from another holder is a transition; the very first acquisition is not. */
         if (lease && holder[0])
             transitions++;
     }
-    cJSON_AddStringToObject(spec, "renewTime", now);
-    cJSON_AddNumberToObject(spec, "leaseTransitions", (double)transitions);
-    if (!cJSON_GetObjectItem(spec, "leaseTransitions")) {
-        cJSON_Delete(spec);
-        return NULL;
-    }
-    return spec;
+    jb_add_str(&b, spec, "renewTime", now);
+    jb_add_num(&b, spec, "leaseTransitions", (double)transitions);
+    return jb_finish(&b, spec);
 }
 
 static void leader_count(struct leader *l, const char *verb, int rc, const struct kube_err *e)
@@ -135,18 +131,20 @@ static int leader_try(struct leader *l)
         rc = kube_replace(l->client, &leader_lease, l->ns, l->name, NULL, obj, NULL, &kerr);
         leader_count(l, "lease", rc, &kerr);
     } else {
-        obj = cJSON_CreateObject();
+        struct jb b = {0};
+        cJSON *meta;
+
+        obj = jb_object(&b);
+        jb_add_str(&b, obj, "apiVersion", "coordination.k8s.io/v1");
+        jb_add_str(&b, obj, "kind", "Lease");
+        meta = jb_add_obj(&b, obj, "metadata");
+        jb_add_str(&b, meta, "name", l->name);
+        jb_add_str(&b, meta, "namespace", l->ns);
+        jb_add(&b, obj, "spec", spec);
+        spec = NULL;
+        obj = jb_finish(&b, obj);
         if (!obj)
             goto out;
-        cJSON_AddStringToObject(obj, "apiVersion", "coordination.k8s.io/v1");
-        cJSON_AddStringToObject(obj, "kind", "Lease");
-        cJSON *meta = cJSON_AddObjectToObject(obj, "metadata");
-        if (!meta)
-            goto out;
-        cJSON_AddStringToObject(meta, "name", l->name);
-        cJSON_AddStringToObject(meta, "namespace", l->ns);
-        cJSON_AddItemToObject(obj, "spec", spec);
-        spec = NULL;
         rc = kube_create(l->client, &leader_lease, l->ns, obj, NULL, &kerr);
         leader_count(l, "lease", rc, &kerr);
     }
@@ -166,6 +164,7 @@ out:
 /* Gives the Lease up so that the standby need not wait for it to expire. */
 static void leader_release(struct leader *l)
 {
+    struct jb b = {0};
     struct kube_err kerr;
     cJSON *lease = NULL;
     cJSON *spec;
@@ -180,9 +179,13 @@ static void leader_release(struct leader *l)
     }
     spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
     leader_format_micro(leader_wall_us(), now, sizeof(now));
-    cJSON_ReplaceItemInObjectCaseSensitive(spec, "holderIdentity", cJSON_CreateString(""));
-    cJSON_ReplaceItemInObjectCaseSensitive(spec, "leaseDurationSeconds", cJSON_CreateNumber(1));
-    cJSON_ReplaceItemInObjectCaseSensitive(spec, "renewTime", cJSON_CreateString(now));
+    jb_set(&b, spec, "holderIdentity", jb_string(&b, ""));
+    jb_set(&b, spec, "leaseDurationSeconds", jb_number(&b, 1));
+    jb_set(&b, spec, "renewTime", jb_string(&b, now));
+    /* Half a release would renew the Lease for this replica instead; the standby then waits it out. */
+    lease = jb_finish(&b, lease);
+    if (!lease)
+        return;
     rc = kube_replace(l->client, &leader_lease, l->ns, l->name, NULL, lease, NULL, &kerr);
     leader_count(l, "lease", rc, &kerr);
     if (rc == ZK_OK)

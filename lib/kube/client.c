@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "json.h"
 #include "log.h"
+#include "textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -68,27 +69,18 @@ static int kcli_fail(struct kube_err *err, int code, const char *what, const cha
     return kcli_transport(err, code, &z);
 }
 
-/* Reads the token file (first line, trimmed) into a heap string. */
+/* Reads the token file (its first line, trimmed) into a heap string. */
 static int kcli_read_token(const char *path, char **out, struct zk_err *err)
 {
-    struct buf b;
-    int rc;
+    int rc = textfile_first_line(path, KCLI_MAX_TOKEN, out, err);
 
-    *out = NULL;
-    buf_init(&b, KCLI_MAX_TOKEN);
-    if ((rc = buf_read_file(&b, path, err)) != ZK_OK) {
-        zk_err_prefix(err, "bearer token file");
-        return rc;
-    }
-    while (b.len > 0 && isspace((unsigned char)b.data[b.len - 1]))
-        b.data[--b.len] = '\0';
-    if (b.len == 0) {
-        buf_free(&b);
+    if (rc != ZK_OK)
+        return zk_err_prefix(err, "bearer token file");
+    if (!**out) {
+        free(*out);
+        *out = NULL;
         return zk_err_set(err, ZK_EINVAL, "bearer token file %s is empty", path);
     }
-    *out = buf_steal(&b);
-    if (!*out)
-        return zk_err_set(err, ZK_ENOMEM, "bearer token file %s: out of memory", path);
     return ZK_OK;
 }
 

@@ -19,9 +19,6 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-/* An API answered, but with an error status. Distinct from every transport code. */
-#define ZK_EAPI (-20)
-
 enum kube_reason {
     KUBE_REASON_NONE = 0,      /* success, or a transport failure (see kube_err.base.code) */
     KUBE_REASON_NOT_FOUND,     /* 404 NotFound */

@@ -6,6 +6,7 @@
 #include "kube/config.h"
 
 #include "buf.h"
+#include "textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -563,25 +564,6 @@ static int kcfg_load_list(const char *list, const char *context, struct kube_con
     return rc;
 }
 
-/* Copies the first line of a small file into a heap string with surrounding whitespace removed. */
-static int kcfg_read_trimmed(const char *path, char **out, struct zk_err *err)
-{
-    size_t len = 0, start = 0;
-    char *text;
-    int rc = kcfg_read_file(path, &text, &len, err);
-
-    if (rc)
-        return rc;
-    while (start < len && isspace((unsigned char)text[start]))
-        start++;
-    while (len > start && isspace((unsigned char)text[len - 1]))
-        len--;
-    memmove(text, text + start, len - start);
-    text[len - start] = '\0';
-    *out = text;
-    return ZK_OK;
-}
-
 int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, struct zk_err *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
@@ -618,7 +600,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, struct z
     cfg->token_file = strdup(path);
     snprintf(path, sizeof(path), "%s/namespace", sa_dir);
     if (access(path, F_OK) == 0) {
-        rc = kcfg_read_trimmed(path, &cfg->namespace, err);
+        rc = textfile_first_line(path, KCFG_MAX_FILE, &cfg->namespace, err);
         if (rc) {
             zk_err_prefix(err, "in-cluster configuration");
             goto out;

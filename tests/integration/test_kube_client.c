@@ -25,6 +25,7 @@
 #include "kube/watch.h"
 #include "log.h"
 #include "tests/support/cmd.h"
+#include "tests/support/fixture.h"
 #include "tests/support/tmpdir.h"
 
 static const struct kube_resource NAMESPACES = {"", "v1", "namespaces", "Namespace", 0};
@@ -55,13 +56,6 @@ static void sleep_ms(long ms)
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
     nanosleep(&ts, NULL);
-}
-
-static const char *root_dir(void)
-{
-    const char *r = getenv("ZK_ROOT");
-
-    return r && *r ? r : ".";
 }
 
 /* The API server may be restarting (another suite's watch test): wait for /readyz. */
@@ -381,7 +375,7 @@ static void test_forbidden(void **state)
 
     (void)state;
     snprintf(name, sizeof(name), "kc-nobody-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "%s/scripts/cluster.sh user %s", root_dir(), name);
+    snprintf(cmd, sizeof(cmd), "%s/scripts/cluster.sh user %s", fixture_root(), name);
     cmd_first_line(cmd, path, sizeof(path));
     assert_true(path[0] != '\0');
     assert_int_equal(kube_config_from_file(path, NULL, &cfg, &zerr), ZK_OK);
@@ -668,7 +662,7 @@ static void restart_apiserver(void)
     char cmd[1024];
     long start = now_ms();
 
-    snprintf(cmd, sizeof(cmd), "%s/scripts/cluster.sh restart-apiserver", root_dir());
+    snprintf(cmd, sizeof(cmd), "%s/scripts/cluster.sh restart-apiserver", fixture_root());
     assert_int_equal(system(cmd), 0);
     fprintf(stderr, "restart-apiserver took %ld ms\n", now_ms() - start);
 }

@@ -10,6 +10,7 @@
 
 #include "controller/corpus/render.h"
 #include "tests/support/cmd.h"
+#include "tests/support/fixture.h"
 #include "tests/support/tmpdir.h"
 
 #include <arpa/inet.h>
@@ -40,10 +41,9 @@ struct nx {
  * before nginx binds. */
 static int free_port(void)
 {
-    const char *root = getenv("ZK_ROOT");
     char cmd[600], line[32];
 
-    snprintf(cmd, sizeof(cmd), "%s/scripts/free-port.sh", root && *root ? root : ".");
+    snprintf(cmd, sizeof(cmd), "%s/scripts/free-port.sh", fixture_root());
     cmd_first_line(cmd, line, sizeof(line));
     assert_true(atoi(line) > 0);
     return atoi(line);

@@ -56,7 +56,8 @@ check "ConfigMap lists the repositories" bash -c "kubectl -n $NS get cm org-inde
 check "PodDisruptionBudget lets one search pod go at a time, selecting the Deployment's pods" \
   [ "$(j pdb org-search '{.spec.maxUnavailable}/{.spec.selector.matchLabels.app\.kubernetes\.io/component}')" = "1/search" ]
 check "CronJob forbids concurrent runs" [ "$(j cronjob org-indexer '{.spec.concurrencyPolicy}')" = "Forbid" ]
-check "CronJob has the default nightly schedule" [ -n "$(j cronjob org-indexer '{.spec.schedule}')" ]
+# The corpus names no schedule: the default (SPEC_DEFAULT_SCHEDULE, and the CRD's default) applies.
+check "CronJob has the default nightly schedule" [ "$(j cronjob org-indexer '{.spec.schedule}')" = "0 3 * * *" ]
 check "Deployment runs three containers" \
   [ "$(j deploy org-search '{range .spec.template.spec.containers[*]}{.name}{" "}{end}' | wc -w)" = 3 ]
 check "Deployment selects arm64 nodes" \

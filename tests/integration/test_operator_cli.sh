@@ -15,6 +15,11 @@ for f in $(grep -oE '\{"[a-z-]+", (required|optional|no)_argument' "$ZK_ROOT/con
 done
 check "--help lists every flag the parser accepts${missing:+ (missing:$missing)}" [ -z "$missing" ]
 check "--version prints the version" bash -c "'$OP' --version | grep -qE '^zoekt-operator [0-9]+\.[0-9]+\.[0-9]+'"
+for form in "--lease-duration 5x" "--lease-duration=5x"; do
+  # shellcheck disable=SC2086 # the form is split into words on purpose
+  "$OP" $form >/dev/null 2>"$TMP/flag.err"
+  check "$form names the flag in its error" grep -q "^zoekt-operator: --lease-duration takes a positive number of seconds" "$TMP/flag.err"
+done
 check "an unknown flag exits 2" bash -c "'$OP' --no-such-flag >/dev/null 2>&1; [ \$? -eq 2 ]"
 
 cat >"$TMP/corpus.yaml" <<'YAML'

@@ -19,6 +19,7 @@
 #include <microhttpd.h>
 #include "connector/zoekt/client.h"
 #include "http.h"
+#include "tests/support/fixture.h"
 
 static pid_t replay_pid;
 static char replay_url[64];
@@ -34,15 +35,14 @@ static long now_ms(void)
 
 static int start_replay(void **state)
 {
-    const char *root = getenv("ZK_ROOT");
     char bin[1024], fixtures[1024];
     long deadline;
     FILE *f;
     unsigned port = 0;
 
     (void)state;
-    snprintf(bin, sizeof(bin), "%s/build/san/tests/tools/zoekt-replay", root ? root : ".");
-    snprintf(fixtures, sizeof(fixtures), "%s/tests/fixtures/zoekt", root ? root : ".");
+    snprintf(bin, sizeof(bin), "%s/build/san/tests/tools/zoekt-replay", fixture_root());
+    snprintf(fixtures, sizeof(fixtures), "%s/tests/fixtures/zoekt", fixture_root());
     snprintf(port_file, sizeof(port_file), "/tmp/zoekt-replay-%d.port", (int)getpid());
     unlink(port_file);
     replay_pid = fork();
@@ -215,13 +215,16 @@ static void test_server_error(void **state)
     struct zr_search s;
 
     (void)state;
-    assert_int_equal(zc_search(&c, "zk:500", &so, NULL, &s, &err), ZK_EHTTP);
+    /* The message's advice and the code's retryable flag (what /index-status reports) agree. */
+    assert_int_equal(zc_search(&c, "zk:500", &so, NULL, &s, &err), ZK_ESERVER);
     assert_non_null(strstr(err.msg, "HTTP 500"));
     assert_non_null(strstr(err.msg, "simulated internal error"));
     assert_non_null(strstr(err.msg, "retrying may help"));
+    assert_true(zk_err_retryable(err.code));
     zr_search_free(&s);
 
     assert_int_equal(zc_search(&c, "zk:deadline", &so, NULL, &s, &err), ZK_EHTTP);
+    assert_false(zk_err_retryable(err.code));
     assert_non_null(strstr(err.msg, "Zoekt's time limit ended the search with HTTP 500"));
     assert_non_null(strstr(err.msg, "narrow the query"));
     zr_search_free(&s);

@@ -12,28 +12,14 @@
 
 #include "buf.h"
 #include "connector/format.h"
-
-static char *read_fixture(const char *name, size_t *len)
-{
-    const char *root = getenv("ZK_ROOT");
-    char path[1024];
-    struct buf b;
-    struct zk_err err;
-
-    snprintf(path, sizeof(path), "%s/tests/fixtures/zoekt/%s", root ? root : ".", name);
-    buf_init(&b, 64u << 20);
-    if (buf_read_file(&b, path, &err) != ZK_OK)
-        fail_msg("%s", err.msg);
-    *len = b.len;
-    return buf_steal(&b);
-}
+#include "tests/support/fixture.h"
 
 static void parse(const char *fixture, int ctx, struct zr_search *s)
 {
     struct zr_opts o = {NULL, ctx};
     struct zk_err err = {0};
     size_t len;
-    char *body = read_fixture(fixture, &len);
+    char *body = fixture_read("tests/fixtures/zoekt", fixture, &len);
 
     if (zr_parse_search(body, len, &o, s, &err))
         fail_msg("%s: %s", fixture, err.msg);
@@ -372,7 +358,7 @@ static void test_repos_and_filter(void **state)
     struct buf text;
     cJSON *json;
     size_t len;
-    char *body = read_fixture("07_list_all.response.json", &len);
+    char *body = fixture_read("tests/fixtures/zoekt", "07_list_all.response.json", &len);
 
     (void)state;
     assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
@@ -412,7 +398,7 @@ static void test_mutated_answers_never_crash(void **state)
     (void)state;
     for (size_t f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
         size_t len;
-        char *orig = read_fixture(fixtures[f], &len);
+        char *orig = fixture_read("tests/fixtures/zoekt", fixtures[f], &len);
 
         for (int round = 0; round < 400; round++) {
             char *body = malloc(len + 1);

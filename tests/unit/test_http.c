@@ -1,12 +1,18 @@
 /* Unit tests for lib/http: the error taxonomy and message of a refused connection (loopback port 1,
- * where nothing listens: no server is needed), and the request checks made before any I/O. */
+ * where nothing listens), the request checks made before any I/O, and the headers sent, as a one-shot
+ * loopback server in a thread receives them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "http.h"
@@ -62,6 +68,96 @@ static void test_a_body_bound_is_required(void **state)
     http_response_free(&resp);
 }
 
+/* A server for one request on a loopback port: it answers with the bearer token it received, so a test
+ * sees exactly what went over the wire. */
+struct echo_server {
+    int fd;
+    int port;
+    pthread_t thread;
+};
+
+static void *echo_token(void *arg)
+{
+    static char request[256 * 1024];
+    struct echo_server *s = arg;
+    const char *token = "", *end;
+    char head[128];
+    size_t len = 0;
+    ssize_t n;
+    int conn = accept(s->fd, NULL, NULL);
+
+    if (conn < 0)
+        return NULL;
+    while (len < sizeof(request) - 1 && (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
+        len += (size_t)n;
+        request[len] = '\0';
+        if (strstr(request, "\r\n\r\n"))
+            break;
+    }
+    if ((token = strstr(request, "\r\nAuthorization: Bearer ")) != NULL) {
+        token += strlen("\r\nAuthorization: Bearer ");
+        end = strstr(token, "\r\n");
+        len = end ? (size_t)(end - token) : strlen(token);
+    } else {
+        token = "";
+        len = 0;
+    }
+    snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", len);
+    if (write(conn, head, strlen(head)) < 0 || write(conn, token, len) < 0)
+        fprintf(stderr, "echo server: write failed\n");
+    close(conn);
+    return NULL;
+}
+
+static void echo_start(struct echo_server *s)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+
+    s->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s->fd >= 0);
+    assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(s->fd, 1), 0);
+    assert_int_equal(getsockname(s->fd, (struct sockaddr *)&a, &alen), 0);
+    s->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&s->thread, NULL, echo_token, s), 0);
+}
+
+static void echo_stop(struct echo_server *s)
+{
+    pthread_join(s->thread, NULL);
+    close(s->fd);
+}
+
+/* Bearer tokens from OIDC providers (group claims) and exec plugins can be tens of kilobytes; the kube
+ * client accepts 64 KiB. Such a token must reach the server whole, not cut to some header buffer. */
+static void test_a_long_bearer_token_is_sent_whole(void **state)
+{
+    size_t n = 40000;
+    char *token = malloc(n + 1), url[64];
+    struct echo_server s;
+    struct http_request req = {.method = "GET", .timeout_ms = 5000, .max_body = 2 * n};
+    struct http_response resp;
+    struct zk_err err;
+
+    (void)state;
+    assert_non_null(token);
+    for (size_t i = 0; i < n; i++)
+        token[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[i % 36];
+    token[n] = '\0';
+    echo_start(&s);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s.port);
+    req.url = url;
+    req.bearer_token = token;
+    assert_int_equal(http_do(&req, &resp, &err), ZK_OK);
+    echo_stop(&s);
+    assert_int_equal(resp.status, 200);
+    assert_int_equal(resp.body.len, n);
+    assert_memory_equal(resp.body.data, token, n);
+    http_response_free(&resp);
+    free(token);
+}
+
 static void test_escape(void **state)
 {
     char *e = http_escape("app=zoekt,tier!=web x/y");
@@ -76,6 +172,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_connection_message_is_stable),
         cmocka_unit_test(test_a_body_bound_is_required),
+        cmocka_unit_test(test_a_long_bearer_token_is_sent_whole),
         cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

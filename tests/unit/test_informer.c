@@ -1,4 +1,5 @@
-/* Unit tests for controller/runtime/informer's key mapping: which corpus a changed object belongs to. */
+/* Unit tests for the key functions informers are given: informer_self_key (an object's own key) and
+ * controller/corpus/api's api_corpus_key (which corpus a changed child belongs to). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,15 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "controller/corpus/api.h"
 #include "controller/runtime/informer.h"
 
-static int key_of(const char *json, enum informer_key_mode mode, char *key, size_t len)
+static int key_of(const char *json, informer_key_fn *fn, char *key, size_t len)
 {
     cJSON *obj = cJSON_Parse(json);
     int r;
 
     assert_non_null(obj);
-    r = informer_owner_key(obj, mode, key, len);
+    r = fn(obj, key, len);
     cJSON_Delete(obj);
     return r;
 }
@@ -25,9 +27,9 @@ static void test_self_key(void **state)
     char key[64];
 
     (void)state;
-    assert_true(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"org\"}}", INFORMER_KEY_SELF, key, sizeof(key)));
+    assert_true(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"org\"}}", informer_self_key, key, sizeof(key)));
     assert_string_equal(key, "team/org");
-    assert_false(key_of("{\"metadata\":{}}", INFORMER_KEY_SELF, key, sizeof(key)));
+    assert_false(key_of("{\"metadata\":{}}", informer_self_key, key, sizeof(key)));
 }
 
 static void test_controller_owner_reference(void **state)
@@ -39,15 +41,15 @@ static void test_controller_owner_reference(void **state)
                        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"x\",\"controller\":false},"
                        "{\"apiVersion\":\"codesearch.dev/v1alpha1\",\"kind\":\"CodeSearchCorpus\",\"name\":\"org\","
                        "\"controller\":true}]}}",
-                       INFORMER_KEY_OWNER, key, sizeof(key)));
+                       api_corpus_key, key, sizeof(key)));
     assert_string_equal(key, "team/org");
     /* A non-controller reference, or one of another group, is not ours. */
     assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"ownerReferences\":[{\"apiVersion\":"
                         "\"codesearch.dev/v1alpha1\",\"kind\":\"CodeSearchCorpus\",\"name\":\"org\"}]}}",
-                        INFORMER_KEY_OWNER, key, sizeof(key)));
+                        api_corpus_key, key, sizeof(key)));
     assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"ownerReferences\":[{\"apiVersion\":"
                         "\"example.com/v1\",\"kind\":\"CodeSearchCorpus\",\"name\":\"org\",\"controller\":true}]}}",
-                        INFORMER_KEY_OWNER, key, sizeof(key)));
+                        api_corpus_key, key, sizeof(key)));
 }
 
 static void test_instance_label_fallback(void **state)
@@ -60,11 +62,11 @@ static void test_instance_label_fallback(void **state)
                        "\"app.kubernetes.io/managed-by\":\"zoekt-operator\",\"app.kubernetes.io/instance\":\"org\"},"
                        "\"ownerReferences\":[{\"apiVersion\":\"batch/v1beta1\",\"kind\":\"CronJob\",\"name\":"
                        "\"org-indexer\",\"controller\":true}]}}",
-                       INFORMER_KEY_OWNER, key, sizeof(key)));
+                       api_corpus_key, key, sizeof(key)));
     assert_string_equal(key, "team/org");
     assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"labels\":{\"app.kubernetes.io/managed-by\":\"helm\","
                         "\"app.kubernetes.io/instance\":\"org\"}}}",
-                        INFORMER_KEY_OWNER, key, sizeof(key)));
+                        api_corpus_key, key, sizeof(key)));
 }
 
 /* A corpus name longer than 63 characters gets a hashed instance label; the annotation still names
@@ -87,12 +89,12 @@ static void test_corpus_annotation_for_long_names(void **state)
                  "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"name\":\"x-indexer\","
                  "\"controller\":true}]}}",
                  name);
-        assert_true(key_of(json, INFORMER_KEY_OWNER, key, sizeof(key)));
+        assert_true(key_of(json, api_corpus_key, key, sizeof(key)));
     }
     assert_string_equal(key, "team/platform-engineering-organisation-wide-code-search-corpus-for-agents");
     /* Objects we do not manage are not mapped, whatever they are annotated with. */
     assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"annotations\":{\"codesearch.dev/corpus\":\"org\"}}}",
-                        INFORMER_KEY_OWNER, key, sizeof(key)));
+                        api_corpus_key, key, sizeof(key)));
 }
 
 static void test_key_that_does_not_fit(void **state)
@@ -100,7 +102,7 @@ static void test_key_that_does_not_fit(void **state)
     char key[8];
 
     (void)state;
-    assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"a-long-name\"}}", INFORMER_KEY_SELF, key,
+    assert_false(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"a-long-name\"}}", informer_self_key, key,
                         sizeof(key)));
 }
 

@@ -8,6 +8,7 @@
 
 #include "controller/runtime/leader.h"
 #include "json.h"
+#include "tests/support/failalloc.h"
 
 /* 2026-11-30T01:02:03.456789Z */
 #define T0 1796000523456789LL
@@ -69,6 +70,23 @@ static void test_takeover_counts_a_transition(void **state)
     cJSON_Delete(released);
 }
 
+static cJSON *claim(void *lease)
+{
+    return leader_claim_spec(lease, "me", 15, T0);
+}
+
+/* Out of memory, a candidate writes a whole Lease spec or none: a spec without holderIdentity would let
+ * any replica take the Lease. */
+static void test_claim_is_whole_or_nothing(void **state)
+{
+    cJSON *lease = cJSON_Parse("{\"spec\":{\"holderIdentity\":\"other\",\"leaseTransitions\":3}}");
+
+    (void)state;
+    failalloc_whole_or_nothing(claim, NULL);
+    failalloc_whole_or_nothing(claim, lease);
+    cJSON_Delete(lease);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -76,6 +94,7 @@ int main(void)
         cmocka_unit_test(test_first_acquisition),
         cmocka_unit_test(test_renewal_keeps_acquire_time),
         cmocka_unit_test(test_takeover_counts_a_transition),
+        cmocka_unit_test(test_claim_is_whole_or_nothing),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,8 @@
 #include "buf.h"
 #include "controller/corpus/render.h"
 #include "json.h"
+#include "tests/support/failalloc.h"
+#include "tests/support/fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +23,9 @@
 static char *read_file(const char *rel)
 {
     char path[1024];
-    const char *root = getenv("ZK_ROOT");
     struct buf b;
 
-    snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+    snprintf(path, sizeof(path), "%s/%s", fixture_root(), rel);
     buf_init(&b, 16u << 20);
     return buf_read_file(&b, path, NULL) == ZK_OK ? buf_steal(&b) : NULL;
 }
@@ -32,10 +33,9 @@ static char *read_file(const char *rel)
 static void write_file(const char *rel, const char *text)
 {
     char path[1024];
-    const char *root = getenv("ZK_ROOT");
     FILE *f;
 
-    snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+    snprintf(path, sizeof(path), "%s/%s", fixture_root(), rel);
     f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
@@ -126,7 +126,7 @@ static const cJSON *container(const cJSON *pod_spec, const char *name)
 static const char *config_hash(const cJSON *children)
 {
     return json_str(json_path(child(children, "Deployment"), "spec.template.metadata.annotations"),
-                    RENDER_ANN_CONFIG_HASH, NULL);
+                    API_ANN_CONFIG_HASH, NULL);
 }
 
 static void test_golden(void **state)
@@ -182,14 +182,14 @@ static void test_order_labels_owners(void **state)
 
         assert_string_equal(json_str(c, "kind", ""), kinds[i++]);
         assert_string_equal(json_path_str(c, "metadata.namespace", ""), "codesearch");
-        assert_string_equal(json_str(l, RENDER_LABEL_NAME, ""), "zoekt");
-        assert_string_equal(json_str(l, RENDER_LABEL_INSTANCE, ""), "org");
-        assert_string_equal(json_str(l, RENDER_LABEL_MANAGED_BY, ""), "zoekt-operator");
-        assert_non_null(json_str(l, RENDER_LABEL_COMPONENT, NULL));
+        assert_string_equal(json_str(l, API_LABEL_NAME, ""), "zoekt");
+        assert_string_equal(json_str(l, API_LABEL_INSTANCE, ""), "org");
+        assert_string_equal(json_str(l, API_LABEL_MANAGED_BY, ""), "zoekt-operator");
+        assert_non_null(json_str(l, API_LABEL_COMPONENT, NULL));
         /* Retain (the default): the PVC alone has no owner, so deleting the corpus keeps it. */
         if (i == 1) {
             assert_null(owners);
-            assert_string_equal(json_str(json_path(c, "metadata.annotations"), RENDER_ANN_ON_DELETE, ""), "Retain");
+            assert_string_equal(json_str(json_path(c, "metadata.annotations"), API_ANN_ON_DELETE, ""), "Retain");
             continue;
         }
         assert_int_equal(cJSON_GetArraySize(owners), 1);
@@ -217,7 +217,7 @@ static void test_pvc_delete_policy(void **state)
     render_fx(&fx, corpus, "batch/v1");
     pvc = child(fx.children, "PersistentVolumeClaim");
     assert_int_equal(cJSON_GetArraySize(json_path(pvc, "metadata.ownerReferences")), 1);
-    assert_string_equal(json_str(json_path(pvc, "metadata.annotations"), RENDER_ANN_ON_DELETE, ""), "Delete");
+    assert_string_equal(json_str(json_path(pvc, "metadata.annotations"), API_ANN_ON_DELETE, ""), "Delete");
     assert_string_equal(json_path_str(pvc, "spec.storageClassName", ""), "efs-sc");
     assert_string_equal(json_path_str(pvc, "spec.resources.requests.storage", ""), "200Gi");
     assert_string_equal(cJSON_GetArrayItem(json_path(pvc, "spec.accessModes"), 0)->valuestring, "ReadWriteMany");
@@ -549,18 +549,18 @@ static void test_long_name_corpus(void **state)
     render_fx(&fx, corpus, "batch/v1");
     cJSON_ArrayForEach(c, fx.children) {
         assert_true(strlen(json_path_str(c, "metadata.name", "")) <= (strcmp(json_str(c, "kind", ""), "CronJob") ? 63 : 52));
-        assert_true(strlen(json_str(json_path(c, "metadata.labels"), RENDER_LABEL_INSTANCE, "")) <= 63);
+        assert_true(strlen(json_str(json_path(c, "metadata.labels"), API_LABEL_INSTANCE, "")) <= 63);
     }
     /* The Jobs the CronJob creates, their Pods and a retained PVC carry the full name in an annotation: that is how
-     * the controller maps them back (informer_owner_key), since their label had to be hashed. */
+     * the controller maps them back (api_corpus_key), since their label had to be hashed. */
     assert_string_equal(json_str(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.metadata.annotations"),
-                                 RENDER_ANN_CORPUS, ""),
+                                 API_ANN_CORPUS, ""),
                         name);
     assert_string_equal(json_str(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.metadata.annotations"),
-                                 RENDER_ANN_CORPUS, ""),
+                                 API_ANN_CORPUS, ""),
                         name);
     assert_string_equal(json_str(json_path(child(fx.children, "PersistentVolumeClaim"), "metadata.annotations"),
-                                 RENDER_ANN_CORPUS, ""),
+                                 API_ANN_CORPUS, ""),
                         name);
     /* The owner reference and the Role name the corpus by its real name. */
     c = child(fx.children, "Role");
@@ -587,9 +587,9 @@ static void test_reindex_job(void **state)
     assert_string_not_equal(n1, json_path_str(j3, "metadata.name", ""));
     assert_true(strncmp(n1, "org-reindex-", 12) == 0);
     assert_string_equal(json_str(j1, "apiVersion", ""), "batch/v1");
-    assert_string_equal(json_str(json_path(j1, "metadata.annotations"), RENDER_ANN_REINDEX, ""), "2026-11-29T10:00:00Z");
-    assert_int_equal(strlen(json_str(json_path(j1, "metadata.labels"), RENDER_LABEL_REINDEX, "")), 16);
-    assert_string_equal(json_str(json_path(j1, "metadata.labels"), RENDER_LABEL_COMPONENT, ""), "indexer");
+    assert_string_equal(json_str(json_path(j1, "metadata.annotations"), API_ANN_REINDEX, ""), "2026-11-29T10:00:00Z");
+    assert_int_equal(strlen(json_str(json_path(j1, "metadata.labels"), API_LABEL_REINDEX, "")), 16);
+    assert_string_equal(json_str(json_path(j1, "metadata.labels"), API_LABEL_COMPONENT, ""), "indexer");
     assert_int_equal(cJSON_GetArraySize(json_path(j1, "metadata.ownerReferences")), 1);
     /* The same pod as the nightly run. */
     {
@@ -704,59 +704,29 @@ static void test_yaml_parses(void **state)
     fx_free(&fx);
 }
 
-/* Allocation failure injection: cJSON's allocations fail from the n-th one on. */
-static long alloc_countdown = -1;
-
-static void *failing_malloc(size_t n)
+static cJSON *render_all(void *arg)
 {
-    if (alloc_countdown == 0)
-        return NULL;
-    if (alloc_countdown > 0)
-        alloc_countdown--;
-    return malloc(n);
+    const struct fixture *fx = arg;
+    struct render_env env = {"batch/v1", "policy/v1", 1};
+    struct zk_err err = {0};
+    cJSON *out = NULL;
+    int rc = render_children(fx->corpus, fx->spec, &env, &out, &err);
+
+    assert_int_equal(rc, out ? ZK_OK : ZK_ENOMEM);
+    return out;
 }
 
 /* Whatever allocation fails, render_children returns either the complete objects or ZK_ENOMEM and
  * nothing: a partial object would make server-side apply remove the fields it lacks. */
 static void test_allocation_failures(void **state)
 {
-    cJSON_Hooks hooks = {failing_malloc, free};
-    struct render_env env = {"batch/v1", "policy/v1", 1};
     struct fixture fx;
-    struct zk_err err = {0};
-    char *want;
-    long n;
-    int failed = 0, complete = 0;
 
     (void)state;
     render_fx(&fx, load_corpus(), "batch/v1");
-    want = json_print(fx.children);
     cJSON_Delete(fx.children);
-    cJSON_InitHooks(&hooks);
-    for (n = 0; complete < 3; n++) {
-        cJSON *out = NULL;
-        int rc;
-
-        alloc_countdown = n;
-        rc = render_children(fx.corpus, fx.spec, &env, &out, &err);
-        alloc_countdown = -1;
-        if (rc == ZK_OK) {
-            char *got = json_print(out);
-
-            assert_string_equal(got, want);
-            free(got);
-            cJSON_Delete(out);
-            complete++;
-        } else {
-            assert_int_equal(rc, ZK_ENOMEM);
-            assert_null(out);
-            failed++;
-        }
-    }
-    cJSON_InitHooks(NULL);
-    assert_true(failed > 500); /* every allocation point was tried */
     fx.children = NULL;
-    free(want);
+    assert_true(failalloc_whole_or_nothing(render_all, &fx) > 500); /* every allocation point was tried */
     fx_free(&fx);
 }
 

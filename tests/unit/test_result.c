@@ -13,22 +13,7 @@
 #include "buf.h"
 #include "connector/zoekt/result.h"
 #include "rfc3339.h"
-
-/* Reads tests/fixtures/zoekt/<name> (relative to $ZK_ROOT, else the working directory). */
-static char *read_fixture(const char *name, size_t *len)
-{
-    const char *root = getenv("ZK_ROOT");
-    char path[1024];
-    struct buf b;
-    struct zk_err err;
-
-    snprintf(path, sizeof(path), "%s/tests/fixtures/zoekt/%s", root ? root : ".", name);
-    buf_init(&b, 64u << 20);
-    if (buf_read_file(&b, path, &err) != ZK_OK)
-        fail_msg("%s", err.msg);
-    *len = b.len;
-    return buf_steal(&b);
-}
+#include "tests/support/fixture.h"
 
 static const struct zr_file *find_file(const struct zr_search *s, const char *repo, const char *path)
 {
@@ -43,7 +28,7 @@ static void parse_search_fixture(const char *name, int ctx, struct zr_search *s)
     struct zr_opts o = {NULL, ctx};
     struct zk_err err = {0};
     size_t len;
-    char *body = read_fixture(name, &len);
+    char *body = fixture_read("tests/fixtures/zoekt", name, &len);
 
     if (zr_parse_search(body, len, &o, s, &err) != ZK_OK)
         fail_msg("%s: %s", name, err.msg);
@@ -53,14 +38,13 @@ static void parse_search_fixture(const char *name, int ctx, struct zr_search *s)
 /* Every fixture parses with the parser that fits it, and error bodies yield Zoekt's message. */
 static void test_every_fixture(void **state)
 {
-    const char *root = getenv("ZK_ROOT");
     char dir[1024];
     struct dirent *de;
     DIR *d;
     int seen = 0;
 
     (void)state;
-    snprintf(dir, sizeof(dir), "%s/tests/fixtures/zoekt", root ? root : ".");
+    snprintf(dir, sizeof(dir), "%s/tests/fixtures/zoekt", fixture_root());
     d = opendir(dir);
     assert_non_null(d);
     while ((de = readdir(d))) {
@@ -73,7 +57,7 @@ static void test_every_fixture(void **state)
 
         if (!strstr(de->d_name, ".json") || strstr(de->d_name, "request") || strstr(de->d_name, "options_zero"))
             continue;
-        body = read_fixture(de->d_name, &len);
+        body = fixture_read("tests/fixtures/zoekt", de->d_name, &len);
         seen++;
         if (strstr(body, "\"List\"")) {
             if (zr_parse_list(body, len, NULL, &l, &err) != ZK_OK)
@@ -216,7 +200,7 @@ static void test_list(void **state)
     char when[32];
 
     (void)state;
-    body = read_fixture("07_list_all.response.json", &len);
+    body = fixture_read("tests/fixtures/zoekt", "07_list_all.response.json", &len);
     assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
     assert_int_equal(l.n_repos, 3);
     assert_string_equal(l.repos[0].name, "alpha");
@@ -229,7 +213,7 @@ static void test_list(void **state)
     zr_list_free(&l);
     free(body);
 
-    body = read_fixture("upstream_list_repos.json", &len);
+    body = fixture_read("tests/fixtures/zoekt", "upstream_list_repos.json", &len);
     assert_int_equal(zr_parse_list(body, len, &o, &l, &err), ZK_OK);
     assert_string_equal(l.repos[0].name, "sourcegraph/zoekt");
     assert_string_equal(l.repos[0].latest_commit, "2026-08-07T14:42:53+02:00");
@@ -238,7 +222,7 @@ static void test_list(void **state)
     zr_list_free(&l);
     free(body);
 
-    body = read_fixture("upstream_list_reposmap.json", &len);
+    body = fixture_read("tests/fixtures/zoekt", "upstream_list_reposmap.json", &len);
     assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
     assert_int_equal(l.n_repos, 1);
     assert_string_equal(l.repos[0].name, "#1234");
@@ -285,7 +269,7 @@ static void test_truncated_fixture(void **state)
     struct zr_search s;
     struct zr_list l;
     size_t len;
-    char *body = read_fixture("04_context2_chunks_true.response.json", &len);
+    char *body = fixture_read("tests/fixtures/zoekt", "04_context2_chunks_true.response.json", &len);
 
     (void)state;
     for (size_t cut = 0; cut < len; cut += len / 13 + 1) {
@@ -293,7 +277,7 @@ static void test_truncated_fixture(void **state)
         zr_search_free(&s);
     }
     free(body);
-    body = read_fixture("07_list_all.response.json", &len);
+    body = fixture_read("tests/fixtures/zoekt", "07_list_all.response.json", &len);
     assert_int_equal(zr_parse_list(body, len / 2, NULL, &l, &err), ZK_EPARSE);
     assert_non_null(strstr(err.msg, "not valid JSON"));
     zr_list_free(&l);

@@ -8,6 +8,7 @@
 #include "controller/corpus/status.h"
 #include "json.h"
 #include "rfc3339.h"
+#include "tests/support/failalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,27 +450,23 @@ static void test_reindex_and_custom_max_age(void **state)
     world_free(&w);
 }
 
-static long alloc_countdown = -1;
-
-static void *failing_malloc(size_t n)
+static cJSON *compute(void *arg)
 {
-    if (alloc_countdown == 0)
-        return NULL;
-    if (alloc_countdown > 0)
-        alloc_countdown--;
-    return malloc(n);
+    const struct world *w = arg;
+    struct zk_err err = {0};
+    cJSON *st = NULL;
+    long rq;
+    int rc = status_compute(&w->in, &st, &rq, &err);
+
+    assert_int_equal(rc, st ? ZK_OK : ZK_ENOMEM);
+    return st;
 }
 
 /* Whatever cJSON allocation fails, status_compute returns the complete status or ZK_ENOMEM and
  * nothing: a partial status written through /status would drop fields. */
 static void test_allocation_failures(void **state)
 {
-    cJSON_Hooks hooks = {failing_malloc, free};
     struct world w;
-    struct zk_err err = {0};
-    char *want;
-    long n, rq;
-    int failed = 0, complete = 0;
 
     (void)state;
     world_init(&w);
@@ -478,37 +475,7 @@ static void test_allocation_failures(void **state)
     w.in.reindex_honoured = "2026-11-27T10:00:00Z";
     step(&w, NULL);
     w.in.now += 60;
-    {
-        cJSON *st = NULL;
-
-        assert_int_equal(status_compute(&w.in, &st, &rq, &err), ZK_OK);
-        want = json_print(st);
-        cJSON_Delete(st);
-    }
-    cJSON_InitHooks(&hooks);
-    for (n = 0; complete < 3; n++) {
-        cJSON *st = NULL;
-        int rc;
-
-        alloc_countdown = n;
-        rc = status_compute(&w.in, &st, &rq, &err);
-        alloc_countdown = -1;
-        if (rc == ZK_OK) {
-            char *got = json_print(st);
-
-            assert_string_equal(got, want);
-            free(got);
-            cJSON_Delete(st);
-            complete++;
-        } else {
-            assert_int_equal(rc, ZK_ENOMEM);
-            assert_null(st);
-            failed++;
-        }
-    }
-    cJSON_InitHooks(NULL);
-    assert_true(failed > 20);
-    free(want);
+    assert_true(failalloc_whole_or_nothing(compute, &w) > 20);
     world_free(&w);
 }
 

@@ -1,0 +1,16 @@
+/* sig.c: see sig.h. */
+#include "sig.h"
+
+#include <signal.h>
+#include <string.h>
+
+void sig_on_stop(void (*handler)(int))
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
