@@ -157,6 +157,24 @@ start_controller_manager() {
     --bind-address=127.0.0.1 --secure-port="$kcm_port" --port=0
 }
 
+# Two checkouts on one machine would fight over the plane's ports: the second fails at once and names
+# the folder of the first, whose plane must stop (or whose ports must move: ZK_API_PORT, ZK_ETCD_PORT,
+# ZK_KCM_PORT).
+plane_claim() {
+  local port f other
+  for port in "$api_port" "$etcd_port" "$kcm_port"; do
+    f=/run/zoekt-operator-port-$port.owner
+    other=$(cat "$f" 2>/dev/null || true)
+    if [ -n "$other" ] && [ "$other" != "$state" ] &&
+       { [ -f "$other/apiserver.pid" ] && kill -0 "$(cat "$other/apiserver.pid")" 2>/dev/null ||
+         [ -f "$other/etcd.pid" ] && kill -0 "$(cat "$other/etcd.pid")" 2>/dev/null; }; then
+      log "port $port belongs to the plane in $other; stop it there (scripts/cluster.sh down) or set ZK_API_PORT, ZK_ETCD_PORT and ZK_KCM_PORT"
+      exit 1
+    fi
+    echo "$state" >"$f"
+  done
+}
+
 # The controllers a node needs: its lifecycle (taints, pod eviction), volumes, Service endpoints.
 node_controllers=nodelifecycle,podgc,persistentvolume-binder,pv-protection,pvc-protection,endpoint,endpointslice,endpointslicemirroring
 
@@ -192,6 +210,7 @@ up)
   for b in kube-apiserver kube-controller-manager kubectl; do
     [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }
   done
+  plane_claim
   mkdir -p "$state"
   make_pki
   start_etcd
@@ -209,6 +228,11 @@ up)
 down)
   node_down
   stop controller-manager; stop apiserver; stop etcd
+  for port in "$api_port" "$etcd_port" "$kcm_port"; do
+    if [ "$(cat "/run/zoekt-operator-port-$port.owner" 2>/dev/null)" = "$state" ]; then
+      rm -f "/run/zoekt-operator-port-$port.owner"
+    fi
+  done
   log "stopped"
   ;;
 load)

@@ -1,128 +1,115 @@
 #!/usr/bin/env bash
-# `make demo`: the operator on the local control plane, end to end, in about a minute.
+# `make demo`: the whole product on the local cluster (control plane and node), in a few minutes.
 #
-# Installs the CRD and an example CodeSearchCorpus in namespace zoekt-demo, runs bin/zoekt-operator
-# against it (out of cluster, with the admin kubeconfig), shows `kubectl get csc` and the children it
-# created, repairs a deleted child, then stops the operator with SIGTERM. No kubelet runs here, so the
-# pods stay Pending; a stand-in for the search pods' /index-status (nginx serving a JSON file) lets the
-# status show repository counts and freshness as it would in a real cluster. The namespace is left for
-# exploring; `kubectl delete namespace zoekt-demo` removes it.
+# Builds the images (amd64, cached by the hash of their inputs), imports them into the node, installs
+# the operator with manifests/ (kustomize) so that it runs in its own pods, serves three repositories
+# from a git server on this machine over HTTPS (a private CA; one repository needs credentials), and
+# applies a CodeSearchCorpus for them. A reindex Job mirrors and indexes them with zoekt-git-index onto
+# the shared efs-sc volume, the search pod serves the index, `kubectl get csc` shows the real counts,
+# and an agent's search goes through the connector run locally over stdio, as README.md describes.
+# Everything stays up for exploring; the last lines say how to stop it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=${ZK_CACHE:-/var/cache/zoekt-operator}/bin:$PATH
 export KUBECONFIG=${KUBECONFIG:-$root/.cluster/kubeconfig}
 ns=zoekt-demo
-op=$root/bin/zoekt-operator
-work=$(mktemp -d /tmp/zoekt-demo.XXXXXX)
-chmod 755 "$work"
-op_pid= idx_pid=
-cleanup() {
-  [ -n "$op_pid" ] && kill "$op_pid" 2>/dev/null || true
-  [ -n "$idx_pid" ] && kill "$idx_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+git_dir=$root/.cluster/demo-git
+kc=kubectl-1.20 # the server's minor version
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-wait_for() { # wait_for SECONDS CMD...
-  local end=$(( $(date +%s) + $1 )); shift
-  until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.5; done
+wait_for() { # wait_for SECONDS WHAT CMD...
+  local end=$(( $(date +%s) + $1 )) what=$2; shift 2
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$end" ] || { echo "demo: timed out waiting for $what" >&2; return 1; }
+    sleep 1
+  done
 }
 
-[ -x "$op" ] || { echo "demo: $op is missing; run make" >&2; exit 1; }
+step "Images for this machine (scripts/images.sh; built once, then taken from the cache)"
+"$root/scripts/images.sh" build "$(dpkg --print-architecture)"
+"$root/scripts/cluster.sh" load operator connector gateway zoekt
+$kc get nodes -o wide
 
-step "Install the CodeSearchCorpus CRD"
-kubectl apply -f "$root/crds/codesearch.dev_codesearchcorpora.yaml"
-kubectl wait --for condition=established --timeout=60s crd/codesearchcorpora.codesearch.dev
-# Established comes before the API server publishes the new schema; explain needs the schema.
-wait_for 60 kubectl explain codesearchcorpora.spec.freshness ||
-  { echo "demo: the API server did not publish the CodeSearchCorpus schema within 60 s" >&2; exit 1; }
-kubectl explain codesearchcorpora.spec.freshness | sed -n '1,12p'
+step "The operator, installed as a platform engineer would: kubectl apply -k manifests/"
+kubectl apply -k "$root/manifests"
+wait_for 180 "the operator's pods" sh -c "$kc -n zoekt-operator get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}' | grep -q ."
+$kc -n zoekt-operator get pods -o wide
+echo "leader: $($kc -n zoekt-operator get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}')"
 
-step "Create namespace $ns and an example corpus"
-kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f -
-cat <<'YAML' | tee "$work/corpus.yaml"
+step "An organisation's git server on this machine (HTTPS, private CA; private/ needs credentials)"
+"$root/scripts/git-server.sh" stop "$git_dir"
+eval "$("$root/scripts/git-server.sh" start "$git_dir")"
+seed() { # seed NAME SOURCE: serves a copy of the git repository SOURCE as NAME
+  rm -rf "$git_dir/repos/$1.git"
+  "$root/scripts/git-server.sh" repo "$git_dir" "$1"
+  git -C "$2" push -q "$git_dir/repos/$1.git" "HEAD:refs/heads/main"
+}
+seed platform/zoekt-operator "$root"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git -C "$work" init -q -b main payments
+printf 'package payments\n\n// ChargeCard bills a card once; retries are the caller'"'"'s job.\nfunc ChargeCard(amount int) error {\n\treturn nil\n}\n' >"$work/payments/charge.go"
+git -C "$work/payments" add . && git -C "$work/payments" -c user.name=demo -c user.email=demo@example.invalid commit -q -m init
+seed acme/payments "$work/payments"
+git -C "$work" init -q -b main secrets
+printf 'rotation: every 90 days\nowner: platform-security\n' >"$work/secrets/policy.yaml"
+git -C "$work/secrets" add . && git -C "$work/secrets" -c user.name=demo -c user.email=demo@example.invalid commit -q -m init
+seed private/security-policy "$work/secrets"
+echo "serving $GIT_URL: platform/zoekt-operator (this checkout), acme/payments, private/security-policy"
+
+step "A corpus of those repositories, with its Secrets and the CA bundle"
+$kc create namespace "$ns" --dry-run=client -o yaml | $kc apply -f - >/dev/null
+token=$(openssl rand -hex 16)
+$kc -n "$ns" create secret generic git-credentials --from-literal=username="$GIT_USER" \
+  --from-literal=password="$GIT_PASSWORD" --dry-run=client -o yaml | $kc apply -f - >/dev/null
+$kc -n "$ns" create configmap git-ca --from-file=ca.crt="$GIT_CA" --dry-run=client -o yaml | $kc apply -f - >/dev/null
+$kc -n "$ns" create secret generic search-tokens --from-literal=demo-agent="$token" --dry-run=client -o yaml |
+  $kc apply -f - >/dev/null
+cat <<YAML | tee "$work/corpus.yaml"
 apiVersion: codesearch.dev/v1alpha1
 kind: CodeSearchCorpus
-metadata:
-  name: example-org
-  namespace: zoekt-demo
+metadata: {name: demo, namespace: $ns}
 spec:
   repositories:
-    - url: https://github.com/sourcegraph/zoekt.git
-    - url: https://github.com/curl/curl.git
-      branches: [master]
-    - url: https://github.com/redis/redis.git
-  schedule: "0 3 * * *"
-  freshness:
-    maxAge: 36h
-  storage:
-    size: 20Gi
-    onDelete: Retain
+  - {url: $GIT_URL/platform/zoekt-operator.git, name: platform/zoekt-operator}
+  - {url: $GIT_URL/acme/payments.git, name: acme/payments}
+  - {url: $GIT_URL/private/security-policy.git, name: private/security-policy}
+  gitCredentialsSecretRef: {name: git-credentials}
+  gitCABundleRef: {name: git-ca}
+  indexer: {resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 1Gi}}}
+  webserver: {architecture: $(dpkg --print-architecture), resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 1Gi}}}
+  gateway: {image: $("$root/scripts/images.sh" ref gateway), tokenSecretRef: {name: search-tokens}}
 YAML
-kubectl apply -f "$work/corpus.yaml"
+$kc apply -f "$work/corpus.yaml"
+wait_for 120 "the children" $kc -n "$ns" get deployment demo-search
+$kc -n "$ns" get pvc,configmap,cronjob,deployment,service -l app.kubernetes.io/instance=demo
 
-step "Preview what the operator will create (zoekt-operator render, no cluster needed)"
-"$op" render -f "$work/corpus.yaml" |
-  awk '/^kind:/ {k = $2} /^metadata:/ {m = 1; next} m && /^  name:/ {printf "  %-24s %s\n", k, $2; m = 0}'
+step "Index now: kubectl annotate csc/demo codesearch.dev/reindex-requested-at=..."
+$kc -n "$ns" annotate csc demo --overwrite "codesearch.dev/reindex-requested-at=$(date -u +%FT%TZ)"
+wait_for 60 "the reindex Job" sh -c "$kc -n $ns get jobs -o name | grep -q reindex"
+job=$($kc -n "$ns" get jobs -o name | grep reindex | tail -n1)
+wait_for 300 "$job to finish" sh -c "$kc -n $ns get $job -o jsonpath='{.status.succeeded}' | grep -q 1"
+$kc -n "$ns" logs "$job"
 
-# The stand-in for the search pods' /index-status: three repositories indexed an hour ago.
-idx_port=$("$root/scripts/free-port.sh")
-now=$(date +%s)
-printf '{"repositories":3,"shards":4,"newestIndexTime":"%s","oldestIndexTime":"%s","zoektVersion":"demo"}\n' \
-  "$(date -u -d "@$((now - 3000))" +%Y-%m-%dT%H:%M:%SZ)" "$(date -u -d "@$((now - 3600))" +%Y-%m-%dT%H:%M:%SZ)" \
-  >"$work/index-status.json"
-cat >"$work/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx.log;
-events { worker_connections 16; }
-http {
-  access_log off;
-  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work; uwsgi_temp_path $work; scgi_temp_path $work;
-  server { listen 127.0.0.1:$idx_port; location = /index-status { default_type application/json; alias $work/index-status.json; } }
-}
-CONF
-/usr/sbin/nginx -c "$work/nginx.conf" -p "$work" &
-idx_pid=$!
+step "kubectl get csc (the counts are read from the search pod's /index-status)"
+wait_for 180 "Ready=True" sh -c "$kc -n $ns get csc demo -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -q True"
+wait_for 60 "Fresh=True" sh -c "$kc -n $ns get csc demo -o jsonpath='{.status.conditions[?(@.type==\"Fresh\")].status}' | grep -q True"
+$kc -n "$ns" get csc -o wide
 
-step "Run the operator (out of cluster; JSON logs in $work/operator.log)"
-metrics_port=$("$root/scripts/free-port.sh")
-"$op" --kubeconfig "$KUBECONFIG" --namespace "$ns" --leader-elect=false --metrics-addr "127.0.0.1:$metrics_port" \
-  --index-status-url-template "http://127.0.0.1:$idx_port" >"$work/operator.log" 2>&1 &
-op_pid=$!
-echo "zoekt-operator running as pid $op_pid; metrics on http://127.0.0.1:$metrics_port/metrics"
-wait_for 60 kubectl -n "$ns" get deployment example-org-search
-wait_for 30 sh -c "kubectl -n $ns get csc example-org -o jsonpath='{.status.repositoryCount}' | grep -q 3"
+step "An agent searches: the connector over stdio, against the corpus's Service with a bearer token"
+ip=$($kc -n "$ns" get service demo-search -o jsonpath='{.spec.clusterIP}')
+printf '%s\n' "$token" >"$work/token"
+echo "bin/zoekt-connector --stdio --zoekt-url http://$ip:8080 --zoekt-token-file TOKEN   (search_code: ChargeCard)"
+MCP_STDIO_COMMAND="[\"$root/bin/zoekt-connector\",\"--stdio\",\"--zoekt-url\",\"http://$ip:8080\",\"--zoekt-token-file\",\"$work/token\"]" \
+  node "$root/tests/integration/node/mcp-call.mjs" stdio "" search_code '{"query":"ChargeCard"}'
 
-step "kubectl get csc"
-kubectl -n "$ns" get csc
-step "The children (owned by the corpus; pods stay Pending: no kubelet runs here)"
-kubectl -n "$ns" get pvc,configmap,cronjob,deployment,poddisruptionbudget,service,serviceaccount,role,rolebinding -l app.kubernetes.io/instance=example-org
-step "The status"
-kubectl -n "$ns" get csc example-org -o jsonpath='{.status}' | sed 's/,"/,\n  "/g'; echo
+"$root/scripts/git-server.sh" stop "$git_dir"
+cat <<EOF
 
-step "Drift: delete the ConfigMap; the operator puts it back"
-kubectl -n "$ns" delete configmap example-org-indexer
-wait_for 20 kubectl -n "$ns" get configmap example-org-indexer && kubectl -n "$ns" get configmap example-org-indexer
-
-step "Events"
-kubectl -n "$ns" get events --field-selector involvedObject.kind=CodeSearchCorpus \
-  -o custom-columns=TYPE:.type,REASON:.reason,MESSAGE:.message | cut -c1-150
-
-step "A few operator metrics"
-curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -E '^zoekt_operator_(reconcile_total|api_requests_total\{verb="apply"|workqueue_depth|leader)' || true
-
-step "Stop the operator (SIGTERM drains and exits 0)"
-kill -TERM "$op_pid"
-rc=0; wait "$op_pid" || rc=$?
-op_pid=
-echo "zoekt-operator exited with status $rc"
-tail -n 3 "$work/operator.log"
-echo
-echo "The corpus and its children stay in namespace $ns; remove them with: kubectl delete namespace $ns"
-echo "(this local plane runs no pvc-protection controller: first drop the claim's finalizer with"
-echo " kubectl -n $ns patch pvc example-org-index --type=merge -p '{\"metadata\":{\"finalizers\":null}}')"
-exit "$rc"
+The operator keeps running in namespace zoekt-operator and the corpus in $ns:
+  kubectl-1.20 -n $ns get csc,pods        (KUBECONFIG=$KUBECONFIG, PATH=\$PATH:${PATH%%:*})
+The git server is stopped, so the nightly run will report every repository as failed until it serves
+again: scripts/git-server.sh start $git_dir
+Stop everything (pods, node, control plane): make cluster-down
+EOF

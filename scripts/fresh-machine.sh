@@ -21,7 +21,8 @@ fi
 command -v debootstrap >/dev/null || { apt-get update -qq; apt-get install -y -qq debootstrap >/dev/null; }
 if [ ! -x "$dir/usr/bin/make" ]; then
   rm -rf "$dir"
-  debootstrap --variant=minbase bookworm "$dir" http://deb.debian.org/debian >/dev/null
+  # The machine's own mirror (its apt sources), so that no host is written here.
+  debootstrap --variant=minbase bookworm "$dir" "$("$root/scripts/debian-mirror.sh")" >/dev/null
   cp /etc/resolv.conf "$dir/etc/resolv.conf"
   # As in any Debian chroot: package scripts must not start services (nginx, etcd) here.
   printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d"

@@ -31,6 +31,13 @@ node_claim() {
       log "this machine's node belongs to the plane in $other; stop it there first (scripts/cluster.sh down)"
       exit 1
     fi
+    # A node whose processes were killed without `down` (a machine handed on, a killed session)
+    # leaves its pods' network namespaces on the bridge, which would answer for addresses the new
+    # node hands out again.
+    if [ "$other" != "$state" ] && [ -d "$other/node" ]; then
+      log "removing what the stopped node of $other left behind"
+      node_scrub "$other/node"
+    fi
   fi
   echo "$state" >"$owner_file"
 }
@@ -238,12 +245,20 @@ node_down() {
     for id in $ids; do ctr_ containers delete "$id" >/dev/null 2>&1 || true; done
   fi
   stop containerd
-  # Shims outlive containerd by design; these are ours when they name our socket.
-  pkill -KILL -f "containerd-shim-runc-v2 .*-address $ctr_sock" 2>/dev/null || true
-  if alive proxy || [ -x "$bin/kube-proxy" ]; then
-    stop proxy
-    "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
-  fi
+  stop proxy
+  "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  node_scrub "$node_dir"
+  [ "$(cat "$owner_file" 2>/dev/null)" = "$state" ] && rm -f "$owner_file"
+  return 0
+}
+
+# node_scrub DIR: removes what the node whose folder is DIR put on the machine, once its processes
+# are gone: the pods' shims and network namespaces, the bridge, the iptables chains, the mounts under
+# DIR, and the sysctls it changed (put back as they were).
+node_scrub() {
+  local dir=$1 ns v
+  # Shims outlive containerd by design; these are the node's when they name its socket.
+  pkill -KILL -f "containerd-shim-runc-v2 .*-address $dir/containerd.sock" 2>/dev/null || true
   node_unguard
   # Network namespaces the CNI plugin made for sandboxes that were killed rather than stopped.
   for ns in /var/run/netns/cni-*; do
@@ -252,19 +267,18 @@ node_down() {
       ip netns delete "$(basename "$ns")" 2>/dev/null || true
     fi
   done
-  ip link show "$bridge" >/dev/null 2>&1 && ip link delete "$bridge"
+  if ip link show "$bridge" >/dev/null 2>&1; then ip link delete "$bridge"; fi
   # Mounts under the node's folders (the kubelet's volumes, containerd's sandboxes), deepest first.
-  awk -v d="$node_dir/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r |
+  awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r |
     while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  if [ -f "$node_dir/sysctl.saved" ]; then
-    local v
-    v=$(sed -n 's/^ip_forward=//p' "$node_dir/sysctl.saved"); [ -n "$v" ] && echo "$v" >/proc/sys/net/ipv4/ip_forward
-    v=$(sed -n 's/^bridge=//p' "$node_dir/sysctl.saved")
+  if [ -f "$dir/sysctl.saved" ]; then
+    v=$(sed -n 's/^ip_forward=//p' "$dir/sysctl.saved")
+    [ -n "$v" ] && echo "$v" >/proc/sys/net/ipv4/ip_forward
+    v=$(sed -n 's/^bridge=//p' "$dir/sysctl.saved")
     [ -n "$v" ] && [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] && echo "$v" >/proc/sys/net/bridge/bridge-nf-call-iptables
-    rm -f "$node_dir/sysctl.saved"
+    rm -f "$dir/sysctl.saved"
   fi
-  rm -rf "$node_dir/cni-ipam"
-  [ "$(cat "$owner_file" 2>/dev/null)" = "$state" ] && rm -f "$owner_file"
+  rm -rf "$dir/cni-ipam"
   return 0
 }
 
