@@ -1,8 +1,9 @@
 /* format.c: see format.h. */
 #include "connector/format.h"
+
+#include "connector/zoekt/reponame.h"
 #include "rfc3339.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,20 +431,51 @@ out:
     return rc;
 }
 
-int fmt_name_matches(const char *name, const char *filter)
+int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown)
 {
-    if (!filter || !*filter)
+    const char **names = l->n_repos ? malloc(l->n_repos * sizeof(*names)) : NULL;
+    size_t pick[ZN_SUGGEST_MAX], n;
+    int rc = ZK_OK;
+
+    *n_shown = 0;
+    if (l->n_repos && !names)
+        return ZK_ENOMEM;
+    for (size_t i = 0; i < l->n_repos; i++)
+        names[i] = l->repos[i].name;
+    n = zn_suggest(pattern, names, l->n_repos, pick, ZN_SUGGEST_MAX);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = buf_puts(b, i ? ", " : "closest: ");
+        if (!rc)
+            rc = fmt_put_cut(b, names[pick[i]], FMT_REPO_NAME_MAX);
+    }
+    free(names);
+    *n_shown = n;
+    return rc;
+}
+
+/* What a list_repositories filter selects: by reponame.h's rules (pattern, normalised) when some name
+ * matches them; otherwise, for a plain filter, the names shown that contain it, ignoring case, so that
+ * "api" still finds "acme/api-gateway". */
+struct fmt_filter {
+    const char *pattern; /* NULL: everything */
+    int by_rules;
+};
+
+static int fmt_selects(const struct fmt_filter *f, const struct zr_repo *r)
+{
+    if (!f->pattern)
         return 1;
-    if (strpbrk(filter, "*?["))
-        return fnmatch(filter, name, FNM_CASEFOLD) == 0;
-    return strcasestr(name, filter) != NULL;
+    if (f->by_rules)
+        return zn_matches(f->pattern, r->full_name);
+    return !zn_is_glob(f->pattern) && strcasestr(r->name, f->pattern) != NULL;
 }
 
 int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
               struct zk_err *err)
 {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-    size_t matching = 0, shown = 0;
+    struct fmt_filter f = {filter && *filter ? filter : NULL, 0};
+    size_t matching = 0, shown = 0, closest = 0;
     int rc = ZK_OK, out_of_room = 0;
     struct buf line;
     char when[32];
@@ -454,19 +486,28 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf
         rc = ZK_ENOMEM;
         goto out;
     }
+    for (size_t i = 0; f.pattern && !f.by_rules && i < l->n_repos; i++)
+        f.by_rules = zn_matches(f.pattern, l->repos[i].full_name);
     for (size_t i = 0; i < l->n_repos; i++)
-        matching += fmt_name_matches(l->repos[i].name, filter);
-    if (filter && *filter)
+        matching += fmt_selects(&f, &l->repos[i]);
+    if (f.pattern)
         rc = buf_printf(text, "%zu of %zu repositories match \"%s\"", matching, l->n_repos, filter);
     else
         rc = buf_printf(text, "%zu repositories indexed", l->n_repos);
+    if (!rc && f.pattern && !matching) {
+        rc = buf_puts(text, "; ");
+        if (!rc)
+            rc = fmt_closest(l, f.pattern, text, &closest);
+        if (!rc && !closest)
+            rc = buf_puts(text, "none has a similar name");
+    }
     if (!rc)
         rc = buf_printf(text, "%s.\n", matching > (size_t)limit ? " (list cut at limit; use filter to narrow)" : "");
     for (size_t i = 0; !rc && i < l->n_repos && shown < (size_t)limit; i++) {
         const struct zr_repo *r = &l->repos[i];
         cJSON *jr, *jb;
 
-        if (!fmt_name_matches(r->name, filter))
+        if (!fmt_selects(&f, r))
             continue;
         buf_reset(&line);
         rc = fmt_put_cut(&line, r->name, FMT_REPO_NAME_MAX);

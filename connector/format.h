@@ -65,16 +65,19 @@ cJSON *fmt_reason_array(unsigned mask);
 int fmt_put_cut(struct buf *b, const char *s, size_t max);
 
 /* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
- * then one line per repository: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z". filter (substring,
- * or glob when it has * ? [) selects names; limit caps the lines, and so does the room left in *text
- * (a note says how many were not listed). Appends to *text; *structured gets a new object the caller
- * owns, {"total","matching","shown","repositories":[{"name","branches":[{"name","version"}],
- * "indexTime","shards"}]}. Returns ZK_OK or ZK_ENOMEM. */
+ * then one line per repository: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z". filter, a
+ * repository argument normalised by zn_normalize (or NULL), selects names by reponame.h's rules; when
+ * none matches them, a plain filter selects the names that contain it, ignoring case; when nothing is
+ * selected, the header names the closest repositories (fmt_closest). limit caps the lines, and so does
+ * the room left in *text (a note says how many were not listed). Appends to *text; *structured gets a
+ * new object the caller owns, {"total","matching","shown","repositories":[{"name","branches":[{"name",
+ * "version"}],"indexTime","shards"}]}. Returns ZK_OK or ZK_ENOMEM. */
 int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
               struct zk_err *err);
 
-/* Whether name matches filter: a glob (fnmatch, '*' crosses '/') when filter has * ? or [, otherwise a
- * case-insensitive substring. An empty or NULL filter matches everything. */
-int fmt_name_matches(const char *name, const char *filter);
+/* Appends "closest: a, b" to b: the names of at most ZN_SUGGEST_MAX repositories of l nearest to
+ * pattern (zn_suggest), or nothing when none is near; *n_shown says how many. Returns ZK_OK, ZK_ENOMEM
+ * or the buffer's ZK_ETOOBIG. */
+int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown);
 
 #endif

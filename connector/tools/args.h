@@ -36,6 +36,14 @@ int targ_int(const cJSON *args, const char *name, long min, long max, long def, 
 /* A boolean argument, *out = def when absent. Fails r and returns -1 for other types. */
 int targ_bool(const cJSON *args, const char *name, int def, int *out, struct tool_result *r);
 
+/* Normalises the repository argument arg (zn_normalize) into pattern (ZN_ARG_MAX + 1 bytes) and checks
+ * a glob's syntax. Fails r, naming the argument argname, and returns -1 when arg is empty or a bad
+ * glob. */
+int targ_repo_pattern(const char *argname, const char *arg, char *pattern, struct tool_result *r);
+
+/* Whether a normalised repository pattern selects at least one repository of l. */
+int targ_repo_indexed(const struct zr_list *l, const char *pattern);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 

@@ -567,6 +567,7 @@ void zr_search_free(struct zr_search *s)
 static void zr_repo_free(struct zr_repo *r)
 {
     free(r->name);
+    free(r->full_name);
     for (size_t i = 0; i < r->n_branches; i++) {
         free(r->branches[i].name);
         free(r->branches[i].version);
@@ -638,10 +639,12 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         if (!repo)
             continue;
         out->n_repos++;
+        r->full_name = zr_strdup(json_str(repo, "Name", ""));
         r->name = zr_strdup(zr_strip_prefix(json_str(repo, "Name", ""), o->mirror_prefix));
         r->latest_commit = zr_strdup(json_str(repo, "LatestCommitDate", ""));
         r->zoekt_version = zr_strdup(json_str(meta, "ZoektVersion", ""));
-        if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(repo, "Branches"), r))
+        if (!r->full_name || !r->name || !r->latest_commit || !r->zoekt_version ||
+            zr_parse_branches(json_arr(repo, "Branches"), r))
             goto nomem;
         if (!rfc3339_parse(json_str(meta, "IndexTime", ""), &r->index_time))
             r->index_time = 0;
@@ -660,9 +663,11 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         /* The key is the server's text like any name, and is shown to agents: sanitise it the same way. */
         snprintf(name, sizeof(name), "#%s", e->string ? e->string : "?");
         r->name = zr_strdup(name);
+        r->full_name = zr_strdup(name);
         r->latest_commit = strdup("");
         r->zoekt_version = strdup("");
-        if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(e, "Branches"), r))
+        if (!r->name || !r->full_name || !r->latest_commit || !r->zoekt_version ||
+            zr_parse_branches(json_arr(e, "Branches"), r))
             goto nomem;
         r->index_time = json_int(e, "IndexTimeUnix", 0);
     }

@@ -66,7 +66,8 @@ struct zr_branch {
 };
 
 struct zr_repo {
-    char *name; /* mirror prefix stripped; "#<id>" for ReposMap entries, which carry no name */
+    char *name;      /* mirror prefix stripped; "#<id>" for ReposMap entries, which carry no name */
+    char *full_name; /* the name as Zoekt serves it, which repo: regexes are matched against */
     struct zr_branch *branches;
     size_t n_branches;
     time_t index_time;     /* seconds since the epoch; 0 when unknown */

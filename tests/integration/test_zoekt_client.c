@@ -312,7 +312,7 @@ static void test_tool_search(void **state)
 
     call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":\"beta\"}", &r);
     assert_false(r.is_error);
-    assert_non_null(strstr(r.text.data, "Query: needle repo:^beta$\n1 file, 3 matches. All shown."));
+    assert_non_null(strstr(r.text.data, "Query: needle repo:(^|/)beta$\n1 file, 3 matches. All shown."));
     assert_non_null(strstr(r.text.data, "> 17: \tneedle := r.URL.Query().Get(\"q\")\n"));
     tool_result_free(&r);
 }
@@ -326,8 +326,13 @@ static void test_tool_repo_not_indexed_vs_no_match(void **state)
     call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":[\"delta\",\"beta\"]}", &r);
     assert_false(r.is_error);
     assert_non_null(strstr(r.text.data, "No matches."));
-    assert_non_null(strstr(r.text.data, "\"delta\" is not indexed (3 repositories are"));
-    assert_null(strstr(r.text.data, "\"beta\" is"));
+    assert_non_null(strstr(r.text.data, "\"delta\" matches no indexed repository; closest: beta."));
+    assert_null(strstr(r.text.data, "\"beta\" matches"));
+    tool_result_free(&r);
+
+    call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":\"kubernetes\"}", &r);
+    assert_non_null(strstr(r.text.data, "\"kubernetes\" matches no indexed repository; none has a similar name "
+                                        "(3 are indexed; list_repositories shows them)."));
     tool_result_free(&r);
 
     call(&cfg, "search_code", "{\"query\":\"nothing-like-this\",\"repo\":\"alpha\"}", &r);

@@ -391,11 +391,42 @@ static void test_repos_and_filter(void **state)
     buf_free(&text);
     zr_list_free(&l);
     free(body);
+}
 
-    assert_true(fmt_name_matches("org/api-server", "API"));
-    assert_true(fmt_name_matches("org/api-server", "org/api-*"));
-    assert_false(fmt_name_matches("org/web", "org/api-*"));
-    assert_true(fmt_name_matches("x", ""));
+/* list_repositories' filter: the repository rules first, a substring only when they select nothing,
+ * and the closest names when nothing is selected at all. */
+static void test_repos_filter_rules(void **state)
+{
+    static const struct {
+        const char *filter, *header;
+    } cases[] = {
+        {"alpha", "1 of 3 repositories match \"alpha\".\n"},
+        {"a*", "1 of 3 repositories match \"a*\".\n"},
+        /* "a" is no whole name, so it selects as a substring: all three contain it. */
+        {"a", "3 of 3 repositories match \"a\".\n"},
+        {"alpah", "0 of 3 repositories match \"alpah\"; closest: alpha.\n"},
+        {"kubernetes", "0 of 3 repositories match \"kubernetes\"; none has a similar name.\n"},
+    };
+    struct zk_err err = {0};
+    struct zr_list l;
+    struct buf text;
+    cJSON *json;
+    size_t len;
+    char *body = read_fixture("07_list_all.response.json", &len);
+
+    (void)state;
+    assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
+    buf_init(&text, 65536);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        buf_reset(&text);
+        assert_int_equal(fmt_repos(&l, cases[i].filter, 100, &text, &json, &err), ZK_OK);
+        if (strncmp(text.data, cases[i].header, strlen(cases[i].header)) != 0)
+            fail_msg("filter %s: got %s", cases[i].filter, text.data);
+        cJSON_Delete(json);
+    }
+    buf_free(&text);
+    zr_list_free(&l);
+    free(body);
 }
 
 /* Mutated Zoekt answers (bytes replaced by JSON-significant characters, deterministic) either parse or
@@ -454,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_long_lines_cut),         cmocka_unit_test(test_budget_names_every_file),
         cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_stop_reasons),
         cmocka_unit_test(test_undecodable_and_note),   cmocka_unit_test(test_repos_and_filter),
+        cmocka_unit_test(test_repos_filter_rules),
         cmocka_unit_test(test_mutated_answers_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
