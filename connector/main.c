@@ -51,6 +51,8 @@ enum {
     OPT_CORPUS,
     OPT_ALLOWED_ORIGIN,
     OPT_LOG_LEVEL,
+    OPT_RATE_LIMIT,
+    OPT_STDIO_RATE_LIMIT,
     OPT_HELP,
     OPT_VERSION
 };
@@ -72,6 +74,8 @@ static const struct option long_opts[] = {
     {"corpus", required_argument, NULL, OPT_CORPUS},
     {"allowed-origin", required_argument, NULL, OPT_ALLOWED_ORIGIN},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
+    {"stdio-rate-limit", required_argument, NULL, OPT_STDIO_RATE_LIMIT},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -100,12 +104,17 @@ static void usage(FILE *f)
             "  --kubeconfig FILE        for corpus status (default: in-cluster or the usual search)\n"
             "  --corpus NS/NAME         the CodeSearchCorpus this connector serves (default: none)\n"
             "  --allowed-origin ORIGIN  an Origin accepted on /mcp; repeatable (default: loopback only)\n"
+            "  --rate-limit BURST/RATE  tool calls per Streamable HTTP session: a burst, then RATE per\n"
+            "                           second; off for none (default %.0f/%.0f)\n"
+            "  --stdio-rate-limit BURST/RATE  the same for the stdio session (default off: its caller\n"
+            "                           is the only user of the process)\n"
             "  --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr\n"
             "  --help                   show this help\n"
             "  --version                print the version\n",
             DEFAULT_ZOEKT_URL, DEFAULT_LISTEN, CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_MAX_FILES_LIMIT,
             CONNECTOR_CONTEXT_LINES_DEFAULT, CONNECTOR_CONTEXT_LINES_LIMIT, CONNECTOR_SEARCH_TIMEOUT_MS / 1000L,
-            CONNECTOR_LIST_TIMEOUT_MS / 1000L, CONNECTOR_OUTPUT_BUDGET_DEFAULT, CONNECTOR_OUTPUT_BUDGET_LIMIT);
+            CONNECTOR_LIST_TIMEOUT_MS / 1000L, CONNECTOR_OUTPUT_BUDGET_DEFAULT, CONNECTOR_OUTPUT_BUDGET_LIMIT,
+            CONNECTOR_HTTP_RATE_BURST, CONNECTOR_HTTP_RATE_PER_SEC);
 }
 
 /* Parses a whole decimal integer in [lo, hi]. */
@@ -143,6 +152,32 @@ static int parse_duration_ms(const char *s, long *ms)
     if (v > TIMEOUT_MAX_MS / mult)
         return -1;
     *ms = v * mult;
+    return 0;
+}
+
+/* Parses a rate limit: "off", or "BURST/RATE" with a whole burst of 1..100000 calls and a refill
+ * rate in calls per second (a decimal number above 0, at most 100000). */
+static int parse_rate(const char *s, struct connector_rate *out)
+{
+    char *end;
+    long burst;
+    double rate;
+
+    if (strcmp(s, "off") == 0) {
+        out->burst = 0;
+        out->per_sec = 0;
+        return 0;
+    }
+    errno = 0;
+    burst = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '/' || burst < 1 || burst > 100000)
+        return -1;
+    s = end + 1;
+    rate = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(rate > 0 && rate <= 100000))
+        return -1;
+    out->burst = (double)burst;
+    out->per_sec = rate;
     return 0;
 }
 
@@ -290,6 +325,7 @@ int main(int argc, char **argv)
         .search_timeout_ms = CONNECTOR_SEARCH_TIMEOUT_MS,
         .list_timeout_ms = CONNECTOR_LIST_TIMEOUT_MS,
         .output_budget = CONNECTOR_OUTPUT_BUDGET_DEFAULT,
+        .http_rate = {CONNECTOR_HTTP_RATE_BURST, CONNECTOR_HTTP_RATE_PER_SEC},
     };
     const char *listen = NULL, *zoekt_token_file = NULL;
     char *origins = NULL, *zoekt_url = NULL, *zoekt_token = NULL, *corpus = NULL, *slash, why[64];
@@ -387,6 +423,14 @@ int main(int argc, char **argv)
                 goto out;
             }
             cfg.allowed_origins = origins;
+            break;
+        case OPT_RATE_LIMIT:
+        case OPT_STDIO_RATE_LIMIT:
+            if (parse_rate(optarg, opt == OPT_RATE_LIMIT ? &cfg.http_rate : &cfg.stdio_rate) != 0) {
+                rc = bad_flag(opt == OPT_RATE_LIMIT ? "rate-limit" : "stdio-rate-limit", optarg,
+                              "expected BURST/RATE such as 30/5 (calls, calls per second) or off");
+                goto out;
+            }
             break;
         case OPT_LOG_LEVEL:
             if ((level = log_level_parse(optarg)) < 0) {

@@ -455,7 +455,7 @@ static char *run_watched(struct MHD_Connection *c, struct mcp_call *call)
 
 static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection *c, struct req *r)
 {
-    struct mcp_session_opts so = {.cfg = h->cfg, .server_version = h->server_version};
+    struct mcp_session_opts so = {.cfg = h->cfg, .server_version = h->server_version, .rate = h->cfg->http_rate};
     const char *ctype = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *pv = header(c, "MCP-Protocol-Version");
     const char *sid = header(c, "Mcp-Session-Id");
