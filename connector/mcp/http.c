@@ -494,6 +494,8 @@ static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection 
                                      "Mcp-Session-Id header required: send initialize first", NULL, NULL);
         }
         s = mcp_session_new(&so);
+        if (s == NULL)
+            cJSON_Delete(msg); /* accept_json, which would own it, is never called */
         if (s == NULL || mcp_session_accept_json(s, msg, &reply, &call) != ZK_OK) {
             mcp_session_free(s);
             return respond_rpc_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR, "out of memory",
