@@ -172,7 +172,8 @@ static char *instructions(const struct connector_config *cfg)
         return NULL;
     if (buf_puts(&b,
              ", indexed by Zoekt; the index can lag the remotes by hours (corpus_status tells how much). "
-             "Call list_repositories to see what is indexed, then search_code. "
+             "Call list_repositories to see what is indexed, then search_code; read_file shows the code "
+             "around a match. "
              "Query syntax (Zoekt): space-separated terms must all match in one file; use lowercase `or` "
              "between alternatives, `-term` to exclude, quotes for a phrase with spaces. Terms and the "
              "`file:`, `repo:` and `sym:` filters are regular expressions, not globs: escape `.`, `(`, `[` "

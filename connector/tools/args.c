@@ -1,6 +1,7 @@
 /* args.c: see args.h. */
 #include "connector/tools/args.h"
 
+#include "connector/format.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 
@@ -206,6 +207,20 @@ int targ_repo_indexed(const struct zr_list *l, const char *pattern)
         if (zn_matches(pattern, l->repos[i].full_name))
             return 1;
     return 0;
+}
+
+int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, struct buf *b)
+{
+    size_t closest;
+    int rc = buf_printf(b, "\"%.200s\" matches no indexed repository; ", arg);
+
+    if (!rc)
+        rc = fmt_closest(l, pattern, b, &closest);
+    if (!rc)
+        rc = closest ? buf_putc(b, '.')
+                     : buf_printf(b, "none has a similar name (%zu are indexed; list_repositories shows them).",
+                                  l->n_repos);
+    return rc;
 }
 
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms)

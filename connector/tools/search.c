@@ -87,7 +87,7 @@ static int search_explain_empty(const struct tool_ctx *ctx, const char *const *r
     struct zr_opts ro = {ctx->cfg->mirror_prefix, -1};
     struct zk_err err = {0};
     char pattern[ZN_ARG_MAX + 1];
-    size_t missing = 0, closest;
+    size_t missing = 0;
     struct zr_list l;
     int rc;
 
@@ -101,13 +101,9 @@ static int search_explain_empty(const struct tool_ctx *ctx, const char *const *r
         /* zq_build accepted every argument, so each one normalises. */
         if (zn_normalize(repos[i], pattern, sizeof(pattern), &err) || targ_repo_indexed(&l, pattern))
             continue;
-        rc = buf_printf(note, "%s\"%.200s\" matches no indexed repository; ", missing++ ? " " : "", repos[i]);
+        rc = missing++ ? buf_putc(note, ' ') : ZK_OK;
         if (!rc)
-            rc = fmt_closest(&l, pattern, note, &closest);
-        if (!rc)
-            rc = closest ? buf_putc(note, '.')
-                         : buf_printf(note, "none has a similar name (%zu are indexed; list_repositories shows "
-                                            "them).", l.n_repos);
+            rc = targ_no_repo(&l, repos[i], pattern, note);
     }
     if (!rc && !missing)
         rc = buf_printf(note, "the repositor%s searched %s indexed; the query matched nothing in %s.",
@@ -159,7 +155,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
 
     {
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
-        struct zc_search_opts so = {(int)max_files, (int)context, 1};
+        struct zc_search_opts so = {(int)max_files, (int)context, 1, 0};
         struct zr_opts ro = {cfg->mirror_prefix, (int)context};
 
         rc = zc_search(&c, zq, &so, &ro, &res, &qerr);

@@ -231,6 +231,34 @@ out:
     return rc;
 }
 
+int zq_file_query(const char *repo, const char *path, char **out, struct zk_err *err)
+{
+    char *repo_re = NULL, *path_re = NULL;
+    struct buf b;
+    int rc;
+
+    *out = NULL;
+    while (path && *path == '/')
+        path++;
+    if (!path || !*path)
+        return zk_err_set(err, ZK_EINVAL, "path: empty file path");
+    if ((rc = zq_repo_regex(repo, &repo_re, err))) {
+        zk_err_prefix(err, "repo");
+        return rc;
+    }
+    path_re = zq_regex_quote(path);
+    buf_init(&b, ZQ_MAX);
+    if (!path_re)
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+    else if ((rc = buf_printf(&b, "repo:%s file:^%s$", repo_re, path_re)))
+        zk_err_set(err, rc, "the repository and path are longer than %d bytes", ZQ_MAX);
+    else if (!(*out = buf_steal(&b)))
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+    free(repo_re);
+    free(path_re);
+    return rc;
+}
+
 /* Whether the query has more than one token at the top level, i.e. whitespace outside quotes. */
 static int zq_has_several_tokens(const char *q)
 {

@@ -54,6 +54,11 @@ int zq_is_glob(const char *s);
  * Heap string in *out; ZK_EINVAL for an empty name or a bad glob. */
 int zq_repo_regex(const char *repo, char **out, struct zk_err *err);
 
+/* The query that selects one file by its exact path in the repositories a repository argument selects:
+ * "repo:<zq_repo_regex> file:^<path, escaped>$" (a leading "/" of path is dropped). Heap string in
+ * *out; ZK_EINVAL with a message for an empty path or a bad repository argument. */
+int zq_file_query(const char *repo, const char *path, char **out, struct zk_err *err);
+
 struct zq_spec {
     const char *query;                 /* Zoekt syntax or plain text; may be NULL or empty */
     const char *const *repos;          /* plain names or globs */

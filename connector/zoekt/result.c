@@ -432,13 +432,14 @@ static void zr_file_free(struct zr_file *f)
     for (size_t i = 0; i < f->n_lines; i++)
         free(f->lines[i].text);
     free(f->lines);
+    free(f->content);
 }
 
 static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_file *f, struct zk_err *err)
 {
     const cJSON *branches = json_arr(fm, "Branches"), *lms = json_arr(fm, "LineMatches"),
                 *cms = json_arr(fm, "ChunkMatches"), *it;
-    const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", ""));
+    const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", "")), *content;
     struct zr_lines lines = {0};
     int rc = ZK_OK;
 
@@ -472,6 +473,12 @@ static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_fil
             goto nomem;
     }
     zr_lines_finish(&lines, f);
+    content = json_str(fm, "Content", NULL);
+    if (content) {
+        f->has_content = 1;
+        f->content = zr_base64_decode(content, strlen(content), &f->content_len);
+        f->undecodable |= !f->content;
+    }
     return ZK_OK;
 nomem:
     zr_lines_free(&lines);

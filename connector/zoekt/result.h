@@ -40,6 +40,10 @@ struct zr_file {
     size_t n_matches;      /* match ranges (ChunkMatches) or fragments (LineMatches), name matches included */
     int name_match;        /* the file's name matched the query */
     int undecodable;       /* some of its text could not be decoded */
+    unsigned char *content; /* the whole file as indexed (Whole: true), decoded but not sanitised,
+                             * NUL-terminated; NULL when Zoekt sent none or it did not decode */
+    size_t content_len;
+    int has_content;        /* Zoekt sent Content (even when it did not decode) */
 };
 
 /* The Stats Zoekt embeds in every search result: they tell why a search stopped. */

@@ -27,14 +27,14 @@ static const cJSON *find_tool(const cJSON *list, const char *name)
 
 static void test_catalogue(void **state)
 {
-    static const char *const names[] = {"search_code", "list_repositories", "corpus_status"};
+    static const char *const names[] = {"search_code", "list_repositories", "read_file", "corpus_status"};
     cJSON *list = tools_list();
     const cJSON *t, *desc;
 
     (void)state;
     assert_non_null(list);
-    assert_int_equal(cJSON_GetArraySize(list), 3);
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(cJSON_GetArraySize(list), 4);
+    for (size_t i = 0; i < 4; i++) {
         const cJSON *ann, *schema;
 
         t = find_tool(list, names[i]);
@@ -146,7 +146,7 @@ static void test_unknown_tool(void **state)
 
 static void test_search_body(void **state)
 {
-    struct zc_search_opts o = {30, 2, 1};
+    struct zc_search_opts o = {30, 2, 1, 0};
     char *body;
 
     (void)state;
@@ -172,7 +172,8 @@ static void test_output_schema_matches_format(void **state)
     struct fmt_search_opts o = {"q", 30, 16384, 0, "a note"};
     struct zr_line line = {1, (char *)"text", 1, 0};
     char *branches[] = {(char *)"HEAD"};
-    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, 1, 1, 0, 0};
+    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, 1, 1, 0, 0,
+                           NULL, 0, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct zk_err err = {0};
     struct buf text;
