@@ -191,7 +191,8 @@ static int fmt_file_lines(struct fmt_run *run, const struct zr_file *f, cJSON *j
         }
     }
     if (run->budget_hit && shown_matches < f->n_match_lines) {
-        size_t cut = (upto < f->n_lines ? FMT_FILE_MATCH_LINES : f->n_match_lines) - shown_matches;
+        size_t cut = (f->n_match_lines > FMT_FILE_MATCH_LINES ? FMT_FILE_MATCH_LINES : f->n_match_lines) -
+                     shown_matches;
 
         run->lines_cut += cut;
         if (shown_matches == 0 && cut > 0)
@@ -200,7 +201,9 @@ static int fmt_file_lines(struct fmt_run *run, const struct zr_file *f, cJSON *j
                                                  cut == 1 ? "" : "s")))
             goto out;
     }
-    if (upto < f->n_lines) {
+    /* The parser may have decoded only the matching lines that can be shown (zr_opts.match_lines), so
+     * the count, not the lines at hand, tells whether the file had more. */
+    if (f->n_match_lines > FMT_FILE_MATCH_LINES) {
         run->files_capped++;
         if (!run->budget_hit &&
             (rc = buf_printf(&run->body, "(+%zu more matching line%s in this file)\n",

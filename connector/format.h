@@ -44,7 +44,7 @@ enum fmt_reason {
 
 struct fmt_search_opts {
     const char *query;     /* the Zoekt query that ran (echoed) */
-    int max_files;         /* files to show; the request asked Zoekt for one more to know about the rest */
+    int max_files;         /* files to show; Zoekt's FileCount tells whether more matched */
     size_t budget;         /* bytes of text at most (at least FMT_BUDGET_MIN) */
     long long wall_ns;     /* MaxWallTime sent to Zoekt, to recognise a timed-out search; 0: unknown */
     const char *note;      /* an extra header line (a lint hint, "repository not indexed"), or NULL */

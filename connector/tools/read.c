@@ -46,7 +46,7 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
                           struct tool_result *r, struct zk_err *err)
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1};
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err lerr = {0};
     struct zr_list l;
     struct buf msg;
@@ -113,7 +113,7 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
     {
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {READ_MAX_FILES - 1, 0, 1, 1};
-        struct zr_opts ro = {cfg->mirror_prefix, 0};
+        struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
 
         rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
         if (rc == ZK_ENOMEM)

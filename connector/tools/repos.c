@@ -33,7 +33,7 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
 {
     static const char *const known[] = {"filter", "limit", NULL};
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1};
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err lerr = {0};
     const char *filter = NULL;
     char pattern[ZN_ARG_MAX + 1];

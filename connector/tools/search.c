@@ -84,7 +84,7 @@ cJSON *tool_search_code_def(void)
 static int search_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1};
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err err = {0};
     char pattern[ZN_ARG_MAX + 1];
     size_t missing = 0;
@@ -156,7 +156,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     {
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {(int)max_files, (int)context, 1, 0};
-        struct zr_opts ro = {cfg->mirror_prefix, (int)context};
+        struct zr_opts ro = {cfg->mirror_prefix, (int)context, FMT_FILE_MATCH_LINES};
 
         rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
         if (rc == ZK_ENOMEM)

@@ -57,7 +57,7 @@ static cJSON *status_index_json(const struct zr_list *l)
 int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
 {
     struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL};
-    struct zr_opts ro = {cfg->mirror_prefix, -1};
+    struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
     struct zr_list l;
     cJSON *o;
     int rc;
@@ -170,7 +170,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     static const char *const known[] = {NULL};
     const struct connector_config *cfg = ctx->cfg;
     struct zc_conn c = targ_conn(ctx, cfg->list_timeout_ms);
-    struct zr_opts ro = {cfg->mirror_prefix, -1};
+    struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
     struct zk_err lerr = {0};
     struct targ_index_summary s;
     struct zr_list l;

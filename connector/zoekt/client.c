@@ -23,7 +23,8 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
 {
     cJSON *root = cJSON_CreateObject(), *opts = NULL;
     char *out = NULL;
-    double files = (double)o->max_files + 1;
+    /* Exactly the files that can be shown: Zoekt's FileCount tells whether more matched. */
+    double files = (double)o->max_files;
 
     if (!root || !cJSON_AddStringToObject(root, "Q", query) || !(opts = cJSON_AddObjectToObject(root, "Opts")))
         goto out;

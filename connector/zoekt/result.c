@@ -323,8 +323,10 @@ static int zr_add_context(struct zr_lines *l, const unsigned char *text, size_t 
     return rc;
 }
 
-/* One LineMatch: a matching line with its own context. */
-static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON *lm, int ctx)
+/* One LineMatch: a matching line with its own context. Once the file has `cap` matching lines (0: no
+ * cap), the line is only counted, into *uncounted. */
+static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON *lm, int ctx, size_t *matching,
+                             int cap, size_t *uncounted)
 {
     unsigned char *line = NULL, *before = NULL, *after = NULL;
     size_t line_len, before_len, after_len;
@@ -337,6 +339,11 @@ static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON 
         f->name_match = 1;
         return ZK_OK;
     }
+    if (cap > 0 && *matching >= (size_t)cap) {
+        (*uncounted)++;
+        return ZK_OK;
+    }
+    (*matching)++;
     got = zr_member_b64(lm, "Line", &line, &line_len);
     terminated = got == 1 && line_len && line[line_len - 1] == '\n';
     if (terminated)
@@ -361,16 +368,50 @@ static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON 
     return rc;
 }
 
-/* Marks lines first..last (1-based numbers, relative to the chunk's first line `start`) as matching. */
-static void zr_mark(struct zr_lines *l, size_t chunk_first, int start, int first, int last)
+/* Marks lines first..last as matching among the chunk's lines, which are l->v[chunk_first...] numbered
+ * from start on, one after the other. Returns how many were not marked before. */
+static size_t zr_mark(struct zr_lines *l, size_t chunk_first, int start, int first, int last)
 {
-    for (size_t i = chunk_first; i < l->n; i++)
-        if (l->v[i].number >= first && l->v[i].number <= last && l->v[i].number >= start)
-            l->v[i].is_match = 1;
+    size_t marked = 0;
+
+    if (first < start)
+        first = start;
+    for (long long n = first; n <= last && chunk_first + (size_t)(n - start) < l->n; n++) {
+        struct zr_line *line = &l->v[chunk_first + (size_t)(n - start)];
+
+        marked += !line->is_match;
+        line->is_match = 1;
+    }
+    return marked;
 }
 
-/* One ChunkMatch: whole lines of content, with the matches given as ranges. */
-static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
+/* The matching lines of a chunk that is not decoded: its ranges' lines, each counted once. */
+static size_t zr_count_range_lines(const cJSON *ranges)
+{
+    const cJSON *r;
+    size_t n = 0;
+    int seen = 0;
+
+    cJSON_ArrayForEach(r, ranges) {
+        int first = zr_line_number(json_obj(r, "Start"), 0);
+        int last = zr_line_number(json_obj(r, "End"), first);
+
+        if (last > first && json_int(json_obj(r, "End"), "Column", 0) == 1)
+            last--;
+        if (first <= seen)
+            first = seen + 1;
+        if (first > 0 && last >= first) {
+            n += (size_t)(last - first + 1);
+            seen = last;
+        }
+    }
+    return n;
+}
+
+/* One ChunkMatch: whole lines of content, with the matches given as ranges. Once the file has
+ * `cap` matching lines (0: no cap), a chunk's matching lines are only counted, into *uncounted. */
+static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm, size_t *matching, int cap,
+                        size_t *uncounted)
 {
     const cJSON *ranges = json_arr(cm, "Ranges"), *r;
     unsigned char *content = NULL;
@@ -383,6 +424,10 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
         f->name_match = 1;
         return ZK_OK;
     }
+    if (cap > 0 && *matching >= (size_t)cap) {
+        *uncounted += zr_count_range_lines(ranges);
+        return ZK_OK;
+    }
     got = zr_member_b64(cm, "Content", &content, &len);
     if (got < 0) {
         /* Without the content only the line numbers of the matches are known. */
@@ -391,6 +436,7 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
             number = zr_line_number(json_obj(r, "Start"), 0);
             if (!rc && number > 0)
                 rc = zr_lines_add(l, number, NULL, 0, 1, 1);
+            *matching += !rc && number > 0;
         }
         return rc;
     }
@@ -414,7 +460,7 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
         if (last > first && json_int(e, "Column", 0) == 1)
             last--;
         if (first > 0)
-            zr_mark(l, first_index, start, first, last);
+            *matching += zr_mark(l, first_index, start, first, last);
     }
     free(content);
     return rc;
@@ -441,6 +487,7 @@ static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_fil
                 *cms = json_arr(fm, "ChunkMatches"), *it;
     const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", "")), *content;
     struct zr_lines lines = {0};
+    size_t matching = 0, uncounted = 0;
     int rc = ZK_OK;
 
     memset(f, 0, sizeof(*f));
@@ -465,14 +512,16 @@ static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_fil
         }
     }
     cJSON_ArrayForEach(it, lms) {
-        if (cJSON_IsObject(it) && (rc = zr_add_line_match(&lines, f, it, o->context_lines)))
+        if (cJSON_IsObject(it) &&
+            (rc = zr_add_line_match(&lines, f, it, o->context_lines, &matching, o->match_lines, &uncounted)))
             goto nomem;
     }
     cJSON_ArrayForEach(it, cms) {
-        if (cJSON_IsObject(it) && (rc = zr_add_chunk(&lines, f, it)))
+        if (cJSON_IsObject(it) && (rc = zr_add_chunk(&lines, f, it, &matching, o->match_lines, &uncounted)))
             goto nomem;
     }
     zr_lines_finish(&lines, f);
+    f->n_match_lines += uncounted;
     content = json_str(fm, "Content", NULL);
     if (content) {
         f->has_content = 1;
@@ -499,7 +548,7 @@ static int zr_bad_body(const char *body, size_t len, const char *what, struct zk
 int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
                     struct zk_err *err)
 {
-    static const struct zr_opts defaults = {NULL, -1};
+    static const struct zr_opts defaults = {NULL, -1, 0};
     const cJSON *res, *files, *fm;
     cJSON *root;
     int rc = ZK_OK;
@@ -612,7 +661,7 @@ static int zr_repo_cmp(const void *a, const void *b)
 
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err)
 {
-    static const struct zr_opts defaults = {NULL, -1};
+    static const struct zr_opts defaults = {NULL, -1, 0};
     const cJSON *list, *repos, *map, *e;
     cJSON *root;
     size_t cap;

@@ -18,6 +18,8 @@
 struct zr_opts {
     const char *mirror_prefix; /* stripped from the front of repository names; NULL: none */
     int context_lines;         /* NumContextLines the request asked for; -1 when unknown */
+    int match_lines;           /* matching lines per file worth decoding, in Zoekt's order (its ranking);
+                                * the matches after them are counted, not decoded. 0: all */
 };
 
 struct zr_line {
@@ -36,7 +38,7 @@ struct zr_file {
     size_t n_branches;
     struct zr_line *lines; /* sorted by number, each number once; NULL when n_lines is 0 */
     size_t n_lines;
-    size_t n_match_lines;  /* lines with is_match */
+    size_t n_match_lines;  /* matching lines: those in lines, plus those counted but not decoded */
     size_t n_matches;      /* match ranges (ChunkMatches) or fragments (LineMatches), name matches included */
     int name_match;        /* the file's name matched the query */
     int undecodable;       /* some of its text could not be decoded */

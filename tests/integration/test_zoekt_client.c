@@ -98,7 +98,7 @@ static void test_chunk_generation(void **state)
 {
     struct zc_conn c = conn(5000);
     struct zc_search_opts so = {30, 2, 1, 0};
-    struct zr_opts ro = {NULL, 2};
+    struct zr_opts ro = {NULL, 2, 0};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -114,7 +114,7 @@ static void test_line_generation(void **state)
 {
     struct zc_conn c = conn(5000);
     struct zc_search_opts so = {30, 2, 0, 0};
-    struct zr_opts ro = {NULL, 2};
+    struct zr_opts ro = {NULL, 2, 0};
     struct zk_err err = {0};
     struct zr_search s;
 

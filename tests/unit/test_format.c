@@ -30,7 +30,7 @@ static char *read_fixture(const char *name, size_t *len)
 
 static void parse(const char *fixture, int ctx, struct zr_search *s)
 {
-    struct zr_opts o = {NULL, ctx};
+    struct zr_opts o = {NULL, ctx, 0};
     struct zk_err err = {0};
     size_t len;
     char *body = read_fixture(fixture, &len);
@@ -247,6 +247,16 @@ static void test_per_file_cap(void **state)
                               "(+5 more matching lines in this file)\n");
     assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring,
                         "per_file_cap");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+
+    /* The parser decoded only the lines that can be shown and counted the others: the same answer. */
+    synth(&s, 1, 10, 3);
+    s.files[0].n_match_lines = 15;
+    text = format(&s, "x", 30, 16384, 0, &json);
+    assert_non_null(strstr(text, "1 file had more than 10 matching lines"));
+    assert_non_null(strstr(text, "> 28: xxx\n(+5 more matching lines in this file)\n"));
     free(text);
     cJSON_Delete(json);
     zr_search_free(&s);
@@ -548,7 +558,7 @@ static void test_mutated_answers_never_crash(void **state)
         for (int round = 0; round < 400; round++) {
             char *body = malloc(len + 1);
             struct zk_err err = {0};
-            struct zr_opts o = {NULL, 2};
+            struct zr_opts o = {NULL, 2, 0};
             struct zr_search s;
             int rc;
 

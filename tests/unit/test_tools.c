@@ -151,7 +151,7 @@ static void test_search_body(void **state)
 
     (void)state;
     body = zc_search_body("needle", &o, 30000);
-    assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":31,\"MaxMatchDisplayCount\":1550,"
+    assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":30,\"MaxMatchDisplayCount\":1500,"
                               "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
                               "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
     free(body);
