@@ -126,6 +126,13 @@ function toolChecks(client) {
     assert.match(textOf(res), /Search webserver http:\/\/127\.0\.0\.1:\d+: 4 repositories, 4 shards, newest index /);
     assert.equal(res.structuredContent.index.repositories, 4);
   });
+
+  test('corpus_status with repo shows the repositories it selects, or the closest names', async () => {
+    let res = await call(client(), 'corpus_status', { repo: 'https://github.com/acme/bulk.git' });
+    assert.match(textOf(res), /\n1 of 4 repositories match "github\.com\/acme\/bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
+    res = await call(client(), 'corpus_status', { repo: 'bulkk' });
+    assert.match(textOf(res), /0 of 4 repositories match "bulkk"; closest: acme\/bulk/);
+  });
 }
 
 if (!skip) describe('over stdio', () => {

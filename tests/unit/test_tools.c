@@ -108,7 +108,15 @@ static void test_bad_arguments(void **state)
         {"search_code", "[1]", "arguments must be an object, got an array"},
         {"list_repositories", "{\"limit\":0}", "\"limit\" must be between 1 and 1000"},
         {"list_repositories", "{\"filter\":3}", "\"filter\" must be a string"},
-        {"corpus_status", "{\"x\":1}", "unknown argument \"x\"; this tool takes: no arguments"},
+        {"list_repositories", "{\"filter\":\"api-[\"}", "argument \"filter\": glob \"api-[\""},
+        {"corpus_status", "{\"x\":1}", "unknown argument \"x\"; this tool takes: repo"},
+        {"corpus_status", "{\"repo\":\" / \"}", "argument \"repo\": empty repository name"},
+        {"read_file", "{\"repo\":\"a\"}", "read_file needs both \"repo\" and \"path\""},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"b\",\"start_line\":5,\"end_line\":4}",
+         "argument \"end_line\" (4) is before \"start_line\" (5)"},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"b\",\"start_line\":0}", "\"start_line\" must be between 1 and"},
+        {"read_file", "{\"repo\":\"a{\",\"path\":\"b\"}", "argument \"repo\": glob \"a{\": a '{' has no closing '}'"},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"/\"}", "invalid read_file arguments: path: empty file path"},
     };
     struct connector_config cfg = unreachable_cfg();
     struct tool_ctx ctx = {&cfg, NULL};
