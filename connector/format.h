@@ -2,7 +2,7 @@
  *
  * Pure: no I/O. The search text looks like this (docs/connector.md has the rules):
  *
- *   Query: needle repo:^alpha$
+ *   Query: needle repo:(^|/)alpha$
  *   2 files, 5 matches. All shown.
  *
  *   alpha/README.md @0226d547
