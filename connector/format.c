@@ -506,7 +506,8 @@ int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf 
     int rc;
 
     *structured = NULL;
-    buf_init(&head, 2048);
+    /* The header holds the repository and path, each bounded by read_file's arguments and Zoekt's names. */
+    buf_init(&head, 16384);
     buf_init(&body, budget);
     buf_init(&line, FMT_READ_LINE_MAX + 64);
     if (last <= 0)

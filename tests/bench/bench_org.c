@@ -13,6 +13,7 @@
  * Prints Markdown table rows on stdout; tests/bench/run.sh puts them into docs/benchmarks.md. */
 #include "buf.h"
 #include "connector/config.h"
+#include "connector/format.h"
 #include "connector/zoekt/client.h"
 #include "connector/zoekt/query.h"
 #include "http.h"
@@ -79,7 +80,7 @@ static double percentile(double *v, int n, int p)
 /* POSTs body to Zoekt through lib/http, as the connector does (a new connection each time); returns
  * the answer's byte count, or -1 (the reason on stderr). *file_count (may be NULL) gets Zoekt's
  * FileCount. */
-static long post_zoekt(const char *url, const char *body, long long *file_count)
+static long post_zoekt(const char *url, const char *body, long long *file_count, char **answer)
 {
     struct http_request req = {0};
     struct http_response resp;
@@ -103,6 +104,8 @@ static long post_zoekt(const char *url, const char *body, long long *file_count)
         *file_count = json_int(json_obj(r, "Result"), "FileCount", -1);
         cJSON_Delete(r);
     }
+    if (n >= 0 && answer)
+        *answer = buf_steal(&resp.body);
     http_response_free(&resp);
     return n;
 }
@@ -125,10 +128,10 @@ static int exact_totals(const char *url, const char *body, const char *label, in
     for (int i = -1; i < iterations; i++) {
         double t0 = now_ms(), t1, t2;
 
-        if (post_zoekt(url, body, &files_exact) < 0)
+        if (post_zoekt(url, body, &files_exact, NULL) < 0)
             return -1;
         t1 = now_ms();
-        if (post_zoekt(url, estimate, &files_estimate) < 0)
+        if (post_zoekt(url, estimate, &files_estimate, NULL) < 0)
             return -1;
         t2 = now_ms();
         if (i >= 0) {
@@ -139,6 +142,33 @@ static int exact_totals(const char *url, const char *body, const char *label, in
     printf("| %s | %.2f | %lld | %.2f | %lld |\n", label, percentile(t_exact, iterations, 50), files_exact,
            percentile(t_estimate, iterations, 50), files_estimate);
     return 0;
+}
+
+/* The connector's own work on one Zoekt answer, in this process: parsing it as search_code does and
+ * formatting it with the defaults; the median over `iterations` runs, in ms. */
+static double parse_and_format(const char *answer, size_t len, const char *query, int iterations)
+{
+    static double t[ORG_MAX_ITERATIONS];
+    struct zr_opts ro = {"mirrors/", CONNECTOR_CONTEXT_LINES_DEFAULT, FMT_FILE_MATCH_LINES};
+    struct fmt_search_opts fo = {query, CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_OUTPUT_BUDGET_DEFAULT,
+                                 zc_wall_time_ns(CONNECTOR_SEARCH_TIMEOUT_MS), NULL};
+
+    for (int i = 0; i < iterations; i++) {
+        struct zk_err err = {0};
+        struct zr_search s;
+        struct buf text;
+        cJSON *structured = NULL;
+        double t0 = now_ms();
+
+        buf_init(&text, CONNECTOR_OUTPUT_BUDGET_LIMIT + 8192);
+        if (zr_parse_search(answer, len, &ro, &s, &err) == ZK_OK)
+            fmt_search(&s, &fo, &text, &structured, &err);
+        t[i] = now_ms() - t0;
+        zr_search_free(&s);
+        buf_free(&text);
+        cJSON_Delete(structured);
+    }
+    return percentile(t, iterations, 50);
 }
 
 /* An MCP client over Streamable HTTP: one libcurl handle, kept alive as an agent's client keeps its
@@ -318,15 +348,15 @@ int main(int argc, char **argv)
     }
 
     printf("| query | raw Zoekt p50 / p99 ms | stdio p50 / p99 ms | HTTP p50 / p99 ms | overhead p50 stdio / HTTP ms "
-           "| bytes from Zoekt | bytes shown | ratio | files named |\n");
-    printf("|---|---|---|---|---|---|---|---|---|\n");
+           "| parse + format ms | bytes from Zoekt | bytes shown | ratio | files named | goals met: overhead, bytes |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     snprintf(url, sizeof(url), "%s/api/search", zoekt);
     for (size_t q = 0; q < sizeof(org_queries) / sizeof(org_queries[0]); q++) {
         const struct org_query *oq = &org_queries[q];
         struct zc_search_opts so = {CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_CONTEXT_LINES_DEFAULT, 1, 0};
         struct zk_err err = {0};
         long from_zoekt = 0, text = 0, files = 0;
-        char *zq = NULL, *body;
+        char *zq = NULL, *body, *last = NULL;
         double r50, s50, h50;
 
         if (zq_build(&oq->spec, &zq, &err) != ZK_OK || !(body = zc_search_body(zq, &so, CONNECTOR_SEARCH_TIMEOUT_MS)))
@@ -337,7 +367,9 @@ int main(int argc, char **argv)
         for (int i = -1; i < iterations; i++) {
             double t0 = now_ms(), t1, t2, t3;
 
-            from_zoekt = post_zoekt(url, body, NULL);
+            free(last);
+            last = NULL;
+            from_zoekt = post_zoekt(url, body, NULL, &last);
             t1 = now_ms();
             reply = child_call(&child, call);
             t2 = now_ms();
@@ -357,11 +389,15 @@ int main(int argc, char **argv)
         r50 = percentile(raw, iterations, 50);
         s50 = percentile(viastdio, iterations, 50);
         h50 = percentile(viahttp, iterations, 50);
-        printf("| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %+.2f / %+.2f | %ld | %ld | %.1fx | %ld |\n",
+        printf("| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %+.2f / %+.2f | %.2f | %ld | %ld | %.1fx | %ld "
+               "| %s, %s |\n",
                oq->label, r50, percentile(raw, iterations, 99), s50, percentile(viastdio, iterations, 99), h50,
-               percentile(viahttp, iterations, 99), s50 - r50, h50 - r50, from_zoekt, text,
-               text ? (double)from_zoekt / (double)text : 0.0, files);
+               percentile(viahttp, iterations, 99), s50 - r50, h50 - r50,
+               parse_and_format(last, (size_t)from_zoekt, zq, iterations), from_zoekt, text,
+               text ? (double)from_zoekt / (double)text : 0.0, files,
+               s50 - r50 <= 1.0 && h50 - r50 <= 1.0 ? "yes" : "no", from_zoekt <= 4 * text ? "yes" : "no");
         fflush(stdout);
+        free(last);
         free(body);
         free(zq);
     }
