@@ -13,52 +13,55 @@
 /* U+FFFD REPLACEMENT CHARACTER, shown in place of bytes that cannot be printed. */
 #define ZR_REPLACEMENT "\xef\xbf\xbd"
 
-static int zr_b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
+/* Each base64 character's value plus one; 0 for every byte that is not one. A table, because decoding
+ * Zoekt's answers is a good part of the connector's time per search. */
+static const unsigned char zr_b64[256] = {
+    ['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7, ['H'] = 8, ['I'] = 9,
+    ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16, ['Q'] = 17,
+    ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25,
+    ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32, ['g'] = 33,
+    ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40, ['o'] = 41,
+    ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48, ['w'] = 49,
+    ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56, ['4'] = 57,
+    ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64
+};
 
 unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len)
 {
+    const unsigned char *p = (const unsigned char *)in;
     unsigned char *out;
-    size_t o = 0;
+    size_t o = 0, full;
 
     if (len % 4 != 0)
         return NULL;
     out = malloc(len / 4 * 3 + 1);
     if (!out)
         return NULL;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4];
-        int pad = 0;
+    /* Every quad but the last has no padding: four table look-ups each. */
+    full = len >= 4 ? len - 4 : 0;
+    for (size_t i = 0; i < full; i += 4) {
+        unsigned a = zr_b64[p[i]], b = zr_b64[p[i + 1]], c = zr_b64[p[i + 2]], d = zr_b64[p[i + 3]];
 
-        for (int k = 0; k < 4; k++) {
-            unsigned char c = (unsigned char)in[i + k];
+        if (!a || !b || !c || !d)
+            goto bad;
+        a--, b--, c--, d--;
+        out[o++] = (unsigned char)(a << 2 | b >> 4);
+        out[o++] = (unsigned char)((b & 0xf) << 4 | c >> 2);
+        out[o++] = (unsigned char)((c & 0x3) << 6 | d);
+    }
+    if (len) {
+        const unsigned char *q = p + full;
+        int pad = (q[3] == '=') + (q[3] == '=' && q[2] == '=');
+        unsigned a = zr_b64[q[0]], b = zr_b64[q[1]], c = pad < 2 ? zr_b64[q[2]] : 1, d = pad < 1 ? zr_b64[q[3]] : 1;
 
-            if (c == '=' && i + 4 == len && k >= 2) {
-                v[k] = 0;
-                pad++;
-            } else if (pad) {
-                goto bad; /* data after padding */
-            } else if ((v[k] = zr_b64_value(c)) < 0) {
-                goto bad;
-            }
-        }
-        out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+        if (!a || !b || !c || !d)
+            goto bad;
+        a--, b--, c--, d--;
+        out[o++] = (unsigned char)(a << 2 | b >> 4);
         if (pad < 2)
-            out[o++] = (unsigned char)((v[1] & 0xf) << 4 | v[2] >> 2);
+            out[o++] = (unsigned char)((b & 0xf) << 4 | c >> 2);
         if (pad < 1)
-            out[o++] = (unsigned char)((v[2] & 0x3) << 6 | v[3]);
+            out[o++] = (unsigned char)((c & 0x3) << 6 | d);
     }
     out[o] = '\0';
     *out_len = o;
@@ -114,13 +117,17 @@ static size_t zr_printable_len(const unsigned char *in, size_t n)
 
 char *zr_sanitize(const unsigned char *in, size_t len)
 {
-    size_t out_len = 0, o = 0;
+    size_t out_len = 0, o = 0, plain = 0;
     char *out;
 
     if (len && in[len - 1] == '\r')
         len--;
+    /* Most lines are printable ASCII throughout: that run is measured byte by byte and copied at once. */
+    while (plain < len && ((in[plain] >= 0x20 && in[plain] < 0x7f) || in[plain] == '\t'))
+        plain++;
     /* Two passes, sizing then copying, so that the common all-valid line costs one allocation. */
-    for (size_t i = 0; i < len;) {
+    out_len = plain;
+    for (size_t i = plain; i < len;) {
         size_t k = zr_printable_len(in + i, len - i);
 
         out_len += k ? k : sizeof(ZR_REPLACEMENT) - 1;
@@ -129,7 +136,9 @@ char *zr_sanitize(const unsigned char *in, size_t len)
     out = malloc(out_len + 1);
     if (!out)
         return NULL;
-    for (size_t i = 0; i < len;) {
+    memcpy(out, in, plain);
+    o = plain;
+    for (size_t i = plain; i < len;) {
         size_t k = zr_printable_len(in + i, len - i);
 
         if (k) {
