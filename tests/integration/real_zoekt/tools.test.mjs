@@ -1,14 +1,19 @@
 // The connector against the real zoekt-webserver: git repositories made here are indexed with the real
 // zoekt-git-index (tests/support/zoekt.sh), and every tool is called through the official SDK client,
-// over stdio and over Streamable HTTP. Without ../shared/zoekt the suite says why and counts one skip
-// (under CI, a failure). The recordings in tests/fixtures/zoekt stay for shapes a live server cannot
-// be made to produce.
+// over stdio and over Streamable HTTP. tests/integration/test_real_zoekt.sh runs it (and reports a skip
+// when ../shared/zoekt is missing); run alone, it counts one skip itself (under CI, a failure). The
+// recordings in tests/fixtures/zoekt stay for shapes a live server cannot be made to produce.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CONNECTOR, startHttpConnector, startRealZoekt, stop, tempDir, textOf } from './harness.mjs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { CONNECTOR, ROOT, startHttpConnector, startRealZoekt, stop, tempDir, textOf } from '../../mcp/harness.mjs';
+
+// The SDK is installed for the tests/mcp suites; resolve it from there rather than installing it twice.
+const require = createRequire(join(ROOT, 'tests/mcp/package.json'));
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
 const PAY_LINES = Array.from({ length: 300 }, (_, i) => `line ${i + 1} of pay.go`).join('\n') + '\nNeedle payments\n';
 const REPOS = {
