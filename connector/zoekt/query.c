@@ -88,7 +88,11 @@ static int zq_put_class(struct buf *b, const char *glob, size_t *i, const char *
         } else {
             prev = c;
         }
-        if (escaped || c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
+        if (c == '-') {
+            /* A '-' that is a member, not a range, is escaped: written bare after a member (or after
+             * the leading ']') it would make a range in RE2. */
+            rc = buf_puts(b, "\\-");
+        } else if (escaped || c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
             /* '[' would open a POSIX class such as [:alpha:] in RE2. */
             rc = zq_put_literal(b, c);
         } else {

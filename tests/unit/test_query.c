@@ -25,9 +25,12 @@ static void test_glob_table(void **state)
         {"src/**", ZQ_ANCHOR_PATH, "^src/.*$"},
         {"a?b", ZQ_ANCHOR_PATH, "(^|/)a[^/]b$"},
         {"*.[ch]", ZQ_ANCHOR_PATH, "(^|/)[^/]*\\.[ch]$"},
-        {"v[0-9a-f-].txt", ZQ_ANCHOR_PATH, "(^|/)v[0-9a-f-]\\.txt$"},
+        {"v[0-9a-f-].txt", ZQ_ANCHOR_PATH, "(^|/)v[0-9a-f\\-]\\.txt$"},
+        {"[]-/]x", ZQ_ANCHOR_PATH, "^[\\]\\-/]x$"},
         {"[!_]*.go", ZQ_ANCHOR_PATH, "(^|/)[^_][^/]*\\.go$"},
         {"[]x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]x]\\.c$"},
+        /* An escaped '-' stays a member: written bare it would make a range of its neighbours. */
+        {"[\\]\\-x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]\\-x]\\.c$"},
         {"Makefile", ZQ_ANCHOR_PATH, "(^|/)Makefile$"},
         {"a.b+c(d)|e^f$g", ZQ_ANCHOR_PATH, "(^|/)a\\.b\\+c\\(d\\)\\|e\\^f\\$g$"},
         {"/docs/*.md", ZQ_ANCHOR_PATH, "^docs/[^/]*\\.md$"},
