@@ -131,42 +131,51 @@ static size_t zn_class(const char *g, unsigned char c, int *hit)
     return j + 1;
 }
 
-static int zn_glob(const char *g, const char *s, long *steps);
-
-/* Matches "{a,b}rest" at g: each alternative followed by the rest of the glob. */
-static int zn_braces(const char *g, const char *s, long *steps)
+/* The length of the class starting at g ('['), or 0 when it is not closed. */
+static size_t zn_class_len(const char *g)
 {
-    char alt[ZN_ARG_MAX + 1];
+    int hit;
+
+    return zn_class(g, 0, &hit);
+}
+
+static int zn_glob(const char *g, const char *ge, const char *s, const char *se, long *steps);
+
+/* Matches "{a,b}rest" at g (up to ge) against s..se: an alternative against a first part of the text,
+ * the rest of the glob against what follows it. They are matched apart, never pasted together, because
+ * "{x*,y}*" is two runs within a segment, not "**". */
+static int zn_braces(const char *g, const char *ge, const char *s, const char *se, long *steps)
+{
     const char *start = g + 1, *p, *end;
     int depth = 0;
 
-    /* Find the closing brace first: the rest of the glob follows it. */
-    for (end = start; *end && !(*end == '}' && depth == 0); end++) {
-        if (*end == '\\' && end[1])
+    /* Find the closing brace first: the rest of the glob follows it. A class is one member whatever
+     * it holds ("{[,}],x}" has two alternatives), as in query.c. */
+    for (end = start; end < ge && !(*end == '}' && depth == 0); end++) {
+        if (*end == '\\' && end + 1 < ge)
             end++;
+        else if (*end == '[')
+            end += zn_class_len(end) ? zn_class_len(end) - 1 : 0;
         else if (*end == '{')
             depth++;
         else if (*end == '}')
             depth--;
     }
-    if (!*end)
+    if (end >= ge)
         return 0;
     for (p = start;; p++) {
-        if (*p == '\\' && p[1]) {
+        if (*p == '\\' && p + 1 < end) {
             p++;
+        } else if (*p == '[') {
+            p += zn_class_len(p) ? zn_class_len(p) - 1 : 0;
         } else if (*p == '{') {
             depth++;
         } else if (*p == '}' && depth > 0) {
             depth--;
         } else if ((*p == ',' && depth == 0) || p == end) {
-            size_t a = (size_t)(p - start), rest = strlen(end + 1);
-
-            if (a + rest >= sizeof(alt))
-                return 0;
-            memcpy(alt, start, a);
-            memcpy(alt + a, end + 1, rest + 1);
-            if (zn_glob(alt, s, steps))
-                return 1;
+            for (const char *cut = s; cut <= se; cut++)
+                if (zn_glob(start, p, s, cut, steps) && zn_glob(end + 1, ge, cut, se, steps))
+                    return 1;
             if (p == end)
                 return 0;
             start = p + 1;
@@ -174,62 +183,76 @@ static int zn_braces(const char *g, const char *s, long *steps)
     }
 }
 
-/* Whether the glob g matches all of s. */
-static int zn_glob(const char *g, const char *s, long *steps)
+/* Whether the glob g..ge matches all of s..se. */
+static int zn_glob(const char *g, const char *ge, const char *s, const char *se, long *steps)
 {
     for (;;) {
         if (++*steps > ZN_GLOB_STEPS)
             return 0;
+        if (g == ge)
+            return s == se;
         switch (*g) {
-        case '\0':
-            return *s == '\0';
-        case '*':
-            if (g[1] == '*' && g[2] == '/') {
+        case '*': {
+            const char *rest;
+            size_t k = 1;
+
+            while (g + k < ge && g[k] == '*')
+                k++;
+            if (k == 2 && g + 2 < ge && g[2] == '/') {
                 /* "**" + "/": zero or more whole directories. */
-                if (zn_glob(g + 3, s, steps))
+                if (zn_glob(g + 3, ge, s, se, steps))
                     return 1;
-                for (const char *p = s; *p; p++)
-                    if (*p == '/' && zn_glob(g + 3, p + 1, steps))
+                for (const char *p = s; p < se; p++)
+                    if (*p == '/' && zn_glob(g + 3, ge, p + 1, se, steps))
                         return 1;
                 return 0;
             }
-            if (g[1] == '*') {
+            if (k == 1) {
                 for (const char *p = s;; p++) {
-                    if (zn_glob(g + 2, p, steps))
+                    if (zn_glob(g + 1, ge, p, se, steps))
                         return 1;
-                    if (!*p)
+                    if (p == se || *p == '/')
                         return 0;
                 }
             }
+            /* A run of stars reads as pairs ("**", any text) and maybe a last single star, as query.c
+             * translates it; after one "**" the others add nothing, so the run is one "**". Only an
+             * even number after the first pair, then "/", swallows that "/" into "(.*\/)?". */
+            rest = g + k;
+            if (k >= 4 && k % 2 == 0 && rest < ge && *rest == '/')
+                rest++;
             for (const char *p = s;; p++) {
-                if (zn_glob(g + 1, p, steps))
+                if (zn_glob(rest, ge, p, se, steps))
                     return 1;
-                if (!*p || *p == '/')
+                if (p == se)
                     return 0;
             }
+        }
         case '?':
-            if (!*s || *s == '/')
+            if (s == se || *s == '/')
                 return 0;
             s += zn_char_len(s);
+            if (s > se)
+                return 0;
             g++;
             break;
         case '[': {
             int hit = 0;
-            size_t n = *s ? zn_class(g, (unsigned char)*s, &hit) : 0;
+            size_t n = s < se ? zn_class(g, (unsigned char)*s, &hit) : 0;
 
-            if (!n || !hit)
+            if (!n || !hit || g + n > ge)
                 return 0;
             g += n;
             s++;
             break;
         }
         case '{':
-            return zn_braces(g, s, steps);
+            return zn_braces(g, ge, s, se, steps);
         default:
             /* A backslash makes the next character literal. */
-            if (*g == '\\' && g[1])
+            if (*g == '\\' && g + 1 < ge)
                 g++;
-            if (*g != *s)
+            if (s == se || *g != *s)
                 return 0;
             g++;
             s++;
@@ -237,16 +260,22 @@ static int zn_glob(const char *g, const char *s, long *steps)
     }
 }
 
-int zn_matches(const char *pattern, const char *name)
+int zn_matches_bounded(const char *pattern, const char *name)
 {
     int glob = zn_is_glob(pattern);
     long steps = 0;
 
     for (const char *s = name; s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL) {
-        if (glob ? zn_glob(pattern, s, &steps) : strcmp(pattern, s) == 0)
+        if (glob ? zn_glob(pattern, pattern + strlen(pattern), s, s + strlen(s), &steps)
+                 : strcmp(pattern, s) == 0)
             return 1;
     }
-    return 0;
+    return steps > ZN_GLOB_STEPS ? -1 : 0;
+}
+
+int zn_matches(const char *pattern, const char *name)
+{
+    return zn_matches_bounded(pattern, name) == 1;
 }
 
 /* Copies at most ZN_DIST_MAX bytes of s, lower-cased and without glob characters, into out. */

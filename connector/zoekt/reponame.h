@@ -39,6 +39,11 @@ int zn_is_glob(const char *pattern);
  * (query.c rejects such globs with a message before they get here). */
 int zn_matches(const char *pattern, const char *name);
 
+/* zn_matches, saying when it gave up: 1 (matches), 0 (does not) or -1 when deciding would take more
+ * than a bounded number of steps (a glob with many stars and braces against a long name, which
+ * zn_matches then treats as no match). */
+int zn_matches_bounded(const char *pattern, const char *name);
+
 /* Picks the names closest to pattern (a normalised argument, which matched none of them): by the edit
  * distance, ignoring case, between the pattern and the name or its trailing segments, among names
  * within two edits (or a third of the pattern's length) of it, containing it, or sharing a path

@@ -110,6 +110,8 @@ static void test_matches_is_bounded(void **state)
     memset(name, 'a', sizeof(name) - 1);
     name[sizeof(name) - 1] = '\0';
     assert_false(zn_matches("*a*a*a*a*a*a*a*a*a*a*a*a*b", name));
+    assert_int_equal(zn_matches_bounded("*a*a*a*a*a*a*a*a*a*a*a*a*b", name), -1);
+    assert_int_equal(zn_matches_bounded("*a*b", name), 0);
 }
 
 static void test_suggest(void **state)
