@@ -16,6 +16,18 @@
 #define CONNECTOR_OUTPUT_BUDGET_LIMIT 65536
 #define CONNECTOR_ZOEKT_RESPONSE_MAX (64u << 20) /* bound on one Zoekt answer */
 #define CONNECTOR_MCP_REQUEST_MAX (1u << 20)     /* bound on one MCP message */
+/* Default limit on tools/call per Streamable HTTP session: a burst of this many calls, refilled at
+ * this many per second. Generous for an agent (which waits for each answer), tight enough that a
+ * runaway loop among the clients sharing a server cannot keep Zoekt busy. stdio is not limited by
+ * default: its caller is the only user of its own process. */
+#define CONNECTOR_HTTP_RATE_BURST 30.0
+#define CONNECTOR_HTTP_RATE_PER_SEC 5.0
+
+/* A limit on tools/call per session; burst 0 means no limit. */
+struct connector_rate {
+    double burst;
+    double per_sec;
+};
 
 struct connector_config {
     const char *zoekt_url;      /* base URL of zoekt-webserver (or nginx in front of it), no trailing slash */
@@ -32,6 +44,8 @@ struct connector_config {
     const char *corpus_namespace; /* the CodeSearchCorpus corpus_status reads, or NULL (tool reports it) */
     const char *corpus_name;
     const char *allowed_origins; /* comma-separated Origin values accepted over HTTP, or NULL: loopback only */
+    struct connector_rate http_rate;  /* per Streamable HTTP session */
+    struct connector_rate stdio_rate; /* for the stdio session */
 };
 
 #endif

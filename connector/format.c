@@ -1,8 +1,9 @@
 /* format.c: see format.h. */
 #include "connector/format.h"
+
+#include "connector/zoekt/reponame.h"
 #include "rfc3339.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,7 +191,8 @@ static int fmt_file_lines(struct fmt_run *run, const struct zr_file *f, cJSON *j
         }
     }
     if (run->budget_hit && shown_matches < f->n_match_lines) {
-        size_t cut = (upto < f->n_lines ? FMT_FILE_MATCH_LINES : f->n_match_lines) - shown_matches;
+        size_t cut = (f->n_match_lines > FMT_FILE_MATCH_LINES ? FMT_FILE_MATCH_LINES : f->n_match_lines) -
+                     shown_matches;
 
         run->lines_cut += cut;
         if (shown_matches == 0 && cut > 0)
@@ -199,7 +201,9 @@ static int fmt_file_lines(struct fmt_run *run, const struct zr_file *f, cJSON *j
                                                  cut == 1 ? "" : "s")))
             goto out;
     }
-    if (upto < f->n_lines) {
+    /* The parser may have decoded only the matching lines that can be shown (zr_opts.match_lines), so
+     * the count, not the lines at hand, tells whether the file had more. */
+    if (f->n_match_lines > FMT_FILE_MATCH_LINES) {
         run->files_capped++;
         if (!run->budget_hit &&
             (rc = buf_printf(&run->body, "(+%zu more matching line%s in this file)\n",
@@ -253,9 +257,8 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
     if (r->n_files == 0)
         rc = buf_printf(h, "No matches%s.", reasons ? " found before the search stopped" : "");
     else if (!reasons)
-        return buf_printf(h, "%lld file%s, %lld match%s. All shown.\n%s%s%s", total_files, total_files == 1 ? "" : "s",
-                          total_matches, total_matches == 1 ? "" : "es", o->note ? "Note: " : "",
-                          o->note ? o->note : "", o->note ? "\n" : "");
+        rc = buf_printf(h, "%lld file%s, %lld match%s. All shown.", total_files, total_files == 1 ? "" : "s",
+                        total_matches, total_matches == 1 ? "" : "es");
     else
         rc = buf_printf(h, "Showing %zu of %lld%s files (%lld%s matches).", shown, total_files, lower_bound,
                         total_matches, lower_bound);
@@ -295,6 +298,9 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
     }
     if (!rc)
         rc = buf_putc(h, '\n');
+    /* An agent that sees a match usually wants the code around it next. */
+    if (!rc && r->n_files)
+        rc = buf_puts(h, "More of a file: read_file with repo, path and start_line.\n");
     if (!rc && o->note)
         rc = buf_printf(h, "Note: %s\n", o->note);
     return rc;
@@ -430,20 +436,179 @@ out:
     return rc;
 }
 
-int fmt_name_matches(const char *name, const char *filter)
+int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown)
 {
-    if (!filter || !*filter)
+    const char **names = l->n_repos ? malloc(l->n_repos * sizeof(*names)) : NULL;
+    size_t pick[ZN_SUGGEST_MAX], n;
+    int rc = ZK_OK;
+
+    *n_shown = 0;
+    if (l->n_repos && !names)
+        return ZK_ENOMEM;
+    for (size_t i = 0; i < l->n_repos; i++)
+        names[i] = l->repos[i].name;
+    n = zn_suggest(pattern, names, l->n_repos, pick, ZN_SUGGEST_MAX);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = buf_puts(b, i ? ", " : "closest: ");
+        if (!rc)
+            rc = fmt_put_cut(b, names[pick[i]], FMT_REPO_NAME_MAX);
+    }
+    free(names);
+    *n_shown = n;
+    return rc;
+}
+
+long fmt_count_lines(const unsigned char *content, size_t len)
+{
+    long n = 0;
+
+    for (size_t i = 0; i < len; i++)
+        n += content[i] == '\n';
+    return n + (len > 0 && content[len - 1] != '\n');
+}
+
+/* Bytes kept free below the budget for the line that says what was not shown. */
+#define FMT_READ_FOOTER_MAX 120
+
+/* The line that names the file read: "repo/path @0226d547 (branch main), lines 1-200 of 301". */
+static int fmt_file_head(struct buf *b, const struct zr_file *f, long first, long last, long total)
+{
+    int rc = buf_printf(b, "%s/%s", f->repo, f->path);
+
+    if (!rc && f->version[0]) {
+        rc = buf_puts(b, " @");
+        if (!rc)
+            rc = fmt_put_prefix(b, f->version, FMT_VERSION_LEN);
+    }
+    for (size_t i = 0; !rc && i < f->n_branches && i < 8; i++) {
+        rc = buf_puts(b, i ? ", " : " (branch ");
+        if (!rc)
+            rc = fmt_put_cut(b, f->branches[i], FMT_BRANCH_NAME_MAX);
+        if (!rc && (i + 1 == f->n_branches || i == 7))
+            rc = buf_putc(b, ')');
+    }
+    if (rc)
+        return rc;
+    if (!total)
+        return buf_puts(b, ": the file is empty\n");
+    return last >= first ? buf_printf(b, ", lines %ld-%ld of %ld\n", first, last, total)
+                         : buf_printf(b, ", %ld lines\n", total);
+}
+
+int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf *text, cJSON **structured,
+             struct zk_err *err)
+{
+    const unsigned char *p = f->content, *end = f->content + f->content_len;
+    long total = fmt_count_lines(f->content, f->content_len), first = o->start_line, last = o->end_line, n;
+    size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget;
+    cJSON *root = NULL, *branches;
+    struct buf head, body, line;
+    int rc;
+
+    *structured = NULL;
+    /* The header holds the repository and path, each bounded by read_file's arguments and Zoekt's names. */
+    buf_init(&head, 16384);
+    buf_init(&body, budget);
+    buf_init(&line, FMT_READ_LINE_MAX + 64);
+    if (last <= 0)
+        last = first + FMT_READ_DEFAULT_LINES - 1;
+    if (last > first + FMT_READ_MAX_LINES - 1)
+        last = first + FMT_READ_MAX_LINES - 1;
+    if (last > total)
+        last = total;
+
+    /* The header is sized for the range asked for; the lines then get what the budget leaves. */
+    rc = fmt_file_head(&head, f, first, last, total);
+    for (n = 1; n < first && p < end; n++) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+
+        p = nl ? nl + 1 : end;
+    }
+    for (; !rc && n <= last && p < end; n++) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *clean = zr_sanitize(p, (size_t)((nl ? nl : end) - p));
+
+        if (!clean) {
+            rc = ZK_ENOMEM;
+            break;
+        }
+        buf_reset(&line);
+        rc = buf_printf(&line, "%ld:%s", n, clean[0] ? " " : "");
+        if (!rc)
+            rc = fmt_put_cut(&line, clean, FMT_READ_LINE_MAX);
+        if (!rc)
+            rc = buf_putc(&line, '\n');
+        free(clean);
+        if (rc || head.len + body.len + line.len + FMT_READ_FOOTER_MAX > budget)
+            break;
+        rc = buf_append(&body, line.data, line.len);
+        p = nl ? nl + 1 : end;
+    }
+    if (!rc && n <= last) {
+        /* The budget ended the range early: the header names the lines that are there. */
+        buf_reset(&head);
+        rc = fmt_file_head(&head, f, first, n - 1, total);
+    }
+    if (!rc)
+        rc = buf_append(text, head.data, head.len);
+    if (!rc && body.len)
+        rc = buf_append(text, body.data, body.len);
+    if (!rc && n <= total)
+        rc = buf_printf(text, "(lines %ld-%ld not shown%s: call read_file with start_line %ld)\n", n, total,
+                        n <= last ? " within the output budget" : "", n);
+    if (rc)
+        goto out;
+    root = cJSON_CreateObject();
+    if (!root || !cJSON_AddStringToObject(root, "repository", f->repo) ||
+        !cJSON_AddStringToObject(root, "path", f->path) || !cJSON_AddStringToObject(root, "version", f->version) ||
+        !(branches = cJSON_AddArrayToObject(root, "branches")))
+        goto nomem;
+    for (size_t b = 0; b < f->n_branches; b++)
+        if (!cJSON_AddItemToArray(branches, cJSON_CreateString(f->branches[b])))
+            goto nomem;
+    if (!cJSON_AddNumberToObject(root, "startLine", (double)first) ||
+        !cJSON_AddNumberToObject(root, "endLine", (double)(n - 1)) ||
+        !cJSON_AddNumberToObject(root, "totalLines", (double)total) ||
+        !cJSON_AddBoolToObject(root, "complete", first == 1 && n > total))
+        goto nomem;
+    *structured = root;
+    root = NULL;
+    goto out;
+nomem:
+    rc = ZK_ENOMEM;
+out:
+    if (rc)
+        zk_err_set(err, rc, "out of memory formatting a file");
+    cJSON_Delete(root);
+    buf_free(&head);
+    buf_free(&body);
+    buf_free(&line);
+    return rc;
+}
+
+/* What a list_repositories filter selects: by reponame.h's rules (pattern, normalised) when some name
+ * matches them; otherwise, for a plain filter, the names shown that contain it, ignoring case, so that
+ * "api" still finds "acme/api-gateway". */
+struct fmt_filter {
+    const char *pattern; /* NULL: everything */
+    int by_rules;
+};
+
+static int fmt_selects(const struct fmt_filter *f, const struct zr_repo *r)
+{
+    if (!f->pattern)
         return 1;
-    if (strpbrk(filter, "*?["))
-        return fnmatch(filter, name, FNM_CASEFOLD) == 0;
-    return strcasestr(name, filter) != NULL;
+    if (f->by_rules)
+        return zn_matches(f->pattern, r->full_name);
+    return !zn_is_glob(f->pattern) && strcasestr(r->name, f->pattern) != NULL;
 }
 
 int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
               struct zk_err *err)
 {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-    size_t matching = 0, shown = 0;
+    struct fmt_filter f = {filter && *filter ? filter : NULL, 0};
+    size_t matching = 0, shown = 0, closest = 0;
     int rc = ZK_OK, out_of_room = 0;
     struct buf line;
     char when[32];
@@ -454,19 +619,28 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf
         rc = ZK_ENOMEM;
         goto out;
     }
+    for (size_t i = 0; f.pattern && !f.by_rules && i < l->n_repos; i++)
+        f.by_rules = zn_matches(f.pattern, l->repos[i].full_name);
     for (size_t i = 0; i < l->n_repos; i++)
-        matching += fmt_name_matches(l->repos[i].name, filter);
-    if (filter && *filter)
+        matching += fmt_selects(&f, &l->repos[i]);
+    if (f.pattern)
         rc = buf_printf(text, "%zu of %zu repositories match \"%s\"", matching, l->n_repos, filter);
     else
         rc = buf_printf(text, "%zu repositories indexed", l->n_repos);
+    if (!rc && f.pattern && !matching) {
+        rc = buf_puts(text, "; ");
+        if (!rc)
+            rc = fmt_closest(l, f.pattern, text, &closest);
+        if (!rc && !closest)
+            rc = buf_puts(text, "none has a similar name");
+    }
     if (!rc)
         rc = buf_printf(text, "%s.\n", matching > (size_t)limit ? " (list cut at limit; use filter to narrow)" : "");
     for (size_t i = 0; !rc && i < l->n_repos && shown < (size_t)limit; i++) {
         const struct zr_repo *r = &l->repos[i];
         cJSON *jr, *jb;
 
-        if (!fmt_name_matches(r->name, filter))
+        if (!fmt_selects(&f, r))
             continue;
         buf_reset(&line);
         rc = fmt_put_cut(&line, r->name, FMT_REPO_NAME_MAX);

@@ -2,7 +2,7 @@
  *
  * Pure: no I/O. The search text looks like this (docs/connector.md has the rules):
  *
- *   Query: needle repo:^alpha$
+ *   Query: needle repo:(^|/)alpha$
  *   2 files, 5 matches. All shown.
  *
  *   alpha/README.md @0226d547
@@ -44,7 +44,7 @@ enum fmt_reason {
 
 struct fmt_search_opts {
     const char *query;     /* the Zoekt query that ran (echoed) */
-    int max_files;         /* files to show; the request asked Zoekt for one more to know about the rest */
+    int max_files;         /* files to show; Zoekt's FileCount tells whether more matched */
     size_t budget;         /* bytes of text at most (at least FMT_BUDGET_MIN) */
     long long wall_ns;     /* MaxWallTime sent to Zoekt, to recognise a timed-out search; 0: unknown */
     const char *note;      /* an extra header line (a lint hint, "repository not indexed"), or NULL */
@@ -65,16 +65,51 @@ cJSON *fmt_reason_array(unsigned mask);
 int fmt_put_cut(struct buf *b, const char *s, size_t max);
 
 /* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
- * then one line per repository: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z". filter (substring,
- * or glob when it has * ? [) selects names; limit caps the lines, and so does the room left in *text
- * (a note says how many were not listed). Appends to *text; *structured gets a new object the caller
- * owns, {"total","matching","shown","repositories":[{"name","branches":[{"name","version"}],
- * "indexTime","shards"}]}. Returns ZK_OK or ZK_ENOMEM. */
+ * then one line per repository: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z". filter, a
+ * repository argument normalised by zn_normalize (or NULL), selects names by reponame.h's rules; when
+ * none matches them, a plain filter selects the names that contain it, ignoring case; when nothing is
+ * selected, the header names the closest repositories (fmt_closest). limit caps the lines, and so does
+ * the room left in *text (a note says how many were not listed). Appends to *text; *structured gets a
+ * new object the caller owns, {"total","matching","shown","repositories":[{"name","branches":[{"name",
+ * "version"}],"indexTime","shards"}]}. Returns ZK_OK or ZK_ENOMEM. */
 int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
               struct zk_err *err);
 
-/* Whether name matches filter: a glob (fnmatch, '*' crosses '/') when filter has * ? or [, otherwise a
- * case-insensitive substring. An empty or NULL filter matches everything. */
-int fmt_name_matches(const char *name, const char *filter);
+/* read_file: lines shown when the caller names no end, the most one call shows, and the bytes of one
+ * line shown before it is cut (longer than search results': the agent asked for this text). */
+#define FMT_READ_DEFAULT_LINES 200
+#define FMT_READ_MAX_LINES 500
+#define FMT_READ_LINE_MAX 1000
+
+struct fmt_file_opts {
+    long start_line; /* the first line wanted, 1-based */
+    long end_line;   /* the last line wanted; 0: FMT_READ_DEFAULT_LINES lines. At most
+                      * FMT_READ_MAX_LINES lines are shown whatever it says. */
+    size_t budget;   /* bytes of text at most (at least FMT_BUDGET_MIN) */
+};
+
+/* The number of lines of a file's content: a final line without a newline counts, an empty file has
+ * none. */
+long fmt_count_lines(const unsigned char *content, size_t len);
+
+/* Formats lines of a whole file (f->content, which must be set) for read_file:
+ *
+ *   acme/bulk/bulk.go @e99c1c0c (branch HEAD), lines 1-4 of 4
+ *   1: package bulk
+ *   2:
+ *
+ * Lines are sanitised like search results and cut at FMT_READ_LINE_MAX bytes; when the range, the
+ * line cap or the budget leaves lines of the file out, a last line says which and how to read on:
+ * "(lines 201-301 not shown: call read_file with start_line 201)". o->start_line must be at most the
+ * file's line count (or 1 for an empty file). Appends to *text; *structured gets a new object the
+ * caller owns, {"repository","path","version","branches","startLine","endLine","totalLines",
+ * "complete"}. Returns ZK_OK or ZK_ENOMEM. */
+int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf *text, cJSON **structured,
+             struct zk_err *err);
+
+/* Appends "closest: a, b" to b: the names of at most ZN_SUGGEST_MAX repositories of l nearest to
+ * pattern (zn_suggest), or nothing when none is near; *n_shown says how many. Returns ZK_OK, ZK_ENOMEM
+ * or the buffer's ZK_ETOOBIG. */
+int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown);
 
 #endif

@@ -55,6 +55,8 @@ enum {
     OPT_CORPUS,
     OPT_ALLOWED_ORIGIN,
     OPT_LOG_LEVEL,
+    OPT_RATE_LIMIT,
+    OPT_STDIO_RATE_LIMIT,
     OPT_HELP,
     OPT_VERSION
 };
@@ -76,6 +78,8 @@ static const struct option long_opts[] = {
     {"corpus", required_argument, NULL, OPT_CORPUS},
     {"allowed-origin", required_argument, NULL, OPT_ALLOWED_ORIGIN},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
+    {"stdio-rate-limit", required_argument, NULL, OPT_STDIO_RATE_LIMIT},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -104,12 +108,43 @@ static void usage(FILE *f)
             "  --kubeconfig FILE        for corpus status (default: in-cluster or the usual search)\n"
             "  --corpus NS/NAME         the CodeSearchCorpus this connector serves (default: none)\n"
             "  --allowed-origin ORIGIN  an Origin accepted on /mcp; repeatable (default: loopback only)\n"
+            "  --rate-limit BURST/RATE  tool calls per Streamable HTTP session: a burst, then RATE per\n"
+            "                           second; off for none (default %.0f/%.0f)\n"
+            "  --stdio-rate-limit BURST/RATE  the same for the stdio session (default off: its caller\n"
+            "                           is the only user of the process)\n"
             "  --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr\n"
             "  --help                   show this help\n"
             "  --version                print the version\n",
             DEFAULT_ZOEKT_URL, DEFAULT_LISTEN, CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_MAX_FILES_LIMIT,
             CONNECTOR_CONTEXT_LINES_DEFAULT, CONNECTOR_CONTEXT_LINES_LIMIT, CONNECTOR_SEARCH_TIMEOUT_MS / 1000L,
-            CONNECTOR_LIST_TIMEOUT_MS / 1000L, CONNECTOR_OUTPUT_BUDGET_DEFAULT, CONNECTOR_OUTPUT_BUDGET_LIMIT);
+            CONNECTOR_LIST_TIMEOUT_MS / 1000L, CONNECTOR_OUTPUT_BUDGET_DEFAULT, CONNECTOR_OUTPUT_BUDGET_LIMIT,
+            CONNECTOR_HTTP_RATE_BURST, CONNECTOR_HTTP_RATE_PER_SEC);
+}
+
+/* Parses a rate limit: "off", or "BURST/RATE" with a whole burst of 1..100000 calls and a refill
+ * rate in calls per second (a number above 0, at most 100000). */
+static int parse_rate(const char *s, struct connector_rate *out)
+{
+    const char *slash = strchr(s, '/');
+    char burst_text[16];
+    long burst;
+    double rate;
+
+    if (strcmp(s, "off") == 0) {
+        out->burst = 0;
+        out->per_sec = 0;
+        return ZK_OK;
+    }
+    if (!slash || (size_t)(slash - s) >= sizeof(burst_text))
+        return ZK_EINVAL;
+    memcpy(burst_text, s, (size_t)(slash - s));
+    burst_text[slash - s] = '\0';
+    if (flag_long(burst_text, 1, 100000, &burst) != ZK_OK || flag_positive(slash + 1, &rate) != ZK_OK ||
+        rate > 100000)
+        return ZK_EINVAL;
+    out->burst = (double)burst;
+    out->per_sec = rate;
+    return ZK_OK;
 }
 
 /* Reads the first non-blank, non-comment line of path into a heap string. */
@@ -238,6 +273,7 @@ int main(int argc, char **argv)
         .search_timeout_ms = CONNECTOR_SEARCH_TIMEOUT_MS,
         .list_timeout_ms = CONNECTOR_LIST_TIMEOUT_MS,
         .output_budget = CONNECTOR_OUTPUT_BUDGET_DEFAULT,
+        .http_rate = {CONNECTOR_HTTP_RATE_BURST, CONNECTOR_HTTP_RATE_PER_SEC},
     };
     const char *listen = NULL, *zoekt_token_file = NULL;
     char *origins = NULL, *zoekt_url = NULL, *zoekt_token = NULL, *corpus = NULL, *slash, why[64];
@@ -335,6 +371,14 @@ int main(int argc, char **argv)
             if (v != ZK_OK)
                 goto out; /* out of memory: rc stays 2, as for the other allocations here */
             cfg.allowed_origins = origins;
+            break;
+        case OPT_RATE_LIMIT:
+        case OPT_STDIO_RATE_LIMIT:
+            if (parse_rate(optarg, opt == OPT_RATE_LIMIT ? &cfg.http_rate : &cfg.stdio_rate) != ZK_OK) {
+                rc = bad_flag(opt == OPT_RATE_LIMIT ? "rate-limit" : "stdio-rate-limit", optarg,
+                              "expected BURST/RATE such as 30/5 (calls, calls per second) or off");
+                goto out;
+            }
             break;
         case OPT_LOG_LEVEL:
             if ((level = log_level_parse(optarg)) < 0) {

@@ -455,7 +455,7 @@ static char *run_watched(struct MHD_Connection *c, struct mcp_call *call)
 
 static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection *c, struct req *r)
 {
-    struct mcp_session_opts so = {.cfg = h->cfg, .server_version = h->server_version};
+    struct mcp_session_opts so = {.cfg = h->cfg, .server_version = h->server_version, .rate = h->cfg->http_rate};
     const char *ctype = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *pv = header(c, "MCP-Protocol-Version");
     const char *sid = header(c, "Mcp-Session-Id");
@@ -494,6 +494,8 @@ static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection 
                                      "Mcp-Session-Id header required: send initialize first", NULL, NULL);
         }
         s = mcp_session_new(&so);
+        if (s == NULL)
+            cJSON_Delete(msg); /* accept_json, which would own it, is never called */
         if (s == NULL || mcp_session_accept_json(s, msg, &reply, &call) != ZK_OK) {
             mcp_session_free(s);
             return respond_rpc_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR, "out of memory",

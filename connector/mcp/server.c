@@ -34,6 +34,7 @@ struct mcp_session {
     const char *server_version;
     const char *version; /* negotiated, static; NULL before initialize */
     int closed;
+    int limited; /* whether bucket applies */
     struct mcp_bucket bucket;
     struct inflight *inflight;
 };
@@ -112,8 +113,8 @@ struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
     }
     s->cfg = opts->cfg;
     s->server_version = opts->server_version;
-    mcp_bucket_init(&s->bucket, opts->rate_burst > 0 ? opts->rate_burst : MCP_RATE_BURST,
-                    opts->rate_per_sec > 0 ? opts->rate_per_sec : MCP_RATE_PER_SEC, monotime_s());
+    s->limited = opts->rate.burst > 0;
+    mcp_bucket_init(&s->bucket, opts->rate.burst, opts->rate.per_sec, monotime_s());
     return s;
 }
 
@@ -171,7 +172,8 @@ static char *instructions(const struct connector_config *cfg)
         return NULL;
     if (buf_puts(&b,
              ", indexed by Zoekt; the index can lag the remotes by hours (corpus_status tells how much). "
-             "Call list_repositories to see what is indexed, then search_code. "
+             "Call list_repositories to see what is indexed, then search_code; read_file shows the code "
+             "around a match. "
              "Query syntax (Zoekt): space-separated terms must all match in one file; use lowercase `or` "
              "between alternatives, `-term` to exclude, quotes for a phrase with spaces. Terms and the "
              "`file:`, `repo:` and `sym:` filters are regular expressions, not globs: escape `.`, `(`, `[` "
@@ -347,7 +349,7 @@ static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m
         free(f);
         return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "a request with this id is still running", NULL);
     }
-    if (!mcp_bucket_take(&s->bucket, monotime_s(), &wait_s)) {
+    if (s->limited && !mcp_bucket_take(&s->bucket, monotime_s(), &wait_s)) {
         pthread_mutex_unlock(&s->mu);
         cJSON_Delete(f->id);
         free(f);

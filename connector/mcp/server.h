@@ -30,12 +30,6 @@
 /* The only revision that allows JSON-RPC batches (2025-06-18 removed them again). */
 #define MCP_PROTOCOL_BATCH "2025-03-26"
 
-/* Default rate limit on tools/call per session: a burst of MCP_RATE_BURST calls, refilled at
- * MCP_RATE_PER_SEC calls per second. Generous for an agent (which waits for each answer), tight enough
- * that a runaway loop cannot keep Zoekt busy. */
-#define MCP_RATE_BURST 30.0
-#define MCP_RATE_PER_SEC 5.0
-
 /* Whether v names a protocol revision this server speaks. v may be NULL (not supported). */
 int mcp_version_supported(const char *v);
 
@@ -60,8 +54,7 @@ int mcp_bucket_take(struct mcp_bucket *b, double now, double *wait_s);
 struct mcp_session_opts {
     const struct connector_config *cfg; /* must outlive the session */
     const char *server_version;         /* serverInfo.version; must outlive the session */
-    double rate_burst;                  /* 0: MCP_RATE_BURST */
-    double rate_per_sec;                /* 0: MCP_RATE_PER_SEC */
+    struct connector_rate rate;         /* burst 0: tool calls are not limited */
 };
 
 struct mcp_session;

@@ -171,7 +171,7 @@ static void reply_too_big(struct stdio_ctx *ctx)
 
 int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
 {
-    struct mcp_session_opts so = {.cfg = opts->cfg, .server_version = opts->server_version};
+    struct mcp_session_opts so = {.cfg = opts->cfg, .server_version = opts->server_version, .rate = opts->cfg->stdio_rate};
     struct stdio_ctx ctx = {.out_fd = opts->out_fd};
     struct buf line;
     char *chunk = malloc(READ_CHUNK), *nl;

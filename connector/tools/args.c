@@ -1,6 +1,10 @@
 /* args.c: see args.h. */
 #include "connector/tools/args.h"
 
+#include "connector/format.h"
+#include "connector/zoekt/query.h"
+#include "connector/zoekt/reponame.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +185,42 @@ int targ_bool(const cJSON *args, const char *name, int def, int *out, struct too
     }
     *out = cJSON_IsTrue(v);
     return 0;
+}
+
+int targ_repo_pattern(const char *argname, const char *arg, char *pattern, struct tool_result *r)
+{
+    struct zk_err err = {0};
+    char *re = NULL;
+
+    if (zn_normalize(arg, pattern, ZN_ARG_MAX + 1, &err) ||
+        (zn_is_glob(pattern) && zq_glob_to_regex(pattern, ZQ_ANCHOR_FULL, &re, &err))) {
+        targ_fail(r, "argument \"%s\": %s", argname, err.msg);
+        return -1;
+    }
+    free(re);
+    return 0;
+}
+
+int targ_repo_indexed(const struct zr_list *l, const char *pattern)
+{
+    for (size_t i = 0; i < l->n_repos; i++)
+        if (zn_matches(pattern, l->repos[i].full_name))
+            return 1;
+    return 0;
+}
+
+int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, struct buf *b)
+{
+    size_t closest;
+    int rc = buf_printf(b, "\"%.200s\" matches no indexed repository; ", arg);
+
+    if (!rc)
+        rc = fmt_closest(l, pattern, b, &closest);
+    if (!rc)
+        rc = closest ? buf_putc(b, '.')
+                     : buf_printf(b, "none has a similar name (%zu are indexed; list_repositories shows them).",
+                                  l->n_repos);
+    return rc;
 }
 
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms)

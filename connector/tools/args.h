@@ -36,6 +36,20 @@ int targ_int(const cJSON *args, const char *name, long min, long max, long def, 
 /* A boolean argument, *out = def when absent. Fails r and returns -1 for other types. */
 int targ_bool(const cJSON *args, const char *name, int def, int *out, struct tool_result *r);
 
+/* Normalises the repository argument arg (zn_normalize) into pattern (ZN_ARG_MAX + 1 bytes) and checks
+ * a glob's syntax. Fails r, naming the argument argname, and returns -1 when arg is empty or a bad
+ * glob. */
+int targ_repo_pattern(const char *argname, const char *arg, char *pattern, struct tool_result *r);
+
+/* Whether a normalised repository pattern selects at least one repository of l. */
+int targ_repo_indexed(const struct zr_list *l, const char *pattern);
+
+/* Appends to b the sentence for a repository argument arg (normalised: pattern) that selects nothing
+ * in l: "\"arg\" matches no indexed repository; closest: a, b." or, when no name is near, "...; none
+ * has a similar name (N are indexed; list_repositories shows them)." Returns ZK_OK, ZK_ENOMEM or the
+ * buffer's ZK_ETOOBIG. */
+int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, struct buf *b);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 
@@ -46,6 +60,8 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
 cJSON *tool_list_repositories_def(void);
 int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r,
                            struct zk_err *err);
+cJSON *tool_read_file_def(void);
+int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 cJSON *tool_corpus_status_def(void);
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 

@@ -2,8 +2,8 @@
 #include "connector/format.h"
 #include "connector/tools/args.h"
 #include "connector/zoekt/query.h"
+#include "connector/zoekt/reponame.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +33,9 @@ static const char search_def[] =
     "\"query\":{\"type\":\"string\",\"maxLength\":4096,\"description\":\"Zoekt query or plain text (see the tool "
     "description). Optional when file is given.\"},"
     "\"repo\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
-    "\"description\":\"Repository name(s) as list_repositories shows them, or globs (org/api-*). Several are OR-ed: "
-    "a file in any of them matches.\"},"
+    "\"description\":\"Repository name(s): the name list_repositories shows, its last path segments (payments "
+    "selects acme/payments, not acme/payments-api), a glob (acme/api-*, payments*) or a clone URL. Several are "
+    "OR-ed: a file in any of them matches. A name that selects nothing gets the closest names in a note.\"},"
     "\"file\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
     "\"description\":\"Path glob(s) a file must match; several are OR-ed. * stays within a directory, ** crosses "
     "directories, ? is one character, [ch] a class, {c,h} alternatives. A glob without / matches the file name "
@@ -73,47 +74,43 @@ cJSON *tool_search_code_def(void)
     return cJSON_Parse(search_def);
 }
 
-/* Whether the repository argument arg names one of the indexed repositories. */
-static int search_repo_known(const struct zr_list *l, const char *arg, const char *prefix)
-{
-    const char *name = zr_strip_prefix(arg, prefix);
+/* Bound on the note above an answer: a sentence per repository argument, each cut to a few hundred
+ * bytes, for at most SEARCH_MAX_FILTERS of them. */
+#define SEARCH_NOTE_MAX 16384
 
-    for (size_t i = 0; i < l->n_repos; i++) {
-        if (zq_is_glob(name) ? fnmatch(name, l->repos[i].name, FNM_PATHNAME) == 0
-                             : strcmp(name, l->repos[i].name) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* After an empty result with repository filters, tells "not indexed" apart from "no match". */
-static void search_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, char *note,
-                                 size_t size)
+/* After an empty result with repository filters, tells "no match in the repositories" apart from
+ * "no such repository", and names the closest indexed repositories for each argument that selects
+ * none. Appends to note; returns ZK_OK or ZK_ENOMEM. */
+static int search_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1};
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err err = {0};
+    char pattern[ZN_ARG_MAX + 1];
+    size_t missing = 0;
     struct zr_list l;
-    size_t used = 0, missing = 0;
+    int rc;
 
-    if (zc_list(&c, "", &ro, &l, &err)) {
-        snprintf(note, size, "could not check whether the repositories are indexed: %s", err.msg);
-        zr_list_free(&l);
-        return;
+    rc = zc_list(&c, "", &ro, &l, &err);
+    if (rc) {
+        if (rc != ZK_ENOMEM)
+            rc = buf_printf(note, "could not check whether the repositories are indexed: %s", err.msg);
+        goto out;
     }
-    for (size_t i = 0; i < n && used < size; i++) {
-        if (search_repo_known(&l, repos[i], ctx->cfg->mirror_prefix))
+    for (size_t i = 0; !rc && i < n; i++) {
+        /* zq_build accepted every argument, so each one normalises. */
+        if (zn_normalize(repos[i], pattern, sizeof(pattern), &err) || targ_repo_indexed(&l, pattern))
             continue;
-        used += (size_t)snprintf(note + used, size - used, "%s\"%s\"", missing ? ", " : "", repos[i]);
-        missing++;
+        rc = missing++ ? buf_putc(note, ' ') : ZK_OK;
+        if (!rc)
+            rc = targ_no_repo(&l, repos[i], pattern, note);
     }
-    if (missing && used < size)
-        snprintf(note + used, size - used, " %s not indexed (%zu repositories are; list_repositories shows them).",
-                 missing == 1 ? "is" : "are", l.n_repos);
-    else if (!missing)
-        snprintf(note, size, "the repositor%s searched %s indexed; the query matched nothing in %s.",
-                 n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
+    if (!rc && !missing)
+        rc = buf_printf(note, "the repositor%s searched %s indexed; the query matched nothing in %s.",
+                        n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
+out:
     zr_list_free(&l);
+    return rc;
 }
 
 int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
@@ -129,9 +126,10 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     struct zk_err qerr = {0};
     struct zr_search res;
     char *zq = NULL;
-    char note[1024] = "";
+    struct buf note;
 
     memset(&res, 0, sizeof(res));
+    buf_init(&note, SEARCH_NOTE_MAX);
     if (targ_check_known(args, known, r) || targ_string(args, "query", 4096, &query, r) ||
         targ_string_list(args, "repo", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &repos, &n_repos, r) ||
         targ_string_list(args, "file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &files, &n_files, r) ||
@@ -144,8 +142,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         goto out;
 
     {
-        struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive,
-                               cfg->mirror_prefix};
+        struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive};
 
         rc = zq_build(&spec, &zq, &qerr);
         if (rc == ZK_EINVAL) {
@@ -158,8 +155,8 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
 
     {
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
-        struct zc_search_opts so = {(int)max_files, (int)context, 1};
-        struct zr_opts ro = {cfg->mirror_prefix, (int)context};
+        struct zc_search_opts so = {(int)max_files, (int)context, 1, 0};
+        struct zr_opts ro = {cfg->mirror_prefix, (int)context, FMT_FILE_MATCH_LINES};
 
         rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
         if (rc == ZK_ENOMEM)
@@ -170,17 +167,16 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         }
     }
 
-    if (res.n_files == 0 && n_repos)
-        search_explain_empty(ctx, repos, n_repos, note, sizeof(note));
-    if (zq_lint(query)) {
-        size_t used = strlen(note);
-
-        snprintf(note + used, sizeof(note) - used, "%s%s", used ? " " : "", zq_lint(query));
-    }
+    /* A note is a courtesy: when it does not fit its bound it is dropped, and only running out of
+     * memory fails the call. */
+    if (res.n_files == 0 && n_repos && (rc = search_explain_empty(ctx, repos, n_repos, &note)) == ZK_ENOMEM)
+        goto fail;
+    if (zq_lint(query) && (rc = buf_printf(&note, "%s%s", note.len ? " " : "", zq_lint(query))) == ZK_ENOMEM)
+        goto fail;
 
     {
         struct fmt_search_opts fo = {zq, (int)max_files, (size_t)max_bytes, zc_wall_time_ns(cfg->search_timeout_ms),
-                                     note[0] ? note : NULL};
+                                     note.len ? note.data : NULL};
 
         buf_reset(&r->text);
         rc = fmt_search(&res, &fo, &r->text, &r->structured, &qerr);
@@ -192,6 +188,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
 fail:
     zk_err_set(err, rc, "search_code: %s", qerr.msg);
 out:
+    buf_free(&note);
     zr_search_free(&res);
     free(zq);
     free(repos);

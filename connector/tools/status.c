@@ -2,6 +2,7 @@
  * about the index (conditions, counts, times) and what the webserver actually serves (/api/list). */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/zoekt/reponame.h"
 #include "json.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #define STATUS_KUBE_TIMEOUT_MS 5000
+/* Repositories listed for the repo argument. */
+#define STATUS_REPOS_MAX 20
 /* Longest condition message shown; the operator's own are far shorter. */
 #define STATUS_MESSAGE_MAX 300
 
@@ -23,8 +26,11 @@ static const char status_def[] =
     "\"description\":\"Reports how complete and fresh the search index is: the CodeSearchCorpus conditions "
     "(Ready, Indexed, Fresh with the reason), how many repositories it holds, the newest and oldest index "
     "times, and what the search webserver serves right now (repositories, shards, index times). Use it when "
-    "results look stale or a repository seems missing.\","
-    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}},"
+    "results look stale or a repository seems missing: with repo (written as for search_code) it also shows "
+    "when the repositories it selects were indexed, or the closest names when it selects none.\","
+    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+    "\"repo\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"Repository name, trailing path "
+    "segments, glob or clone URL.\"}}},"
     "\"annotations\":{\"title\":\"Search index status\",\"readOnlyHint\":true,\"destructiveHint\":false,"
     "\"idempotentHint\":true,\"openWorldHint\":false}}";
 
@@ -57,7 +63,7 @@ static cJSON *status_index_json(const struct zr_list *l)
 int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
 {
     struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL};
-    struct zr_opts ro = {cfg->mirror_prefix, -1};
+    struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
     struct zr_list l;
     cJSON *o;
     int rc;
@@ -167,19 +173,21 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
 
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
-    static const char *const known[] = {NULL};
+    static const char *const known[] = {"repo", NULL};
     const struct connector_config *cfg = ctx->cfg;
     struct zc_conn c = targ_conn(ctx, cfg->list_timeout_ms);
-    struct zr_opts ro = {cfg->mirror_prefix, -1};
+    struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
     struct zk_err lerr = {0};
     struct targ_index_summary s;
     struct zr_list l;
-    cJSON *root = NULL, *idx;
+    cJSON *root = NULL, *idx, *repos = NULL;
     int corpus_failed = 0, rc;
-    char newest[32], oldest[32];
+    char newest[32], oldest[32], pattern[ZN_ARG_MAX + 1];
+    const char *repo = NULL;
 
     memset(&l, 0, sizeof(l));
-    if (targ_check_known(args, known, r))
+    if (targ_check_known(args, known, r) || targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
+        (repo && targ_repo_pattern("repo", repo, pattern, r)))
         return ZK_OK;
     root = cJSON_CreateObject();
     if (!root) {
@@ -212,6 +220,12 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     idx = status_index_json(&l);
     if (!idx || !cJSON_AddItemToObject(root, "index", idx)) {
         cJSON_Delete(idx);
+        rc = ZK_ENOMEM;
+    }
+    /* The repositories asked about, selected by the same rules as search_code's repo. */
+    if (!rc && repo && !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, &r->text, &repos, &lerr)) &&
+        !cJSON_AddItemToObject(root, "repositories", repos)) {
+        cJSON_Delete(repos);
         rc = ZK_ENOMEM;
     }
 done:

@@ -23,7 +23,8 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
 {
     cJSON *root = cJSON_CreateObject(), *opts = NULL;
     char *out = NULL;
-    double files = (double)o->max_files + 1;
+    /* Exactly the files that can be shown: Zoekt's FileCount tells whether more matched. */
+    double files = (double)o->max_files;
 
     if (!root || !cJSON_AddStringToObject(root, "Q", query) || !(opts = cJSON_AddObjectToObject(root, "Opts")))
         goto out;
@@ -33,7 +34,8 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
         !cJSON_AddBoolToObject(opts, "ChunkMatches", o->chunk_matches) ||
         !cJSON_AddNumberToObject(opts, "MaxWallTime", (double)zc_wall_time_ns(timeout_ms)) ||
         !cJSON_AddNumberToObject(opts, "ShardMaxMatchCount", ZC_SHARD_MAX_MATCH_COUNT) ||
-        !cJSON_AddNumberToObject(opts, "TotalMaxMatchCount", ZC_TOTAL_MAX_MATCH_COUNT))
+        !cJSON_AddNumberToObject(opts, "TotalMaxMatchCount", ZC_TOTAL_MAX_MATCH_COUNT) ||
+        (o->whole && !cJSON_AddBoolToObject(opts, "Whole", 1)))
         goto out;
     out = json_print(root);
 out:

@@ -28,9 +28,10 @@ struct zc_conn {
 };
 
 struct zc_search_opts {
-    int max_files;       /* files the caller will show; Zoekt is asked for one more */
+    int max_files;       /* files the caller will show, all Zoekt is asked for */
     int context_lines;
     int chunk_matches;   /* 1: ask for ChunkMatches (the default); 0: LineMatches */
+    int whole;           /* 1: ask for every file's whole content (Whole: true), for read_file */
 };
 
 /* MaxWallTime for a request whose HTTP timeout is timeout_ms, in nanoseconds: a little below it, so

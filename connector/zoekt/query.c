@@ -2,6 +2,7 @@
 #include "connector/zoekt/query.h"
 
 #include "buf.h"
+#include "connector/zoekt/reponame.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +88,11 @@ static int zq_put_class(struct buf *b, const char *glob, size_t *i, const char *
         } else {
             prev = c;
         }
-        if (escaped || c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
+        if (c == '-') {
+            /* A '-' that is a member, not a range, is escaped: written bare after a member (or after
+             * the leading ']') it would make a range in RE2. */
+            rc = buf_puts(b, "\\-");
+        } else if (escaped || c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
             /* '[' would open a POSIX class such as [:alpha:] in RE2. */
             rc = zq_put_literal(b, c);
         } else {
@@ -198,47 +203,28 @@ int zq_glob_to_regex(const char *glob, enum zq_anchor anchor, char **out, struct
     return *out ? ZK_OK : zk_err_set(err, ZK_ENOMEM, "out of memory");
 }
 
-int zq_repo_regex(const char *repo, const char *mirror_prefix, char **out, struct zk_err *err)
+int zq_repo_regex(const char *repo, char **out, struct zk_err *err)
 {
-    char *body = NULL, *prefix = NULL;
-    const char *name = repo;
+    char name[ZN_ARG_MAX + 1], *body = NULL;
     struct buf b;
-    int rc = ZK_OK;
+    int rc;
 
     *out = NULL;
-    if (!repo || !*repo)
-        return zk_err_set(err, ZK_EINVAL, "empty repository name");
-    if (mirror_prefix && *mirror_prefix && strncmp(name, mirror_prefix, strlen(mirror_prefix)) == 0 &&
-        name[strlen(mirror_prefix)])
-        name += strlen(mirror_prefix);
-
-    if (zq_is_glob(name)) {
+    rc = zn_normalize(repo, name, sizeof(name), err);
+    if (rc)
+        return rc;
+    if (zn_is_glob(name)) {
         rc = zq_glob_to_regex(name, ZQ_ANCHOR_FULL, &body, err);
         if (rc)
-            goto out;
-        /* Drop the glob's own anchors; they are placed around the prefix group below. */
-        memmove(body, body + 1, strlen(body));
-        body[strlen(body) - 1] = '\0';
-    } else {
-        body = zq_regex_quote(name);
-        if (!body) {
-            rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-            goto out;
-        }
+            return rc;
+    } else if (!(body = zq_regex_quote(name))) {
+        return zk_err_set(err, ZK_ENOMEM, "out of memory");
     }
+    /* The glob's own "^" is dropped: like a plain name, it may also match after any slash of the name
+     * (zn_matches), and the end is anchored by the glob's "$" or the one added here. */
     buf_init(&b, ZQ_MAX);
-    if (mirror_prefix && *mirror_prefix) {
-        prefix = zq_regex_quote(mirror_prefix);
-        if (!prefix) {
-            rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-            goto out;
-        }
-        rc = buf_printf(&b, "^(%s)?%s$", prefix, body);
-    } else {
-        rc = buf_printf(&b, "^%s$", body);
-    }
-    if (rc) {
-        zk_err_set(err, rc, "repository \"%s\": name too long", repo);
+    if (buf_printf(&b, "(^|/)%s%s", body + (body[0] == '^'), zn_is_glob(name) ? "" : "$")) {
+        rc = zk_err_set(err, ZK_ETOOBIG, "repository \"%s\": name too long", repo);
         goto out;
     }
     *out = buf_steal(&b);
@@ -246,7 +232,34 @@ int zq_repo_regex(const char *repo, const char *mirror_prefix, char **out, struc
         rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
 out:
     free(body);
-    free(prefix);
+    return rc;
+}
+
+int zq_file_query(const char *repo, const char *path, char **out, struct zk_err *err)
+{
+    char *repo_re = NULL, *path_re = NULL;
+    struct buf b;
+    int rc;
+
+    *out = NULL;
+    while (path && *path == '/')
+        path++;
+    if (!path || !*path)
+        return zk_err_set(err, ZK_EINVAL, "path: empty file path");
+    if ((rc = zq_repo_regex(repo, &repo_re, err))) {
+        zk_err_prefix(err, "repo");
+        return rc;
+    }
+    path_re = zq_regex_quote(path);
+    buf_init(&b, ZQ_MAX);
+    if (!path_re)
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+    else if ((rc = buf_printf(&b, "repo:%s file:^%s$", repo_re, path_re)))
+        zk_err_set(err, rc, "the repository and path are longer than %d bytes", ZQ_MAX);
+    else if (!(*out = buf_steal(&b)))
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+    free(repo_re);
+    free(path_re);
     return rc;
 }
 
@@ -337,7 +350,7 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
         goto out;
     }
     for (size_t i = 0; i < s->n_repos; i++)
-        if ((rc = zq_repo_regex(s->repos[i], s->mirror_prefix, &repos[i], err)))
+        if ((rc = zq_repo_regex(s->repos[i], &repos[i], err)))
             goto fail_arg;
     for (size_t i = 0; i < s->n_files; i++)
         if ((rc = zq_glob_to_regex(s->files[i], ZQ_ANCHOR_PATH, &files[i], err))) {

@@ -7,6 +7,7 @@
  *   file globs     -> file:<anchored regex>   several are OR-ed into one regex: file:(a|b)
  *   exclude globs  -> -file:<anchored regex>  one atom per glob (each one excludes)
  *   repositories   -> repo:<anchored regex>   several are OR-ed into one regex: repo:(a|b)
+ *                     (names, globs and URLs as reponame.h reads them)
  *   case_sensitive -> case:yes                (default: no atom, i.e. Zoekt's case:auto)
  *
  * The user's query is kept intact; when it has several tokens and filters follow, it is wrapped in
@@ -47,10 +48,16 @@ char *zq_regex_quote(const char *s);
 /* Whether a repository or file argument is a glob (has *, ?, [ or {) rather than a plain name. */
 int zq_is_glob(const char *s);
 
-/* The regex for one repository argument: a plain name becomes "^(<prefix>)?<name>$" (escaped; without a
- * mirror prefix "^<name>$"), a glob becomes the same with the glob converted (ZQ_ANCHOR_FULL). A
- * leading mirror prefix the agent typed itself is accepted too. Heap string in *out. */
-int zq_repo_regex(const char *repo, const char *mirror_prefix, char **out, struct zk_err *err);
+/* The regex for one repository argument, by reponame.h's rules: the argument is normalised (a clone URL
+ * becomes host/path), then a plain name becomes "(^|/)<name>$" (escaped) and a glob "(^|/)<glob regex>"
+ * (ZQ_ANCHOR_FULL without its "^"), so that either matches the whole name or its trailing segments.
+ * Heap string in *out; ZK_EINVAL for an empty name or a bad glob. */
+int zq_repo_regex(const char *repo, char **out, struct zk_err *err);
+
+/* The query that selects one file by its exact path in the repositories a repository argument selects:
+ * "repo:<zq_repo_regex> file:^<path, escaped>$" (a leading "/" of path is dropped). Heap string in
+ * *out; ZK_EINVAL with a message for an empty path or a bad repository argument. */
+int zq_file_query(const char *repo, const char *path, char **out, struct zk_err *err);
 
 struct zq_spec {
     const char *query;                 /* Zoekt syntax or plain text; may be NULL or empty */
@@ -61,7 +68,6 @@ struct zq_spec {
     const char *const *exclude_files;  /* exclude globs */
     size_t n_exclude_files;
     int case_sensitive;
-    const char *mirror_prefix;         /* may be NULL */
 };
 
 /* Builds the final Zoekt query. At least a query or a file glob is required. A case: atom the user

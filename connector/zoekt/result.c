@@ -13,52 +13,55 @@
 /* U+FFFD REPLACEMENT CHARACTER, shown in place of bytes that cannot be printed. */
 #define ZR_REPLACEMENT "\xef\xbf\xbd"
 
-static int zr_b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
+/* Each base64 character's value plus one; 0 for every byte that is not one. A table, because decoding
+ * Zoekt's answers is a good part of the connector's time per search. */
+static const unsigned char zr_b64[256] = {
+    ['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7, ['H'] = 8, ['I'] = 9,
+    ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16, ['Q'] = 17,
+    ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25,
+    ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32, ['g'] = 33,
+    ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40, ['o'] = 41,
+    ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48, ['w'] = 49,
+    ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56, ['4'] = 57,
+    ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64
+};
 
 unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len)
 {
+    const unsigned char *p = (const unsigned char *)in;
     unsigned char *out;
-    size_t o = 0;
+    size_t o = 0, full;
 
     if (len % 4 != 0)
         return NULL;
     out = malloc(len / 4 * 3 + 1);
     if (!out)
         return NULL;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4];
-        int pad = 0;
+    /* Every quad but the last has no padding: four table look-ups each. */
+    full = len >= 4 ? len - 4 : 0;
+    for (size_t i = 0; i < full; i += 4) {
+        unsigned a = zr_b64[p[i]], b = zr_b64[p[i + 1]], c = zr_b64[p[i + 2]], d = zr_b64[p[i + 3]];
 
-        for (int k = 0; k < 4; k++) {
-            unsigned char c = (unsigned char)in[i + k];
+        if (!a || !b || !c || !d)
+            goto bad;
+        a--, b--, c--, d--;
+        out[o++] = (unsigned char)(a << 2 | b >> 4);
+        out[o++] = (unsigned char)((b & 0xf) << 4 | c >> 2);
+        out[o++] = (unsigned char)((c & 0x3) << 6 | d);
+    }
+    if (len) {
+        const unsigned char *q = p + full;
+        int pad = (q[3] == '=') + (q[3] == '=' && q[2] == '=');
+        unsigned a = zr_b64[q[0]], b = zr_b64[q[1]], c = pad < 2 ? zr_b64[q[2]] : 1, d = pad < 1 ? zr_b64[q[3]] : 1;
 
-            if (c == '=' && i + 4 == len && k >= 2) {
-                v[k] = 0;
-                pad++;
-            } else if (pad) {
-                goto bad; /* data after padding */
-            } else if ((v[k] = zr_b64_value(c)) < 0) {
-                goto bad;
-            }
-        }
-        out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+        if (!a || !b || !c || !d)
+            goto bad;
+        a--, b--, c--, d--;
+        out[o++] = (unsigned char)(a << 2 | b >> 4);
         if (pad < 2)
-            out[o++] = (unsigned char)((v[1] & 0xf) << 4 | v[2] >> 2);
+            out[o++] = (unsigned char)((b & 0xf) << 4 | c >> 2);
         if (pad < 1)
-            out[o++] = (unsigned char)((v[2] & 0x3) << 6 | v[3]);
+            out[o++] = (unsigned char)((c & 0x3) << 6 | d);
     }
     out[o] = '\0';
     *out_len = o;
@@ -114,13 +117,17 @@ static size_t zr_printable_len(const unsigned char *in, size_t n)
 
 char *zr_sanitize(const unsigned char *in, size_t len)
 {
-    size_t out_len = 0, o = 0;
+    size_t out_len = 0, o = 0, plain = 0;
     char *out;
 
     if (len && in[len - 1] == '\r')
         len--;
+    /* Most lines are printable ASCII throughout: that run is measured byte by byte and copied at once. */
+    while (plain < len && ((in[plain] >= 0x20 && in[plain] < 0x7f) || in[plain] == '\t'))
+        plain++;
     /* Two passes, sizing then copying, so that the common all-valid line costs one allocation. */
-    for (size_t i = 0; i < len;) {
+    out_len = plain;
+    for (size_t i = plain; i < len;) {
         size_t k = zr_printable_len(in + i, len - i);
 
         out_len += k ? k : sizeof(ZR_REPLACEMENT) - 1;
@@ -129,7 +136,9 @@ char *zr_sanitize(const unsigned char *in, size_t len)
     out = malloc(out_len + 1);
     if (!out)
         return NULL;
-    for (size_t i = 0; i < len;) {
+    memcpy(out, in, plain);
+    o = plain;
+    for (size_t i = plain; i < len;) {
         size_t k = zr_printable_len(in + i, len - i);
 
         if (k) {
@@ -323,8 +332,10 @@ static int zr_add_context(struct zr_lines *l, const unsigned char *text, size_t 
     return rc;
 }
 
-/* One LineMatch: a matching line with its own context. */
-static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON *lm, int ctx)
+/* One LineMatch: a matching line with its own context. Once the file has `cap` matching lines (0: no
+ * cap), the line is only counted, into *uncounted. */
+static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON *lm, int ctx, size_t *matching,
+                             int cap, size_t *uncounted)
 {
     unsigned char *line = NULL, *before = NULL, *after = NULL;
     size_t line_len, before_len, after_len;
@@ -337,6 +348,11 @@ static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON 
         f->name_match = 1;
         return ZK_OK;
     }
+    if (cap > 0 && *matching >= (size_t)cap) {
+        (*uncounted)++;
+        return ZK_OK;
+    }
+    (*matching)++;
     got = zr_member_b64(lm, "Line", &line, &line_len);
     terminated = got == 1 && line_len && line[line_len - 1] == '\n';
     if (terminated)
@@ -361,16 +377,50 @@ static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON 
     return rc;
 }
 
-/* Marks lines first..last (1-based numbers, relative to the chunk's first line `start`) as matching. */
-static void zr_mark(struct zr_lines *l, size_t chunk_first, int start, int first, int last)
+/* Marks lines first..last as matching among the chunk's lines, which are l->v[chunk_first...] numbered
+ * from start on, one after the other. Returns how many were not marked before. */
+static size_t zr_mark(struct zr_lines *l, size_t chunk_first, int start, int first, int last)
 {
-    for (size_t i = chunk_first; i < l->n; i++)
-        if (l->v[i].number >= first && l->v[i].number <= last && l->v[i].number >= start)
-            l->v[i].is_match = 1;
+    size_t marked = 0;
+
+    if (first < start)
+        first = start;
+    for (long long n = first; n <= last && chunk_first + (size_t)(n - start) < l->n; n++) {
+        struct zr_line *line = &l->v[chunk_first + (size_t)(n - start)];
+
+        marked += !line->is_match;
+        line->is_match = 1;
+    }
+    return marked;
 }
 
-/* One ChunkMatch: whole lines of content, with the matches given as ranges. */
-static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
+/* The matching lines of a chunk that is not decoded: its ranges' lines, each counted once. */
+static size_t zr_count_range_lines(const cJSON *ranges)
+{
+    const cJSON *r;
+    size_t n = 0;
+    int seen = 0;
+
+    cJSON_ArrayForEach(r, ranges) {
+        int first = zr_line_number(json_obj(r, "Start"), 0);
+        int last = zr_line_number(json_obj(r, "End"), first);
+
+        if (last > first && json_int(json_obj(r, "End"), "Column", 0) == 1)
+            last--;
+        if (first <= seen)
+            first = seen + 1;
+        if (first > 0 && last >= first) {
+            n += (size_t)(last - first + 1);
+            seen = last;
+        }
+    }
+    return n;
+}
+
+/* One ChunkMatch: whole lines of content, with the matches given as ranges. Once the file has
+ * `cap` matching lines (0: no cap), a chunk's matching lines are only counted, into *uncounted. */
+static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm, size_t *matching, int cap,
+                        size_t *uncounted)
 {
     const cJSON *ranges = json_arr(cm, "Ranges"), *r;
     unsigned char *content = NULL;
@@ -383,6 +433,10 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
         f->name_match = 1;
         return ZK_OK;
     }
+    if (cap > 0 && *matching >= (size_t)cap) {
+        *uncounted += zr_count_range_lines(ranges);
+        return ZK_OK;
+    }
     got = zr_member_b64(cm, "Content", &content, &len);
     if (got < 0) {
         /* Without the content only the line numbers of the matches are known. */
@@ -391,6 +445,7 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
             number = zr_line_number(json_obj(r, "Start"), 0);
             if (!rc && number > 0)
                 rc = zr_lines_add(l, number, NULL, 0, 1, 1);
+            *matching += !rc && number > 0;
         }
         return rc;
     }
@@ -414,7 +469,7 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm)
         if (last > first && json_int(e, "Column", 0) == 1)
             last--;
         if (first > 0)
-            zr_mark(l, first_index, start, first, last);
+            *matching += zr_mark(l, first_index, start, first, last);
     }
     free(content);
     return rc;
@@ -432,14 +487,16 @@ static void zr_file_free(struct zr_file *f)
     for (size_t i = 0; i < f->n_lines; i++)
         free(f->lines[i].text);
     free(f->lines);
+    free(f->content);
 }
 
 static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_file *f, struct zk_err *err)
 {
     const cJSON *branches = json_arr(fm, "Branches"), *lms = json_arr(fm, "LineMatches"),
                 *cms = json_arr(fm, "ChunkMatches"), *it;
-    const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", ""));
+    const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", "")), *content;
     struct zr_lines lines = {0};
+    size_t matching = 0, uncounted = 0;
     int rc = ZK_OK;
 
     memset(f, 0, sizeof(*f));
@@ -464,14 +521,22 @@ static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_fil
         }
     }
     cJSON_ArrayForEach(it, lms) {
-        if (cJSON_IsObject(it) && (rc = zr_add_line_match(&lines, f, it, o->context_lines)))
+        if (cJSON_IsObject(it) &&
+            (rc = zr_add_line_match(&lines, f, it, o->context_lines, &matching, o->match_lines, &uncounted)))
             goto nomem;
     }
     cJSON_ArrayForEach(it, cms) {
-        if (cJSON_IsObject(it) && (rc = zr_add_chunk(&lines, f, it)))
+        if (cJSON_IsObject(it) && (rc = zr_add_chunk(&lines, f, it, &matching, o->match_lines, &uncounted)))
             goto nomem;
     }
     zr_lines_finish(&lines, f);
+    f->n_match_lines += uncounted;
+    content = json_str(fm, "Content", NULL);
+    if (content) {
+        f->has_content = 1;
+        f->content = zr_base64_decode(content, strlen(content), &f->content_len);
+        f->undecodable |= !f->content;
+    }
     return ZK_OK;
 nomem:
     zr_lines_free(&lines);
@@ -492,7 +557,7 @@ static int zr_bad_body(const char *body, size_t len, const char *what, struct zk
 int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
                     struct zk_err *err)
 {
-    static const struct zr_opts defaults = {NULL, -1};
+    static const struct zr_opts defaults = {NULL, -1, 0};
     const cJSON *res, *files, *fm;
     cJSON *root;
     int rc = ZK_OK;
@@ -567,6 +632,7 @@ void zr_search_free(struct zr_search *s)
 static void zr_repo_free(struct zr_repo *r)
 {
     free(r->name);
+    free(r->full_name);
     for (size_t i = 0; i < r->n_branches; i++) {
         free(r->branches[i].name);
         free(r->branches[i].version);
@@ -604,7 +670,7 @@ static int zr_repo_cmp(const void *a, const void *b)
 
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err)
 {
-    static const struct zr_opts defaults = {NULL, -1};
+    static const struct zr_opts defaults = {NULL, -1, 0};
     const cJSON *list, *repos, *map, *e;
     cJSON *root;
     size_t cap;
@@ -638,10 +704,12 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         if (!repo)
             continue;
         out->n_repos++;
+        r->full_name = zr_strdup(json_str(repo, "Name", ""));
         r->name = zr_strdup(zr_strip_prefix(json_str(repo, "Name", ""), o->mirror_prefix));
         r->latest_commit = zr_strdup(json_str(repo, "LatestCommitDate", ""));
         r->zoekt_version = zr_strdup(json_str(meta, "ZoektVersion", ""));
-        if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(repo, "Branches"), r))
+        if (!r->full_name || !r->name || !r->latest_commit || !r->zoekt_version ||
+            zr_parse_branches(json_arr(repo, "Branches"), r))
             goto nomem;
         if (!rfc3339_parse(json_str(meta, "IndexTime", ""), &r->index_time))
             r->index_time = 0;
@@ -660,9 +728,11 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         /* The key is the server's text like any name, and is shown to agents: sanitise it the same way. */
         snprintf(name, sizeof(name), "#%s", e->string ? e->string : "?");
         r->name = zr_strdup(name);
+        r->full_name = zr_strdup(name);
         r->latest_commit = strdup("");
         r->zoekt_version = strdup("");
-        if (!r->name || !r->latest_commit || !r->zoekt_version || zr_parse_branches(json_arr(e, "Branches"), r))
+        if (!r->name || !r->full_name || !r->latest_commit || !r->zoekt_version ||
+            zr_parse_branches(json_arr(e, "Branches"), r))
             goto nomem;
         r->index_time = json_int(e, "IndexTimeUnix", 0);
     }

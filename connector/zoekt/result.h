@@ -18,6 +18,8 @@
 struct zr_opts {
     const char *mirror_prefix; /* stripped from the front of repository names; NULL: none */
     int context_lines;         /* NumContextLines the request asked for; -1 when unknown */
+    int match_lines;           /* matching lines per file worth decoding, in Zoekt's order (its ranking);
+                                * the matches after them are counted, not decoded. 0: all */
 };
 
 struct zr_line {
@@ -36,10 +38,14 @@ struct zr_file {
     size_t n_branches;
     struct zr_line *lines; /* sorted by number, each number once; NULL when n_lines is 0 */
     size_t n_lines;
-    size_t n_match_lines;  /* lines with is_match */
+    size_t n_match_lines;  /* matching lines: those in lines, plus those counted but not decoded */
     size_t n_matches;      /* match ranges (ChunkMatches) or fragments (LineMatches), name matches included */
     int name_match;        /* the file's name matched the query */
     int undecodable;       /* some of its text could not be decoded */
+    unsigned char *content; /* the whole file as indexed (Whole: true), decoded but not sanitised,
+                             * NUL-terminated; NULL when Zoekt sent none or it did not decode */
+    size_t content_len;
+    int has_content;        /* Zoekt sent Content (even when it did not decode) */
 };
 
 /* The Stats Zoekt embeds in every search result: they tell why a search stopped. */
@@ -66,7 +72,8 @@ struct zr_branch {
 };
 
 struct zr_repo {
-    char *name; /* mirror prefix stripped; "#<id>" for ReposMap entries, which carry no name */
+    char *name;      /* mirror prefix stripped; "#<id>" for ReposMap entries, which carry no name */
+    char *full_name; /* the name as Zoekt serves it, which repo: regexes are matched against */
     struct zr_branch *branches;
     size_t n_branches;
     time_t index_time;     /* seconds since the epoch; 0 when unknown */

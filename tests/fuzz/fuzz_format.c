@@ -73,7 +73,7 @@ static void check_structured(cJSON *st)
 
 static void check_search(const char *body, size_t len, size_t budget, int max_files)
 {
-    struct zr_opts zo = {"github.com/", 2};
+    struct zr_opts zo = {"github.com/", 2, 0};
     struct fmt_search_opts fo = {"needle file:\\.c$", max_files, budget, 30000000000LL, NULL};
     struct zr_search r;
     struct zk_err err;
@@ -95,7 +95,7 @@ static void check_search(const char *body, size_t len, size_t budget, int max_fi
 
 static void check_list(const char *body, size_t len, int limit)
 {
-    struct zr_opts zo = {NULL, -1};
+    struct zr_opts zo = {NULL, -1, 0};
     struct zr_list l;
     struct zk_err err;
     struct buf text;

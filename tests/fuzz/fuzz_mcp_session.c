@@ -210,7 +210,7 @@ static void check_one(struct mcp_session *s, const char *text, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const start[] = {NULL, "2025-03-26", "2025-06-18", "2024-11-05", "2025-11-25"};
-    struct mcp_session_opts o = {.cfg = &cfg, .server_version = "fuzz", .rate_burst = 1e9, .rate_per_sec = 1};
+    struct mcp_session_opts o = {.cfg = &cfg, .server_version = "fuzz", .rate = {1e9, 1}};
     struct mcp_session *s;
     const char *p, *end, *nl;
     char init[200];

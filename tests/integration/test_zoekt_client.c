@@ -97,8 +97,8 @@ static struct zc_conn conn(long timeout_ms)
 static void test_chunk_generation(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1};
-    struct zr_opts ro = {NULL, 2};
+    struct zc_search_opts so = {30, 2, 1, 0};
+    struct zr_opts ro = {NULL, 2, 0};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -113,8 +113,8 @@ static void test_chunk_generation(void **state)
 static void test_line_generation(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 0};
-    struct zr_opts ro = {NULL, 2};
+    struct zc_search_opts so = {30, 2, 0, 0};
+    struct zr_opts ro = {NULL, 2, 0};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -129,7 +129,7 @@ static void test_line_generation(void **state)
 static void test_parse_error_passthrough(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1};
+    struct zc_search_opts so = {30, 2, 1, 0};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -145,7 +145,7 @@ static void test_parse_error_passthrough(void **state)
 static void test_hang_times_out(void **state)
 {
     struct zc_conn c = conn(1500);
-    struct zc_search_opts so = {30, 2, 1};
+    struct zc_search_opts so = {30, 2, 1, 0};
     struct zk_err err = {0};
     struct zr_search s;
     long start = now_ms(), took;
@@ -164,7 +164,7 @@ static void test_cancel_stops_a_hang(void **state)
 {
     static volatile int cancel = 1;
     struct zc_conn c = {replay_url, NULL, 10000, &cancel};
-    struct zc_search_opts so = {30, 2, 1};
+    struct zc_search_opts so = {30, 2, 1, 0};
     struct zk_err err = {0};
     struct zr_search s;
     long start = now_ms();
@@ -178,7 +178,7 @@ static void test_cancel_stops_a_hang(void **state)
 static void test_connection_refused(void **state)
 {
     struct zc_conn c = {"http://127.0.0.1:1", NULL, 2000, NULL};
-    struct zc_search_opts so = {30, 2, 1};
+    struct zc_search_opts so = {30, 2, 1, 0};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -193,7 +193,7 @@ static void test_not_zoekt_answers(void **state)
 {
     static const char *const queries[] = {"zk:garbage", "zk:truncated"};
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1};
+    struct zc_search_opts so = {30, 2, 1, 0};
 
     (void)state;
     for (size_t i = 0; i < 2; i++) {
@@ -210,7 +210,7 @@ static void test_not_zoekt_answers(void **state)
 static void test_server_error(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1};
+    struct zc_search_opts so = {30, 2, 1, 0};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -307,15 +307,15 @@ static void test_tool_search(void **state)
     call(&cfg, "search_code", "{\"query\":\"needle\"}", &r);
     assert_false(r.is_error);
     assert_non_null(r.text.data);
-    assert_int_equal(strncmp(r.text.data, "Query: needle\n6 files, 13 matches. All shown.\n\nalpha/README.md @0226d547\n",
-                             strlen("Query: needle\n6 files, 13 matches. All shown.\n\nalpha/README.md @0226d547\n")),
+    assert_int_equal(strncmp(r.text.data, "Query: needle\n6 files, 13 matches. All shown.\nMore of a file: read_file with repo, path and start_line.\n\nalpha/README.md @0226d547\n",
+                             strlen("Query: needle\n6 files, 13 matches. All shown.\nMore of a file: read_file with repo, path and start_line.\n\nalpha/README.md @0226d547\n")),
                      0);
     assert_int_equal(cJSON_GetObjectItem(r.structured, "totalFiles")->valueint, 6);
     tool_result_free(&r);
 
     call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":\"beta\"}", &r);
     assert_false(r.is_error);
-    assert_non_null(strstr(r.text.data, "Query: needle repo:^beta$\n1 file, 3 matches. All shown."));
+    assert_non_null(strstr(r.text.data, "Query: needle repo:(^|/)beta$\n1 file, 3 matches. All shown."));
     assert_non_null(strstr(r.text.data, "> 17: \tneedle := r.URL.Query().Get(\"q\")\n"));
     tool_result_free(&r);
 }
@@ -329,8 +329,13 @@ static void test_tool_repo_not_indexed_vs_no_match(void **state)
     call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":[\"delta\",\"beta\"]}", &r);
     assert_false(r.is_error);
     assert_non_null(strstr(r.text.data, "No matches."));
-    assert_non_null(strstr(r.text.data, "\"delta\" is not indexed (3 repositories are"));
-    assert_null(strstr(r.text.data, "\"beta\" is"));
+    assert_non_null(strstr(r.text.data, "\"delta\" matches no indexed repository; closest: beta."));
+    assert_null(strstr(r.text.data, "\"beta\" matches"));
+    tool_result_free(&r);
+
+    call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":\"kubernetes\"}", &r);
+    assert_non_null(strstr(r.text.data, "\"kubernetes\" matches no indexed repository; none has a similar name "
+                                        "(3 are indexed; list_repositories shows them)."));
     tool_result_free(&r);
 
     call(&cfg, "search_code", "{\"query\":\"nothing-like-this\",\"repo\":\"alpha\"}", &r);

@@ -1,9 +1,9 @@
 // Shared by the tests/mcp/*.test.mjs suites: starts the Zoekt replay server and the connector as child
 // processes and guarantees they are stopped, whatever way a test ends.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 
@@ -138,4 +138,43 @@ function recordedQueries() {
     try { qs.add(JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')).Q); } catch { /* not a search */ }
   }
   return qs;
+}
+
+// Real Zoekt (tests/support/zoekt.sh): makes a git repository for each entry of repos ({name: {path:
+// text}}, name as zoekt-git-index takes it from zoekt.name), indexes them with zoekt-git-index and
+// starts zoekt-webserver on a free loopback port. Resolves to { url, child }, or to { skip: reason }
+// when this checkout has no Zoekt archive (../shared/zoekt).
+export async function startRealZoekt(dir, repos) {
+  const helper = join(ROOT, 'tests/support/zoekt.sh');
+  const found = spawnSync(helper, ['bin'], { encoding: 'utf8' });
+  if (found.status === 3) return { skip: found.stderr.trim() };
+  if (found.status !== 0) throw new Error(`zoekt.sh bin failed: ${found.stderr}`);
+  const bin = found.stdout.trim();
+  const index = join(dir, 'index');
+  mkdirSync(index, { recursive: true });
+  for (const [name, files] of Object.entries(repos)) {
+    const repo = join(dir, 'repos', name.replace(/\//g, '_'));
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(repo, path)), { recursive: true });
+      writeFileSync(join(repo, path), text);
+    }
+    execFileSync(helper, ['repo', repo, name]);
+    execFileSync(join(bin, 'zoekt-git-index'), ['-index', index, '-disable_ctags', repo], { stdio: 'ignore' });
+  }
+  const port = execFileSync(join(ROOT, 'scripts/free-port.sh'), { encoding: 'utf8' }).trim();
+  const child = track(spawn(join(bin, 'zoekt-webserver'), ['-index', index, '-listen', `127.0.0.1:${port}`, '-rpc'],
+    { stdio: ['ignore', 'ignore', 'pipe'] }));
+  collectLog(child);
+  const url = `http://127.0.0.1:${port}`;
+  const want = Object.keys(repos).length;
+  const end = Date.now() + 20000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`zoekt-webserver exited: ${child.log}`);
+    try {
+      const res = await fetch(`${url}/api/list`, { method: 'POST', body: '{"Q":""}' });
+      if (res.ok && ((await res.json()).List?.Repos ?? []).length === want) return { url, child };
+    } catch { /* not listening yet */ }
+    if (Date.now() > end) throw new Error(`zoekt-webserver did not serve ${want} repositories: ${child.log}`);
+    await sleep(50);
+  }
 }

@@ -16,7 +16,7 @@
 
 static void parse(const char *fixture, int ctx, struct zr_search *s)
 {
-    struct zr_opts o = {NULL, ctx};
+    struct zr_opts o = {NULL, ctx, 0};
     struct zk_err err = {0};
     size_t len;
     char *body = fixture_read("tests/fixtures/zoekt", fixture, &len);
@@ -47,6 +47,7 @@ static void test_chunks_all_shown(void **state)
     static const char want[] =
         "Query: needle\n"
         "6 files, 13 matches. All shown.\n"
+        "More of a file: read_file with repo, path and start_line.\n"
         "\n"
         "alpha/README.md @0226d547\n"
         "  1: # alpha\n"
@@ -124,6 +125,7 @@ static void test_max_files(void **state)
         "Showing 2 of 6 files (10 matches). Incomplete: more files matched than max_files=2.\n"
         "To narrow: add repo, file or exclude_file, or make the query more specific; or raise max_files / "
         "max_bytes.\n"
+        "More of a file: read_file with repo, path and start_line.\n"
         "\n"
         "alpha/README.md @0226d547\n"
         "  1: # alpha\n"
@@ -162,6 +164,7 @@ static void test_name_match_and_none(void **state)
     text = format(&s, "file:\\.yaml$", 30, 16384, 0, &json);
     assert_string_equal(text, "Query: file:\\.yaml$\n"
                               "2 files, 2 matches. All shown.\n"
+                              "More of a file: read_file with repo, path and start_line.\n"
                               "\n"
                               "gamma/config/app.yaml @5ea941e9 (file name matches)\n"
                               "\n"
@@ -222,6 +225,7 @@ static void test_per_file_cap(void **state)
                               "Showing 1 of 1 files (15 matches). Incomplete: 1 file had more than 10 matching "
                               "lines (the rest are counted, not shown).\n"
                               "To narrow: add repo, file or exclude_file, or make the query more specific.\n"
+                              "More of a file: read_file with repo, path and start_line.\n"
                               "\n"
                               "repo/dir/file000.c @abcdef01\n"
                               "> 1: xxx\n--\n> 4: xxx\n--\n> 7: xxx\n--\n> 10: xxx\n--\n> 13: xxx\n--\n"
@@ -229,6 +233,16 @@ static void test_per_file_cap(void **state)
                               "(+5 more matching lines in this file)\n");
     assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring,
                         "per_file_cap");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+
+    /* The parser decoded only the lines that can be shown and counted the others: the same answer. */
+    synth(&s, 1, 10, 3);
+    s.files[0].n_match_lines = 15;
+    text = format(&s, "x", 30, 16384, 0, &json);
+    assert_non_null(strstr(text, "1 file had more than 10 matching lines"));
+    assert_non_null(strstr(text, "> 28: xxx\n(+5 more matching lines in this file)\n"));
     free(text);
     cJSON_Delete(json);
     zr_search_free(&s);
@@ -342,7 +356,7 @@ static void test_undecodable_and_note(void **state)
     s.files[0].undecodable = 1;
     buf_init(&text, 16385);
     assert_int_equal(fmt_search(&s, &o, &text, &json, &err), ZK_OK);
-    assert_string_equal(text.data, "Query: q\n1 file, 1 match. All shown.\nNote: something to know\n\n"
+    assert_string_equal(text.data, "Query: q\n1 file, 1 match. All shown.\nMore of a file: read_file with repo, path and start_line.\nNote: something to know\n\n"
                                    "repo/dir/file000.c @abcdef01 (some text could not be decoded)\n"
                                    "> 1: [not decodable]\n");
     assert_string_equal(cJSON_GetObjectItem(json, "note")->valuestring, "something to know");
@@ -377,11 +391,138 @@ static void test_repos_and_filter(void **state)
     buf_free(&text);
     zr_list_free(&l);
     free(body);
+}
 
-    assert_true(fmt_name_matches("org/api-server", "API"));
-    assert_true(fmt_name_matches("org/api-server", "org/api-*"));
-    assert_false(fmt_name_matches("org/web", "org/api-*"));
-    assert_true(fmt_name_matches("x", ""));
+/* list_repositories' filter: the repository rules first, a substring only when they select nothing,
+ * and the closest names when nothing is selected at all. */
+static void test_repos_filter_rules(void **state)
+{
+    static const struct {
+        const char *filter, *header;
+    } cases[] = {
+        {"alpha", "1 of 3 repositories match \"alpha\".\n"},
+        {"a*", "1 of 3 repositories match \"a*\".\n"},
+        /* "a" is no whole name, so it selects as a substring: all three contain it. */
+        {"a", "3 of 3 repositories match \"a\".\n"},
+        {"alpah", "0 of 3 repositories match \"alpah\"; closest: alpha.\n"},
+        {"kubernetes", "0 of 3 repositories match \"kubernetes\"; none has a similar name.\n"},
+    };
+    struct zk_err err = {0};
+    struct zr_list l;
+    struct buf text;
+    cJSON *json;
+    size_t len;
+    char *body = read_fixture("07_list_all.response.json", &len);
+
+    (void)state;
+    assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
+    buf_init(&text, 65536);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        buf_reset(&text);
+        assert_int_equal(fmt_repos(&l, cases[i].filter, 100, &text, &json, &err), ZK_OK);
+        if (strncmp(text.data, cases[i].header, strlen(cases[i].header)) != 0)
+            fail_msg("filter %s: got %s", cases[i].filter, text.data);
+        cJSON_Delete(json);
+    }
+    buf_free(&text);
+    zr_list_free(&l);
+    free(body);
+}
+
+/* A file of n lines "line <i>" (the last without a newline when open_end), for read_file. */
+static void file_of(struct zr_file *f, int n, int open_end)
+{
+    static char *branches[] = {(char *)"main"};
+    struct buf b;
+
+    memset(f, 0, sizeof(*f));
+    f->repo = (char *)"acme/bulk";
+    f->path = (char *)"src/a.go";
+    f->version = (char *)"e99c1c0cc02eb4011bc3";
+    f->language = (char *)"Go";
+    f->branches = branches;
+    f->n_branches = 1;
+    buf_init(&b, 1 << 20);
+    for (int i = 1; i <= n; i++)
+        assert_int_equal(buf_printf(&b, "line %d%s", i, i < n || !open_end ? "\n" : ""), ZK_OK);
+    f->content_len = b.len;
+    f->content = (unsigned char *)(b.data ? buf_steal(&b) : strdup(""));
+    assert_non_null(f->content);
+}
+
+static char *read_lines(const struct zr_file *f, long start, long end, size_t budget, cJSON **json)
+{
+    struct fmt_file_opts o = {start, end, budget};
+    struct zk_err err = {0};
+    struct buf text;
+
+    buf_init(&text, budget + 1);
+    assert_int_equal(fmt_file(f, &o, &text, json, &err), ZK_OK);
+    assert_true(text.len <= budget);
+    return buf_steal(&text);
+}
+
+static void test_read_file(void **state)
+{
+    struct zr_file f;
+    cJSON *json;
+    char *t;
+
+    (void)state;
+    /* Default: the first 200 lines, and how to read on. */
+    file_of(&f, 301, 0);
+    assert_int_equal(fmt_count_lines(f.content, f.content_len), 301);
+    t = read_lines(&f, 1, 0, 65536, &json);
+    assert_int_equal(strncmp(t, "acme/bulk/src/a.go @e99c1c0c (branch main), lines 1-200 of 301\n1: line 1\n2: line 2\n",
+                             strlen("acme/bulk/src/a.go @e99c1c0c (branch main), lines 1-200 of 301\n1: line 1\n")),
+                     0);
+    assert_non_null(strstr(t, "\n200: line 200\n(lines 201-301 not shown: call read_file with start_line 201)\n"));
+    assert_null(strstr(t, "201: "));
+    assert_int_equal(cJSON_GetObjectItem(json, "endLine")->valueint, 200);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(json, "complete")));
+    free(t);
+    cJSON_Delete(json);
+
+    /* A range to the end of the file: nothing more to say. */
+    t = read_lines(&f, 299, 400, 65536, &json);
+    assert_string_equal(t, "acme/bulk/src/a.go @e99c1c0c (branch main), lines 299-301 of 301\n"
+                           "299: line 299\n300: line 300\n301: line 301\n");
+    free(t);
+    cJSON_Delete(json);
+
+    /* At most 500 lines, whatever end_line says. */
+    free(f.content);
+    file_of(&f, 800, 1);
+    t = read_lines(&f, 1, 800, 65536, &json);
+    assert_non_null(strstr(t, "lines 1-500 of 800\n"));
+    assert_non_null(strstr(t, "\n500: line 500\n(lines 501-800 not shown: call read_file with start_line 501)\n"));
+    free(t);
+    cJSON_Delete(json);
+
+    /* The budget ends the range early; the header names only the lines shown. */
+    t = read_lines(&f, 1, 200, 2048, &json);
+    assert_null(strstr(t, "lines 1-200"));
+    assert_non_null(strstr(t, " not shown within the output budget: call read_file with start_line "));
+    assert_true(cJSON_GetObjectItem(json, "endLine")->valueint < 200);
+    free(t);
+    cJSON_Delete(json);
+
+    /* The last line without a newline counts; the whole file shown is complete. */
+    free(f.content);
+    file_of(&f, 2, 1);
+    t = read_lines(&f, 1, 0, 65536, &json);
+    assert_string_equal(t, "acme/bulk/src/a.go @e99c1c0c (branch main), lines 1-2 of 2\n1: line 1\n2: line 2\n");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(json, "complete")));
+    free(t);
+    cJSON_Delete(json);
+
+    free(f.content);
+    file_of(&f, 0, 0);
+    t = read_lines(&f, 1, 0, 65536, &json);
+    assert_string_equal(t, "acme/bulk/src/a.go @e99c1c0c (branch main): the file is empty\n");
+    free(t);
+    cJSON_Delete(json);
+    free(f.content);
 }
 
 /* Mutated Zoekt answers (bytes replaced by JSON-significant characters, deterministic) either parse or
@@ -403,7 +544,7 @@ static void test_mutated_answers_never_crash(void **state)
         for (int round = 0; round < 400; round++) {
             char *body = malloc(len + 1);
             struct zk_err err = {0};
-            struct zr_opts o = {NULL, 2};
+            struct zr_opts o = {NULL, 2, 0};
             struct zr_search s;
             int rc;
 
@@ -440,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_long_lines_cut),         cmocka_unit_test(test_budget_names_every_file),
         cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_stop_reasons),
         cmocka_unit_test(test_undecodable_and_note),   cmocka_unit_test(test_repos_and_filter),
+        cmocka_unit_test(test_repos_filter_rules),     cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_mutated_answers_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,8 +75,7 @@ static const struct connector_config test_cfg = {.corpus_namespace = "code", .co
 
 static struct mcp_session *new_session(double burst)
 {
-    struct mcp_session_opts o = {.cfg = &test_cfg, .server_version = "9.9", .rate_burst = burst,
-                                 .rate_per_sec = burst > 0 ? 0.001 : 0};
+    struct mcp_session_opts o = {.cfg = &test_cfg, .server_version = "9.9", .rate = {burst, 0.001}};
     struct mcp_session *s = mcp_session_new(&o);
 
     assert_non_null(s);
@@ -405,6 +404,18 @@ static void test_rate_limit(void **state)
     assert_true(cJSON_IsTrue(json_path(r, "result.isError")));
     assert_non_null(strstr(json_str(cJSON_GetArrayItem(json_path(r, "result.content"), 0), "text", ""), "Rate limit"));
     cJSON_Delete(r);
+    mcp_session_free(s);
+
+    /* Without a limit (stdio's default) a fan-out of many calls at once is served in full. */
+    s = new_session(0);
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                    "{\"protocolVersion\":\"2025-06-18\"}}");
+    cJSON_Delete(r);
+    for (i = 0; i < 100; i++) {
+        r = send_msg(s, call);
+        assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
+        cJSON_Delete(r);
+    }
     mcp_session_free(s);
 
     /* The bucket itself: a burst, then one token per 1/rate seconds, never more than the burst. */

@@ -25,9 +25,12 @@ static void test_glob_table(void **state)
         {"src/**", ZQ_ANCHOR_PATH, "^src/.*$"},
         {"a?b", ZQ_ANCHOR_PATH, "(^|/)a[^/]b$"},
         {"*.[ch]", ZQ_ANCHOR_PATH, "(^|/)[^/]*\\.[ch]$"},
-        {"v[0-9a-f-].txt", ZQ_ANCHOR_PATH, "(^|/)v[0-9a-f-]\\.txt$"},
+        {"v[0-9a-f-].txt", ZQ_ANCHOR_PATH, "(^|/)v[0-9a-f\\-]\\.txt$"},
+        {"[]-/]x", ZQ_ANCHOR_PATH, "^[\\]\\-/]x$"},
         {"[!_]*.go", ZQ_ANCHOR_PATH, "(^|/)[^_][^/]*\\.go$"},
         {"[]x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]x]\\.c$"},
+        /* An escaped '-' stays a member: written bare it would make a range of its neighbours. */
+        {"[\\]\\-x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]\\-x]\\.c$"},
         {"Makefile", ZQ_ANCHOR_PATH, "(^|/)Makefile$"},
         {"a.b+c(d)|e^f$g", ZQ_ANCHOR_PATH, "(^|/)a\\.b\\+c\\(d\\)\\|e\\^f\\$g$"},
         {"/docs/*.md", ZQ_ANCHOR_PATH, "^docs/[^/]*\\.md$"},
@@ -83,24 +86,42 @@ static void test_glob_errors(void **state)
 
 static void test_repo_regex(void **state)
 {
+    static const struct {
+        const char *arg, *regex;
+    } cases[] = {
+        /* A plain name matches the whole name or its trailing segments. */
+        {"alpha", "(^|/)alpha$"},
+        {"org/my.repo", "(^|/)org/my\\.repo$"},
+        /* A clone URL is reduced to host/path first. */
+        {"https://github.com/org/x.git", "(^|/)github\\.com/org/x$"},
+        {"git@github.com:org/x.git", "(^|/)github\\.com/org/x$"},
+        /* A glob keeps its end anchor and '*' stays within one segment. */
+        {"org/api-*", "(^|/)org/api-[^/]*$"},
+        {"payments*", "(^|/)payments[^/]*$"},
+    };
     struct zk_err err = {0};
     char *re = NULL;
 
     (void)state;
-    assert_int_equal(zq_repo_regex("alpha", NULL, &re, &err), ZK_OK);
-    assert_string_equal(re, "^alpha$");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(zq_repo_regex(cases[i].arg, &re, &err), ZK_OK);
+        if (strcmp(re, cases[i].regex) != 0)
+            fail_msg("repo %s: got %s, want %s", cases[i].arg, re, cases[i].regex);
+        free(re);
+    }
+    assert_int_equal(zq_repo_regex("", &re, &err), ZK_EINVAL);
+    assert_null(re);
+    assert_int_equal(zq_repo_regex("api-[", &re, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "no closing ']'"));
+
+    /* read_file's query: the repository as above, the path exact and relative. */
+    assert_int_equal(zq_file_query("acme/bulk", "/src/a+b.go", &re, &err), ZK_OK);
+    assert_string_equal(re, "repo:(^|/)acme/bulk$ file:^src/a\\+b\\.go$");
     free(re);
-    assert_int_equal(zq_repo_regex("org/my.repo", "github.com/", &re, &err), ZK_OK);
-    assert_string_equal(re, "^(github\\.com/)?org/my\\.repo$");
-    free(re);
-    /* The agent may type the full name, prefix included. */
-    assert_int_equal(zq_repo_regex("github.com/org/x", "github.com/", &re, &err), ZK_OK);
-    assert_string_equal(re, "^(github\\.com/)?org/x$");
-    free(re);
-    assert_int_equal(zq_repo_regex("org/api-*", "github.com/", &re, &err), ZK_OK);
-    assert_string_equal(re, "^(github\\.com/)?org/api-[^/]*$");
-    free(re);
-    assert_int_equal(zq_repo_regex("", NULL, &re, &err), ZK_EINVAL);
+    assert_int_equal(zq_file_query("acme/bulk", "/", &re, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "empty file path"));
+    assert_int_equal(zq_file_query("", "a.go", &re, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "repo: empty repository name"));
 }
 
 struct build_case {
@@ -119,13 +140,13 @@ static void test_build_table(void **state)
     static const struct build_case cases[] = {
         {"plain query alone is untouched", {.query = "needle"}, "needle"},
         {"whitespace trimmed", {.query = "  needle  "}, "needle"},
-        {"single token is not wrapped", {.query = "needle", .repos = one_repo, .n_repos = 1}, "needle repo:^beta$"},
+        {"single token is not wrapped", {.query = "needle", .repos = one_repo, .n_repos = 1}, "needle repo:(^|/)beta$"},
         {"several tokens are wrapped",
          {.query = "foo or bar", .repos = one_repo, .n_repos = 1},
-         "(foo or bar) repo:^beta$"},
+         "(foo or bar) repo:(^|/)beta$"},
         {"repos are OR-ed",
-         {.query = "needle", .repos = two_repos, .n_repos = 2, .mirror_prefix = "github.com/acme/"},
-         "needle repo:(^(github\\.com/acme/)?alpha$|^(github\\.com/acme/)?beta$)"},
+         {.query = "needle", .repos = two_repos, .n_repos = 2},
+         "needle repo:((^|/)alpha$|(^|/)beta$)"},
         {"file only", {.files = yaml, .n_files = 1}, "file:(^|/)[^/]*\\.yaml$"},
         {"files are OR-ed", {.query = "x", .files = c_and_h, .n_files = 2}, "x file:((^|/)[^/]*\\.c$|(^|/)[^/]*\\.h$)"},
         {"excludes each negate",
@@ -134,7 +155,7 @@ static void test_build_table(void **state)
         {"case sensitive", {.query = "Needle", .case_sensitive = 1}, "Needle case:yes"},
         {"user case repeated at top level",
          {.query = "case:yes Foo bar", .repos = one_repo, .n_repos = 1},
-         "(case:yes Foo bar) case:yes repo:^beta$"},
+         "(case:yes Foo bar) case:yes repo:(^|/)beta$"},
         {"zoekt syntax kept intact",
          {.query = "lang:go func\\s+Main", .files = yaml, .n_files = 1},
          "(lang:go func\\s+Main) file:(^|/)[^/]*\\.yaml$"},

@@ -25,7 +25,7 @@ static const struct zr_file *find_file(const struct zr_search *s, const char *re
 
 static void parse_search_fixture(const char *name, int ctx, struct zr_search *s)
 {
-    struct zr_opts o = {NULL, ctx};
+    struct zr_opts o = {NULL, ctx, 0};
     struct zk_err err = {0};
     size_t len;
     char *body = fixture_read("tests/fixtures/zoekt", name, &len);
@@ -192,7 +192,7 @@ static void test_name_match_and_empty(void **state)
 
 static void test_list(void **state)
 {
-    struct zr_opts o = {"github.com/", -1};
+    struct zr_opts o = {"github.com/", -1, 0};
     struct zk_err err = {0};
     struct zr_list l;
     size_t len;
@@ -378,6 +378,49 @@ static void test_time_and_prefix(void **state)
     assert_string_equal(zr_strip_prefix("x", NULL), "x");
 }
 
+/* With a cap on decoded matching lines, the parser decodes only the first matches in Zoekt's order and
+ * counts the rest, so the count (and "+N more" after it) stays exact while the work shrinks. */
+static void test_match_line_cap(void **state)
+{
+    /* Four chunks of one line each ("needle N", base64), matching lines 10, 20, 30 and 40 of a.c, and
+     * the same as LineMatches. */
+    static const char chunks[] =
+        "{\"Result\":{\"FileCount\":1,\"MatchCount\":4,\"Files\":[{\"FileName\":\"a.c\",\"Repository\":\"r\","
+        "\"ChunkMatches\":["
+        "{\"Content\":\"bmVlZGxlIDE=\",\"ContentStart\":{\"LineNumber\":10},\"Ranges\":[{\"Start\":{\"LineNumber\":10,"
+        "\"Column\":1},\"End\":{\"LineNumber\":10,\"Column\":7}}]},"
+        "{\"Content\":\"bmVlZGxlIDI=\",\"ContentStart\":{\"LineNumber\":20},\"Ranges\":[{\"Start\":{\"LineNumber\":20,"
+        "\"Column\":1},\"End\":{\"LineNumber\":20,\"Column\":7}}]},"
+        "{\"Content\":\"bmVlZGxlIDM=\",\"ContentStart\":{\"LineNumber\":30},\"Ranges\":[{\"Start\":{\"LineNumber\":30,"
+        "\"Column\":1},\"End\":{\"LineNumber\":30,\"Column\":7}},{\"Start\":{\"LineNumber\":30,\"Column\":9},"
+        "\"End\":{\"LineNumber\":30,\"Column\":10}}]},"
+        "{\"Content\":\"bmVlZGxlIDQ=\",\"ContentStart\":{\"LineNumber\":40},\"Ranges\":[{\"Start\":{\"LineNumber\":40,"
+        "\"Column\":1},\"End\":{\"LineNumber\":40,\"Column\":7}}]}]}]}}";
+    static const char lines[] =
+        "{\"Result\":{\"Files\":[{\"FileName\":\"a.c\",\"Repository\":\"r\",\"LineMatches\":["
+        "{\"Line\":\"bmVlZGxlIDE=\",\"LineNumber\":10},{\"Line\":\"bmVlZGxlIDI=\",\"LineNumber\":20},"
+        "{\"Line\":\"bmVlZGxlIDM=\",\"LineNumber\":30}]}]}}";
+    struct zr_opts capped = {NULL, 0, 2}, all = {NULL, 0, 0};
+    struct zk_err err = {0};
+    struct zr_search s;
+
+    (void)state;
+    assert_int_equal(zr_parse_search(chunks, strlen(chunks), &capped, &s, &err), ZK_OK);
+    assert_int_equal(s.files[0].n_lines, 2);
+    assert_string_equal(s.files[0].lines[1].text, "needle 2");
+    assert_int_equal(s.files[0].n_match_lines, 4);
+    assert_int_equal(s.files[0].n_matches, 5);
+    zr_search_free(&s);
+    assert_int_equal(zr_parse_search(chunks, strlen(chunks), &all, &s, &err), ZK_OK);
+    assert_int_equal(s.files[0].n_lines, 4);
+    assert_int_equal(s.files[0].n_match_lines, 4);
+    zr_search_free(&s);
+    assert_int_equal(zr_parse_search(lines, strlen(lines), &capped, &s, &err), ZK_OK);
+    assert_int_equal(s.files[0].n_lines, 2);
+    assert_int_equal(s.files[0].n_match_lines, 3);
+    zr_search_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,7 +430,7 @@ int main(void)
         cmocka_unit_test(test_malformed),            cmocka_unit_test(test_truncated_fixture),
         cmocka_unit_test(test_bad_base64_is_flagged), cmocka_unit_test(test_base64_and_sanitize),
         cmocka_unit_test(test_names_are_sanitised),
-        cmocka_unit_test(test_time_and_prefix),
+        cmocka_unit_test(test_time_and_prefix),      cmocka_unit_test(test_match_line_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

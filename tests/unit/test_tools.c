@@ -27,14 +27,14 @@ static const cJSON *find_tool(const cJSON *list, const char *name)
 
 static void test_catalogue(void **state)
 {
-    static const char *const names[] = {"search_code", "list_repositories", "corpus_status"};
+    static const char *const names[] = {"search_code", "list_repositories", "read_file", "corpus_status"};
     cJSON *list = tools_list();
     const cJSON *t, *desc;
 
     (void)state;
     assert_non_null(list);
-    assert_int_equal(cJSON_GetArraySize(list), 3);
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(cJSON_GetArraySize(list), 4);
+    for (size_t i = 0; i < 4; i++) {
         const cJSON *ann, *schema;
 
         t = find_tool(list, names[i]);
@@ -108,7 +108,15 @@ static void test_bad_arguments(void **state)
         {"search_code", "[1]", "arguments must be an object, got an array"},
         {"list_repositories", "{\"limit\":0}", "\"limit\" must be between 1 and 1000"},
         {"list_repositories", "{\"filter\":3}", "\"filter\" must be a string"},
-        {"corpus_status", "{\"x\":1}", "unknown argument \"x\"; this tool takes: no arguments"},
+        {"list_repositories", "{\"filter\":\"api-[\"}", "argument \"filter\": glob \"api-[\""},
+        {"corpus_status", "{\"x\":1}", "unknown argument \"x\"; this tool takes: repo"},
+        {"corpus_status", "{\"repo\":\" / \"}", "argument \"repo\": empty repository name"},
+        {"read_file", "{\"repo\":\"a\"}", "read_file needs both \"repo\" and \"path\""},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"b\",\"start_line\":5,\"end_line\":4}",
+         "argument \"end_line\" (4) is before \"start_line\" (5)"},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"b\",\"start_line\":0}", "\"start_line\" must be between 1 and"},
+        {"read_file", "{\"repo\":\"a{\",\"path\":\"b\"}", "argument \"repo\": glob \"a{\": a '{' has no closing '}'"},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"/\"}", "invalid read_file arguments: path: empty file path"},
     };
     struct connector_config cfg = unreachable_cfg();
     struct tool_ctx ctx = {&cfg, NULL};
@@ -146,12 +154,12 @@ static void test_unknown_tool(void **state)
 
 static void test_search_body(void **state)
 {
-    struct zc_search_opts o = {30, 2, 1};
+    struct zc_search_opts o = {30, 2, 1, 0};
     char *body;
 
     (void)state;
     body = zc_search_body("needle", &o, 30000);
-    assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":31,\"MaxMatchDisplayCount\":1550,"
+    assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":30,\"MaxMatchDisplayCount\":1500,"
                               "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
                               "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
     free(body);
@@ -172,7 +180,8 @@ static void test_output_schema_matches_format(void **state)
     struct fmt_search_opts o = {"q", 30, 16384, 0, "a note"};
     struct zr_line line = {1, (char *)"text", 1, 0};
     char *branches[] = {(char *)"HEAD"};
-    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, 1, 1, 0, 0};
+    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, 1, 1, 0, 0,
+                           NULL, 0, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct zk_err err = {0};
     struct buf text;

@@ -1,0 +1,191 @@
+// The connector against the real zoekt-webserver: git repositories made here are indexed with the real
+// zoekt-git-index (tests/support/zoekt.sh), and every tool is called through the official SDK client,
+// over stdio and over Streamable HTTP. tests/integration/test_real_zoekt.sh runs it (and reports a skip
+// when ../shared/zoekt is missing); run alone, it counts one skip itself (under CI, a failure). The
+// recordings in tests/fixtures/zoekt stay for shapes a live server cannot be made to produce.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { CONNECTOR, ROOT, startHttpConnector, startRealZoekt, stop, tempDir, textOf } from '../../mcp/harness.mjs';
+
+// The SDK is installed for the tests/mcp suites; resolve it from there rather than installing it twice.
+const require = createRequire(join(ROOT, 'tests/mcp/package.json'));
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+
+const PAY_LINES = Array.from({ length: 300 }, (_, i) => `line ${i + 1} of pay.go`).join('\n') + '\nNeedle payments\n';
+const REPOS = {
+  'mirrors/github.com/acme/bulk': { 'bulk.go': 'package bulk\n\n// Needle in bulk\nfunc Bulk() {}\n' },
+  'mirrors/github.com/acme/bulkhead': { 'head.go': 'package bulkhead\n\n// Needle in bulkhead\n' },
+  'mirrors/github.com/acme/payments': { 'src/pay.go': PAY_LINES, 'README.md': '# payments\n' },
+  'mirrors/github.com/other/payments-legacy': { 'old.go': 'package old\n\n// Needle in the old payments\n' },
+};
+const PREFIX = ['--mirror-prefix', 'mirrors/github.com/'];
+
+let tmp, zoekt;
+const setup = (async () => {
+  tmp = tempDir();
+  zoekt = await startRealZoekt(tmp.dir, REPOS);
+  return zoekt;
+})();
+const skip = (await setup).skip;
+
+// One skipped test says why (tests/run.sh counts it); under CI nothing may be missing.
+if (skip && process.env.CI) test('real Zoekt is available under CI', () => assert.fail(`cannot run under CI: ${skip}`));
+else if (skip) test('real Zoekt', { skip }, () => {});
+
+after(async () => {
+  if (zoekt?.child) await stop(zoekt.child);
+  tmp?.cleanup();
+});
+
+const call = (client, name, args) => client.callTool({ name, arguments: args });
+const repositories = res => res.structuredContent.files.map(f => f.repository).sort();
+
+// The behaviour every transport must show; client() returns the connected SDK client.
+function toolChecks(client) {
+  test('tools/list offers the four tools', async () => {
+    const { tools } = await client().listTools();
+    assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'list_repositories', 'read_file', 'search_code']);
+  });
+
+  test('a plain name selects the whole name or trailing segments: bulk is not bulkhead', async () => {
+    const res = await call(client(), 'search_code', { query: 'Needle', repo: 'bulk' });
+    assert.equal(res.isError, false, textOf(res));
+    assert.deepEqual(repositories(res), ['acme/bulk']);
+    assert.match(textOf(res), /More of a file: read_file/);
+  });
+
+  for (const repo of ['payments', 'acme/payments', 'mirrors/github.com/acme/payments',
+    'https://github.com/acme/payments.git', 'git@github.com:acme/payments.git']) {
+    test(`repo ${repo} selects acme/payments`, async () => {
+      const res = await call(client(), 'search_code', { query: 'Needle', repo });
+      assert.deepEqual(repositories(res), ['acme/payments'], textOf(res));
+    });
+  }
+
+  test('a glob is anchored at a segment: payments* selects both payments repositories', async () => {
+    const res = await call(client(), 'search_code', { query: 'Needle', repo: 'payments*' });
+    assert.deepEqual(repositories(res), ['acme/payments', 'other/payments-legacy'], textOf(res));
+  });
+
+  test('a name that selects nothing gets the closest indexed names', async () => {
+    const res = await call(client(), 'search_code', { query: 'Needle', repo: 'bulkk' });
+    assert.equal(res.structuredContent.files.length, 0);
+    assert.match(textOf(res), /"bulkk" matches no indexed repository; closest: acme\/bulk/);
+    assert.doesNotMatch(textOf(res), /not indexed/);
+  });
+
+  test('a known repository without a match says so', async () => {
+    const res = await call(client(), 'search_code', { query: 'nothing-like-this', repo: 'bulk' });
+    assert.match(textOf(res), /the repository searched is indexed; the query matched nothing in it/);
+  });
+
+  test('list_repositories filters by the same rules, then by substring, then suggests', async () => {
+    let res = await call(client(), 'list_repositories', { filter: 'bulk' });
+    assert.match(textOf(res), /^1 of 4 repositories match "bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
+    res = await call(client(), 'list_repositories', { filter: 'https://github.com/acme/bulk.git' });
+    assert.deepEqual(res.structuredContent.repositories.map(r => r.name), ['acme/bulk']);
+    res = await call(client(), 'list_repositories', { filter: 'ulkhe' });
+    assert.deepEqual(res.structuredContent.repositories.map(r => r.name), ['acme/bulkhead']);
+    res = await call(client(), 'list_repositories', { filter: 'paymnts' });
+    assert.match(textOf(res), /0 of 4 repositories match "paymnts"; closest: acme\/payments/);
+  });
+
+  test('read_file shows numbered lines with branch and commit, then how to read on', async () => {
+    let res = await call(client(), 'read_file', { repo: 'payments', path: 'src/pay.go' });
+    assert.equal(res.isError, false, textOf(res));
+    let text = textOf(res);
+    assert.match(text, /^acme\/payments\/src\/pay\.go @[0-9a-f]{8} \(branch HEAD\), lines 1-200 of 301\n1: line 1 of pay\.go\n/);
+    assert.match(text, /\n200: line 200 of pay\.go\n\(lines 201-301 not shown: call read_file with start_line 201\)\n$/);
+    res = await call(client(), 'read_file', { repo: 'https://github.com/acme/payments.git', path: '/src/pay.go',
+      start_line: 299, end_line: 400 });
+    text = textOf(res);
+    assert.match(text, /lines 299-301 of 301\n299: line 299 of pay\.go\n300: line 300 of pay\.go\n301: Needle payments\n$/);
+    assert.equal(res.structuredContent.totalLines, 301);
+  });
+
+  test('read_file caps one call at 500 lines', async () => {
+    const res = await call(client(), 'read_file', { repo: 'payments', path: 'src/pay.go', start_line: 1, end_line: 301 });
+    assert.match(textOf(res), /lines 1-301 of 301\n/);
+    const big = await call(client(), 'read_file', { repo: 'payments', path: 'src/pay.go', start_line: 2, end_line: 900 });
+    assert.equal(big.structuredContent.endLine, 301);
+  });
+
+  test('read_file names what is wrong: an unknown repository, file or line', async () => {
+    let res = await call(client(), 'read_file', { repo: 'paymnts', path: 'src/pay.go' });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /"paymnts" matches no indexed repository; closest: acme\/payments/);
+    res = await call(client(), 'read_file', { repo: 'payments', path: 'pay.go' });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /no file "pay\.go" in the repository "payments" selects/);
+    res = await call(client(), 'read_file', { repo: 'payments', path: 'src/pay.go', start_line: 400 });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /has 301 lines; start_line 400 is past its end/);
+  });
+
+  test('corpus_status reports what the webserver serves', async () => {
+    const res = await call(client(), 'corpus_status', {});
+    assert.match(textOf(res), /Search webserver http:\/\/127\.0\.0\.1:\d+: 4 repositories, 4 shards, newest index /);
+    assert.equal(res.structuredContent.index.repositories, 4);
+  });
+
+  test('corpus_status with repo shows the repositories it selects, or the closest names', async () => {
+    let res = await call(client(), 'corpus_status', { repo: 'https://github.com/acme/bulk.git' });
+    assert.match(textOf(res), /\n1 of 4 repositories match "github\.com\/acme\/bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
+    res = await call(client(), 'corpus_status', { repo: 'bulkk' });
+    assert.match(textOf(res), /0 of 4 repositories match "bulkk"; closest: acme\/bulk/);
+  });
+}
+
+if (!skip) describe('over stdio', () => {
+  let client;
+
+  before(async () => {
+    const transport = new StdioClientTransport({ command: CONNECTOR, args: ['--stdio', '--zoekt-url', zoekt.url, ...PREFIX],
+      env: Object.fromEntries(Object.entries(process.env).filter(([, v]) => typeof v === 'string')), stderr: 'pipe' });
+    client = new Client({ name: 'zk-real-stdio', version: '1.0.0' });
+    await client.connect(transport);
+  });
+  after(async () => { await client?.close(); });
+
+  toolChecks(() => client);
+
+  test('stdio is not rate-limited: 40 searches at once all answer', async () => {
+    const all = await Promise.all(Array.from({ length: 40 }, () => call(client, 'search_code', { query: 'Needle' })));
+    for (const res of all) assert.equal(res.isError, false, textOf(res));
+  });
+});
+
+if (!skip) describe('over Streamable HTTP', () => {
+  let conn, client;
+
+  before(async () => {
+    conn = await startHttpConnector(['--zoekt-url', zoekt.url, ...PREFIX, '--rate-limit', '100/1']);
+    client = new Client({ name: 'zk-real-http', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${conn.url}/mcp`)));
+  });
+  after(async () => {
+    await client?.close();
+    if (conn) await stop(conn.child);
+  });
+
+  toolChecks(() => client);
+
+  test('an HTTP session keeps its rate limit, set by --rate-limit', async () => {
+    const limited = await startHttpConnector(['--zoekt-url', zoekt.url, '--rate-limit', '3/0.01']);
+    const c = new Client({ name: 'zk-real-http-limited', version: '1.0.0' });
+    try {
+      await c.connect(new StreamableHTTPClientTransport(new URL(`${limited.url}/mcp`)));
+      for (let i = 0; i < 3; i++) assert.equal((await call(c, 'search_code', { query: 'Needle' })).isError, false);
+      const res = await call(c, 'search_code', { query: 'Needle' });
+      assert.equal(res.isError, true);
+      assert.match(textOf(res), /Rate limit reached: a session may make 3 tool calls in a burst/);
+    } finally {
+      await c.close();
+      await stop(limited.child);
+    }
+  });
+});
