@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The operator installed with the Helm chart (charts/zoekt-operator) from its image, watching one
 # namespace, on the local node: it takes the Lease under the chart's ServiceAccount, and a corpus of a
-# public repository (its git CA given as a Secret this time, and an open gateway) is indexed by a real
-# Job and searched by an agent through the Service. `helm uninstall` then removes the operator.
+# public repository behind the git server's private CA fails on the certificate until the CA is given
+# (as a Secret key this time), then is indexed by a real Job and searched by an agent through the
+# Service's open gateway. `helm uninstall` then removes the operator.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
 
@@ -20,19 +21,32 @@ check "the chart's operator runs and one replica holds the Lease" eventually 180
 sa=$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator -o jsonpath='{.items[0].spec.serviceAccountName}')
 check "its pods run under the chart's ServiceAccount ($sa)" test "$sa" = zoekt-operator
 
-$KC -n "$NS" create secret generic git-ca --from-file=bundle.pem="$GIT_CA" >/dev/null
-cat <<YAML | $KC apply -f - >/dev/null || bail "the corpus is accepted"
+corpus() { # corpus EXTRA_SPEC_LINE: applies corpus "tools" with one public repository
+  cat <<YAML | $KC apply -f - >/dev/null
 apiVersion: codesearch.dev/v1alpha1
 kind: CodeSearchCorpus
 metadata: {name: tools, namespace: $NS}
 spec:
   repositories:
   - {url: $GIT_URL/alpha.git, name: local/alpha}
-  gitCABundleRef: {kind: Secret, name: git-ca, key: bundle.pem}
   indexer: {resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
   webserver: {architecture: amd64, resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
   gateway: {image: $("$ZK_ROOT/scripts/images.sh" ref gateway)}
+$1
 YAML
+}
+
+# Without the CA bundle the private CA is not trusted: the repository fails at once, with git's reason.
+corpus "" || bail "the corpus is accepted"
+job=$(reindex "$NS" tools) || { node_diagnostics "$NS"; bail "a reindex Job without the CA runs to its end"; }
+$KC -n "$NS" logs "job/$job" >"$NODE_TMP/no-ca.log" 2>&1
+check "without gitCABundleRef the repository fails on the certificate" \
+  bash -c "grep -F '\"repository\":\"local/alpha\"' '$NODE_TMP/no-ca.log' | grep -q 'certificate'"
+named_failed() { [ "$(csc "$NS" tools '.status.indexer.failedRepositories[*]')" = local/alpha ]; }
+check "and status.indexer.failedRepositories names it" eventually 60 named_failed
+
+$KC -n "$NS" create secret generic git-ca --from-file=bundle.pem="$GIT_CA" >/dev/null
+corpus "  gitCABundleRef: {kind: Secret, name: git-ca, key: bundle.pem}" || bail "the corpus with its CA is accepted"
 
 job=$(reindex "$NS" tools) || { node_diagnostics "$NS"; bail "a reindex Job runs to its end"; }
 ok "a reindex Job ran to its end ($job)"

@@ -74,10 +74,11 @@ new_job() {
   j=$(comm -13 <(printf '%s\n' "$2") <($KC -n "$1" get jobs -o name 2>/dev/null | sort) | head -n1)
   [ -n "$j" ] && echo "${j#job.batch/}" >"$NODE_TMP/new-job"
 }
+# job_done NS JOB: the Job has finished, Complete or Failed (after its retries, so no pod of it can
+# still hold the volume's indexer lock when the next one starts).
 job_done() {
-  local s
-  s=$($KC -n "$1" get job "$2" -o jsonpath='{.status.succeeded}/{.status.failed}' 2>/dev/null)
-  [ "${s%/*}" = 1 ] || [ -n "${s#*/}" ]
+  $KC -n "$1" get job "$2" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{"\n"}{end}' 2>/dev/null |
+    grep -qE '^(Complete|Failed)$'
 }
 
 # service_url NS SERVICE PORT PATH: the Service's address as a client on this machine reaches it.
