@@ -117,7 +117,10 @@ test: deps
 	@started=; scripts/cluster.sh status || started=1; \
 	  scripts/cluster.sh up || exit 1; \
 	  rc=0; tests/run.sh || rc=$$?; \
-	  if [ -n "$$started" ] && [ -z "$${ZK_KEEP_CLUSTER:-}" ]; then scripts/cluster.sh down; fi; \
+	  if [ -n "$$started" ] && [ -z "$${ZK_KEEP_CLUSTER:-}" ]; then \
+	    scripts/cluster.sh down >build/test-logs/cluster-down.log 2>&1 || \
+	      echo "make test: scripts/cluster.sh down failed, see build/test-logs/cluster-down.log" >&2; \
+	  fi; \
 	  exit $$rc
 
 test-unit:
