@@ -152,6 +152,24 @@ sync_mirror() {
     fi
 }
 
+# missing_branches MIRROR BRANCHES: the listed branches (comma-separated; HEAD for the remote's
+# default) that the mirror lacks, space-separated. zoekt-git-index only says "reference not found".
+missing_branches() {
+    old_ifs=$IFS
+    IFS=,
+    for b in $2; do
+        if [ "$b" = HEAD ]; then
+            # A detached HEAD resolves by itself; a symbolic one must name a branch that exists.
+            ref=$(git --git-dir="$1" symbolic-ref -q HEAD 2>/dev/null) || continue
+            git --git-dir="$1" rev-parse -q --verify "$ref" >/dev/null ||
+                printf '%s ' "${ref#refs/heads/} (the remote's default branch)"
+        else
+            git --git-dir="$1" rev-parse -q --verify "refs/heads/$b" >/dev/null || printf '%s ' "$b"
+        fi
+    done
+    IFS=$old_ifs
+}
+
 # index_repo NAME URL BRANCHES [FLAGS...]
 index_repo() {
     name=$1 url=$2 branches=${3:-HEAD}
@@ -170,6 +188,12 @@ index_repo() {
     git --git-dir="$mirror" config zoekt.name "$name"
 
     step=index
+    missing=$(missing_branches "$mirror" "$branches")
+    if [ -n "$missing" ]; then
+        have=$(git --git-dir="$mirror" for-each-ref --format='%(refname:short)' refs/heads | head -n 10 | tr '\n' ' ')
+        report_failure "$name" "$step" "no branch ${missing% } in the repository (its branches: ${have% })" "$started"
+        return
+    fi
     tmp=$(mktemp -d "$INDEX_DIR/.tmp.XXXXXX") || {
         report_failure "$name" "$step" "cannot create a temporary directory in $INDEX_DIR" "$started"
         return

@@ -171,6 +171,18 @@ check "the ssh failure is reported" grep -q 'fake ssh: connection refused' <(lin
 check "the key is not in the output" bash -c "! grep -qF -- '$KEY' '$T/out' '$T/err'"
 check "the key copy is removed after the run" test ! -e "$T/work/ssh-key"
 
+# ---- branches that do not exist: named, instead of zoekt-git-index's "reference not found" --------
+# A bare repository whose HEAD names a branch nobody pushed (git init's default is not main here).
+git init -q --bare -b trunk "$T/remotes/headless.git"
+git -C "$T/work-alpha" push -q "$T/remotes/headless.git" main
+printf 'local/headless file://%s/remotes/headless.git\nlocal/beta file://%s/remotes/beta.git main,relase\n' "$T" "$T" >"$T/repos.txt"
+run_indexer
+check "a remote HEAD naming a missing branch is reported by name" \
+  grep -q '"status":"failed","step":"index","error":"no branch trunk (the remote'"'"'s default branch) in the repository (its branches: main)"' <(line_for local/headless)
+check "a misspelled branch is reported by name" \
+  grep -q '"error":"no branch relase in the repository (its branches: dev main)"' <(line_for local/beta)
+check "neither reached zoekt-git-index" bash -c "! grep -q 'headless.git\$' '$T/calls'"
+
 # ---- busybox: upstream's zoekt image is Alpine, whose sh and tools are busybox applets ----------
 if command -v busybox >/dev/null 2>&1; then
   mkdir -p "$T/busybox"
