@@ -48,8 +48,10 @@ if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
   if [ -x "$dir/usr/sbin/update-ca-certificates" ]; then chroot "$dir" update-ca-certificates >/dev/null 2>&1 || true; fi
 fi
 
-rm -rf "$dir/root/zoekt-operator"
+rm -rf "$dir/root/zoekt-operator" "$dir/root/shared"
 git clone -q "$root" "$dir/root/zoekt-operator"
+# As CI does: a copy of ../shared beside the clone (the Zoekt archives among it).
+if [ -d "$root/../shared" ]; then cp -r "$root/../shared" "$dir/root/shared"; fi
 rc=0
 chroot "$dir" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   TERM=dumb CI=true bash -c "cd /root/zoekt-operator && make $target" || rc=$?
