@@ -18,8 +18,9 @@ for f in /etc/apt/sources.list.d/*.sources; do
   [ -n "$uri" ] && break
 done
 if [ -z "$uri" ]; then
-  uri=$(grep -hE '^deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-        sed -E 's/\[[^]]*\][[:space:]]*//' | awk '$3 == "bookworm" { print $2; exit }')
+  # One-line sources (debootstrap writes /etc/apt/sources.list); files that do not exist are skipped.
+  uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | grep -E '^deb[[:space:]]' |
+        sed -E 's/\[[^]]*\][[:space:]]*//' | awk '$3 == "bookworm" { print $2; exit }' || true)
 fi
 [ -n "$uri" ] || { echo "debian-mirror: no bookworm entry in /etc/apt/sources*" >&2; exit 1; }
 echo "${uri%/}"

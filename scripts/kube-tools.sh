@@ -31,15 +31,12 @@ for b in "${servers[@]}"; do [ -x "$bin/${b/#kubectl/kubectl-1.20}" ] || need_bu
 if [ -n "$need_build" ]; then
   echo "kube-tools: building ${servers[*]} from Debian source (about 10 minutes on two cores)" >&2
   export DEBIAN_FRONTEND=noninteractive
-  if [ ! -f /etc/apt/sources.list.d/zoekt-operator-src.sources ]; then
-    # The source archive is the machine's own mirror, read from its apt sources.
-    cat > /etc/apt/sources.list.d/zoekt-operator-src.sources <<SRC
-Types: deb-src
-URIs: $("$(dirname "$0")/debian-mirror.sh")
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+  # The source archive is the machine's own mirror, read from its apt sources.
+  mirror=$("$(dirname "$0")/debian-mirror.sh")
+  src_list=$(printf 'Types: deb-src\nURIs: %s\nSuites: bookworm\nComponents: main\nSigned-By: %s\n' \
+    "$mirror" /usr/share/keyrings/debian-archive-keyring.gpg)
+  if [ "$(cat /etc/apt/sources.list.d/zoekt-operator-src.sources 2>/dev/null)" != "$src_list" ]; then
+    printf '%s\n' "$src_list" >/etc/apt/sources.list.d/zoekt-operator-src.sources
     apt-get update -qq
   fi
   apt-get install -y -qq --no-install-recommends golang-go rsync dpkg-dev golang-github-modern-go-reflect2-dev >/dev/null
