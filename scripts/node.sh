@@ -172,6 +172,9 @@ node_up() {
     [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }
   done
   node_claim
+  # Whatever an earlier node left on this machine (killed rather than stopped, or run from another
+  # root such as a chroot) goes first: its bridge would keep its pods' addresses answering.
+  alive containerd || node_scrub "$node_dir"
   mkdir -p "$node_dir"
   node_config "$ip"
   node_sysctls
