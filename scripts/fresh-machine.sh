@@ -33,8 +33,12 @@ fi
 mounts=(proc sys dev dev/pts)
 cleanup() {
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "$dir/${mounts[i]}" 2>/dev/null || true; done
+  umount -l "$dir" 2>/dev/null || true
 }
 trap cleanup EXIT
+# The chroot's / must be a mount point, as a machine's is: buildah remounts it private when it
+# applies an image layer, which fails on a plain folder.
+mount --bind "$dir" "$dir"
 mount -t proc proc "$dir/proc"
 mount --rbind /sys "$dir/sys"
 mount --rbind /dev "$dir/dev"
