@@ -5,6 +5,7 @@
  * behind nginx). SIGTERM and SIGINT end either mode cleanly. */
 #include "connector/auth.h"
 #include "connector/config.h"
+#include "connector/front.h"
 #include "connector/mcp/http.h"
 #include "connector/mcp/stdio.h"
 #include "err.h"
@@ -187,38 +188,52 @@ static int bad_flag(const char *flag, const char *value, const char *why)
 
 static int serve_http(const struct connector_config *cfg, const char *listen)
 {
-    struct mcp_http_opts o = {.cfg = cfg, .server_version = ZK_VERSION, .listen = listen};
-    struct mcp_http *h = NULL;
+    struct mcp_http_opts mo = {.cfg = cfg, .server_version = ZK_VERSION};
+    struct front_opts fo = {.cfg = cfg, .listen = listen, .nroutes = 1};
+    struct front_route mcp_route;
+    struct mcp_http *mcp = NULL;
+    struct front *f = NULL;
+    struct auth *auth = NULL;
     struct zk_err err;
     sigset_t set;
     char port[16];
     int sig, rc;
 
     zk_err_clear(&err);
-    rc = auth_new(cfg->token_file, cfg->token_dir, AUTH_RELOAD_SECONDS, &o.auth, &err);
+    rc = auth_new(cfg->token_file, cfg->token_dir, AUTH_RELOAD_SECONDS, &auth, &err);
     if (rc != ZK_OK) {
         log_error("Cannot load the accepted bearer tokens", "error", err.msg, NULL);
         return 1;
     }
-    if (!auth_enabled(o.auth))
+    if (!auth_enabled(auth))
         log_warn("No --token-file or --token-dir: /mcp and /auth accept every request", NULL);
+    mo.auth = fo.auth = auth;
+    if ((rc = mcp_http_new(&mo, &mcp, &err)) != ZK_OK) {
+        log_error("Cannot set up the MCP transport", "error", err.msg, NULL);
+        auth_free(auth);
+        return 1;
+    }
+    mcp_route = mcp_http_route(mcp);
+    fo.routes = &mcp_route;
     /* Every thread started from here on inherits the blocked signals, so they reach sigwait below. */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    rc = mcp_http_start(&o, &h, &err);
+    rc = front_start(&fo, &f, &err);
     if (rc != ZK_OK) {
         log_error("Cannot serve HTTP", "error", err.msg, NULL);
-        auth_free(o.auth);
+        mcp_http_free(mcp);
+        auth_free(auth);
         return 1;
     }
-    snprintf(port, sizeof(port), "%d", mcp_http_port(h));
+    snprintf(port, sizeof(port), "%d", front_port(f));
     log_info("Serving MCP over Streamable HTTP", "listen", listen, "port", port, "zoekt", cfg->zoekt_url, NULL);
     sigwait(&set, &sig);
     log_info("Shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-    mcp_http_stop(h);
-    auth_free(o.auth);
+    front_stop(f);
+    mcp_http_free(mcp);
+    auth_free(auth);
     return 0;
 }
 
