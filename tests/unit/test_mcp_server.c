@@ -1,5 +1,5 @@
 /* Unit tests for connector/mcp/server (lifecycle, dispatch, batches, cancellation, rate limit) and the
- * pure helpers of connector/mcp/http (Origin, Accept, listen address).
+ * pure helpers of connector/mcp/http (Origin, Accept) and connector/front (listen address).
  *
  * The tools are replaced by fakes defined here, so these tests need no Zoekt: the linker takes these
  * definitions and never pulls the real tools from libconn.a. The fakes echo, fail, and wait for their
