@@ -251,7 +251,7 @@ static enum MHD_Result respond_rpc_error(struct MHD_Connection *c, unsigned stat
     return ret;
 }
 
-/* ---- endpoints ------------------------------------------------------------------------------ */
+/* ---- the /mcp route ------------------------------------------------------------------------- */
 
 /* The media type of a header value without its parameters equals want. */
 static int media_type_is(const char *value, const char *want)
@@ -485,7 +485,6 @@ int mcp_http_new(const struct mcp_http_opts *opts, struct mcp_http **out, struct
         goto out;
     }
     if (pthread_mutex_init(&h->mu, NULL) != 0) {
-        free(h);
         rc = zk_err_set(err, ZK_ENOMEM, "cannot create the session table's mutex");
         goto out;
     }
@@ -493,8 +492,10 @@ int mcp_http_new(const struct mcp_http_opts *opts, struct mcp_http **out, struct
     h->server_version = opts->server_version;
     h->auth = opts->auth;
     *out = h;
+    h = NULL;
     rc = ZK_OK;
 out:
+    free(h);
     return rc;
 }
 
