@@ -2,9 +2,13 @@
  *
  * Parses the flags into a connector_config, then serves MCP either on stdin/stdout (--stdio, for an
  * agent that starts the connector itself) or over Streamable HTTP (--listen, in the search Deployment
- * behind nginx). SIGTERM and SIGINT end either mode cleanly. */
+ * behind nginx), where the HTTP front door (connector/front) serves /auth, /index-status and /healthz
+ * and hands /mcp to the MCP transport (connector/mcp/http). SIGTERM and SIGINT end either mode cleanly.
+ *
+ * main is four steps, as the operator's is: main_parse_flags, main_start, main_run and main_stop. */
 #include "connector/auth.h"
 #include "connector/config.h"
+#include "connector/front.h"
 #include "connector/mcp/http.h"
 #include "connector/mcp/stdio.h"
 #include "err.h"
@@ -29,6 +33,26 @@
 /* Bound on --zoekt-token-file, as on the kube client's token file: tokens from an OIDC provider or an
  * exec plugin run to kilobytes, and the file is read whole. */
 #define TOKEN_FILE_MAX (64u * 1024)
+
+/* main_parse_flags' answer when the flags are good and the connector should start: not an exit status. */
+#define MAIN_GO_ON (-1)
+
+/* The process: the configuration the flags give, the strings made for it, and what main_start starts.
+ * main_stop frees all of it. */
+struct connector {
+    struct connector_config cfg;
+    int use_stdio;
+    const char *listen; /* HTTP only: DEFAULT_LISTEN unless --listen */
+    const char *zoekt_token_file;
+    int log_level;
+    char *origins, *zoekt_url, *zoekt_token, *corpus; /* heap; cfg points into them */
+    struct auth *auth;
+    struct mcp_http *mcp;
+    struct front_route mcp_route; /* what the front serves /mcp with */
+    struct front *front;
+    sigset_t stop_signals; /* blocked in every thread, awaited by main_run */
+    int curl_ready;
+};
 
 static volatile sig_atomic_t stop_requested;
 
@@ -147,17 +171,21 @@ static int parse_rate(const char *s, struct connector_rate *out)
     return ZK_OK;
 }
 
-/* Reads the first non-blank, non-comment line of path into a heap string. */
-static char *read_token(const char *path, struct zk_err *err)
+/* Reads the first non-blank, non-comment line of path into *out, a heap string the caller frees.
+ * Returns ZK_OK, ZK_EINVAL when the file holds no token, or textfile_first_line's error. */
+static int read_token(const char *path, char **out, struct zk_err *err)
 {
     char *tok = NULL;
+    int rc = textfile_first_line(path, TOKEN_FILE_MAX, &tok, err);
 
-    if (textfile_first_line(path, TOKEN_FILE_MAX, &tok, err) == ZK_OK && !*tok) {
+    if (rc == ZK_OK && !*tok)
+        rc = zk_err_set(err, ZK_EINVAL, "%s holds no token", path);
+    if (rc != ZK_OK) {
         free(tok);
         tok = NULL;
-        zk_err_set(err, ZK_EINVAL, "%s holds no token", path);
     }
-    return tok;
+    *out = tok;
+    return rc;
 }
 
 /* Appends origin to the comma-separated list *list (heap). Returns ZK_OK, ZK_EINVAL for an empty
@@ -185,56 +213,260 @@ static int bad_flag(const char *flag, const char *value, const char *why)
     return 2;
 }
 
-static int serve_http(const struct connector_config *cfg, const char *listen)
+/* Parses the flags into c. Returns MAIN_GO_ON, or the exit status when the process is done: 0 after
+ * --help or --version, 2 after a bad flag (with a message on stderr) or when memory ran out. */
+static int main_parse_flags(int argc, char **argv, struct connector *c)
 {
-    struct mcp_http_opts o = {.cfg = cfg, .server_version = ZK_VERSION, .listen = listen};
-    struct mcp_http *h = NULL;
+    struct connector_config *cfg = &c->cfg;
+    char *slash, why[64];
+    int opt, rc = 2;
+    size_t n;
+    long v;
+
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_ZOEKT_URL:
+            cfg->zoekt_url = optarg;
+            break;
+        case OPT_STDIO:
+            c->use_stdio = 1;
+            break;
+        case OPT_LISTEN:
+            c->listen = optarg;
+            break;
+        case OPT_TOKEN_FILE:
+            cfg->token_file = optarg;
+            break;
+        case OPT_TOKEN_DIR:
+            cfg->token_dir = optarg;
+            break;
+        case OPT_ZOEKT_TOKEN_FILE:
+            c->zoekt_token_file = optarg;
+            break;
+        case OPT_MIRROR_PREFIX:
+            cfg->mirror_prefix = optarg;
+            break;
+        case OPT_MAX_FILES:
+            if (flag_long(optarg, 1, CONNECTOR_MAX_FILES_LIMIT, &v) != ZK_OK) {
+                snprintf(why, sizeof(why), "expected 1..%d", CONNECTOR_MAX_FILES_LIMIT);
+                rc = bad_flag("max-files", optarg, why);
+                goto out;
+            }
+            cfg->max_files = (int)v;
+            break;
+        case OPT_CONTEXT_LINES:
+            if (flag_long(optarg, 0, CONNECTOR_CONTEXT_LINES_LIMIT, &v) != ZK_OK) {
+                snprintf(why, sizeof(why), "expected 0..%d", CONNECTOR_CONTEXT_LINES_LIMIT);
+                rc = bad_flag("context-lines", optarg, why);
+                goto out;
+            }
+            cfg->context_lines = (int)v;
+            break;
+        case OPT_SEARCH_TIMEOUT:
+            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg->search_timeout_ms) != ZK_OK) {
+                rc = bad_flag("search-timeout", optarg, "expected a duration such as 30s, 1500ms or 2m, at most 10m");
+                goto out;
+            }
+            break;
+        case OPT_LIST_TIMEOUT:
+            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg->list_timeout_ms) != ZK_OK) {
+                rc = bad_flag("list-timeout", optarg, "expected a duration such as 10s, at most 10m");
+                goto out;
+            }
+            break;
+        case OPT_OUTPUT_BUDGET:
+            if (flag_long(optarg, 1024, CONNECTOR_OUTPUT_BUDGET_LIMIT, &v) != ZK_OK) {
+                snprintf(why, sizeof(why), "expected 1024..%d bytes", CONNECTOR_OUTPUT_BUDGET_LIMIT);
+                rc = bad_flag("output-budget", optarg, why);
+                goto out;
+            }
+            cfg->output_budget = (size_t)v;
+            break;
+        case OPT_KUBECONFIG:
+            cfg->kubeconfig = optarg;
+            break;
+        case OPT_CORPUS:
+            slash = strchr(optarg, '/');
+            if (slash == NULL || slash == optarg || slash[1] == '\0' || strchr(slash + 1, '/') != NULL) {
+                rc = bad_flag("corpus", optarg, "expected NAMESPACE/NAME");
+                goto out;
+            }
+            free(c->corpus);
+            if ((c->corpus = strdup(optarg)) == NULL)
+                goto out;
+            c->corpus[slash - optarg] = '\0';
+            cfg->corpus_namespace = c->corpus;
+            cfg->corpus_name = c->corpus + (slash - optarg) + 1;
+            break;
+        case OPT_ALLOWED_ORIGIN:
+            if ((v = add_origin(&c->origins, optarg)) == ZK_EINVAL)
+                rc = bad_flag("allowed-origin", optarg, "expected one origin such as https://example.com");
+            if (v != ZK_OK)
+                goto out; /* out of memory: rc stays 2, as for the other allocations here */
+            cfg->allowed_origins = c->origins;
+            break;
+        case OPT_RATE_LIMIT:
+        case OPT_STDIO_RATE_LIMIT:
+            if (parse_rate(optarg, opt == OPT_RATE_LIMIT ? &cfg->http_rate : &cfg->stdio_rate) != ZK_OK) {
+                rc = bad_flag(opt == OPT_RATE_LIMIT ? "rate-limit" : "stdio-rate-limit", optarg,
+                              "expected BURST/RATE such as 30/5 (calls, calls per second) or off");
+                goto out;
+            }
+            break;
+        case OPT_LOG_LEVEL:
+            if ((c->log_level = log_level_parse(optarg)) < 0) {
+                rc = bad_flag("log-level", optarg, "expected debug, info, warn or error");
+                goto out;
+            }
+            break;
+        case OPT_HELP:
+            usage(stdout);
+            rc = 0;
+            goto out;
+        case OPT_VERSION:
+            printf("zoekt-connector %s\n", ZK_VERSION);
+            rc = 0;
+            goto out;
+        default:
+            fprintf(stderr, "zoekt-connector: unknown or incomplete flag %s\n", argv[optind - 1]);
+            usage(stderr);
+            goto out;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "zoekt-connector: unexpected argument %s\n", argv[optind]);
+        goto out;
+    }
+    if (c->use_stdio && c->listen != NULL) {
+        fprintf(stderr, "zoekt-connector: --stdio and --listen exclude each other\n");
+        goto out;
+    }
+    if (strncmp(cfg->zoekt_url, "http://", 7) != 0 && strncmp(cfg->zoekt_url, "https://", 8) != 0) {
+        rc = bad_flag("zoekt-url", cfg->zoekt_url, "expected an http:// or https:// URL");
+        goto out;
+    }
+    /* The tools append paths such as /api/search, so the base carries no trailing slash. */
+    if ((c->zoekt_url = strdup(cfg->zoekt_url)) == NULL)
+        goto out;
+    for (n = strlen(c->zoekt_url); n > 0 && c->zoekt_url[n - 1] == '/'; n--)
+        c->zoekt_url[n - 1] = '\0';
+    cfg->zoekt_url = c->zoekt_url;
+    if (c->listen == NULL)
+        c->listen = DEFAULT_LISTEN;
+    rc = MAIN_GO_ON;
+out:
+    return rc;
+}
+
+/* Starts Streamable HTTP: the accepted tokens, the MCP transport, and the front door with the
+ * transport's route, listening. Logs why it failed. */
+static int main_start_http(struct connector *c)
+{
+    struct mcp_http_opts mo = {.cfg = &c->cfg, .server_version = ZK_VERSION};
+    struct front_opts fo = {.cfg = &c->cfg, .listen = c->listen, .routes = &c->mcp_route, .nroutes = 1};
     struct zk_err err;
-    sigset_t set;
-    char port[16];
-    int sig, rc;
+    int rc;
 
     zk_err_clear(&err);
-    rc = auth_new(cfg->token_file, cfg->token_dir, AUTH_RELOAD_SECONDS, &o.auth, &err);
-    if (rc != ZK_OK) {
+    if ((rc = auth_new(c->cfg.token_file, c->cfg.token_dir, AUTH_RELOAD_SECONDS, &c->auth, &err)) != ZK_OK) {
         log_error("Cannot load the accepted bearer tokens", "error", err.msg, NULL);
-        return 1;
+        goto out;
     }
-    if (!auth_enabled(o.auth))
+    if (!auth_enabled(c->auth))
         log_warn("No --token-file or --token-dir: /mcp and /auth accept every request", NULL);
-    /* Every thread started from here on inherits the blocked signals, so they reach sigwait below. */
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    rc = mcp_http_start(&o, &h, &err);
-    if (rc != ZK_OK) {
-        log_error("Cannot serve HTTP", "error", err.msg, NULL);
-        auth_free(o.auth);
-        return 1;
+    mo.auth = fo.auth = c->auth;
+    if ((rc = mcp_http_new(&mo, &c->mcp, &err)) != ZK_OK) {
+        log_error("Cannot set up the MCP transport", "error", err.msg, NULL);
+        goto out;
     }
-    snprintf(port, sizeof(port), "%d", mcp_http_port(h));
-    log_info("Serving MCP over Streamable HTTP", "listen", listen, "port", port, "zoekt", cfg->zoekt_url, NULL);
-    sigwait(&set, &sig);
+    c->mcp_route = mcp_http_route(c->mcp);
+    /* Every thread started from here on inherits the blocked signals, so they reach sigwait in
+     * main_run. */
+    sigemptyset(&c->stop_signals);
+    sigaddset(&c->stop_signals, SIGTERM);
+    sigaddset(&c->stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &c->stop_signals, NULL);
+    if ((rc = front_start(&fo, &c->front, &err)) != ZK_OK)
+        log_error("Cannot serve HTTP", "error", err.msg, NULL);
+out:
+    return rc;
+}
+
+/* Reads the Zoekt token, initialises libcurl and, for HTTP, starts serving. Returns a ZK_ code, having
+ * logged why it failed; main_stop frees whatever was started either way. The stdio transport starts
+ * in main_run: it serves on the calling thread. */
+static int main_start(struct connector *c)
+{
+    struct zk_err err;
+    int rc;
+
+    log_setup("zoekt-connector", (enum log_level)c->log_level);
+    zk_err_clear(&err);
+    if (c->zoekt_token_file != NULL) {
+        if ((rc = read_token(c->zoekt_token_file, &c->zoekt_token, &err)) != ZK_OK) {
+            log_error("Cannot read --zoekt-token-file", "error", err.msg, NULL);
+            goto out;
+        }
+        c->cfg.zoekt_token = c->zoekt_token;
+    }
+    /* A client that goes away must not kill the process through a write to a closed pipe or socket. */
+    signal(SIGPIPE, SIG_IGN);
+    if ((rc = http_global_init()) != ZK_OK) {
+        log_error("Cannot initialise libcurl", NULL);
+        goto out;
+    }
+    c->curl_ready = 1;
+    if (c->use_stdio) {
+        if (c->cfg.token_file != NULL || c->cfg.token_dir != NULL || c->cfg.allowed_origins != NULL)
+            log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);
+        sig_on_stop(on_stop_signal);
+        goto out;
+    }
+    rc = main_start_http(c);
+out:
+    return rc;
+}
+
+/* Serves until the end: end of input or a signal on stdio, a signal on HTTP. Returns the exit status. */
+static int main_run(struct connector *c)
+{
+    struct mcp_stdio_opts so = {
+        .cfg = &c->cfg, .server_version = ZK_VERSION, .in_fd = 0, .out_fd = 1, .stop = &stop_requested};
+    struct zk_err err;
+    char port[16];
+    int sig;
+
+    zk_err_clear(&err);
+    if (c->use_stdio) {
+        if (mcp_stdio_run(&so, &err) != ZK_OK) {
+            log_error("The stdio transport failed", "error", err.msg, NULL);
+            return 1;
+        }
+        return 0;
+    }
+    snprintf(port, sizeof(port), "%d", front_port(c->front));
+    log_info("Serving MCP over Streamable HTTP", "listen", c->listen, "port", port, "zoekt", c->cfg.zoekt_url,
+             NULL);
+    sigwait(&c->stop_signals, &sig);
     log_info("Shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-    mcp_http_stop(h);
-    auth_free(o.auth);
     return 0;
 }
 
-static int serve_stdio(const struct connector_config *cfg)
+/* Stops and frees whatever main_parse_flags and main_start made, in an order that matters: the front
+ * first (it cancels the tool calls in flight and waits for its connection threads), then the
+ * transport and the tokens those threads used. */
+static void main_stop(struct connector *c)
 {
-    struct mcp_stdio_opts o = {
-        .cfg = cfg, .server_version = ZK_VERSION, .in_fd = 0, .out_fd = 1, .stop = &stop_requested};
-    struct zk_err err;
-
-    sig_on_stop(on_stop_signal);
-    zk_err_clear(&err);
-    if (mcp_stdio_run(&o, &err) != ZK_OK) {
-        log_error("The stdio transport failed", "error", err.msg, NULL);
-        return 1;
-    }
-    return 0;
+    front_stop(c->front);
+    mcp_http_free(c->mcp);
+    auth_free(c->auth);
+    if (c->curl_ready)
+        http_global_cleanup();
+    free(c->origins);
+    free(c->zoekt_url);
+    free(c->zoekt_token);
+    free(c->corpus);
 }
 
 /* `zoekt-connector probe URL`: GETs URL and exits 0 on a 2xx answer, 1 otherwise. The pod's exec probes
@@ -266,21 +498,20 @@ static int run_probe(const char *url)
 
 int main(int argc, char **argv)
 {
-    struct connector_config cfg = {
-        .zoekt_url = DEFAULT_ZOEKT_URL,
-        .max_files = CONNECTOR_MAX_FILES_DEFAULT,
-        .context_lines = CONNECTOR_CONTEXT_LINES_DEFAULT,
-        .search_timeout_ms = CONNECTOR_SEARCH_TIMEOUT_MS,
-        .list_timeout_ms = CONNECTOR_LIST_TIMEOUT_MS,
-        .output_budget = CONNECTOR_OUTPUT_BUDGET_DEFAULT,
-        .http_rate = {CONNECTOR_HTTP_RATE_BURST, CONNECTOR_HTTP_RATE_PER_SEC},
+    static struct connector c = {
+        .cfg =
+            {
+                .zoekt_url = DEFAULT_ZOEKT_URL,
+                .max_files = CONNECTOR_MAX_FILES_DEFAULT,
+                .context_lines = CONNECTOR_CONTEXT_LINES_DEFAULT,
+                .search_timeout_ms = CONNECTOR_SEARCH_TIMEOUT_MS,
+                .list_timeout_ms = CONNECTOR_LIST_TIMEOUT_MS,
+                .output_budget = CONNECTOR_OUTPUT_BUDGET_DEFAULT,
+                .http_rate = {CONNECTOR_HTTP_RATE_BURST, CONNECTOR_HTTP_RATE_PER_SEC},
+            },
+        .log_level = LOG_INFO,
     };
-    const char *listen = NULL, *zoekt_token_file = NULL;
-    char *origins = NULL, *zoekt_url = NULL, *zoekt_token = NULL, *corpus = NULL, *slash, why[64];
-    int use_stdio = 0, level = LOG_INFO, opt, rc = 2;
-    size_t n;
-    long v;
-    struct zk_err err;
+    int rc;
 
     if (argc >= 2 && strcmp(argv[1], "probe") == 0) {
         if (argc != 3) {
@@ -289,161 +520,9 @@ int main(int argc, char **argv)
         }
         return run_probe(argv[2]);
     }
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-        switch (opt) {
-        case OPT_ZOEKT_URL:
-            cfg.zoekt_url = optarg;
-            break;
-        case OPT_STDIO:
-            use_stdio = 1;
-            break;
-        case OPT_LISTEN:
-            listen = optarg;
-            break;
-        case OPT_TOKEN_FILE:
-            cfg.token_file = optarg;
-            break;
-        case OPT_TOKEN_DIR:
-            cfg.token_dir = optarg;
-            break;
-        case OPT_ZOEKT_TOKEN_FILE:
-            zoekt_token_file = optarg;
-            break;
-        case OPT_MIRROR_PREFIX:
-            cfg.mirror_prefix = optarg;
-            break;
-        case OPT_MAX_FILES:
-            if (flag_long(optarg, 1, CONNECTOR_MAX_FILES_LIMIT, &v) != ZK_OK) {
-                snprintf(why, sizeof(why), "expected 1..%d", CONNECTOR_MAX_FILES_LIMIT);
-                rc = bad_flag("max-files", optarg, why);
-                goto out;
-            }
-            cfg.max_files = (int)v;
-            break;
-        case OPT_CONTEXT_LINES:
-            if (flag_long(optarg, 0, CONNECTOR_CONTEXT_LINES_LIMIT, &v) != ZK_OK) {
-                snprintf(why, sizeof(why), "expected 0..%d", CONNECTOR_CONTEXT_LINES_LIMIT);
-                rc = bad_flag("context-lines", optarg, why);
-                goto out;
-            }
-            cfg.context_lines = (int)v;
-            break;
-        case OPT_SEARCH_TIMEOUT:
-            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg.search_timeout_ms) != ZK_OK) {
-                rc = bad_flag("search-timeout", optarg, "expected a duration such as 30s, 1500ms or 2m, at most 10m");
-                goto out;
-            }
-            break;
-        case OPT_LIST_TIMEOUT:
-            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg.list_timeout_ms) != ZK_OK) {
-                rc = bad_flag("list-timeout", optarg, "expected a duration such as 10s, at most 10m");
-                goto out;
-            }
-            break;
-        case OPT_OUTPUT_BUDGET:
-            if (flag_long(optarg, 1024, CONNECTOR_OUTPUT_BUDGET_LIMIT, &v) != ZK_OK) {
-                snprintf(why, sizeof(why), "expected 1024..%d bytes", CONNECTOR_OUTPUT_BUDGET_LIMIT);
-                rc = bad_flag("output-budget", optarg, why);
-                goto out;
-            }
-            cfg.output_budget = (size_t)v;
-            break;
-        case OPT_KUBECONFIG:
-            cfg.kubeconfig = optarg;
-            break;
-        case OPT_CORPUS:
-            slash = strchr(optarg, '/');
-            if (slash == NULL || slash == optarg || slash[1] == '\0' || strchr(slash + 1, '/') != NULL) {
-                rc = bad_flag("corpus", optarg, "expected NAMESPACE/NAME");
-                goto out;
-            }
-            free(corpus);
-            if ((corpus = strdup(optarg)) == NULL)
-                goto out;
-            corpus[slash - optarg] = '\0';
-            cfg.corpus_namespace = corpus;
-            cfg.corpus_name = corpus + (slash - optarg) + 1;
-            break;
-        case OPT_ALLOWED_ORIGIN:
-            if ((v = add_origin(&origins, optarg)) == ZK_EINVAL)
-                rc = bad_flag("allowed-origin", optarg, "expected one origin such as https://example.com");
-            if (v != ZK_OK)
-                goto out; /* out of memory: rc stays 2, as for the other allocations here */
-            cfg.allowed_origins = origins;
-            break;
-        case OPT_RATE_LIMIT:
-        case OPT_STDIO_RATE_LIMIT:
-            if (parse_rate(optarg, opt == OPT_RATE_LIMIT ? &cfg.http_rate : &cfg.stdio_rate) != ZK_OK) {
-                rc = bad_flag(opt == OPT_RATE_LIMIT ? "rate-limit" : "stdio-rate-limit", optarg,
-                              "expected BURST/RATE such as 30/5 (calls, calls per second) or off");
-                goto out;
-            }
-            break;
-        case OPT_LOG_LEVEL:
-            if ((level = log_level_parse(optarg)) < 0) {
-                rc = bad_flag("log-level", optarg, "expected debug, info, warn or error");
-                goto out;
-            }
-            break;
-        case OPT_HELP:
-            usage(stdout);
-            rc = 0;
-            goto out;
-        case OPT_VERSION:
-            printf("zoekt-connector %s\n", ZK_VERSION);
-            rc = 0;
-            goto out;
-        default:
-            fprintf(stderr, "zoekt-connector: unknown or incomplete flag %s\n", argv[optind - 1]);
-            usage(stderr);
-            goto out;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "zoekt-connector: unexpected argument %s\n", argv[optind]);
-        goto out;
-    }
-    if (use_stdio && listen != NULL) {
-        fprintf(stderr, "zoekt-connector: --stdio and --listen exclude each other\n");
-        goto out;
-    }
-    if (strncmp(cfg.zoekt_url, "http://", 7) != 0 && strncmp(cfg.zoekt_url, "https://", 8) != 0) {
-        rc = bad_flag("zoekt-url", cfg.zoekt_url, "expected an http:// or https:// URL");
-        goto out;
-    }
-    /* The tools append paths such as /api/search, so the base carries no trailing slash. */
-    if ((zoekt_url = strdup(cfg.zoekt_url)) == NULL)
-        goto out;
-    for (n = strlen(zoekt_url); n > 0 && zoekt_url[n - 1] == '/'; n--)
-        zoekt_url[n - 1] = '\0';
-    cfg.zoekt_url = zoekt_url;
-
-    log_setup("zoekt-connector", (enum log_level)level);
-    zk_err_clear(&err);
-    if (zoekt_token_file != NULL) {
-        if ((zoekt_token = read_token(zoekt_token_file, &err)) == NULL) {
-            log_error("Cannot read --zoekt-token-file", "error", err.msg, NULL);
-            rc = 1;
-            goto out;
-        }
-        cfg.zoekt_token = zoekt_token;
-    }
-    /* A client that goes away must not kill the process through a write to a closed pipe or socket. */
-    signal(SIGPIPE, SIG_IGN);
-    if (http_global_init() != ZK_OK) {
-        log_error("Cannot initialise libcurl", NULL);
-        rc = 1;
-        goto out;
-    }
-    if (use_stdio && (cfg.token_file != NULL || cfg.token_dir != NULL || cfg.allowed_origins != NULL))
-        log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);
-    rc = use_stdio ? serve_stdio(&cfg) : serve_http(&cfg, listen != NULL ? listen : DEFAULT_LISTEN);
-    http_global_cleanup();
-out:
-    free(origins);
-    free(zoekt_url);
-    free(zoekt_token);
-    free(corpus);
+    rc = main_parse_flags(argc, argv, &c);
+    if (rc == MAIN_GO_ON)
+        rc = main_start(&c) == ZK_OK ? main_run(&c) : 1;
+    main_stop(&c);
     return rc;
 }

@@ -4,7 +4,9 @@
 #   controller/runtime/                   a generic controller runtime; includes only lib/
 #   controller/corpus/, controller/main.c the domain and the program
 #   connector/zoekt/, connector/format.*  Zoekt and its rendering; know nothing of MCP
-#   connector/tools/, connector/mcp/, ... the tools, the protocol and the program
+#   connector/tools/, connector/front.*   the tools, and the HTTP front door that serves routes handed
+#                                         to it; knows nothing of MCP
+#   connector/mcp/, connector/main.c      the protocol and the program, which plugs /mcp into the front
 # and neither program includes the other's code. Includes are written from the tree's root
 # ("controller/corpus/api.h") or, for lib/, by their lib-relative name ("json.h"), so a prefix names
 # the layer. Usage: scripts/check-layers.sh [ROOT] (default: the tree this script is in).
@@ -34,6 +36,8 @@ report=$(
   check connector/**/*.[ch] -- 'controller/' "the connector does not include the operator"
   check connector/zoekt/*.[ch] connector/format.[ch] -- 'connector/mcp/' \
     "connector/zoekt/ and connector/format know nothing of the MCP transport"
+  check connector/front.[ch] -- 'connector/mcp/' \
+    "connector/front serves the routes handed to it and knows nothing of the MCP transport"
 )
 [ -z "$report" ] && exit 0
 echo "$report"

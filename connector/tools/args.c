@@ -49,10 +49,10 @@ int targ_check_known(const cJSON *args, const char *const *known, struct tool_re
     const cJSON *m;
 
     if (!args || cJSON_IsNull(args))
-        return 0;
+        return ZK_OK;
     if (!cJSON_IsObject(args)) {
         targ_fail(r, "arguments must be an object, got %s", targ_type(args));
-        return -1;
+        return ZK_EINVAL;
     }
     cJSON_ArrayForEach(m, args) {
         size_t i;
@@ -69,9 +69,9 @@ int targ_check_known(const cJSON *args, const char *const *known, struct tool_re
         }
         targ_fail(r, "unknown argument \"%.100s\"; this tool takes: %s", m->string ? m->string : "?",
                   list[0] ? list : "no arguments");
-        return -1;
+        return ZK_EINVAL;
     }
-    return 0;
+    return ZK_OK;
 }
 
 static const cJSON *targ_get(const cJSON *args, const char *name)
@@ -87,17 +87,17 @@ int targ_string(const cJSON *args, const char *name, size_t max_len, const char 
 
     *out = NULL;
     if (!v)
-        return 0;
+        return ZK_OK;
     if (!cJSON_IsString(v) || !v->valuestring) {
         targ_fail(r, "argument \"%s\" must be a string, got %s", name, targ_type(v));
-        return -1;
+        return ZK_EINVAL;
     }
     if (strlen(v->valuestring) > max_len) {
         targ_fail(r, "argument \"%s\" is longer than %zu bytes", name, max_len);
-        return -1;
+        return ZK_EINVAL;
     }
     *out = v->valuestring;
-    return 0;
+    return ZK_OK;
 }
 
 int targ_string_list(const cJSON *args, const char *name, size_t max_items, size_t max_len, const char ***out,
@@ -109,20 +109,20 @@ int targ_string_list(const cJSON *args, const char *name, size_t max_items, size
     *out = NULL;
     *n = 0;
     if (!v)
-        return 0;
+        return ZK_OK;
     if (!cJSON_IsString(v) && !cJSON_IsArray(v)) {
         targ_fail(r, "argument \"%s\" must be a string or an array of strings, got %s", name, targ_type(v));
-        return -1;
+        return ZK_EINVAL;
     }
     if (cJSON_IsArray(v) && (size_t)cJSON_GetArraySize(v) > max_items) {
         targ_fail(r, "argument \"%s\" has %d items; at most %zu are allowed", name, cJSON_GetArraySize(v),
                   max_items);
-        return -1;
+        return ZK_EINVAL;
     }
     list = calloc(cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) + 1 : 2, sizeof(*list));
     if (!list) {
         targ_fail(r, "out of memory");
-        return -1;
+        return ZK_ENOMEM;
     }
     if (cJSON_IsString(v)) {
         list[(*n)++] = v->valuestring;
@@ -132,7 +132,7 @@ int targ_string_list(const cJSON *args, const char *name, size_t max_items, size
                 targ_fail(r, "argument \"%s\": item %zu must be a string, got %s", name, *n + 1, targ_type(it));
                 free(list);
                 *n = 0;
-                return -1;
+                return ZK_EINVAL;
             }
             list[(*n)++] = it->valuestring;
         }
@@ -145,11 +145,11 @@ int targ_string_list(const cJSON *args, const char *name, size_t max_items, size
                 targ_fail(r, "argument \"%s\": empty strings are not allowed", name);
             free(list);
             *n = 0;
-            return -1;
+            return ZK_EINVAL;
         }
     }
     *out = list;
-    return 0;
+    return ZK_OK;
 }
 
 int targ_int(const cJSON *args, const char *name, long min, long max, long def, long *out, struct tool_result *r)
@@ -158,18 +158,18 @@ int targ_int(const cJSON *args, const char *name, long min, long max, long def, 
 
     *out = def;
     if (!v)
-        return 0;
+        return ZK_OK;
     if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble) {
         targ_fail(r, "argument \"%s\" must be an integer between %ld and %ld, got %s", name, min, max,
                   cJSON_IsNumber(v) ? "a fraction" : targ_type(v));
-        return -1;
+        return ZK_EINVAL;
     }
     if (v->valuedouble < (double)min || v->valuedouble > (double)max) {
         targ_fail(r, "argument \"%s\" must be between %ld and %ld, got %.0f", name, min, max, v->valuedouble);
-        return -1;
+        return ZK_EINVAL;
     }
     *out = (long)v->valuedouble;
-    return 0;
+    return ZK_OK;
 }
 
 int targ_bool(const cJSON *args, const char *name, int def, int *out, struct tool_result *r)
@@ -178,27 +178,27 @@ int targ_bool(const cJSON *args, const char *name, int def, int *out, struct too
 
     *out = def;
     if (!v)
-        return 0;
+        return ZK_OK;
     if (!cJSON_IsBool(v)) {
         targ_fail(r, "argument \"%s\" must be true or false, got %s", name, targ_type(v));
-        return -1;
+        return ZK_EINVAL;
     }
     *out = cJSON_IsTrue(v);
-    return 0;
+    return ZK_OK;
 }
 
 int targ_repo_pattern(const char *argname, const char *arg, char *pattern, struct tool_result *r)
 {
     struct zk_err err = {0};
     char *re = NULL;
+    int rc = zn_normalize(arg, pattern, ZN_ARG_MAX + 1, &err);
 
-    if (zn_normalize(arg, pattern, ZN_ARG_MAX + 1, &err) ||
-        (zn_is_glob(pattern) && zq_glob_to_regex(pattern, ZQ_ANCHOR_FULL, &re, &err))) {
+    if (rc == ZK_OK && zn_is_glob(pattern))
+        rc = zq_glob_to_regex(pattern, ZQ_ANCHOR_FULL, &re, &err);
+    if (rc != ZK_OK)
         targ_fail(r, "argument \"%s\": %s", argname, err.msg);
-        return -1;
-    }
     free(re);
-    return 0;
+    return rc;
 }
 
 int targ_repo_indexed(const struct zr_list *l, const char *pattern)

@@ -17,28 +17,30 @@
  * ZK_OK, because a failure the agent should read is still a successful call. */
 int targ_fail(struct tool_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The argument checks below (targ_check_known to targ_repo_pattern) return ZK_OK, or fail r with a
+ * message for the agent and return ZK_EINVAL (ZK_ENOMEM when memory ran out). The tools answer either
+ * failure with r as it is: the agent reads why its call was refused. */
+
 /* Fails r when args has a member not named in known (a NULL-terminated list), or is not an object. */
 int targ_check_known(const cJSON *args, const char *const *known, struct tool_result *r);
 
-/* A string argument: *out points into args, or stays NULL when absent (or JSON null). Fails r (and
- * returns -1) when it has another type or is longer than max_len bytes. */
+/* A string argument: *out points into args, or stays NULL when absent (or JSON null). Fails r when it has another type or is longer than max_len bytes. */
 int targ_string(const cJSON *args, const char *name, size_t max_len, const char **out, struct tool_result *r);
 
 /* A string, or an array of strings, as a heap array of pointers into args (*out freed by the caller
- * with free(); NULL when absent). Fails r and returns -1 for other types, empty strings, more than
+ * with free(); NULL when absent). Fails r for other types, empty strings, more than
  * max_items items or an item longer than max_len. */
 int targ_string_list(const cJSON *args, const char *name, size_t max_items, size_t max_len, const char ***out,
                      size_t *n, struct tool_result *r);
 
-/* An integer argument in [min, max], *out = def when absent. Fails r and returns -1 otherwise. */
+/* An integer argument in [min, max], *out = def when absent. Fails r otherwise. */
 int targ_int(const cJSON *args, const char *name, long min, long max, long def, long *out, struct tool_result *r);
 
-/* A boolean argument, *out = def when absent. Fails r and returns -1 for other types. */
+/* A boolean argument, *out = def when absent. Fails r for other types. */
 int targ_bool(const cJSON *args, const char *name, int def, int *out, struct tool_result *r);
 
 /* Normalises the repository argument arg (zn_normalize) into pattern (ZN_ARG_MAX + 1 bytes) and checks
- * a glob's syntax. Fails r, naming the argument argname, and returns -1 when arg is empty or a bad
- * glob. */
+ * a glob's syntax. Fails r, naming the argument argname, when arg is empty or a bad glob. */
 int targ_repo_pattern(const char *argname, const char *arg, char *pattern, struct tool_result *r);
 
 /* Whether a normalised repository pattern selects at least one repository of l. */

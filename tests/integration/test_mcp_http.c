@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "connector/front.h"
 #include "connector/mcp/http.h"
 #include "http.h"
 
@@ -61,26 +62,33 @@ static long post_initialize(int port, char *body, size_t size)
 static void test_session_creation_failure(void **state)
 {
     struct connector_config cfg = {.zoekt_url = "http://127.0.0.1:9", .output_budget = 16384};
-    struct mcp_http_opts o = {.cfg = &cfg, .server_version = "test", .listen = "127.0.0.1:0"};
+    struct mcp_http_opts o = {.cfg = &cfg, .server_version = "test"};
+    struct front_opts fo = {.cfg = &cfg, .listen = "127.0.0.1:0", .nroutes = 1};
+    struct front_route route;
     struct mcp_http *h = NULL;
+    struct front *f = NULL;
     struct zk_err err = {0};
     char body[512];
 
     (void)state;
     assert_int_equal(http_global_init(), ZK_OK);
-    assert_int_equal(mcp_http_start(&o, &h, &err), ZK_OK);
+    assert_int_equal(mcp_http_new(&o, &h, &err), ZK_OK);
+    route = mcp_http_route(h);
+    fo.routes = &route;
+    assert_int_equal(front_start(&fo, &f, &err), ZK_OK);
 
     /* The client is told the server failed; the parsed request is not kept anywhere. */
     fail_mutex_init = 1;
-    assert_int_equal(post_initialize(mcp_http_port(h), body, sizeof(body)), 500);
+    assert_int_equal(post_initialize(front_port(f), body, sizeof(body)), 500);
     fail_mutex_init = 0;
     assert_non_null(strstr(body, "\"code\":-32603"));
 
     /* The server goes on serving: the next initialize gets a session. */
-    assert_int_equal(post_initialize(mcp_http_port(h), body, sizeof(body)), 200);
+    assert_int_equal(post_initialize(front_port(f), body, sizeof(body)), 200);
     assert_non_null(strstr(body, "\"protocolVersion\":\"2025-06-18\""));
 
-    mcp_http_stop(h);
+    front_stop(f);
+    mcp_http_free(h);
     http_global_cleanup();
 }
 

@@ -1,5 +1,5 @@
 /* Unit tests for connector/mcp/server (lifecycle, dispatch, batches, cancellation, rate limit) and the
- * pure helpers of connector/mcp/http (Origin, Accept, listen address).
+ * pure helpers of connector/mcp/http (Origin, Accept) and connector/front (listen address).
  *
  * The tools are replaced by fakes defined here, so these tests need no Zoekt: the linker takes these
  * definitions and never pulls the real tools from libconn.a. The fakes echo, fail, and wait for their
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "connector/front.h"
 #include "connector/mcp/http.h"
 #include "connector/mcp/jsonrpc.h"
 #include "connector/mcp/server.h"
@@ -456,14 +457,14 @@ static void test_http_origin_accept_listen(void **state)
     assert_false(mcp_http_accept_json("text/event-stream"));
     assert_false(mcp_http_accept_json("application/jsonx"));
 
-    assert_int_equal(mcp_http_parse_listen("127.0.0.1:8081", &addr, &len, &err), ZK_OK);
+    assert_int_equal(front_parse_listen("127.0.0.1:8081", &addr, &len, &err), ZK_OK);
     assert_int_equal(addr.ss_family, AF_INET);
-    assert_int_equal(mcp_http_parse_listen("[::1]:0", &addr, &len, &err), ZK_OK);
+    assert_int_equal(front_parse_listen("[::1]:0", &addr, &len, &err), ZK_OK);
     assert_int_equal(addr.ss_family, AF_INET6);
-    assert_int_equal(mcp_http_parse_listen(":9000", &addr, &len, &err), ZK_OK);
+    assert_int_equal(front_parse_listen(":9000", &addr, &len, &err), ZK_OK);
     assert_int_equal(addr.ss_family, AF_INET);
-    assert_int_equal(mcp_http_parse_listen("8081", &addr, &len, &err), ZK_EINVAL);
-    assert_int_equal(mcp_http_parse_listen("127.0.0.1:http", &addr, &len, &err), ZK_EINVAL);
+    assert_int_equal(front_parse_listen("8081", &addr, &len, &err), ZK_EINVAL);
+    assert_int_equal(front_parse_listen("127.0.0.1:http", &addr, &len, &err), ZK_EINVAL);
 }
 
 int main(void)

@@ -1,0 +1,94 @@
+/* front.h: the connector's HTTP front door, on libmicrohttpd. It owns the listening daemon, the body of
+ * each request (bounded) and the route table; the MCP transport (connector/mcp/http) plugs in as one
+ * route, and the front serves the other endpoints itself:
+ *
+ *   POST, GET, DELETE /mcp  the route handed in by main: the MCP Streamable HTTP transport
+ *   GET    /auth            200 when the Authorization bearer token is accepted, else 401 (nginx
+ *                           auth_request; any method is answered the same way)
+ *   GET    /index-status    counts and times of the index (tools_index_status), no authentication; 503
+ *                           when Zoekt cannot be reached in time, 502 when it answers wrongly
+ *   GET    /healthz         200 while the process serves
+ *
+ * Other paths answer 404, and other methods than GET and HEAD on the front's own paths (and on unknown
+ * ones) answer 405.
+ *
+ * Each connection has its own thread, so a slow search never holds up other clients. The front knows
+ * nothing of MCP: a route is a path and a few functions, so that the layers stay apart
+ * (scripts/check-layers.sh). */
+#ifndef ZK_CONNECTOR_FRONT_H
+#define ZK_CONNECTOR_FRONT_H
+
+#include "connector/auth.h"
+#include "connector/config.h"
+#include "err.h"
+
+#include <microhttpd.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#define FRONT_MAX_CONNECTIONS 128
+#define FRONT_BODY_MAX CONNECTOR_MCP_REQUEST_MAX /* bound on the body of any request */
+
+/* A route's gate answers this when the request may go on to its body. */
+#define FRONT_GO_ON (-1)
+
+/* A request's body as the front read it. data is NULL when the body was empty; too_big is set when it
+ * was longer than FRONT_BODY_MAX, in which case the rest was dropped and data is NULL. */
+struct front_body {
+    const char *data;
+    size_t len;
+    int too_big;
+};
+
+/* A path served by someone other than the front. The functions are called on the connection's thread;
+ * ctx is theirs and must outlive the front. */
+struct front_route {
+    const char *path; /* matched exactly */
+    void *ctx;
+    /* Called once the headers are in, before any body is read, so that a refused client cannot make the
+     * server read its body. Returns FRONT_GO_ON, or the result of the response it queued. May be NULL. */
+    int (*gate)(void *ctx, struct MHD_Connection *c);
+    /* Answers the request: queues a response and returns its result. Any method reaches it. */
+    enum MHD_Result (*serve)(void *ctx, struct MHD_Connection *c, const char *method, const struct front_body *body);
+    /* Called by front_stop before the daemon stops (and waits for every connection thread), so that
+     * requests in flight end at once rather than at their deadlines. May be NULL. */
+    void (*cancel)(void *ctx);
+};
+
+struct front_opts {
+    const struct connector_config *cfg; /* must outlive the front */
+    struct auth *auth;                  /* NULL: no bearer check on /auth; must outlive the front */
+    const char *listen; /* "host:port", "[v6]:port" or ":port" (loopback); port 0 picks a free one */
+    const struct front_route *routes; /* copied; what they point to must outlive the front */
+    size_t nroutes;
+};
+
+struct front;
+
+/* Starts serving on background threads. *out is owned by the caller (front_stop). */
+int front_start(const struct front_opts *opts, struct front **out, struct zk_err *err);
+
+/* The port actually bound (useful with port 0). */
+int front_port(const struct front *f);
+
+/* Cancels the routes' requests in flight, stops accepting, waits for the connection threads and frees
+ * f. f may be NULL. */
+void front_stop(struct front *f);
+
+/* Parses a listen address into addr (AF_INET or AF_INET6). ":port" and an empty host mean 127.0.0.1. */
+int front_parse_listen(const char *listen, struct sockaddr_storage *addr, socklen_t *len, struct zk_err *err);
+
+/* ---- for routes: the one place responses are built ------------------------------------------- */
+
+/* The value of request header name, or NULL when absent. */
+const char *front_header(struct MHD_Connection *c, const char *name);
+
+/* Queues a response with body (may be NULL; copied) and extra headers given as name, value pairs ending
+ * with NULL. */
+enum MHD_Result front_respond(struct MHD_Connection *c, unsigned status, const char *ctype, const char *body, ...);
+
+/* The WWW-Authenticate challenge of a 401, for a request whose Authorization header was authz (NULL
+ * when absent): a presented token that was refused is named an invalid one. */
+const char *front_auth_challenge(const char *authz);
+
+#endif

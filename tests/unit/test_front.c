@@ -1,0 +1,270 @@
+/* Unit tests for connector/front: the routing of the connector's HTTP front door, over loopback.
+ *
+ * tools_index_status is replaced by a fake defined here (the linker takes it and never pulls the real
+ * one from libconn.a), so /index-status needs no Zoekt; a route handed in stands for the MCP transport
+ * and records what the front gave it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connector/front.h"
+#include "connector/tools/tools.h"
+#include "http.h"
+#include "tests/support/tmpdir.h"
+
+/* ---- fakes --------------------------------------------------------------------------------- */
+
+/* What the fake tools_index_status answers: ZK_OK with a small document, or this error code. */
+static int index_status_rc;
+
+int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
+{
+    (void)cfg;
+    *json_out = NULL;
+    if (index_status_rc != ZK_OK)
+        return zk_err_set(err, index_status_rc, "fake index status failure");
+    *json_out = strdup("{\"repositories\":3}");
+    return *json_out != NULL ? ZK_OK : ZK_ENOMEM;
+}
+
+/* The route handed to the front, standing in for /mcp. */
+struct fake_route {
+    int gated;  /* how many requests reached the gate */
+    int served; /* how many reached serve */
+    size_t len; /* the last body's length */
+    int too_big;
+    int cancelled;
+};
+
+static int fake_gate(void *ctx, struct MHD_Connection *c)
+{
+    struct fake_route *fr = ctx;
+
+    fr->gated++;
+    if (front_header(c, MHD_HTTP_HEADER_AUTHORIZATION) != NULL)
+        return front_respond(c, MHD_HTTP_FORBIDDEN, "text/plain", "gated\n", NULL);
+    return FRONT_GO_ON;
+}
+
+static enum MHD_Result fake_serve(void *ctx, struct MHD_Connection *c, const char *method,
+                                  const struct front_body *body)
+{
+    struct fake_route *fr = ctx;
+
+    fr->served++;
+    fr->len = body->len;
+    fr->too_big = body->too_big;
+    return front_respond(c, MHD_HTTP_OK, "text/plain", method, NULL);
+}
+
+static void fake_cancel(void *ctx)
+{
+    ((struct fake_route *)ctx)->cancelled++;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+struct fx {
+    char dir[TMPDIR_MAX];
+    struct connector_config cfg;
+    struct auth *auth;
+    struct fake_route fr;
+    struct front *f;
+};
+
+static int setup(void **state)
+{
+    struct fx *fx = calloc(1, sizeof(*fx));
+    struct front_route route = {.path = "/r", .gate = fake_gate, .serve = fake_serve, .cancel = fake_cancel};
+    struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1};
+    struct zk_err err = {0};
+
+    if (fx == NULL || tmpdir_make("test_front", fx->dir) != 0 || http_global_init() != ZK_OK)
+        return -1;
+    if (auth_new(tmpdir_write(fx->dir, "tokens", "secret\n", 0600), NULL, AUTH_RELOAD_SECONDS, &fx->auth, &err) !=
+        ZK_OK)
+        return -1;
+    route.ctx = &fx->fr;
+    o.cfg = &fx->cfg;
+    o.auth = fx->auth;
+    if (front_start(&o, &fx->f, &err) != ZK_OK)
+        return -1;
+    index_status_rc = ZK_OK;
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *fx = *state;
+    int rc;
+
+    front_stop(fx->f);
+    auth_free(fx->auth);
+    http_global_cleanup();
+    rc = tmpdir_remove(fx->dir);
+    free(fx);
+    return rc;
+}
+
+/* Sends METHOD path with an optional bearer token and body; returns the status and copies the start
+ * of the answer's body into out. */
+static long call(struct fx *fx, const char *method, const char *path, const char *token, const char *body,
+                 size_t body_len, char *out, size_t size)
+{
+    struct http_request req = {0};
+    struct http_response resp;
+    struct zk_err err = {0};
+    char url[96];
+    long status;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", front_port(fx->f), path);
+    req.method = method;
+    req.url = url;
+    req.accept = "*/*";
+    req.bearer_token = token;
+    req.body = body;
+    req.body_len = body_len;
+    req.content_type = body != NULL ? "text/plain" : NULL;
+    req.timeout_ms = 10000;
+    req.max_body = 65536;
+    if (http_do(&req, &resp, &err) != ZK_OK)
+        fail_msg("%s %s: %s", method, url, err.msg);
+    status = resp.status;
+    snprintf(out, size, "%s", resp.body.data ? resp.body.data : "");
+    http_response_free(&resp);
+    return status;
+}
+
+/* ---- tests --------------------------------------------------------------------------------- */
+
+static void test_auth_endpoint(void **state)
+{
+    struct fx *fx = *state;
+    char body[256];
+
+    assert_int_equal(call(fx, "GET", "/auth", "secret", NULL, 0, body, sizeof(body)), 200);
+    assert_string_equal(body, "ok\n");
+    assert_int_equal(call(fx, "GET", "/auth", NULL, NULL, 0, body, sizeof(body)), 401);
+    assert_int_equal(call(fx, "GET", "/auth", "wrong", NULL, 0, body, sizeof(body)), 401);
+    assert_string_equal(body, "unauthorized\n");
+    /* nginx's subrequest carries the guarded request's method, so /auth answers any. */
+    assert_int_equal(call(fx, "POST", "/auth", "secret", "x", 1, body, sizeof(body)), 200);
+}
+
+static void test_index_status(void **state)
+{
+    struct fx *fx = *state;
+    char body[256];
+
+    assert_int_equal(call(fx, "GET", "/index-status", NULL, NULL, 0, body, sizeof(body)), 200);
+    assert_string_equal(body, "{\"repositories\":3}");
+
+    /* Zoekt out of reach: unavailable for now, and worth retrying. */
+    index_status_rc = ZK_ECONNECT;
+    assert_int_equal(call(fx, "GET", "/index-status", NULL, NULL, 0, body, sizeof(body)), 503);
+    assert_non_null(strstr(body, "\"error\":\"fake index status failure\""));
+    assert_non_null(strstr(body, "\"retryable\":true"));
+
+    /* A broken answer from Zoekt: a bad gateway, not worth retrying. */
+    index_status_rc = ZK_EPARSE;
+    assert_int_equal(call(fx, "GET", "/index-status", NULL, NULL, 0, body, sizeof(body)), 502);
+    assert_non_null(strstr(body, "\"retryable\":false"));
+}
+
+static void test_healthz_unknown_and_methods(void **state)
+{
+    struct fx *fx = *state;
+    char body[256];
+
+    assert_int_equal(call(fx, "GET", "/healthz", NULL, NULL, 0, body, sizeof(body)), 200);
+    assert_string_equal(body, "ok\n");
+    assert_int_equal(call(fx, "GET", "/nowhere", NULL, NULL, 0, body, sizeof(body)), 404);
+    assert_int_equal(call(fx, "POST", "/healthz", NULL, "x", 1, body, sizeof(body)), 405);
+    assert_int_equal(call(fx, "DELETE", "/index-status", NULL, NULL, 0, body, sizeof(body)), 405);
+    assert_int_equal(call(fx, "POST", "/nowhere", NULL, "x", 1, body, sizeof(body)), 405);
+    assert_int_equal(fx->fr.gated + fx->fr.served, 0);
+}
+
+static void test_route_gets_method_and_body(void **state)
+{
+    struct fx *fx = *state;
+    char body[256];
+
+    assert_int_equal(call(fx, "POST", "/r", NULL, "hello", 5, body, sizeof(body)), 200);
+    assert_string_equal(body, "POST");
+    assert_int_equal(fx->fr.len, 5);
+    assert_false(fx->fr.too_big);
+    /* Every method reaches a handed-in route. */
+    assert_int_equal(call(fx, "DELETE", "/r", NULL, NULL, 0, body, sizeof(body)), 200);
+    assert_string_equal(body, "DELETE");
+    assert_int_equal(fx->fr.gated, 2);
+    assert_int_equal(fx->fr.served, 2);
+}
+
+static void test_route_gate_refuses_before_serve(void **state)
+{
+    struct fx *fx = *state;
+    char body[256];
+
+    assert_int_equal(call(fx, "POST", "/r", "anything", "hello", 5, body, sizeof(body)), 403);
+    assert_string_equal(body, "gated\n");
+    assert_int_equal(fx->fr.gated, 1);
+    assert_int_equal(fx->fr.served, 0);
+}
+
+static void test_route_body_bounded(void **state)
+{
+    struct fx *fx = *state;
+    size_t n = FRONT_BODY_MAX + 1;
+    char *big = malloc(n), body[256];
+
+    assert_non_null(big);
+    memset(big, 'a', n);
+    assert_int_equal(call(fx, "POST", "/r", NULL, big, n, body, sizeof(body)), 200);
+    assert_true(fx->fr.too_big);
+    assert_int_equal(fx->fr.len, 0);
+    free(big);
+}
+
+static void test_stop_cancels_routes(void **state)
+{
+    struct fx *fx = *state;
+
+    front_stop(fx->f);
+    fx->f = NULL;
+    assert_int_equal(fx->fr.cancelled, 1);
+}
+
+static void test_start_refuses_bad_listen(void **state)
+{
+    struct connector_config cfg = {0};
+    struct front_opts o = {.cfg = &cfg, .listen = "8081"};
+    struct front *f = (struct front *)&cfg;
+    struct zk_err err = {0};
+
+    (void)state;
+    assert_int_equal(front_start(&o, &f, &err), ZK_EINVAL);
+    assert_null(f);
+    assert_non_null(strstr(err.msg, "expected host:port"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_auth_endpoint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_healthz_unknown_and_methods, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_gets_method_and_body, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_gate_refuses_before_serve, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_body_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_cancels_routes, setup, teardown),
+        cmocka_unit_test(test_start_refuses_bad_listen),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
