@@ -14,7 +14,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=${ZK_CACHE:-/var/cache/zoekt-operator}/bin:$PATH
 export KUBECONFIG=${KUBECONFIG:-$root/.cluster/kubeconfig}
 ns=zoekt-demo
-git_dir=$root/.cluster/demo-git
+# Outside the checkout: nginx's workers must read it, and a checkout under /root is closed to them.
+git_dir=/var/tmp/zoekt-operator-demo-git
 kc=kubectl-1.20 # the server's minor version
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }

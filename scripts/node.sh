@@ -199,7 +199,9 @@ node_up() {
   fi
   if ! alive dnsmasq; then
     touch "$node_dir/dns/hosts"
-    start dnsmasq dnsmasq --keep-in-foreground --log-facility=- --no-resolv --no-hosts \
+    # It stays root: the hosts file lives in the checkout, which may sit in a folder only root can
+    # enter (/root), and dnsmasq re-reads it on every change.
+    start dnsmasq dnsmasq --keep-in-foreground --user=root --log-facility=- --no-resolv --no-hosts \
       --addn-hosts="$node_dir/dns/hosts" --listen-address="$ip" --bind-interfaces --domain-needed \
       --local=/cluster.local/
   fi
