@@ -412,7 +412,7 @@ static void test_repos_filter_rules(void **state)
     struct buf text;
     cJSON *json;
     size_t len;
-    char *body = read_fixture("07_list_all.response.json", &len);
+    char *body = fixture_read("tests/fixtures/zoekt", "07_list_all.response.json", &len);
 
     (void)state;
     assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
