@@ -444,6 +444,7 @@ static int main_start_informers(struct controller *c, struct zk_err *err)
          * add traffic. */
         io.label_selector = k == RK_POD ? API_INDEXER_POD_SELECTOR : API_CHILD_SELECTOR;
         io.resource = &c->rctx.resources[k];
+        io.prune = k == RK_JOB || k == RK_POD ? reconcile_prune_observed : informer_prune_server_fields;
         rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
         if (rc != ZK_OK)
             return rc;
@@ -452,6 +453,7 @@ static int main_start_informers(struct controller *c, struct zk_err *err)
     io.resource = &api_corpus_resource;
     io.key_of = informer_self_key;
     io.label_selector = NULL;
+    io.prune = informer_prune_server_fields;
     rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
     if (rc != ZK_OK)
         return rc;

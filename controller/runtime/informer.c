@@ -26,6 +26,7 @@ struct informer {
     char *namespace;
     char *label_selector;
     informer_key_fn *key_of;
+    informer_prune_fn *prune;
     informer_enqueue_fn *enqueue;
     void *ud;
     pthread_t thread;
@@ -46,6 +47,15 @@ int informer_self_key(const cJSON *obj, char *key, size_t len)
         return 0;
     n = snprintf(key, len, "%s/%s", ns, name);
     return n > 0 && (size_t)n < len;
+}
+
+void informer_prune_server_fields(cJSON *obj)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
+                                            "kubectl.kubernetes.io/last-applied-configuration");
 }
 
 static void informer_notify(struct informer *inf, const cJSON *obj)
@@ -73,8 +83,22 @@ static void informer_type_meta(struct jb *b, const struct kube_resource *r, cJSO
         jb_add_str(b, obj, "kind", r->kind);
 }
 
+/* A copy of obj as the cache keeps it: pruned, with its type. NULL when out of memory. */
+static cJSON *informer_copy(const struct informer *inf, const cJSON *obj)
+{
+    struct jb b = {0};
+    cJSON *copy = cJSON_Duplicate(obj, 1);
+
+    if (!copy)
+        return NULL;
+    if (inf->prune)
+        inf->prune(copy);
+    informer_type_meta(&b, inf->resource, copy);
+    return jb_finish(&b, copy);
+}
+
 /* Builds a cache object from a list's items. NULL when out of memory. */
-static cJSON *informer_build(const struct kube_resource *r, const cJSON *items)
+static cJSON *informer_build(const struct informer *inf, const cJSON *items)
 {
     struct jb b = {0};
     cJSON *cache = jb_object(&b);
@@ -86,10 +110,8 @@ static cJSON *informer_build(const struct kube_resource *r, const cJSON *items)
 
         if (b.failed || !informer_self_key(it, key, sizeof(key)))
             continue;
-        copy = cJSON_Duplicate(it, 1);
+        copy = informer_copy(inf, it);
         b.failed |= !copy;
-        if (copy)
-            informer_type_meta(&b, r, copy);
         jb_add(&b, cache, key, copy);
     }
     return jb_finish(&b, cache);
@@ -98,7 +120,7 @@ static cJSON *informer_build(const struct kube_resource *r, const cJSON *items)
 static void informer_on_list(void *ud, const cJSON *items)
 {
     struct informer *inf = ud;
-    cJSON *fresh = informer_build(inf->resource, items), *old;
+    cJSON *fresh = informer_build(inf, items), *old;
     const cJSON *it;
 
     if (!fresh) {
@@ -127,7 +149,7 @@ static void informer_on_event(void *ud, enum watch_event_type type, const cJSON 
     if (!informer_self_key(obj, key, sizeof(key)))
         return;
     if (type != WATCH_DELETED) {
-        copy = cJSON_Duplicate(obj, 1);
+        copy = informer_copy(inf, obj);
         if (!copy) {
             log_error("Informer update failed: out of memory", "resource", inf->resource->plural, "key", key,
                       NULL);
@@ -186,6 +208,7 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
     inf->client = c;
     inf->resource = o->resource;
     inf->key_of = o->key_of;
+    inf->prune = o->prune;
     inf->enqueue = o->enqueue;
     inf->ud = o->ud;
     pthread_mutex_init(&inf->mu, NULL);

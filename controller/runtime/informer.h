@@ -10,7 +10,8 @@
  * A relist (first list, or after the server expired our version) enqueues every object in the old and
  * the new list, so a deletion missed during a disconnect is still seen. Listed objects get the
  * apiVersion and kind a List omits from its items, so the cache looks the same however an object
- * arrived. */
+ * arrived. An optional prune function drops, on arrival, what the caller never reads (managedFields
+ * alone are often half of an object), so the caches hold only what the controller compares and reads. */
 #ifndef ZK_RUNTIME_INFORMER_H
 #define ZK_RUNTIME_INFORMER_H
 
@@ -23,6 +24,10 @@
  * maps to no key or the key does not fit. Called from the watch thread and from readers; must be pure. */
 typedef int informer_key_fn(const cJSON *obj, char *key, size_t len);
 
+/* Removes from obj, in place, the members the caller never reads. Called from the watch thread on the
+ * informer's own copy, before it is cached and before the key function sees it; must be pure. */
+typedef void informer_prune_fn(cJSON *obj);
+
 /* Called from the watch thread with a key ("namespace/name"), borrowed for the call. */
 typedef void informer_enqueue_fn(void *ud, const char *key);
 
@@ -31,6 +36,7 @@ struct informer_opts {
     const char *namespace;                /* NULL: all namespaces; copied */
     const char *label_selector;           /* NULL: none; copied */
     informer_key_fn *key_of;              /* required; informer_self_key for the objects themselves */
+    informer_prune_fn *prune;             /* NULL: cache objects whole */
     informer_enqueue_fn *enqueue;
     void *ud;
 };
@@ -64,5 +70,9 @@ void informer_free(struct informer *inf);
 /* The object's own key, "namespace/name" (or "/name" for an object without a namespace). An
  * informer_key_fn. */
 int informer_self_key(const cJSON *obj, char *key, size_t len);
+
+/* Drops what the API server keeps for writers, never for readers: metadata.managedFields and kubectl's
+ * last-applied-configuration annotation. An informer_prune_fn. */
+void informer_prune_server_fields(cJSON *obj);
 
 #endif
