@@ -34,6 +34,7 @@
 struct kube_client {
     struct kube_config cfg;
     struct http_tls tls;
+    struct http_pool *pool; /* connections kept open between requests; used by every thread */
     long timeout_ms;
     pthread_mutex_t token_lock;
     char *token;         /* the bearer token in use, or NULL; guarded by token_lock */
@@ -169,6 +170,11 @@ int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_
         return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
     }
     pthread_mutex_init(&c->token_lock, NULL);
+    rc = http_pool_new(&c->pool, err);
+    if (rc) {
+        kube_client_free(c);
+        return rc;
+    }
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : KCLI_DEFAULT_TIMEOUT_MS;
     c->tls = (struct http_tls){
         .ca_file = c->cfg.ca_file,
@@ -209,6 +215,7 @@ void kube_client_free(struct kube_client *c)
         memset(c->token, 0, strlen(c->token));
     free(c->token);
     pthread_mutex_destroy(&c->token_lock);
+    http_pool_free(c->pool);
     kube_config_free(&c->cfg);
     free(c);
 }
@@ -464,6 +471,7 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
             .body = body,
             .body_len = body_len,
             .tls = &c->tls,
+            .pool = c->pool,
             .timeout_ms = s ? s->timeout_ms : c->timeout_ms,
             .max_body = KCLI_MAX_BODY,
             .on_data = s ? kcli_stream_data : NULL,
