@@ -2,7 +2,8 @@
  * which object to reconcile when something changes.
  *
  * Each informer runs lib/kube/watch's reflector in its own thread. The cache maps "namespace/name" to
- * the latest object seen; readers get deep copies, so a reconcile never races the watch thread. Every
+ * the latest object seen, kept as compact text; readers get their own parsed copies, so a reconcile
+ * never races the watch thread. Every
  * change calls enqueue with the key the informer's key function gives the object: its own key
  * (informer_self_key, for the objects reconciled themselves), or the key of the object it belongs to,
  * by whatever rule the caller's domain has (the corpus package maps a child to its corpus); objects the
@@ -21,7 +22,8 @@
 #include <cjson/cJSON.h>
 
 /* Writes the key ("namespace/name") to enqueue for obj into key (len bytes); returns 1, or 0 when obj
- * maps to no key or the key does not fit. Called from the watch thread and from readers; must be pure. */
+ * maps to no key or the key does not fit. Called from the watch thread, once per object that arrives (the
+ * cache keeps the answer); must be pure. */
 typedef int informer_key_fn(const cJSON *obj, char *key, size_t len);
 
 /* Removes from obj, in place, the members the caller never reads. Called from the watch thread on the
@@ -49,11 +51,11 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
 /* Whether the first complete list has arrived (for /readyz and before the first reconcile). */
 int informer_has_synced(struct informer *inf);
 
-/* A deep copy of the cached object, owned by the caller (cJSON_Delete), or NULL when absent or out of
+/* A copy of the cached object (as pruned), owned by the caller (cJSON_Delete), or NULL when absent or out of
  * memory. */
 cJSON *informer_get(struct informer *inf, const char *ns, const char *name);
 
-/* A new array (caller-owned) of deep copies of every cached object whose key (as enqueue would see it)
+/* A new array (caller-owned) of copies of every cached object whose key (as enqueue would see it)
  * is key; empty when none, NULL only when out of memory. */
 cJSON *informer_list_for(struct informer *inf, const char *key);
 
