@@ -33,6 +33,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -681,6 +682,10 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("Starting", "version", ZK_VERSION, NULL);
+    /* glibc gives each allocating thread an arena of its own (up to eight per core), each keeping its
+     * own freed memory; the fifteen threads here allocate little and seldom at the same time, so two
+     * arenas cost no speed and save most of a megabyte. */
+    mallopt(M_ARENA_MAX, 2);
     sig_on_stop(main_on_signal);
     /* A closed connection must not kill the process through a write to it. */
     signal(SIGPIPE, SIG_IGN);
