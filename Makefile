@@ -8,7 +8,7 @@
 # Source discovery is by folder: every .c under lib/ goes into libzk.a, every .c under controller/ and
 # connector/ except main.c into that program's library, so unit tests can link any module.
 
-PKGS      := libcurl libcjson yaml-0.1 openssl libmicrohttpd
+PKGS      := libcurl libcjson yaml-0.1 openssl libmicrohttpd zlib
 CC        ?= cc
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CSTD      := -std=c11 -D_GNU_SOURCE
