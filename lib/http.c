@@ -24,6 +24,7 @@ struct http_pool {
 };
 
 struct http_xfer {
+    CURL *curl;
     const struct http_request *req;
     struct http_response *resp;
     struct zk_err *err;
@@ -103,6 +104,8 @@ static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
     int rc;
 
     if (x->req->on_data) {
+        if (x->resp->status == 0)
+            curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &x->resp->status);
         rc = x->req->on_data(x->req->ud, data, n, x->err);
         if (rc) {
             x->cb_rc = rc;
@@ -291,7 +294,7 @@ static struct curl_slist *http_header_append(struct curl_slist *list, const char
 
 int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err)
 {
-    struct http_xfer x = {req, resp, err, 0};
+    struct http_xfer x = {NULL, req, resp, err, 0};
     struct curl_slist *headers = NULL, *h;
     char errbuf[CURL_ERROR_SIZE] = "";
     char *ct = NULL;
@@ -310,6 +313,7 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
         rc = zk_err_set(err, ZK_ENOMEM, "%s %s: cannot create a transfer", req->method, req->url);
         goto out;
     }
+    x.curl = c;
     h = http_header_append(headers, "Accept", "", req->accept ? req->accept : "application/json");
     if (h && req->content_type) {
         headers = h;
@@ -336,6 +340,9 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_MAXCONNECTS, HTTP_POOL_CONNS);
+    /* HTTP/2 would multiplex only the requests of one transfer, which sends one at a time, and costs
+     * an HTTP/2 session (tens of kilobytes) per connection. */
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,

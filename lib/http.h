@@ -32,7 +32,8 @@ struct http_tls {
     int insecure;
 };
 
-/* Called with each piece of the body as it arrives, when a request streams. Return 0 to go on, or a
+/* Called with each piece of the body as it arrives, when a request streams; the response's status is
+ * set by then. Return 0 to go on, or a
  * negative zk_code to stop the transfer; that code then becomes http_do's result (the callback should
  * also fill *err, which http_do passes through untouched). */
 typedef int http_data_fn(void *ud, const char *data, size_t len, struct zk_err *err);

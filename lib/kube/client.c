@@ -430,9 +430,12 @@ static const char *kcli_path(const struct kube_client *c, const char *url)
     return strncmp(url, c->cfg.server, n) == 0 && url[n] ? url + n : url;
 }
 
-/* Keeps the first KCLI_STREAM_HEAD bytes of a stream, for an error status, and passes everything on. */
+/* Keeps the first KCLI_STREAM_HEAD bytes of an error status's body, to explain it, and passes every
+ * body on. A successful stream keeps nothing: a watch lives for minutes, and a copy of its first
+ * events per watch would only take memory. */
 struct kcli_stream_ctx {
     const struct kube_stream *s;
+    const struct http_response *resp;
     struct buf head;
 };
 
@@ -441,7 +444,7 @@ static int kcli_stream_data(void *ud, const char *data, size_t len, struct zk_er
     struct kcli_stream_ctx *x = ud;
     size_t room = KCLI_STREAM_HEAD - x->head.len;
 
-    if (room > 0 && buf_append(&x->head, data, len < room ? len : room))
+    if (x->resp->status >= 300 && room > 0 && buf_append(&x->head, data, len < room ? len : room))
         return zk_err_set(err, ZK_ENOMEM, "out of memory reading a stream");
     return x->s->on_data(x->s->ud, data, len, err);
 }
@@ -451,8 +454,8 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
                    const char *body, size_t body_len, const volatile int *cancel, const struct kube_stream *s,
                    cJSON **out, struct kube_err *err)
 {
-    struct kcli_stream_ctx sx = {s, {0}};
     struct http_response resp = {0};
+    struct kcli_stream_ctx sx = {s, &resp, {0}};
     struct zk_err z = {0};
     char what[512];
     char *tok = NULL;
