@@ -8,9 +8,8 @@
  *
  * A kube_client may be used from several threads at once: each request is independent (connections
  * to the server are kept open between requests in an http_pool, so that a request rarely pays a TLS
- * handshake), and the
- * bearer token, when it comes from a file, is re-read under a lock at most once a minute (projected
- * service-account tokens rotate). */
+ * handshake), and the bearer token, when it comes from a file, is re-read under a lock at most once a
+ * minute (projected service-account tokens rotate). */
 #ifndef ZK_KUBE_CLIENT_H
 #define ZK_KUBE_CLIENT_H
 
