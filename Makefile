@@ -8,7 +8,7 @@
 # Source discovery is by folder: every .c under lib/ goes into libzk.a, every .c under controller/ and
 # connector/ except main.c into that program's library, so unit tests can link any module.
 
-PKGS      := libcurl libcjson yaml-0.1 openssl libmicrohttpd
+PKGS      := libcurl libcjson yaml-0.1 openssl libmicrohttpd zlib
 CC        ?= cc
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CSTD      := -std=c11 -D_GNU_SOURCE
@@ -39,7 +39,7 @@ objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(
 BUILD_DIR ?= build/rel
 BIN_DIR   ?= bin
 
-.PHONY: all deps test test-unit demo bench clean cluster-up cluster-down arm64 fuzz fuzz-build images
+.PHONY: all deps test test-unit demo bench bench-scale clean cluster-up cluster-down arm64 fuzz fuzz-build images
 all: $(BIN_DIR)/zoekt-operator $(BIN_DIR)/zoekt-connector
 
 # ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
@@ -136,9 +136,16 @@ demo: deps
 arm64:
 	@scripts/arm64.sh
 
+# The operator-scale section needs a control plane: the one of $KUBECONFIG, or one started (and
+# stopped) without a node. bench-scale adds the 1,000-corpus run: BENCH_SCALE_RUNS_1000 runs (default
+# one, since a run takes about ten minutes, most of it the plane deleting 20,000 objects afterwards).
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay
 	@tests/bench/run.sh
+	@tests/bench/scale.sh 1 100
+bench-scale: deps
+	@$(MAKE) --no-print-directory all
+	@tests/bench/scale.sh 1 100 1000:$${BENCH_SCALE_RUNS_1000:-1}
 
 images: deps
 	@scripts/images.sh build

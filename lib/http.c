@@ -2,6 +2,7 @@
 #include "http.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,20 @@
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000
 /* How often a cancellable transfer looks at its cancel flag while the connection is idle. */
 #define HTTP_CANCEL_POLL_MS 100
+/* Idle transfers a pool keeps; more concurrent requests than this open connections that are closed
+ * after use. A controller runs a few workers and a leader elector, so this covers every writer. */
+#define HTTP_POOL_MAX 8
+/* Connections each pooled transfer keeps open: one per server is all a client here talks to. */
+#define HTTP_POOL_CONNS 2L
+
+struct http_pool {
+    pthread_mutex_t mu;
+    CURL *idle[HTTP_POOL_MAX];
+    int n;
+};
 
 struct http_xfer {
+    CURL *curl;
     const struct http_request *req;
     struct http_response *resp;
     struct zk_err *err;
@@ -28,6 +41,57 @@ void http_global_cleanup(void)
     curl_global_cleanup();
 }
 
+int http_pool_new(struct http_pool **out, struct zk_err *err)
+{
+    *out = calloc(1, sizeof(**out));
+    if (!*out)
+        return zk_err_set(err, ZK_ENOMEM, "out of memory creating a connection pool");
+    pthread_mutex_init(&(*out)->mu, NULL);
+    return ZK_OK;
+}
+
+void http_pool_free(struct http_pool *pool)
+{
+    if (!pool)
+        return;
+    for (int i = 0; i < pool->n; i++)
+        curl_easy_cleanup(pool->idle[i]);
+    pthread_mutex_destroy(&pool->mu);
+    free(pool);
+}
+
+/* An idle transfer from pool, or a new one; NULL when out of memory. */
+static CURL *http_pool_take(struct http_pool *pool)
+{
+    CURL *c = NULL;
+
+    if (pool) {
+        pthread_mutex_lock(&pool->mu);
+        if (pool->n > 0)
+            c = pool->idle[--pool->n];
+        pthread_mutex_unlock(&pool->mu);
+    }
+    return c ? c : curl_easy_init();
+}
+
+/* Returns c to pool for reuse, or cleans it up when there is no pool or the pool is full. Its options
+ * are reset (its connections stay), so that an idle transfer keeps no pointer into a finished
+ * request's stack, headers or body. */
+static void http_pool_give(struct http_pool *pool, CURL *c)
+{
+    if (pool) {
+        curl_easy_reset(c);
+        pthread_mutex_lock(&pool->mu);
+        if (pool->n < HTTP_POOL_MAX) {
+            pool->idle[pool->n++] = c;
+            c = NULL;
+        }
+        pthread_mutex_unlock(&pool->mu);
+    }
+    if (c)
+        curl_easy_cleanup(c);
+}
+
 void http_response_free(struct http_response *resp)
 {
     buf_free(&resp->body);
@@ -40,6 +104,8 @@ static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
     int rc;
 
     if (x->req->on_data) {
+        if (x->resp->status == 0)
+            curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &x->resp->status);
         rc = x->req->on_data(x->req->ud, data, n, x->err);
         if (rc) {
             x->cb_rc = rc;
@@ -228,7 +294,7 @@ static struct curl_slist *http_header_append(struct curl_slist *list, const char
 
 int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err)
 {
-    struct http_xfer x = {req, resp, err, 0};
+    struct http_xfer x = {NULL, req, resp, err, 0};
     struct curl_slist *headers = NULL, *h;
     char errbuf[CURL_ERROR_SIZE] = "";
     char *ct = NULL;
@@ -242,11 +308,12 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
     if (!req->on_data && req->max_body == 0)
         return zk_err_set(err, ZK_EINVAL, "%s %s: no response size limit set", req->method, req->url);
 
-    c = curl_easy_init();
+    c = http_pool_take(req->pool);
     if (!c) {
         rc = zk_err_set(err, ZK_ENOMEM, "%s %s: cannot create a transfer", req->method, req->url);
         goto out;
     }
+    x.curl = c;
     h = http_header_append(headers, "Accept", "", req->accept ? req->accept : "application/json");
     if (h && req->content_type) {
         headers = h;
@@ -272,6 +339,10 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXCONNECTS, HTTP_POOL_CONNS);
+    /* HTTP/2 would multiplex only the requests of one transfer, which sends one at a time, and costs
+     * an HTTP/2 session (tens of kilobytes) per connection. */
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
@@ -311,7 +382,7 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
 out:
     curl_slist_free_all(headers);
     if (c)
-        curl_easy_cleanup(c);
+        http_pool_give(req->pool, c);
     return rc;
 }
 

@@ -32,10 +32,22 @@ struct http_tls {
     int insecure;
 };
 
-/* Called with each piece of the body as it arrives, when a request streams. Return 0 to go on, or a
+/* Called with each piece of the body as it arrives, when a request streams; the response's status is
+ * set by then. Return 0 to go on, or a
  * negative zk_code to stop the transfer; that code then becomes http_do's result (the callback should
  * also fill *err, which http_do passes through untouched). */
 typedef int http_data_fn(void *ud, const char *data, size_t len, struct zk_err *err);
+
+/* A pool of idle transfers, each keeping its open connection (and TLS session) for the next request
+ * to the same server: without it every request pays a TCP connect and a full TLS handshake, which
+ * costs more than a small API request itself. A transfer is used by one request at a time, so
+ * requests from any number of threads may share a pool (libcurl's shared connection cache is not
+ * safe across threads). */
+struct http_pool;
+
+/* *out is owned by the caller (http_pool_free, after every request using it has returned). */
+int http_pool_new(struct http_pool **out, struct zk_err *err);
+void http_pool_free(struct http_pool *pool);
 
 struct http_request {
     const char *method;       /* "GET", "POST", "PATCH", ... */
@@ -46,6 +58,7 @@ struct http_request {
     size_t body_len;
     const char *bearer_token; /* NULL: no Authorization header */
     const struct http_tls *tls;
+    struct http_pool *pool;  /* NULL: a fresh connection, closed after the request */
     long timeout_ms;         /* whole request; 0 means none (only for streams that can be cancelled) */
     long connect_timeout_ms; /* 0: 5000 */
     size_t max_body;         /* bound on the accumulated body; required unless on_data is set */

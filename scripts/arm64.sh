@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 pkgs=(gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross libcurl4-openssl-dev:arm64 libcjson-dev:arm64
-      libyaml-dev:arm64 libssl-dev:arm64 libmicrohttpd-dev:arm64)
+      libyaml-dev:arm64 libssl-dev:arm64 libmicrohttpd-dev:arm64 zlib1g-dev:arm64)
 missing=()
 dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64; apt-get update -qq; }
 for p in "${pkgs[@]}"; do

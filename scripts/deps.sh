@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 
 apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
-          libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev
+          libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev zlib1g-dev
           nginx etcd-server unzip procps iproute2 python3 python3-yaml util-linux wget busybox
           fcgiwrap xz-utils
           # the local node (scripts/node.sh) and the images it runs (scripts/images.sh)

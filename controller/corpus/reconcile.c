@@ -121,6 +121,12 @@ static void reconcile_memo_drop(struct reconcile_ctx *ctx, const char *key)
     pthread_mutex_unlock(&ctx->memo_mu);
 }
 
+void reconcile_prune_observed(cJSON *obj)
+{
+    informer_prune_server_fields(obj);
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+}
+
 int reconcile_needs_apply(const cJSON *desired, const cJSON *observed, char *diff, size_t len)
 {
     const cJSON *ref;

@@ -79,6 +79,12 @@ void reconcile_ctx_free(struct reconcile_ctx *ctx);
  * after which it should run again by itself (0: only on a change), or an error to retry with backoff. */
 int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after, struct zk_err *err);
 
+/* The informers' prune function for Jobs and Pods (runtime/informer.h): reconcile reads only their
+ * metadata (the key, by api_corpus_key) and their status (when they finished, the indexer's termination
+ * message), never their specs, which carry a whole pod template. Also drops the server fields
+ * (informer_prune_server_fields). The rendered kinds keep their specs: compare_subset reads them. */
+void reconcile_prune_observed(cJSON *obj);
+
 /* Pure helpers, exposed for unit tests. */
 
 /* Whether desired must be applied over observed (NULL: absent): it is not a subset, or observed still

@@ -1,7 +1,14 @@
 /* informer.c: see informer.h.
  *
- * The cache is a cJSON object whose member names are object keys: a few hundred members at most per
- * resource, so cJSON's linear member lookup is cheap and the structure needs no code of its own. */
+ * The cache is a hash table of entries, each the object's own key, the key its key function gave it
+ * (computed once, on arrival) and the pruned object as compact JSON text, deflated against a preset
+ * dictionary: the first object the informer cached. Text, because a cJSON tree takes four to six times
+ * the memory of its text (a node and its strings per member, each a separate allocation), and a
+ * thousand corpora are ten thousand cached objects; deflated against another object of the same kind,
+ * because the objects of one kind share most of their text (a ConfigMap carries the same 15 KB
+ * indexer script for every corpus), which the dictionary turns into back-references. A reader inflates
+ * and parses its own copy, a few tens of microseconds. Storing the owner key lets informer_list_for scan
+ * the table without inflating anything. */
 #include "controller/runtime/informer.h"
 
 #include "jb.h"
@@ -14,8 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #define INFORMER_KEY_MAX 320
+/* The table's first size; it doubles whenever it holds more entries than buckets. */
+#define INFORMER_BUCKETS_MIN 64
+/* Deflate looks back at most 32 KB, so a longer dictionary would be wasted. */
+#define INFORMER_DICT_MAX 32768
 /* How long to wait before watching again when the first list failed for a reason the watch does not
  * retry by itself (Forbidden: an RBAC binding may appear later). */
 #define INFORMER_RETRY_SECONDS 5
@@ -26,14 +38,34 @@ struct informer {
     char *namespace;
     char *label_selector;
     informer_key_fn *key_of;
+    informer_prune_fn *prune;
     informer_enqueue_fn *enqueue;
     void *ud;
     pthread_t thread;
     int started;
     volatile int cancel;
     pthread_mutex_t mu;
-    cJSON *cache; /* object: key -> object */
+    struct informer_table *cache; /* guarded by mu; replaced whole by a relist */
     int synced;
+    /* The preset dictionary of every entry: set by the watch thread before the first entry is made,
+     * never changed after, so readers of entries may read it. */
+    unsigned char *dict;
+    size_t dict_len;
+};
+
+struct informer_entry {
+    char *key;   /* the object's own key, "namespace/name" */
+    char *owner; /* what key_of gave for it, NULL when nothing */
+    unsigned char *z; /* the pruned object as compact JSON, deflated (raw) against the dictionary */
+    size_t zlen;
+    size_t len;       /* of the JSON text */
+    struct informer_entry *next;
+};
+
+struct informer_table {
+    struct informer_entry **buckets;
+    size_t nbuckets;
+    size_t count;
 };
 
 int informer_self_key(const cJSON *obj, char *key, size_t len)
@@ -48,12 +80,136 @@ int informer_self_key(const cJSON *obj, char *key, size_t len)
     return n > 0 && (size_t)n < len;
 }
 
-static void informer_notify(struct informer *inf, const cJSON *obj)
+void informer_prune_server_fields(cJSON *obj)
 {
-    char key[INFORMER_KEY_MAX];
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 
-    if (inf->key_of(obj, key, sizeof(key)))
-        inf->enqueue(inf->ud, key);
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
+                                            "kubectl.kubernetes.io/last-applied-configuration");
+}
+
+/* ---- the table ------------------------------------------------------------------------------------ */
+
+static size_t informer_hash(const char *key)
+{
+    size_t h = 14695981039346656037u; /* FNV-1a */
+
+    for (; *key; key++)
+        h = (h ^ (unsigned char)*key) * 1099511628211u;
+    return h;
+}
+
+static void informer_entry_free(struct informer_entry *e)
+{
+    if (!e)
+        return;
+    free(e->key);
+    free(e->owner);
+    free(e->z);
+    free(e);
+}
+
+static struct informer_table *informer_table_new(void)
+{
+    struct informer_table *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return NULL;
+    t->nbuckets = INFORMER_BUCKETS_MIN;
+    t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+    if (!t->buckets) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void informer_table_free(struct informer_table *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->nbuckets; i++) {
+        struct informer_entry *e = t->buckets[i], *next;
+
+        for (; e; e = next) {
+            next = e->next;
+            informer_entry_free(e);
+        }
+    }
+    free(t->buckets);
+    free(t);
+}
+
+/* The entry of key, or NULL. */
+static struct informer_entry *informer_table_find(const struct informer_table *t, const char *key)
+{
+    struct informer_entry *e = t->buckets[informer_hash(key) % t->nbuckets];
+
+    while (e && strcmp(e->key, key) != 0)
+        e = e->next;
+    return e;
+}
+
+/* Removes and returns the entry of key, or NULL. */
+static struct informer_entry *informer_table_detach(struct informer_table *t, const char *key)
+{
+    struct informer_entry **pp = &t->buckets[informer_hash(key) % t->nbuckets], *e;
+
+    for (; (e = *pp) != NULL; pp = &e->next) {
+        if (strcmp(e->key, key) == 0) {
+            *pp = e->next;
+            e->next = NULL;
+            t->count--;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Adds e (taken over), whose key is not in t. A table that cannot grow stays as it is: longer chains,
+ * still correct. */
+static void informer_table_add(struct informer_table *t, struct informer_entry *e)
+{
+    size_t b;
+
+    if (t->count >= t->nbuckets) {
+        size_t n = t->nbuckets * 2;
+        struct informer_entry **grown = calloc(n, sizeof(*grown));
+
+        if (grown) {
+            for (size_t i = 0; i < t->nbuckets; i++) {
+                struct informer_entry *x = t->buckets[i], *next;
+
+                for (; x; x = next) {
+                    next = x->next;
+                    b = informer_hash(x->key) % n;
+                    x->next = grown[b];
+                    grown[b] = x;
+                }
+            }
+            free(t->buckets);
+            t->buckets = grown;
+            t->nbuckets = n;
+        }
+    }
+    b = informer_hash(e->key) % t->nbuckets;
+    e->next = t->buckets[b];
+    t->buckets[b] = e;
+    t->count++;
+}
+
+/* Runs the statement that follows once for each entry e of t (e must not be removed meanwhile). */
+#define INFORMER_TABLE_EACH(t, e)                                                                              \
+    for (size_t informer_b_ = 0; informer_b_ < (t)->nbuckets; informer_b_++)                                  \
+        for (struct informer_entry *e = (t)->buckets[informer_b_]; e; e = e->next)
+
+/* ---- objects in and out --------------------------------------------------------------------------- */
+
+static void informer_notify_key(struct informer *inf, const char *owner)
+{
+    if (owner)
+        inf->enqueue(inf->ud, owner);
 }
 
 /* Gives a listed item the apiVersion and kind that a List leaves out of its items (watch events
@@ -73,33 +229,142 @@ static void informer_type_meta(struct jb *b, const struct kube_resource *r, cJSO
         jb_add_str(b, obj, "kind", r->kind);
 }
 
-/* Builds a cache object from a list's items. NULL when out of memory. */
-static cJSON *informer_build(const struct kube_resource *r, const cJSON *items)
+/* Stores text (len bytes) in e, deflated against the informer's dictionary, which the first text
+ * becomes. Returns 0 when out of memory. */
+static int informer_pack(struct informer *inf, const char *text, size_t len, struct informer_entry *e)
 {
+    z_stream zs = {0};
+    unsigned char *shrunk;
+    size_t cap;
+    int ok;
+
+    if (!inf->dict) {
+        inf->dict_len = len < INFORMER_DICT_MAX ? len : INFORMER_DICT_MAX;
+        inf->dict = malloc(inf->dict_len);
+        if (!inf->dict)
+            return 0;
+        memcpy(inf->dict, text + len - inf->dict_len, inf->dict_len);
+    }
+    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return 0;
+    cap = deflateBound(&zs, (uLong)len);
+    e->z = malloc(cap);
+    ok = e->z && deflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len) == Z_OK;
+    if (ok) {
+        zs.next_in = (Bytef *)text;
+        zs.avail_in = (uInt)len;
+        zs.next_out = e->z;
+        zs.avail_out = (uInt)cap;
+        ok = deflate(&zs, Z_FINISH) == Z_STREAM_END;
+    }
+    deflateEnd(&zs);
+    if (!ok)
+        return 0;
+    e->zlen = zs.total_out;
+    e->len = len;
+    /* Give back the rest of deflateBound's worst case. */
+    shrunk = realloc(e->z, e->zlen);
+    if (shrunk)
+        e->z = shrunk;
+    return 1;
+}
+
+/* The object e holds, parsed (caller-owned); NULL when out of memory. */
+static cJSON *informer_unpack(const struct informer *inf, const struct informer_entry *e)
+{
+    z_stream zs = {0};
+    char *text = malloc(e->len + 1);
+    cJSON *obj = NULL;
+    int ok;
+
+    if (!text || inflateInit2(&zs, -15) != Z_OK) {
+        free(text);
+        return NULL;
+    }
+    ok = inflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len) == Z_OK;
+    if (ok) {
+        zs.next_in = e->z;
+        zs.avail_in = (uInt)e->zlen;
+        zs.next_out = (Bytef *)text;
+        zs.avail_out = (uInt)e->len;
+        ok = inflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out == e->len;
+    }
+    inflateEnd(&zs);
+    if (ok) {
+        text[e->len] = '\0';
+        obj = cJSON_ParseWithLength(text, e->len);
+    }
+    free(text);
+    return obj;
+}
+
+/* The entry for obj as the cache keeps it: pruned, with its type, as text, with its owner key. NULL
+ * when obj has no name or out of memory (*oom is then set). */
+static struct informer_entry *informer_entry_new(struct informer *inf, const cJSON *obj, int *oom)
+{
+    char key[INFORMER_KEY_MAX], owner[INFORMER_KEY_MAX];
+    struct informer_entry *e = NULL;
     struct jb b = {0};
-    cJSON *cache = jb_object(&b);
+    char *text = NULL;
+    cJSON *copy;
+
+    *oom = 0;
+    if (!informer_self_key(obj, key, sizeof(key)))
+        return NULL;
+    copy = cJSON_Duplicate(obj, 1);
+    if (copy) {
+        if (inf->prune)
+            inf->prune(copy);
+        informer_type_meta(&b, inf->resource, copy);
+        copy = jb_finish(&b, copy);
+    }
+    e = copy ? calloc(1, sizeof(*e)) : NULL;
+    if (e) {
+        int owned = inf->key_of(copy, owner, sizeof(owner));
+
+        e->key = strdup(key);
+        text = cJSON_PrintUnformatted(copy);
+        e->owner = owned ? strdup(owner) : NULL;
+        if (!e->key || !text || !informer_pack(inf, text, strlen(text), e) || (owned && !e->owner)) {
+            informer_entry_free(e);
+            e = NULL;
+        }
+    }
+    cJSON_Delete(copy);
+    free(text);
+    *oom = !e;
+    return e;
+}
+
+/* Builds a table from a list's items. NULL when out of memory. */
+static struct informer_table *informer_build(struct informer *inf, const cJSON *items)
+{
+    struct informer_table *t = informer_table_new();
     const cJSON *it;
-    char key[INFORMER_KEY_MAX];
 
     cJSON_ArrayForEach(it, items) {
-        cJSON *copy;
+        struct informer_entry *e;
+        int oom;
 
-        if (b.failed || !informer_self_key(it, key, sizeof(key)))
-            continue;
-        copy = cJSON_Duplicate(it, 1);
-        b.failed |= !copy;
-        if (copy)
-            informer_type_meta(&b, r, copy);
-        jb_add(&b, cache, key, copy);
+        if (!t)
+            break;
+        e = informer_entry_new(inf, it, &oom);
+        if (oom) {
+            informer_table_free(t);
+            t = NULL;
+        } else if (e) {
+            /* A List names each object once; a duplicate would only replace itself. */
+            informer_entry_free(informer_table_detach(t, e->key));
+            informer_table_add(t, e);
+        }
     }
-    return jb_finish(&b, cache);
+    return t;
 }
 
 static void informer_on_list(void *ud, const cJSON *items)
 {
     struct informer *inf = ud;
-    cJSON *fresh = informer_build(inf->resource, items), *old;
-    const cJSON *it;
+    struct informer_table *fresh = informer_build(inf, items), *old;
 
     if (!fresh) {
         /* The old cache stays; the next relist or event brings it up to date. */
@@ -112,38 +377,42 @@ static void informer_on_list(void *ud, const cJSON *items)
     inf->synced = 1;
     pthread_mutex_unlock(&inf->mu);
     /* fresh is only replaced by this thread, so reading it unlocked here is safe. */
-    cJSON_ArrayForEach(it, old) informer_notify(inf, it);
-    cJSON_ArrayForEach(it, fresh) informer_notify(inf, it);
-    cJSON_Delete(old);
+    INFORMER_TABLE_EACH(old, e) informer_notify_key(inf, e->owner);
+    INFORMER_TABLE_EACH(fresh, e) informer_notify_key(inf, e->owner);
+    informer_table_free(old);
     log_debug("Informer listed", "resource", inf->resource->plural, NULL);
 }
 
 static void informer_on_event(void *ud, enum watch_event_type type, const cJSON *obj)
 {
     struct informer *inf = ud;
-    char key[INFORMER_KEY_MAX];
-    cJSON *copy = NULL, *previous = NULL;
+    char key[INFORMER_KEY_MAX], owner[INFORMER_KEY_MAX];
+    struct informer_entry *e = NULL, *previous;
+    int oom = 0;
 
     if (!informer_self_key(obj, key, sizeof(key)))
         return;
     if (type != WATCH_DELETED) {
-        copy = cJSON_Duplicate(obj, 1);
-        if (!copy) {
+        e = informer_entry_new(inf, obj, &oom);
+        if (oom) {
             log_error("Informer update failed: out of memory", "resource", inf->resource->plural, "key", key,
                       NULL);
             return;
         }
     }
     pthread_mutex_lock(&inf->mu);
-    previous = cJSON_DetachItemFromObjectCaseSensitive(inf->cache, key);
-    if (copy)
-        cJSON_AddItemToObject(inf->cache, key, copy);
+    previous = informer_table_detach(inf->cache, key);
+    if (e)
+        informer_table_add(inf->cache, e);
     pthread_mutex_unlock(&inf->mu);
     /* An object whose owner changed belongs to two corpora for a moment: tell both. */
     if (previous)
-        informer_notify(inf, previous);
-    informer_notify(inf, obj);
-    cJSON_Delete(previous);
+        informer_notify_key(inf, previous->owner);
+    if (e)
+        informer_notify_key(inf, e->owner);
+    else if (inf->key_of(obj, owner, sizeof(owner)))
+        inf->enqueue(inf->ud, owner);
+    informer_entry_free(previous);
 }
 
 static void *informer_main(void *arg)
@@ -186,10 +455,11 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
     inf->client = c;
     inf->resource = o->resource;
     inf->key_of = o->key_of;
+    inf->prune = o->prune;
     inf->enqueue = o->enqueue;
     inf->ud = o->ud;
     pthread_mutex_init(&inf->mu, NULL);
-    inf->cache = cJSON_CreateObject();
+    inf->cache = informer_table_new();
     inf->namespace = o->namespace ? strdup(o->namespace) : NULL;
     inf->label_selector = o->label_selector ? strdup(o->label_selector) : NULL;
     if (!inf->cache || (o->namespace && !inf->namespace) || (o->label_selector && !inf->label_selector)) {
@@ -221,14 +491,14 @@ int informer_has_synced(struct informer *inf)
 cJSON *informer_get(struct informer *inf, const char *ns, const char *name)
 {
     char key[INFORMER_KEY_MAX];
+    const struct informer_entry *hit;
     cJSON *copy = NULL;
-    const cJSON *hit;
 
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
     pthread_mutex_lock(&inf->mu);
-    hit = cJSON_GetObjectItemCaseSensitive(inf->cache, key);
+    hit = informer_table_find(inf->cache, key);
     if (hit)
-        copy = cJSON_Duplicate(hit, 1);
+        copy = informer_unpack(inf, hit);
     pthread_mutex_unlock(&inf->mu);
     return copy;
 }
@@ -237,13 +507,11 @@ cJSON *informer_list_for(struct informer *inf, const char *key)
 {
     struct jb b = {0};
     cJSON *arr = jb_array(&b);
-    const cJSON *it;
-    char owner[INFORMER_KEY_MAX];
 
     pthread_mutex_lock(&inf->mu);
-    cJSON_ArrayForEach(it, inf->cache) {
-        if (!b.failed && inf->key_of(it, owner, sizeof(owner)) && strcmp(owner, key) == 0)
-            jb_push(&b, arr, cJSON_Duplicate(it, 1));
+    INFORMER_TABLE_EACH(inf->cache, e) {
+        if (!b.failed && e->owner && strcmp(e->owner, key) == 0)
+            jb_push(&b, arr, informer_unpack(inf, e));
     }
     pthread_mutex_unlock(&inf->mu);
     return jb_finish(&b, arr);
@@ -253,12 +521,11 @@ cJSON *informer_keys(struct informer *inf)
 {
     struct jb b = {0};
     cJSON *arr = jb_array(&b);
-    const cJSON *it;
 
     pthread_mutex_lock(&inf->mu);
-    cJSON_ArrayForEach(it, inf->cache) {
+    INFORMER_TABLE_EACH(inf->cache, e) {
         if (!b.failed)
-            jb_push(&b, arr, jb_string(&b, it->string));
+            jb_push(&b, arr, jb_string(&b, e->key));
     }
     pthread_mutex_unlock(&inf->mu);
     return jb_finish(&b, arr);
@@ -284,7 +551,8 @@ void informer_free(struct informer *inf)
     if (!inf)
         return;
     informer_stop(inf);
-    cJSON_Delete(inf->cache);
+    informer_table_free(inf->cache);
+    free(inf->dict);
     free(inf->namespace);
     free(inf->label_selector);
     pthread_mutex_destroy(&inf->mu);

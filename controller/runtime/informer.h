@@ -2,7 +2,8 @@
  * which object to reconcile when something changes.
  *
  * Each informer runs lib/kube/watch's reflector in its own thread. The cache maps "namespace/name" to
- * the latest object seen; readers get deep copies, so a reconcile never races the watch thread. Every
+ * the latest object seen, kept as compact text; readers get their own parsed copies, so a reconcile
+ * never races the watch thread. Every
  * change calls enqueue with the key the informer's key function gives the object: its own key
  * (informer_self_key, for the objects reconciled themselves), or the key of the object it belongs to,
  * by whatever rule the caller's domain has (the corpus package maps a child to its corpus); objects the
@@ -10,7 +11,8 @@
  * A relist (first list, or after the server expired our version) enqueues every object in the old and
  * the new list, so a deletion missed during a disconnect is still seen. Listed objects get the
  * apiVersion and kind a List omits from its items, so the cache looks the same however an object
- * arrived. */
+ * arrived. An optional prune function drops, on arrival, what the caller never reads (managedFields
+ * alone are often half of an object), so the caches hold only what the controller compares and reads. */
 #ifndef ZK_RUNTIME_INFORMER_H
 #define ZK_RUNTIME_INFORMER_H
 
@@ -20,8 +22,13 @@
 #include <cjson/cJSON.h>
 
 /* Writes the key ("namespace/name") to enqueue for obj into key (len bytes); returns 1, or 0 when obj
- * maps to no key or the key does not fit. Called from the watch thread and from readers; must be pure. */
+ * maps to no key or the key does not fit. Called from the watch thread, once per object that arrives (the
+ * cache keeps the answer); must be pure. */
 typedef int informer_key_fn(const cJSON *obj, char *key, size_t len);
+
+/* Removes from obj, in place, the members the caller never reads. Called from the watch thread on the
+ * informer's own copy, before it is cached and before the key function sees it; must be pure. */
+typedef void informer_prune_fn(cJSON *obj);
 
 /* Called from the watch thread with a key ("namespace/name"), borrowed for the call. */
 typedef void informer_enqueue_fn(void *ud, const char *key);
@@ -31,6 +38,7 @@ struct informer_opts {
     const char *namespace;                /* NULL: all namespaces; copied */
     const char *label_selector;           /* NULL: none; copied */
     informer_key_fn *key_of;              /* required; informer_self_key for the objects themselves */
+    informer_prune_fn *prune;             /* NULL: cache objects whole */
     informer_enqueue_fn *enqueue;
     void *ud;
 };
@@ -43,11 +51,11 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
 /* Whether the first complete list has arrived (for /readyz and before the first reconcile). */
 int informer_has_synced(struct informer *inf);
 
-/* A deep copy of the cached object, owned by the caller (cJSON_Delete), or NULL when absent or out of
+/* A copy of the cached object (as pruned), owned by the caller (cJSON_Delete), or NULL when absent or out of
  * memory. */
 cJSON *informer_get(struct informer *inf, const char *ns, const char *name);
 
-/* A new array (caller-owned) of deep copies of every cached object whose key (as enqueue would see it)
+/* A new array (caller-owned) of copies of every cached object whose key (as enqueue would see it)
  * is key; empty when none, NULL only when out of memory. */
 cJSON *informer_list_for(struct informer *inf, const char *key);
 
@@ -64,5 +72,9 @@ void informer_free(struct informer *inf);
 /* The object's own key, "namespace/name" (or "/name" for an object without a namespace). An
  * informer_key_fn. */
 int informer_self_key(const cJSON *obj, char *key, size_t len);
+
+/* Drops what the API server keeps for writers, never for readers: metadata.managedFields and kubectl's
+ * last-applied-configuration annotation. An informer_prune_fn. */
+void informer_prune_server_fields(cJSON *obj);
 
 #endif

@@ -34,6 +34,7 @@
 struct kube_client {
     struct kube_config cfg;
     struct http_tls tls;
+    struct http_pool *pool; /* connections kept open between requests; used by every thread */
     long timeout_ms;
     pthread_mutex_t token_lock;
     char *token;         /* the bearer token in use, or NULL; guarded by token_lock */
@@ -169,6 +170,11 @@ int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_
         return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
     }
     pthread_mutex_init(&c->token_lock, NULL);
+    rc = http_pool_new(&c->pool, err);
+    if (rc) {
+        kube_client_free(c);
+        return rc;
+    }
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : KCLI_DEFAULT_TIMEOUT_MS;
     c->tls = (struct http_tls){
         .ca_file = c->cfg.ca_file,
@@ -209,6 +215,7 @@ void kube_client_free(struct kube_client *c)
         memset(c->token, 0, strlen(c->token));
     free(c->token);
     pthread_mutex_destroy(&c->token_lock);
+    http_pool_free(c->pool);
     kube_config_free(&c->cfg);
     free(c);
 }
@@ -423,9 +430,12 @@ static const char *kcli_path(const struct kube_client *c, const char *url)
     return strncmp(url, c->cfg.server, n) == 0 && url[n] ? url + n : url;
 }
 
-/* Keeps the first KCLI_STREAM_HEAD bytes of a stream, for an error status, and passes everything on. */
+/* Keeps the first KCLI_STREAM_HEAD bytes of an error status's body, to explain it, and passes every
+ * body on. A successful stream keeps nothing: a watch lives for minutes, and a copy of its first
+ * events per watch would only take memory. */
 struct kcli_stream_ctx {
     const struct kube_stream *s;
+    const struct http_response *resp;
     struct buf head;
 };
 
@@ -434,7 +444,7 @@ static int kcli_stream_data(void *ud, const char *data, size_t len, struct zk_er
     struct kcli_stream_ctx *x = ud;
     size_t room = KCLI_STREAM_HEAD - x->head.len;
 
-    if (room > 0 && buf_append(&x->head, data, len < room ? len : room))
+    if (x->resp->status >= 300 && room > 0 && buf_append(&x->head, data, len < room ? len : room))
         return zk_err_set(err, ZK_ENOMEM, "out of memory reading a stream");
     return x->s->on_data(x->s->ud, data, len, err);
 }
@@ -444,8 +454,8 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
                    const char *body, size_t body_len, const volatile int *cancel, const struct kube_stream *s,
                    cJSON **out, struct kube_err *err)
 {
-    struct kcli_stream_ctx sx = {s, {0}};
     struct http_response resp = {0};
+    struct kcli_stream_ctx sx = {s, &resp, {0}};
     struct zk_err z = {0};
     char what[512];
     char *tok = NULL;
@@ -464,6 +474,7 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
             .body = body,
             .body_len = body_len,
             .tls = &c->tls,
+            .pool = c->pool,
             .timeout_ms = s ? s->timeout_ms : c->timeout_ms,
             .max_body = KCLI_MAX_BODY,
             .on_data = s ? kcli_stream_data : NULL,

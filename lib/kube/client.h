@@ -6,9 +6,10 @@
  * reason parsed from the Kubernetes Status body, its message, the field causes of an Invalid, and
  * Retry-After). Callers branch on kube_err.reason, never on message text.
  *
- * A kube_client may be used from several threads at once: each request is independent, and the
- * bearer token, when it comes from a file, is re-read under a lock at most once a minute (projected
- * service-account tokens rotate). */
+ * A kube_client may be used from several threads at once: each request is independent (connections
+ * to the server are kept open between requests in an http_pool, so that a request rarely pays a TLS
+ * handshake), and the bearer token, when it comes from a file, is re-read under a lock at most once a
+ * minute (projected service-account tokens rotate). */
 #ifndef ZK_KUBE_CLIENT_H
 #define ZK_KUBE_CLIENT_H
 

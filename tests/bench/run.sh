@@ -76,6 +76,9 @@ else
 fi
 
 mkdir -p docs
+# tests/bench/scale.sh writes the last section; it stays as that script last wrote it.
+scale_section=
+[ -f "$out" ] && scale_section=$(sed -n '/^## Operator at scale/,$p' "$out")
 {
   echo "# Benchmarks"
   echo
@@ -129,6 +132,10 @@ mkdir -p docs
     echo "short."
     echo
     sed -n '/^EXACT$/,$p' "$tmp/org" | grep '^|'
+  fi
+  if [ -n "$scale_section" ]; then
+    echo
+    echo "$scale_section"
   fi
 } >"$out"
 echo "run.sh: wrote $out"

@@ -1,6 +1,6 @@
 /* Unit tests for lib/http: the error taxonomy and message of a refused connection (loopback port 1,
  * where nothing listens), the request checks made before any I/O, and the headers sent, as a one-shot
- * loopback server in a thread receives them. */
+ * loopback server in a thread receives them, and that a pool keeps its connection. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,7 +109,7 @@ static void *echo_token(void *arg)
     return NULL;
 }
 
-static void echo_start(struct echo_server *s)
+static void echo_start_with(struct echo_server *s, void *(*serve)(void *))
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof(a);
@@ -120,7 +120,7 @@ static void echo_start(struct echo_server *s)
     assert_int_equal(listen(s->fd, 1), 0);
     assert_int_equal(getsockname(s->fd, (struct sockaddr *)&a, &alen), 0);
     s->port = ntohs(a.sin_port);
-    assert_int_equal(pthread_create(&s->thread, NULL, echo_token, s), 0);
+    assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
 }
 
 static void echo_stop(struct echo_server *s)
@@ -145,7 +145,7 @@ static void test_a_long_bearer_token_is_sent_whole(void **state)
     for (size_t i = 0; i < n; i++)
         token[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[i % 36];
     token[n] = '\0';
-    echo_start(&s);
+    echo_start_with(&s, echo_token);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s.port);
     req.url = url;
     req.bearer_token = token;
@@ -156,6 +156,62 @@ static void test_a_long_bearer_token_is_sent_whole(void **state)
     assert_memory_equal(resp.body.data, token, n);
     http_response_free(&resp);
     free(token);
+}
+
+/* A server that accepts one connection only and answers three requests on it, each with its ordinal:
+ * a client that opened a second connection would get no answer. */
+static void *keepalive_three(void *arg)
+{
+    struct echo_server *s = arg;
+    char request[4096], head[128];
+    int conn = accept(s->fd, NULL, NULL);
+
+    if (conn < 0)
+        return NULL;
+    for (int i = 1; i <= 3; i++) {
+        size_t len = 0;
+        ssize_t n;
+
+        request[0] = '\0';
+        while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
+               (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
+            len += (size_t)n;
+            request[len] = '\0';
+        }
+        snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n%d", i);
+        if (write(conn, head, strlen(head)) < 0)
+            break;
+    }
+    close(conn);
+    return NULL;
+}
+
+/* Requests through a pool share one connection, from one request to the next. */
+static void test_a_pool_reuses_its_connection(void **state)
+{
+    struct echo_server s;
+    struct http_pool *pool = NULL;
+    struct http_request req = {.method = "GET", .timeout_ms = 5000, .max_body = 64};
+    struct http_response resp;
+    struct zk_err err;
+    char url[64], want[2];
+
+    (void)state;
+    assert_int_equal(http_pool_new(&pool, &err), ZK_OK);
+    echo_start_with(&s, keepalive_three);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s.port);
+    req.url = url;
+    req.pool = pool;
+    for (int i = 1; i <= 3; i++) {
+        assert_int_equal(http_do(&req, &resp, &err), ZK_OK);
+        assert_int_equal(resp.status, 200);
+        snprintf(want, sizeof(want), "%d", i);
+        assert_int_equal(resp.body.len, 1);
+        assert_memory_equal(resp.body.data, want, 1);
+        http_response_free(&resp);
+    }
+    echo_stop(&s);
+    http_pool_free(pool);
 }
 
 static void test_escape(void **state)
@@ -173,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_refused_connection_message_is_stable),
         cmocka_unit_test(test_a_body_bound_is_required),
         cmocka_unit_test(test_a_long_bearer_token_is_sent_whole),
+        cmocka_unit_test(test_a_pool_reuses_its_connection),
         cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,5 +1,6 @@
 /* Unit tests for the pure decisions inside controller/corpus/reconcile: which children need an apply,
- * where /index-status is, when a Job finished, and which condition changes deserve an Event. */
+ * where /index-status is, when a Job finished, which condition changes deserve an Event, and that what
+ * the informers prune from cached objects is nothing reconcile compares or reads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "controller/corpus/api.h"
 #include "controller/corpus/reconcile.h"
+#include "controller/corpus/spec.h"
+#include "json.h"
+#include "tests/support/fixture.h"
+
+#include <stdlib.h>
 
 static cJSON *parse(const char *s)
 {
@@ -137,6 +144,92 @@ static void test_resources_follow_discovery(void **state)
     assert_string_equal(r[RK_DEPLOYMENT].group, "apps");
 }
 
+/* What the API server adds to an object for writers: a managedFields entry and, for objects once
+ * written with client-side `kubectl apply`, the last-applied annotation. */
+static void add_server_fields(cJSON *obj)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+
+    if (!ann)
+        ann = cJSON_AddObjectToObject(meta, "annotations");
+    cJSON_AddStringToObject(ann, "kubectl.kubernetes.io/last-applied-configuration", "{\"spec\":{}}");
+    cJSON_AddItemToObject(meta, "managedFields",
+                          parse("[{\"manager\":\"zoekt-operator\",\"operation\":\"Apply\",\"fieldsV1\":"
+                                "{\"f:spec\":{\"f:replicas\":{}}}}]"));
+}
+
+/* Every rendered child, as the server returns it and the informer prunes it, is still a match for
+ * what was rendered (so a steady state writes nothing), maps to the same corpus, and lost only the
+ * server fields. */
+static void test_prune_keeps_what_is_compared(void **state)
+{
+    size_t len;
+    char *text = fixture_read("tests/fixtures/render", "corpus.json", &len);
+    cJSON *corpus = parse(text), *children = NULL;
+    struct corpus_spec *spec = NULL;
+    struct spec_errors errs = {0};
+    struct render_env env;
+    struct zk_err err = {0};
+    const cJSON *child;
+
+    (void)state;
+    free(text);
+    render_env_for_minor(RENDER_KUBE_MINOR_CURRENT, &env);
+    assert_int_equal(spec_parse(corpus, &spec, &errs), ZK_OK);
+    assert_int_equal(render_children(corpus, spec, &env, &children, &err), ZK_OK);
+    assert_true(cJSON_GetArraySize(children) >= 8);
+    cJSON_ArrayForEach(child, children) {
+        cJSON *observed = cJSON_Duplicate(child, 1);
+        char want[128], got[128], diff[256];
+        int had_key;
+
+        assert_non_null(observed);
+        had_key = api_corpus_key(observed, want, sizeof(want));
+        add_server_fields(observed);
+        informer_prune_server_fields(observed);
+        assert_null(json_path(observed, "metadata.managedFields"));
+        assert_null(json_str(json_path(observed, "metadata.annotations"),
+                             "kubectl.kubernetes.io/last-applied-configuration", NULL));
+        assert_false(reconcile_needs_apply(child, observed, diff, sizeof(diff)));
+        assert_int_equal(api_corpus_key(observed, got, sizeof(got)), had_key);
+        if (had_key)
+            assert_string_equal(got, want);
+        cJSON_Delete(observed);
+    }
+    cJSON_Delete(children);
+    spec_free(spec);
+    cJSON_Delete(corpus);
+}
+
+/* Jobs and Pods lose their specs (a whole pod template) but keep what reconcile reads: the corpus
+ * they belong to, when a Job finished, the indexer's termination message. */
+static void test_prune_observed_keeps_status(void **state)
+{
+    cJSON *job = parse("{\"metadata\":{\"namespace\":\"team\",\"name\":\"org-indexer-1\",\"labels\":{"
+                       "\"app.kubernetes.io/managed-by\":\"zoekt-operator\",\"app.kubernetes.io/instance\":\"org\"}},"
+                       "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"indexer\"}]}}},"
+                       "\"status\":{\"completionTime\":\"2026-11-29T03:41:10Z\",\"containerStatuses\":[{\"name\":"
+                       "\"indexer\",\"state\":{\"terminated\":{\"message\":\"{}\"}}}]}}");
+    cJSON *jobs = cJSON_CreateArray();
+    char before[40], after[40], key[64];
+
+    (void)state;
+    add_server_fields(job);
+    cJSON_AddItemReferenceToArray(jobs, job);
+    reconcile_jobs_finished(jobs, before, sizeof(before));
+    reconcile_prune_observed(job);
+    assert_null(json_obj(job, "spec"));
+    assert_null(json_path(job, "metadata.managedFields"));
+    reconcile_jobs_finished(jobs, after, sizeof(after));
+    assert_string_equal(after, before);
+    assert_non_null(json_path(job, "status.containerStatuses"));
+    assert_true(api_corpus_key(job, key, sizeof(key)));
+    assert_string_equal(key, "team/org");
+    cJSON_Delete(jobs);
+    cJSON_Delete(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +238,8 @@ int main(void)
         cmocka_unit_test(test_jobs_finished),
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_resources_follow_discovery),
+        cmocka_unit_test(test_prune_keeps_what_is_compared),
+        cmocka_unit_test(test_prune_observed_keeps_status),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
