@@ -16,7 +16,18 @@ cmd=${1:?usage: git-server.sh start|stop|repo DIR}
 dir=${2:?usage: git-server.sh start|stop|repo DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-stop_pid() { [ -f "$1" ] && kill "$(cat "$1")" 2>/dev/null; rm -f "$1"; return 0; }
+# stop_pid FILE: stops the process named in FILE with everything it forked (fcgiwrap's workers), as
+# the process group setsid made it lead. fcgiwrap ignores SIGTERM, so what is left gets SIGKILL.
+stop_pid() {
+  local pid
+  [ -f "$1" ] || return 0
+  pid=$(cat "$1")
+  rm -f "$1"
+  kill -- "-$pid" 2>/dev/null || return 0
+  for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null
+  return 0
+}
 
 case $cmd in
 start)

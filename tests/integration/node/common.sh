@@ -8,7 +8,12 @@ NODE_HERE=$ZK_ROOT/tests/integration/node
 KC=kubectl-1.20
 NODE_TMP=$(mktemp -d /tmp/zk-node-test.XXXXXX)
 chmod 755 "$NODE_TMP"
-on_exit "rm -rf '$NODE_TMP'"
+# The git server first: its PID files live in NODE_TMP.
+node_cleanup() {
+  [ -d "$NODE_TMP/git" ] && "$ZK_ROOT/scripts/git-server.sh" stop "$NODE_TMP/git"
+  rm -rf "$NODE_TMP"
+}
+on_exit node_cleanup
 
 # node_preflight: the suite needs the node and the Zoekt archives; without either it is skipped
 # (a failure under CI, where both must be there).
@@ -29,7 +34,6 @@ git_server_start() {
   local vars
   vars=$("$ZK_ROOT/scripts/git-server.sh" start "$NODE_TMP/git") || bail "the git server starts"
   eval "$vars"
-  on_exit "'$ZK_ROOT/scripts/git-server.sh' stop '$NODE_TMP/git'"
 }
 
 # git_commit REPO BRANCH FILE LINE...: commits FILE holding LINEs on BRANCH of the served repository
