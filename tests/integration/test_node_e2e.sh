@@ -38,21 +38,9 @@ $KC -n "$NS" create secret generic git-credentials --from-literal=username="$GIT
   --from-literal=password="$GIT_PASSWORD" >/dev/null
 $KC -n "$NS" create configmap git-ca --from-file=ca.crt="$GIT_CA" >/dev/null
 $KC -n "$NS" create secret generic search-tokens --from-literal=agent="$TOKEN" >/dev/null
-small='{requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}'
 corpus() { # corpus REPOSITORY_LINES: applies corpus "org" with these repositories
-  cat <<YAML | $KC apply -f - >/dev/null
-apiVersion: codesearch.dev/v1alpha1
-kind: CodeSearchCorpus
-metadata: {name: org, namespace: $NS}
-spec:
-  repositories:
-$1
-  gitCredentialsSecretRef: {name: git-credentials}
-  gitCABundleRef: {name: git-ca}
-  indexer: {resources: $small}
-  webserver: {architecture: amd64, resources: $small}
-  gateway: {image: $("$ZK_ROOT/scripts/images.sh" ref gateway), tokenSecretRef: {name: search-tokens}}
-YAML
+  node_corpus org "$1" search-tokens "  gitCredentialsSecretRef: {name: git-credentials}
+  gitCABundleRef: {name: git-ca}"
 }
 alpha="  - {url: $GIT_URL/alpha.git, name: local/alpha}"
 beta="  - {url: $GIT_URL/beta.git, name: local/beta, branches: [main, release]}"

@@ -21,19 +21,8 @@ check "the chart's operator runs and one replica holds the Lease" eventually 180
 sa=$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator -o jsonpath='{.items[0].spec.serviceAccountName}')
 check "its pods run under the chart's ServiceAccount ($sa)" test "$sa" = zoekt-operator
 
-corpus() { # corpus EXTRA_SPEC_LINE: applies corpus "tools" with one public repository
-  cat <<YAML | $KC apply -f - >/dev/null
-apiVersion: codesearch.dev/v1alpha1
-kind: CodeSearchCorpus
-metadata: {name: tools, namespace: $NS}
-spec:
-  repositories:
-  - {url: $GIT_URL/alpha.git, name: local/alpha}
-  indexer: {resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
-  webserver: {architecture: amd64, resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
-  gateway: {image: $("$ZK_ROOT/scripts/images.sh" ref gateway)}
-$1
-YAML
+corpus() { # corpus EXTRA_SPEC_LINES: applies corpus "tools" with one public repository
+  node_corpus tools "  - {url: $GIT_URL/alpha.git, name: local/alpha}" "" "$1"
 }
 
 # Without the CA bundle the private CA is not trusted: the repository fails at once, with git's reason.

@@ -54,6 +54,27 @@ git_commit() {
   git -C "$work" push -q -f "$NODE_TMP/git/repos/$repo.git" "$branch"
 }
 
+# node_corpus NAME REPOSITORY_LINES [TOKEN_SECRET] [EXTRA_SPEC_LINES]: applies corpus NAME in $NS,
+# sized for the one small amd64 node and served by the locally built gateway image (open unless
+# TOKEN_SECRET names the gateway's token Secret).
+node_corpus() {
+  local small='{requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}'
+  local gateway
+  gateway="image: $("$ZK_ROOT/scripts/images.sh" ref gateway)${3:+, tokenSecretRef: {name: $3\}}"
+  cat <<YAML | $KC apply -f - >/dev/null
+apiVersion: codesearch.dev/v1alpha1
+kind: CodeSearchCorpus
+metadata: {name: $1, namespace: $NS}
+spec:
+  repositories:
+$2
+  indexer: {resources: $small}
+  webserver: {architecture: amd64, resources: $small}
+  gateway: {$gateway}
+${4:-}
+YAML
+}
+
 # csc NS NAME JSONPATH: one field of a corpus.
 csc() { $KC -n "$1" get csc "$2" -o jsonpath="{$3}" 2>/dev/null; }
 
