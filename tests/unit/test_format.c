@@ -365,17 +365,26 @@ static void test_undecodable_and_note(void **state)
     zr_search_free(&s);
 }
 
+/* The three repositories of the recorded /api/list answer. */
+static void parse_list_fixture(struct zr_list *l)
+{
+    struct zk_err err = {0};
+    size_t len;
+    char *body = fixture_read("tests/fixtures/zoekt", "07_list_all.response.json", &len);
+
+    assert_int_equal(zr_parse_list(body, len, NULL, l, &err), ZK_OK);
+    free(body);
+}
+
 static void test_repos_and_filter(void **state)
 {
     struct zk_err err = {0};
     struct zr_list l;
     struct buf text;
     cJSON *json;
-    size_t len;
-    char *body = fixture_read("tests/fixtures/zoekt", "07_list_all.response.json", &len);
 
     (void)state;
-    assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
+    parse_list_fixture(&l);
     buf_init(&text, 65536);
     assert_int_equal(fmt_repos(&l, "ET", 1, &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "1 of 3 repositories match \"ET\".\n"
@@ -390,7 +399,6 @@ static void test_repos_and_filter(void **state)
     cJSON_Delete(json);
     buf_free(&text);
     zr_list_free(&l);
-    free(body);
 }
 
 /* list_repositories' filter: the repository rules first, a substring only when they select nothing,
@@ -411,11 +419,9 @@ static void test_repos_filter_rules(void **state)
     struct zr_list l;
     struct buf text;
     cJSON *json;
-    size_t len;
-    char *body = fixture_read("tests/fixtures/zoekt", "07_list_all.response.json", &len);
 
     (void)state;
-    assert_int_equal(zr_parse_list(body, len, NULL, &l, &err), ZK_OK);
+    parse_list_fixture(&l);
     buf_init(&text, 65536);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         buf_reset(&text);
@@ -426,7 +432,6 @@ static void test_repos_filter_rules(void **state)
     }
     buf_free(&text);
     zr_list_free(&l);
-    free(body);
 }
 
 /* A file of n lines "line <i>" (the last without a newline when open_end), for read_file. */

@@ -105,9 +105,11 @@ static void assert_error(cJSON *r, int code)
     cJSON_Delete(r);
 }
 
-static struct mcp_session *initialized(const char *version)
+/* A session past initialize with this protocol version, rate-limited to a burst of burst tool calls
+ * (0: not limited). */
+static struct mcp_session *initialized_limited(const char *version, double burst)
 {
-    struct mcp_session *s = new_session(0);
+    struct mcp_session *s = new_session(burst);
     char text[256];
     cJSON *r;
 
@@ -120,6 +122,11 @@ static struct mcp_session *initialized(const char *version)
     cJSON_Delete(r);
     assert_null(send_msg(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
     return s;
+}
+
+static struct mcp_session *initialized(const char *version)
+{
+    return initialized_limited(version, 0);
 }
 
 /* ---- tests --------------------------------------------------------------------------------- */
@@ -386,16 +393,13 @@ static void test_close_cancels_and_refuses(void **state)
 static void test_rate_limit(void **state)
 {
     const char *call = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
-    struct mcp_session *s = new_session(2);
+    struct mcp_session *s = initialized_limited("2025-06-18", 2);
     struct mcp_bucket b;
     double wait = 0;
     cJSON *r;
     int i;
 
     (void)state;
-    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-                    "{\"protocolVersion\":\"2025-06-18\"}}");
-    cJSON_Delete(r);
     for (i = 0; i < 2; i++) {
         r = send_msg(s, call);
         assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
@@ -408,10 +412,7 @@ static void test_rate_limit(void **state)
     mcp_session_free(s);
 
     /* Without a limit (stdio's default) a fan-out of many calls at once is served in full. */
-    s = new_session(0);
-    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-                    "{\"protocolVersion\":\"2025-06-18\"}}");
-    cJSON_Delete(r);
+    s = initialized("2025-06-18");
     for (i = 0; i < 100; i++) {
         r = send_msg(s, call);
         assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
