@@ -25,7 +25,7 @@ stop_pid() {
   rm -f "$1"
   kill -- "-$pid" 2>/dev/null || return 0
   for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL -- "-$pid" 2>/dev/null
+  kill -KILL -- "-$pid" 2>/dev/null || true
   return 0
 }
 
