@@ -218,7 +218,7 @@ void reconcile_transitions(const cJSON *old_status, const cJSON *new_status, rec
         const char *st = json_str(c, "status", "");
 
         if (!was) {
-            if (strcmp(st, "Unknown") != 0)
+            if (strcmp(st, "Unknown") != 0 && status_reason_needs_user(json_str(c, "reason", "")))
                 fn(ud, c);
             continue;
         }

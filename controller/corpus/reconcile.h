@@ -100,8 +100,11 @@ int reconcile_index_url(const char *tmpl, const char *ns, const char *name, cons
  * string copied into dst, "" when none has finished. */
 void reconcile_jobs_finished(const cJSON *jobs, char *dst, size_t len);
 
-/* Calls fn for each condition in new_status whose status or reason differs from old_status's (a
- * condition appearing as Unknown is not a transition worth an Event). */
+/* Calls fn for each condition in new_status whose status or reason differs from old_status's: the
+ * Events that record what the status alone does not keep, its history. A condition appearing for the
+ * first time (a new corpus) says nothing the status does not, so it gets an Event only when it is True
+ * or False for a reason that asks somebody to act (status_reason_needs_user): a new corpus that is
+ * merely on its way gets none. */
 typedef void reconcile_transition_fn(void *ud, const cJSON *condition);
 void reconcile_transitions(const cJSON *old_status, const cJSON *new_status, reconcile_transition_fn *fn, void *ud);
 

@@ -94,6 +94,16 @@ const cJSON *status_condition(const cJSON *status, const char *type)
     return NULL;
 }
 
+int status_reason_needs_user(const char *reason)
+{
+    static const char *const blocking[] = {"InvalidSpec", "SecretNotFound", "ConfigMapNotFound"};
+
+    for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
+        if (strcmp(reason, blocking[i]) == 0)
+            return 1;
+    return 0;
+}
+
 struct cond {
     const char *status; /* "True", "False", "Unknown" */
     char reason[64];

@@ -56,4 +56,9 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
 /* The condition of the given type in a status object, or NULL. */
 const cJSON *status_condition(const cJSON *status, const char *type);
 
+/* Whether reason says the corpus cannot go on until somebody acts (an invalid spec, a Secret or
+ * ConfigMap it references that does not exist), as opposed to a state the operator moves through by
+ * itself (the search pods starting, no index built yet). */
+int status_reason_needs_user(const char *reason);
+
 #endif

@@ -72,7 +72,8 @@ def strip_owner_refs(yaml_text):
     # The rendered ownerReferences name a placeholder uid; drop the block (indented under metadata).
     return re.sub(r"\n  ownerReferences:\n(    .*\n|  - .*\n)+", "\n", yaml_text)
 
-def apiserver_requests():
+def apiserver_requests(by=None):
+    # The total, and when by is a dict, the counts by verb, resource, subresource and code added to it.
     total = 0
     for line in kubectl("get", "--raw", "/metrics").splitlines():
         if not line.startswith("apiserver_request_total{"):
@@ -83,7 +84,11 @@ def apiserver_requests():
             continue
         if labels.get("resource") == "codesearchcorpora" or \
                 (labels.get("resource") in CHILDREN and not labels.get("subresource")):
-            total += int(float(line.rsplit(" ", 1)[1]))
+            count = int(float(line.rsplit(" ", 1)[1]))
+            total += count
+            if by is not None:
+                what = " ".join(labels.get(k, "") for k in ("verb", "resource", "subresource", "code"))
+                by[what] = by.get(what, 0) + count
     return total
 
 def rss_kb(pid):
@@ -104,6 +109,13 @@ def op_metrics(port):
     events = sum(float(v) for v in re.findall(r'^zoekt_operator_api_requests_total\{verb="event",[^}]*\} (\S+)$', out, re.M))
     return get('zoekt_operator_reconcile_total{result="success"}') + get('zoekt_operator_reconcile_total{result="error"}'), \
         get("zoekt_operator_workqueue_depth"), events
+
+def op_requests(port):
+    # The operator's own count of its API requests, by verb and code, and its reconciles and retries.
+    out = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"], capture_output=True, text=True).stdout
+    return {m.group(1): int(float(m.group(2))) for m in
+            re.finditer(r'^zoekt_operator_(api_requests_total\{[^}]*\}|reconcile_total\{[^}]*\}|workqueue_retries_total) (\S+)$',
+                        out, re.M)}
 
 def wait(cond, timeout, what):
     end = time.monotonic() + timeout
@@ -164,17 +176,22 @@ def one_run(n, run):
                                     capture_output=True).returncode == 0, 60, "the operator to be ready")
         time.sleep(2)
         res["idle_kb"], res["idle_anon_kb"] = rss_kb(proc.pid)
-        t = time.monotonic()
+        t, cpu = time.monotonic(), cpu_s(proc.pid)
         kubectl("apply", "-f", "-", stdin="\n---\n".join(corpus(ns_op, i) for i in range(n)))
         wait(lambda: observed(ns_op, n), 1800, f"{n} corpora to have a status")
         res["create"] = time.monotonic() - t
+        res["create_cpu"] = cpu_s(proc.pid) - cpu
+        res["create_operator_requests"] = op_requests(port)
         settle()
         res["steady_kb"], res["steady_anon_kb"] = rss_kb(proc.pid)
         done, _, events = op_metrics(port)
-        req, cpu = apiserver_requests(), cpu_s(proc.pid)
+        before, after = {}, {}
+        req, cpu = apiserver_requests(before), cpu_s(proc.pid)
         wait(lambda: (lambda d: d[0] >= done + n and d[1] == 0)(op_metrics(port)), 600, "a full resync")
         res["resync_cpu"] = cpu_s(proc.pid) - cpu
-        res["resync_requests"] = apiserver_requests() - req + op_metrics(port)[2] - events
+        res["resync_requests"] = apiserver_requests(after) - req + op_metrics(port)[2] - events
+        # Which requests a resync made, for the reader of the log when the count is not zero.
+        res["resync_breakdown"] = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
         res["resync_kb"], res["resync_anon_kb"] = rss_kb(proc.pid)
         print(f"scale.sh: N={n} run {run}: {res}", file=sys.stderr, flush=True)
     finally:
