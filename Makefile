@@ -92,6 +92,10 @@ build/san/tests/integration/test_mcp_http: TEST_LDFLAGS := -Wl,--wrap=pthread_mu
 build/rel/tests/bench/%: build/rel/tests/bench/%.o build/rel/libconn.a build/rel/libctrl.a build/rel/libzk.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_FLAGS) -o $@ $^ $(PKG_LIBS)
+# A release copy of the test tools: the search pod benchmark measures the pod, not a sanitized stand-in.
+build/rel/tests/tools/%: build/rel/tests/tools/%.o build/rel/libzk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_FLAGS) -o $@ $^ $(PKG_LIBS)
 
 UNIT_BINS  := $(patsubst %.c,build/san/%,$(UNIT_SRC))
 INTEG_BINS := $(patsubst %.c,build/san/%,$(INTEG_SRC))
