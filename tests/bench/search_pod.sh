@@ -12,7 +12,9 @@
 # and PID namespaces (unshare, as root): nothing clashes with the host, and nothing outlives it.
 #
 # Environment: SEARCH_POD_BENCH_RUNS (runs of each load, default 5), SEARCH_POD_BENCH_SECONDS (seconds
-# each run, default 10), SEARCH_POD_BENCH_PACE (the paced load's searches a second, default 2000). Prints Markdown table rows, each figure the median of the runs;
+# each run, default 10), SEARCH_POD_BENCH_PACE (the paced load's searches a second, default 2000),
+# SEARCH_POD_BENCH_PROFILE=DIR (record DIR/perf.data, a perf profile of the connector, nginx's worker
+# and the replay server, during the first run of 50 clients; read it with `perf report -i`). Prints Markdown table rows, each figure the median of the runs;
 # exits non-zero when any run had an error (bench_pod counts any non-200 or JSON-RPC error).
 set -euo pipefail
 
@@ -109,6 +111,13 @@ for run in $(seq "$RUNS"); do
     sample_rss >"$W/rss" &
     sampler=$!
     c0=$(cpu_s "${PID[connector]}") n0=$(cpu_s "$nginx_worker") z0=$(cpu_s "${PID[zoekt-webserver]}")
+    perf_pid=
+    if [ -n "${SEARCH_POD_BENCH_PROFILE:-}" ] && [ "$run" = 1 ] && [ "$load" = 50:0 ]; then
+      mkdir -p "$SEARCH_POD_BENCH_PROFILE"
+      perf record -q -F 499 -g -a \
+        -o "$SEARCH_POD_BENCH_PROFILE/perf.data" -- sleep "$SECONDS_PER_RUN" 2>"$SEARCH_POD_BENCH_PROFILE/perf.log" &
+      perf_pid=$!
+    fi
     t0=$(date +%s.%N)
     if ! line=$("$GEN" --url "$url" --token-file "$W/token" --clients "$clients" --rate "$pace" \
                  --seconds "$SECONDS_PER_RUN"); then
@@ -118,6 +127,7 @@ for run in $(seq "$RUNS"); do
     t1=$(date +%s.%N)
     c1=$(cpu_s "${PID[connector]}") n1=$(cpu_s "$nginx_worker") z1=$(cpu_s "${PID[zoekt-webserver]}")
     touch "$W/stop"
+    [ -z "$perf_pid" ] || wait "$perf_pid" || true
     wait "$sampler"
     read -r rss_c rss_n <"$W/rss"
     # CPU shares in percent of one core over the whole run (sessions, searches, ends).
