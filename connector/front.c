@@ -103,7 +103,7 @@ const char *front_auth_challenge(const char *authz)
 
 /* The answers have no body: nginx's auth_request reads only the status and headers of a check, and
  * keeps the connection for the next check only when no unread body is left on it; with a body it
- * closes the connection, and every search would cost a new connection and a thread start here. */
+ * closes the connection, and every checked request would cost a new connection and a thread start. */
 static enum MHD_Result serve_auth(struct front *f, struct MHD_Connection *c)
 {
     const char *authz = front_header(c, MHD_HTTP_HEADER_AUTHORIZATION);

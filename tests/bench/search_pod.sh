@@ -114,7 +114,7 @@ for run in $(seq "$RUNS"); do
     perf_pid=
     if [ -n "${SEARCH_POD_BENCH_PROFILE:-}" ] && [ "$run" = 1 ] && [ "$load" = 50:0 ]; then
       mkdir -p "$SEARCH_POD_BENCH_PROFILE"
-      perf record -q -F 499 -g -a \
+      perf record -q -F 299 --call-graph dwarf,16384 -a \
         -o "$SEARCH_POD_BENCH_PROFILE/perf.data" -- sleep "$SECONDS_PER_RUN" 2>"$SEARCH_POD_BENCH_PROFILE/perf.log" &
       perf_pid=$!
     fi
