@@ -144,7 +144,7 @@ arm64:
 # stopped) without a node. bench-scale adds the 1,000-corpus run: BENCH_SCALE_RUNS_1000 runs (default
 # one, since a run takes about ten minutes, most of it the plane deleting 20,000 objects afterwards).
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay
+	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay build/rel/tests/tools/zoekt-replay
 	@tests/bench/run.sh
 	@tests/bench/scale.sh 1 100
 bench-scale: deps

@@ -13,9 +13,17 @@
 #
 # Environment: SEARCH_POD_BENCH_RUNS (runs of each load, default 5), SEARCH_POD_BENCH_SECONDS (seconds
 # each run, default 10), SEARCH_POD_BENCH_PACE (the paced load's searches a second, default 2000),
-# SEARCH_POD_BENCH_PROFILE=DIR (record DIR/perf.data, a perf profile of the connector, nginx's worker
-# and the replay server, during the first run of 50 clients; read it with `perf report -i`). Prints Markdown table rows, each figure the median of the runs;
-# exits non-zero when any run had an error (bench_pod counts any non-200 or JSON-RPC error).
+# SEARCH_POD_BENCH_PROFILE=DIR (record DIR/perf.data, a whole-machine perf profile with DWARF call
+# graphs, during the first run of 50 unpaced clients; read it with `perf report -i`).
+#
+# Prints one Markdown table row per load, each figure the median of the runs: searches a second, p50
+# and p99 latency, errors (summed), the peak resident size of the connector and of nginx's worker, the
+# CPU each process used in percent of one core (connector, nginx, replay server, load generator), the
+# same as CPU microseconds per search for the pod's three processes, the run-queue wait of the pod's
+# threads per search (microseconds they were runnable but had no CPU), the machine's CPU pressure
+# (kernel PSI "some" avg10, percent) and 1-minute load average at the end of the run, and the range of
+# the searches a second. Exits non-zero when any run had an error (bench_pod counts any non-200 answer,
+# JSON-RPC error or tool error).
 set -euo pipefail
 
 if [ -z "${SEARCH_POD_BENCH_NS:-}" ]; then
@@ -98,6 +106,22 @@ sample_rss() {
   echo "$((peak_c / 1024)).$(( (peak_c % 1024) * 10 / 1024 )) $((peak_n / 1024)).$(( (peak_n % 1024) * 10 / 1024 ))"
 }
 
+# The kernel's 10-second average of the share of time in which some runnable task on the machine
+# waited for a CPU (pressure stall information), in percent; nan where the kernel does not keep it.
+psi_avg10() { awk '/^some/ { sub(/.*avg10=/, ""); sub(/ .*/, ""); print; exit }' /proc/pressure/cpu 2>/dev/null || echo nan; }
+# For each thread of the pod's processes: its schedstat file and the nanoseconds it has waited on a run
+# queue so far.
+run_waits() {
+  local f
+  for f in "/proc/${PID[connector]}"/task/*/schedstat "/proc/$nginx_worker"/task/*/schedstat \
+    "/proc/${PID[zoekt-webserver]}"/task/*/schedstat; do
+    echo "$f $(cut -d' ' -f2 "$f" 2>/dev/null)"
+  done
+}
+# Nanoseconds waited between two run_waits lists: threads that ended in between are missing (their waits
+# are lost, so this is a lower bound); threads that started count from zero.
+waited_ns() { awk 'NR == FNR { a[$1] = $2; next } $2 != "" { d += $2 - a[$1] } END { printf "%.0f", d }' "$1" "$2"; }
+
 url=http://127.0.0.1:$http_port/mcp
 # A short warm-up, not counted: first connections, first allocations.
 "$GEN" --url "$url" --token-file "$W/token" --clients 50 --seconds 2 >/dev/null ||
@@ -118,6 +142,7 @@ for run in $(seq "$RUNS"); do
         -o "$SEARCH_POD_BENCH_PROFILE/perf.data" -- sleep "$SECONDS_PER_RUN" 2>"$SEARCH_POD_BENCH_PROFILE/perf.log" &
       perf_pid=$!
     fi
+    run_waits >"$W/waits0"
     t0=$(date +%s.%N)
     if ! line=$("$GEN" --url "$url" --token-file "$W/token" --clients "$clients" --rate "$pace" \
                  --seconds "$SECONDS_PER_RUN"); then
@@ -125,6 +150,7 @@ for run in $(seq "$RUNS"); do
       echo "search_pod.sh: run $run with $clients clients (paced: $pace/s) had errors: $line" >&2
     fi
     t1=$(date +%s.%N)
+    psi=$(psi_avg10); run_waits >"$W/waits1"
     c1=$(cpu_s "${PID[connector]}") n1=$(cpu_s "$nginx_worker") z1=$(cpu_s "${PID[zoekt-webserver]}")
     touch "$W/stop"
     [ -z "$perf_pid" ] || wait "$perf_pid" || true
@@ -135,12 +161,18 @@ for run in $(seq "$RUNS"); do
     pct() { awk -v used="$1" -v w="$w" 'BEGIN { printf "%.0f", 100 * used / w }'; }
     echo "$line conn_rss=$rss_c nginx_rss=$rss_n conn_cpu=$(pct "$(awk "BEGIN { print $c1 - $c0 }")")" \
       "nginx_cpu=$(pct "$(awk "BEGIN { print $n1 - $n0 }")") zoekt_cpu=$(pct "$(awk "BEGIN { print $z1 - $z0 }")")" \
-      "gen_cpu=$(pct "${line##*cpu_s=}")" >>"$W/results"
+      "gen_cpu=$(pct "${line##*cpu_s=}") psi=$psi" \
+      "$(awk -v n="$(sed 's/.*searches=\([0-9]*\).*/\1/' <<<"$line")" -v c="$(awk "BEGIN { print $c1 - $c0 }")" \
+        -v g="$(awk "BEGIN { print $n1 - $n0 }")" -v z="$(awk "BEGIN { print $z1 - $z0 }")" \
+        'BEGIN { n = n > 0 ? n : 1; printf "conn_us=%.0f nginx_us=%.0f zoekt_us=%.0f", c * 1e6 / n, g * 1e6 / n, z * 1e6 / n }')" \
+      "wait_us=$(awk -v q="$(waited_ns "$W/waits0" "$W/waits1")" -v n="$(sed 's/.*searches=\([0-9]*\).*/\1/' <<<"$line")" \
+        'BEGIN { printf "%.0f", (n > 0 ? q / 1000 / n : 0) }')" \
+      "load=$(cut -d' ' -f1 /proc/loadavg)" >>"$W/results"
     echo "search_pod.sh: run $run: $(tail -n 1 "$W/results")" >&2
   done
 done
 
-# One row per client count, each figure the median of the runs.
+# One row per load, each figure the median of the runs, then the goal's verdict.
 python3 - "$W/results" "$LOADS" <<'EOF'
 import statistics, sys
 runs = [dict(kv.split("=", 1) for kv in line.split()) for line in open(sys.argv[1]) if line.strip()]
@@ -152,6 +184,14 @@ for load in sys.argv[2].split():
     print(f"| {label} | {med('rate'):.0f} | {med('p50_ms'):.2f} | {med('p99_ms'):.2f} | "
           f"{sum(int(r['errors']) for r in rs)} | {med('conn_rss'):.1f} | {med('nginx_rss'):.1f} | "
           f"{med('conn_cpu'):.0f} / {med('nginx_cpu'):.0f} / {med('zoekt_cpu'):.0f} / {med('gen_cpu'):.0f} | "
+          f"{med('conn_us'):.0f} / {med('nginx_us'):.0f} / {med('zoekt_us'):.0f} | "
+          f"{med('wait_us'):.0f} | {med('psi'):.0f} | {med('load'):.1f} | "
           f"{min(float(r['rate']) for r in rs):.0f}-{max(float(r['rate']) for r in rs):.0f} |")
+# The goal of issue 10, judged on the medians: the most 50 clients get, and p99 at the paced load.
+most = statistics.median(float(r["rate"]) for r in runs if r["clients"] == "50" and r["paced"] == "0")
+paced = [r for r in runs if r["paced"] != "0"]
+p99 = statistics.median(float(r["p99_ms"]) for r in paced)
+print(f"GOAL searches/s {most:.0f} (goal >= 2000: {'met' if most >= 2000 else 'missed'}); "
+      f"p99 at {paced[0]['paced']}/s {p99:.2f} ms (goal <= 5 ms: {'met' if p99 <= 5 else 'missed'})")
 EOF
 exit "$failed"
