@@ -92,6 +92,10 @@ build/san/tests/integration/test_mcp_http: TEST_LDFLAGS := -Wl,--wrap=pthread_mu
 build/rel/tests/bench/%: build/rel/tests/bench/%.o build/rel/libconn.a build/rel/libctrl.a build/rel/libzk.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_FLAGS) -o $@ $^ $(PKG_LIBS)
+# A release copy of the test tools: the search pod benchmark measures the pod, not a sanitized stand-in.
+build/rel/tests/tools/%: build/rel/tests/tools/%.o build/rel/libzk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_FLAGS) -o $@ $^ $(PKG_LIBS)
 
 UNIT_BINS  := $(patsubst %.c,build/san/%,$(UNIT_SRC))
 INTEG_BINS := $(patsubst %.c,build/san/%,$(INTEG_SRC))
@@ -140,7 +144,7 @@ arm64:
 # stopped) without a node. bench-scale adds the 1,000-corpus run: BENCH_SCALE_RUNS_1000 runs (default
 # one, since a run takes about ten minutes, most of it the plane deleting 20,000 objects afterwards).
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay
+	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay build/rel/tests/tools/zoekt-replay
 	@tests/bench/run.sh
 	@tests/bench/scale.sh 1 100
 bench-scale: deps

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+struct http_pool;
+
 /* Defaults and hard bounds of what a caller may ask for per call. */
 #define CONNECTOR_MAX_FILES_DEFAULT 30
 #define CONNECTOR_MAX_FILES_LIMIT 200
@@ -46,6 +48,7 @@ struct connector_config {
     const char *allowed_origins; /* comma-separated Origin values accepted over HTTP, or NULL: loopback only */
     struct connector_rate http_rate;  /* per Streamable HTTP session */
     struct connector_rate stdio_rate; /* for the stdio session */
+    struct http_pool *zoekt_pool;     /* open connections to Zoekt, shared by every tool call; may be NULL */
 };
 
 #endif

@@ -101,13 +101,16 @@ const char *front_auth_challenge(const char *authz)
 
 /* ---- the front's own endpoints -------------------------------------------------------------- */
 
+/* The answers have no body: nginx's auth_request reads only the status and headers of a check, and
+ * keeps the connection for the next check only when no unread body is left on it; with a body it
+ * closes the connection, and every checked request would cost a new connection and a thread start. */
 static enum MHD_Result serve_auth(struct front *f, struct MHD_Connection *c)
 {
     const char *authz = front_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
 
     if (auth_check_header(f->auth, authz))
-        return front_respond(c, MHD_HTTP_OK, "text/plain", "ok\n", NULL);
-    return front_respond(c, MHD_HTTP_UNAUTHORIZED, "text/plain", "unauthorized\n", MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+        return front_respond(c, MHD_HTTP_OK, NULL, NULL, NULL);
+    return front_respond(c, MHD_HTTP_UNAUTHORIZED, NULL, NULL, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                          front_auth_challenge(authz), NULL);
 }
 

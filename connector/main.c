@@ -417,6 +417,12 @@ static int main_start(struct connector *c)
         goto out;
     }
     c->curl_ready = 1;
+    /* Every tool call asks Zoekt: kept connections spare each one a TCP connect (and, where Zoekt is
+     * reached through a server that starts a thread per connection, that thread). */
+    if ((rc = http_pool_new(&c->cfg.zoekt_pool, &err)) != ZK_OK) {
+        log_error("Cannot create the connection pool for Zoekt", "error", err.msg, NULL);
+        goto out;
+    }
     if (c->use_stdio) {
         if (c->cfg.token_file != NULL || c->cfg.token_dir != NULL || c->cfg.allowed_origins != NULL)
             log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);
@@ -461,6 +467,7 @@ static void main_stop(struct connector *c)
     front_stop(c->front);
     mcp_http_free(c->mcp);
     auth_free(c->auth);
+    http_pool_free(c->cfg.zoekt_pool);
     if (c->curl_ready)
         http_global_cleanup();
     free(c->origins);

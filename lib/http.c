@@ -12,14 +12,24 @@
 /* How often a cancellable transfer looks at its cancel flag while the connection is idle. */
 #define HTTP_CANCEL_POLL_MS 100
 /* Idle transfers a pool keeps; more concurrent requests than this open connections that are closed
- * after use. A controller runs a few workers and a leader elector, so this covers every writer. */
-#define HTTP_POOL_MAX 8
+ * after use. A controller runs a few workers and a leader elector; the connector runs one search per
+ * connection nginx keeps open to it (its upstream keepalive, 64), each asking Zoekt. A pool holds only
+ * as many transfers as its busiest moment needed, so the bound costs the controller nothing. */
+#define HTTP_POOL_MAX 64
 /* Connections each pooled transfer keeps open: one per server is all a client here talks to. */
 #define HTTP_POOL_CONNS 2L
 
+/* A transfer and, once it has been cancellable, the multi handle that drove it. The pair is pooled
+ * together because a connection opened through a multi handle stays in that handle's cache: a fresh
+ * multi handle per request would open (and close) a connection per request, pool or not. */
+struct http_slot {
+    CURL *easy;
+    CURLM *multi; /* NULL until a cancellable request needs it */
+};
+
 struct http_pool {
     pthread_mutex_t mu;
-    CURL *idle[HTTP_POOL_MAX];
+    struct http_slot idle[HTTP_POOL_MAX];
     int n;
 };
 
@@ -54,42 +64,47 @@ void http_pool_free(struct http_pool *pool)
 {
     if (!pool)
         return;
-    for (int i = 0; i < pool->n; i++)
-        curl_easy_cleanup(pool->idle[i]);
+    for (int i = 0; i < pool->n; i++) {
+        curl_easy_cleanup(pool->idle[i].easy);
+        curl_multi_cleanup(pool->idle[i].multi);
+    }
     pthread_mutex_destroy(&pool->mu);
     free(pool);
 }
 
-/* An idle transfer from pool, or a new one; NULL when out of memory. */
-static CURL *http_pool_take(struct http_pool *pool)
+/* An idle slot from pool, or a new transfer without a multi handle; s->easy is NULL when out of
+ * memory. */
+static void http_pool_take(struct http_pool *pool, struct http_slot *s)
 {
-    CURL *c = NULL;
-
+    s->easy = NULL;
+    s->multi = NULL;
     if (pool) {
         pthread_mutex_lock(&pool->mu);
         if (pool->n > 0)
-            c = pool->idle[--pool->n];
+            *s = pool->idle[--pool->n];
         pthread_mutex_unlock(&pool->mu);
     }
-    return c ? c : curl_easy_init();
+    if (!s->easy)
+        s->easy = curl_easy_init();
 }
 
-/* Returns c to pool for reuse, or cleans it up when there is no pool or the pool is full. Its options
- * are reset (its connections stay), so that an idle transfer keeps no pointer into a finished
- * request's stack, headers or body. */
-static void http_pool_give(struct http_pool *pool, CURL *c)
+/* Returns the slot to pool for reuse, or cleans it up when there is no pool or the pool is full. The
+ * transfer's options are reset (its connections stay), so that an idle transfer keeps no pointer into
+ * a finished request's stack, headers or body. */
+static void http_pool_give(struct http_pool *pool, struct http_slot *s)
 {
     if (pool) {
-        curl_easy_reset(c);
+        curl_easy_reset(s->easy);
         pthread_mutex_lock(&pool->mu);
         if (pool->n < HTTP_POOL_MAX) {
-            pool->idle[pool->n++] = c;
-            c = NULL;
+            pool->idle[pool->n++] = *s;
+            s->easy = NULL;
+            s->multi = NULL;
         }
         pthread_mutex_unlock(&pool->mu);
     }
-    if (c)
-        curl_easy_cleanup(c);
+    curl_easy_cleanup(s->easy);
+    curl_multi_cleanup(s->multi);
 }
 
 void http_response_free(struct http_response *resp)
@@ -183,25 +198,25 @@ static int http_set_tls(CURL *c, const struct http_tls *tls)
     return cc == CURLE_OK ? ZK_OK : ZK_EINVAL;
 }
 
-/* Runs the transfer. A cancellable one is driven through a multi handle that wakes every
+/* Runs the transfer of slot s. A cancellable one is driven through a multi handle that wakes every
  * HTTP_CANCEL_POLL_MS: curl_easy_perform calls the progress callback only about once a second on an
- * idle connection (a quiet watch), which is too late for a prompt cancel. */
-static CURLcode http_perform(CURL *c, const struct http_request *req, struct http_xfer *x)
+ * idle connection (a quiet watch), which is too late for a prompt cancel. The multi handle is made
+ * on first need and stays in the slot, keeping the connection for the slot's next request. */
+static CURLcode http_perform(struct http_slot *s, const struct http_request *req, struct http_xfer *x)
 {
     CURLcode cc = CURLE_OK;
     CURLMsg *msg;
+    CURL *c = s->easy;
     CURLM *m;
     int running = 1, left;
 
     if (!req->cancel)
         return curl_easy_perform(c);
-    m = curl_multi_init();
-    if (!m)
+    if (!s->multi && (s->multi = curl_multi_init()) != NULL)
+        curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, HTTP_POOL_CONNS);
+    m = s->multi;
+    if (!m || curl_multi_add_handle(m, c) != CURLM_OK)
         return CURLE_OUT_OF_MEMORY;
-    if (curl_multi_add_handle(m, c) != CURLM_OK) {
-        curl_multi_cleanup(m);
-        return CURLE_OUT_OF_MEMORY;
-    }
     while (running) {
         if (curl_multi_perform(m, &running) != CURLM_OK) {
             cc = CURLE_SEND_ERROR;
@@ -223,7 +238,6 @@ static CURLcode http_perform(CURL *c, const struct http_request *req, struct htt
         if (msg->msg == CURLMSG_DONE)
             cc = msg->data.result;
     curl_multi_remove_handle(m, c);
-    curl_multi_cleanup(m);
     return cc;
 }
 
@@ -298,7 +312,8 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
     struct curl_slist *headers = NULL, *h;
     char errbuf[CURL_ERROR_SIZE] = "";
     char *ct = NULL;
-    CURL *c = NULL;
+    struct http_slot slot = {NULL, NULL};
+    CURL *c;
     CURLcode cc;
     int rc = ZK_OK;
 
@@ -308,7 +323,8 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
     if (!req->on_data && req->max_body == 0)
         return zk_err_set(err, ZK_EINVAL, "%s %s: no response size limit set", req->method, req->url);
 
-    c = http_pool_take(req->pool);
+    http_pool_take(req->pool, &slot);
+    c = slot.easy;
     if (!c) {
         rc = zk_err_set(err, ZK_ENOMEM, "%s %s: cannot create a transfer", req->method, req->url);
         goto out;
@@ -365,7 +381,7 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
         goto out;
     }
 
-    cc = http_perform(c, req, &x);
+    cc = http_perform(&slot, req, &x);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
     if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
         snprintf(resp->content_type, sizeof(resp->content_type), "%s", ct);
@@ -381,8 +397,8 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
 
 out:
     curl_slist_free_all(headers);
-    if (c)
-        http_pool_give(req->pool, c);
+    if (slot.easy)
+        http_pool_give(req->pool, &slot);
     return rc;
 }
 

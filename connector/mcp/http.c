@@ -2,23 +2,19 @@
 #include "connector/mcp/http.h"
 
 #include "connector/mcp/jsonrpc.h"
+#include "connector/mcp/peerwatch.h"
 #include "connector/mcp/server.h"
 #include "json.h"
 #include "log.h"
 #include "monotime.h"
 
-#include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdint.h>
 #include <strings.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #define SESSION_ID_BYTES 16
 
@@ -37,6 +33,7 @@ struct mcp_http {
     pthread_mutex_t mu; /* guards the session table */
     struct hsession *sessions;
     int nsessions;
+    struct peerwatch *watch; /* the client sockets of the tool calls in flight */
 };
 
 /* ---- pure helpers ---------------------------------------------------------------------------- */
@@ -277,54 +274,24 @@ static enum MHD_Result respond_reply(struct MHD_Connection *c, char *reply, cons
     return ret;
 }
 
-/* While a tool call runs, this thread watches the client's socket: a client that hangs up (an agent
- * killed mid-search, nginx closing the upstream connection after its client left) cancels the call, so
- * that its search does not run on to the deadline for nobody. */
-struct peer_watch {
-    struct mcp_call *call;
-    int fd;   /* the client's socket */
-    int wake; /* an eventfd written when the call has ended */
-};
-
-static void *watch_peer(void *arg)
+/* A client that hangs up while its tool call runs (an agent killed mid-search, nginx closing the
+ * upstream connection after its client left) cancels the call, so that its search does not run on to
+ * the deadline for nobody. */
+static void on_hangup(void *arg)
 {
-    struct peer_watch *w = arg;
-    struct pollfd p[2] = {{.fd = w->fd, .events = POLLRDHUP}, {.fd = w->wake, .events = POLLIN}};
-
-    /* Only hang-up conditions are asked of the socket, so pending input never makes this spin. */
-    while (poll(p, 2, -1) >= 0 || errno == EINTR) {
-        if (p[1].revents != 0)
-            break;
-        if ((p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
-            log_info("Client disconnected; cancelling its tool call", NULL);
-            mcp_call_cancel(w->call);
-            break;
-        }
-    }
-    return NULL;
+    log_info("Client disconnected; cancelling its tool call", NULL);
+    mcp_call_cancel(arg);
 }
 
-/* Runs call while watching the connection; without a socket or a thread it simply runs. */
-static char *run_watched(struct MHD_Connection *c, struct mcp_call *call)
+/* Runs call while the transport's watch looks after the connection; without a socket or a free watch
+ * it simply runs. */
+static char *run_watched(struct mcp_http *h, struct MHD_Connection *c, struct mcp_call *call)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    struct peer_watch w = {.call = call, .fd = ci != NULL ? ci->connect_fd : -1, .wake = -1};
-    uint64_t one = 1;
-    pthread_t th;
-    char *reply;
-    int watching = 0;
+    int watch = ci != NULL ? pw_watch(h->watch, ci->connect_fd, on_hangup, call) : -1;
+    char *reply = mcp_call_run(call);
 
-    if (w.fd >= 0 && (w.wake = eventfd(0, EFD_CLOEXEC)) >= 0)
-        watching = pthread_create(&th, NULL, watch_peer, &w) == 0;
-    reply = mcp_call_run(call);
-    if (watching) {
-        /* Adding 1 to a fresh eventfd cannot overflow it; only a signal can interrupt the write. */
-        while (write(w.wake, &one, sizeof(one)) < 0 && errno == EINTR)
-            ;
-        pthread_join(th, NULL);
-    }
-    if (w.wake >= 0)
-        close(w.wake);
+    pw_unwatch(h->watch, watch);
     return reply;
 }
 
@@ -401,7 +368,7 @@ static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection 
     }
     rc = mcp_session_accept_json(hs->s, msg, &reply, &call);
     if (rc == ZK_OK && call != NULL) {
-        reply = run_watched(c, call); /* accept left reply NULL when it deferred */
+        reply = run_watched(h, c, call); /* accept left reply NULL when it deferred */
         mcp_call_free(call);
     }
     session_put(h, hs);
@@ -484,6 +451,8 @@ int mcp_http_new(const struct mcp_http_opts *opts, struct mcp_http **out, struct
         rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
         goto out;
     }
+    if ((rc = pw_new(FRONT_MAX_CONNECTIONS, &h->watch, err)) != ZK_OK)
+        goto out;
     if (pthread_mutex_init(&h->mu, NULL) != 0) {
         rc = zk_err_set(err, ZK_ENOMEM, "cannot create the session table's mutex");
         goto out;
@@ -495,6 +464,8 @@ int mcp_http_new(const struct mcp_http_opts *opts, struct mcp_http **out, struct
     h = NULL;
     rc = ZK_OK;
 out:
+    if (h != NULL)
+        pw_free(h->watch);
     free(h);
     return rc;
 }
@@ -518,5 +489,6 @@ void mcp_http_free(struct mcp_http *h)
         free(hs);
     }
     pthread_mutex_destroy(&h->mu);
+    pw_free(h->watch);
     free(h);
 }

@@ -13,8 +13,8 @@
  * MCP-Protocol-Version (400 when present and unsupported). The first three run in the route's gate,
  * before the front reads the body.
  *
- * While a tool call runs, a second thread watches the client's socket and cancels the call when the
- * client hangs up. */
+ * While a tool call runs, the transport's watching thread (connector/mcp/peerwatch.h) looks after the
+ * client's socket and cancels the call when the client hangs up. */
 #ifndef ZK_MCP_HTTP_H
 #define ZK_MCP_HTTP_H
 

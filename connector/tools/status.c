@@ -62,7 +62,7 @@ static cJSON *status_index_json(const struct zr_list *l)
 
 int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
 {
-    struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL};
+    struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL, cfg->zoekt_pool};
     struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
     struct zr_list l;
     cJSON *o;

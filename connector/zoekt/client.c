@@ -69,6 +69,7 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
     req.connect_timeout_ms = c->timeout_ms < 5000 ? c->timeout_ms : 5000;
     req.max_body = CONNECTOR_ZOEKT_RESPONSE_MAX;
     req.cancel = c->cancel;
+    req.pool = c->pool;
 
     rc = http_do(&req, resp, err);
     switch (rc) {

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+struct http_pool;
+
 /* Explicit match limits, so Zoekt never falls back to its estimate-based defaults and a broad query
  * cannot make it collect millions of matches. */
 #define ZC_SHARD_MAX_MATCH_COUNT 10000
@@ -25,6 +27,7 @@ struct zc_conn {
     const char *token;           /* bearer token, or NULL */
     long timeout_ms;             /* whole request */
     const volatile int *cancel;  /* may be NULL */
+    struct http_pool *pool;      /* keeps connections to Zoekt open between requests; may be NULL */
 };
 
 struct zc_search_opts {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the connector benchmark and writes docs/benchmarks.md. Builds nothing: `make bench` builds
-# build/rel/tests/bench/bench_connector, bench_org and build/san/tests/tools/zoekt-replay first.
+# build/rel/tests/bench/bench_connector, bench_org, bench_pod, build/san/tests/tools/zoekt-replay and
+# build/rel/tests/tools/zoekt-replay first. The search pod section is tests/bench/search_pod.sh (its
+# header says what it measures; SEARCH_POD_BENCH_RUNS and SEARCH_POD_BENCH_SECONDS set its runs).
 #
 # The end-to-end row goes through real HTTP to zoekt-replay (which runs under the sanitizers, so the
 # figure is an upper bound of the connector's share); the per-answer figures are in-process, release
@@ -38,6 +40,10 @@ for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 [ -s "$tmp/port" ] || { echo "run.sh: zoekt-replay did not start" >&2; cat "$tmp/replay.log" >&2; exit 1; }
 
 "$bench" --fixtures "$fixtures" --url "http://127.0.0.1:$(cat "$tmp/port")" >"$tmp/rows"
+
+# ---- the search pod's data path: nginx, connector and release zoekt-replay under 1 and 50 clients ----
+pod_load=$(cut -d" " -f1-3 /proc/loadavg)
+tests/bench/search_pod.sh >"$tmp/pod" || { echo "run.sh: the search pod benchmark failed" >&2; exit 1; }
 
 # ---- organisation scale: real zoekt-webserver, release connector ----
 # wait_http URL: until URL answers (a POST for Zoekt's /api/list, a GET otherwise), at most 60 s.
@@ -105,6 +111,38 @@ scale_section=
   echo "The end-to-end figure includes building the request, a loopback HTTP round trip to"
   echo "tests/tools/zoekt-replay (a sanitizer build replaying the 6-file recorded answer), parsing and"
   echo "formatting. A real zoekt-webserver adds its own search time, typically milliseconds to seconds."
+  echo
+  echo "## Search pod data path"
+  echo
+  echo "The search pod as \`zoekt-operator render\` prints it for examples/corpus-org.yaml (gateway token"
+  echo "Secret), run by tests/bench/search_pod.sh with its rendered commands and nginx.conf as"
+  echo "tests/integration/test_search_pod.sh runs it, in private network and PID namespaces: Debian's nginx,"
+  echo "the release connector and a release tests/tools/zoekt-replay answering on Zoekt's address with the"
+  echo "6-file recorded answer to \`needle\`. One change to the rendered commands: the connector runs with"
+  echo "\`--rate-limit off\`, since its per-session limit would otherwise be what is measured. The load"
+  echo "generator (build/rel/tests/bench/bench_pod) is MCP clients on kept HTTP/1.1 connections to nginx,"
+  echo "each with a bearer token and its own session (initialize and notifications/initialized once), then"
+  echo "tools/call search_code for ${SEARCH_POD_BENCH_SECONDS:-10} s; any non-200 answer, JSON-RPC error or"
+  echo "tool error fails the run. \"As fast as answered\": each client sends its next search when the last is"
+  echo "answered (the most the pod serves; with 50 such clients latency is queueing, 50 / rate on average)."
+  echo "\"Paced\": the 50 clients together send the goal's rate, evenly spread, and latency counts from when a"
+  echo "search was due. Each figure is the median of ${SEARCH_POD_BENCH_RUNS:-5} runs; everything, the load"
+  echo "generator included, shares this machine's $(nproc) cores with other work (load average $pod_load"
+  echo "when this section started), so CPU time per search is the steadier figure: the pod's own cost."
+  echo
+  echo "Goal (issue 10): at least 2,000 searches/s on 2 cores with the replay backend, p99 at most 5 ms."
+  echo
+  echo "| clients | searches/s | p50 ms | p99 ms | errors | connector RSS MB | nginx RSS MB | CPU % of a core: connector / nginx / replay / load generator | CPU us per search: connector / nginx / replay | run-queue wait per search us | CPU pressure % | load average | searches/s, range |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  grep '^|' "$tmp/pod"
+  echo
+  sed -n 's/^GOAL /Goal, on the medians: /p' "$tmp/pod"
+  echo
+  echo "RSS is the peak resident size sampled every 0.2 s during the run. Run-queue wait is the time the"
+  echo "pod's threads were ready to run but had no CPU (their schedstat), summed and divided by the searches;"
+  echo "CPU pressure is the kernel's share of time in which some task on the machine waited for a CPU. When"
+  echo "they are high the tail latency is the machine's, not the pod's: see docs/search-pod.md for a profile"
+  echo "of where the pod's CPU time goes."
   echo
   echo "## Organisation scale, against the real zoekt-webserver"
   echo

@@ -31,6 +31,7 @@ fi
 
 source "$(dirname "$0")/lib.sh"
 HERE=$ZK_ROOT/tests/integration/search_pod
+source "$HERE/pod.sh"
 OP=$ZK_BIN/zoekt-operator
 CONNECTOR=$ZK_BIN/zoekt-connector
 REPLAY=$ZK_ROOT/build/san/tests/tools/zoekt-replay
@@ -73,11 +74,6 @@ if [ "$SEARCH_POD_NS" = private ]; then
   ip link set lo up || bail "the private network namespace's loopback comes up"
 fi
 
-# YAML documents -> one JSON array (empty documents dropped).
-yaml2json() { python3 -c 'import json,sys,yaml; json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], sys.stdout)' "$1"; }
-# q FILE EXPR: evaluates a JavaScript expression over the JSON in FILE (bound to `d`) and prints it.
-q() { node -e 'const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const v = eval(process.argv[2]); process.stdout.write(typeof v === "string" ? v : JSON.stringify(v))' "$1" "$2"; }
-
 # ---- 1. render, and read what the pod needs --------------------------------------------------------
 "$OP" render -f "$CORPUS" >"$W/children.yaml" 2>"$W/render.err" ||
   bail "zoekt-operator render -f $(basename "$CORPUS") exits 0: $(head -c 400 "$W/render.err" | tr '\n' ' ')"
@@ -94,23 +90,8 @@ if [ -n "$gw_secret" ]; then
     [ "$(q "$W/children.json" "d.find(o => o.kind === 'Deployment').spec.template.spec.volumes.some(v => v.secret?.secretName === '$gw_secret')")" = true ]
 fi
 
-# The Secrets the pod mounts, with the keys examples/secrets.yaml gives them (or one key "token") and
-# random values: what `kubectl apply -f secrets.yaml` with real values would hold.
-shapes='[]'
-[ -f "$SECRET_SHAPES" ] && shapes=$(yaml2json "$SECRET_SHAPES")
-node -e '
-  const crypto = require("crypto");
-  const children = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  const shapes = JSON.parse(process.argv[2]);
-  const dep = children.find(o => o.kind === "Deployment");
-  const out = {};
-  for (const v of dep.spec.template.spec.volumes ?? []) {
-    if (!v.secret) continue;
-    const shape = shapes.find(s => s.kind === "Secret" && s.metadata.name === v.secret.secretName);
-    const keys = shape ? Object.keys({ ...(shape.data ?? {}), ...(shape.stringData ?? {}) }) : ["token"];
-    out[v.secret.secretName] = Object.fromEntries(keys.map(k => [k, crypto.randomBytes(24).toString("hex")]));
-  }
-  process.stdout.write(JSON.stringify(out));' "$W/children.json" "$shapes" >"$W/secrets.json"
+# The Secrets the pod mounts, with the keys examples/secrets.yaml gives them and random values.
+pod_secrets "$W/children.json" "$SECRET_SHAPES" >"$W/secrets.json"
 TOKEN="" TOKEN2=""
 if [ -n "$gw_secret" ]; then
   TOKEN=$(q "$W/secrets.json" "Object.values(d['$gw_secret'])[0]")
@@ -150,32 +131,6 @@ for p in "$ZOEKT_PORT" "$CONN_PORT" "$HTTP_PORT"; do
 done
 
 # ---- 3. start the containers ------------------------------------------------------------------------
-# run_container NAME PROGRAM [ARGS...]: starts PROGRAM with ARGS as the container's user (runAsUser,
-# runAsGroup, fsGroup as a supplementary group), without privileges, with its rendered env; logs to
-# $W/log/NAME.log (owned by that user, so `access_log /dev/stdout` can reopen it).
-run_container() {
-  local name=$1; shift
-  local uid gid fsg envs=() groups=(--clear-groups) log=$W/log/$name.log
-  uid=$(q "$W/plan.json" "String(d.containers.find(c => c.name === '$name').uid ?? 0)")
-  gid=$(q "$W/plan.json" "String(d.containers.find(c => c.name === '$name').gid ?? 0)")
-  fsg=$(q "$W/plan.json" 'String(d.fsGroup ?? "")')
-  readarray -d '' envs < <(q "$W/plan.json" "d.containers.find(c => c.name === '$name').env.map(e => e + '\\0').join('')")
-  [ -n "$fsg" ] && groups=(--groups="$fsg")
-  : >"$log"
-  if [ "$(id -u)" != 0 ]; then
-    # Without root the user cannot change; the containers run as the test's user.
-    env "${envs[@]}" "$@" >"$log" 2>&1 &
-    PID[$name]=$!
-    return
-  fi
-  chown "$uid:$gid" "$log"
-  setpriv --reuid="$uid" --regid="$gid" "${groups[@]}" --no-new-privs \
-    --inh-caps=-all --bounding-set=-all -- env "${envs[@]}" "$@" >"$log" 2>&1 &
-  PID[$name]=$!
-}
-# argv_of NAME: the container's mapped command, NUL-separated, argv[0] dropped.
-argv_of() { q "$W/plan.json" "d.containers.find(c => c.name === '$1').argv.slice(1).map(a => a + '\\0').join('')"; }
-
 # zoekt-webserver: the replay server on the rendered -listen port.
 run_container zoekt-webserver "$REPLAY" --fixtures "$FIXTURES" --port "$ZOEKT_PORT" --port-file "$W/run/zoekt.port"
 readarray -d '' cargs < <(argv_of connector)

@@ -148,11 +148,13 @@ static void test_auth_endpoint(void **state)
     struct fx *fx = *state;
     char body[256];
 
+    /* Empty answers: nginx keeps the connection of an auth_request check only when it has no body. */
     assert_int_equal(call(fx, "GET", "/auth", "secret", NULL, 0, body, sizeof(body)), 200);
-    assert_string_equal(body, "ok\n");
+    assert_string_equal(body, "");
     assert_int_equal(call(fx, "GET", "/auth", NULL, NULL, 0, body, sizeof(body)), 401);
+    assert_string_equal(body, "");
     assert_int_equal(call(fx, "GET", "/auth", "wrong", NULL, 0, body, sizeof(body)), 401);
-    assert_string_equal(body, "unauthorized\n");
+    assert_string_equal(body, "");
     /* nginx's subrequest carries the guarded request's method, so /auth answers any. */
     assert_int_equal(call(fx, "POST", "/auth", "secret", "x", 1, body, sizeof(body)), 200);
 }
