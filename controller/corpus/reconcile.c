@@ -6,6 +6,7 @@
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
 #include "controller/corpus/status.h"
+#include "fanout.h"
 #include "http.h"
 #include "json.h"
 #include "log.h"
@@ -21,6 +22,8 @@
 #define RECONCILE_INDEX_TIMEOUT_MS 5000
 #define RECONCILE_INDEX_MAX_BODY (64 * 1024)
 #define RECONCILE_URL_MAX 512
+/* A corpus has nine children; all of one wave go out at once. */
+#define RECONCILE_APPLY_THREADS 8
 
 static const struct kube_resource reconcile_secret = {"", "v1", "secrets", "Secret", 1};
 static const struct kube_resource reconcile_configmap = {"", "v1", "configmaps", "ConfigMap", 1};
@@ -223,7 +226,8 @@ void reconcile_transitions(const cJSON *old_status, const cJSON *new_status, rec
             continue;
         }
         if (strcmp(st, json_str(was, "status", "")) != 0 ||
-            strcmp(json_str(c, "reason", ""), json_str(was, "reason", "")) != 0)
+            (status_reason_needs_user(json_str(c, "reason", "")) &&
+             strcmp(json_str(c, "reason", ""), json_str(was, "reason", "")) != 0))
             fn(ud, c);
     }
 }
@@ -311,11 +315,45 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_ind
     memo->error[0] = '\0';
 }
 
-/* Applies every child that is not already as desired. Returns the first failure, after trying all. */
+/* One child to apply, and how its apply went. */
+struct reconcile_apply {
+    struct reconcile_ctx *ctx;
+    const char *ns;
+    const cJSON *child;
+    const struct kube_resource *res;
+    int existed; /* the cache had it: an update rather than a creation */
+    int rc;
+    struct kube_err kerr;
+};
+
+/* A fanout_fn: applies one child. Runs beside the applies of the corpus's other children. */
+static void reconcile_apply_one(void *ud, size_t i)
+{
+    struct reconcile_apply *a = &((struct reconcile_apply *)ud)[i];
+
+    a->rc = kube_apply(a->ctx->client, a->res, a->ns, json_path_str(a->child, "metadata.name", ""), NULL, a->child,
+                       API_MANAGER, 1, NULL, &a->kerr);
+    metrics_api_result(a->ctx->metrics, "apply", a->rc, a->kerr.http_status);
+}
+
+int reconcile_needs_siblings(const char *kind)
+{
+    static const char *const second[] = {"RoleBinding", "Deployment", "CronJob", "Job"};
+
+    for (size_t i = 0; i < sizeof(second) / sizeof(second[0]); i++)
+        if (strcmp(kind, second[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Applies every child that is not already as desired, in two waves (reconcile_needs_siblings), the
+ * children of one wave at the same time. Returns the first failure, after trying all. */
 static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corpus, const cJSON *children,
                                     struct zk_err *err)
 {
     const char *ns = json_path_str(corpus, "metadata.namespace", "");
+    struct reconcile_apply todo[RK_COUNT * 2];
+    size_t ntodo = 0, nfirst = 0;
     char changed[512] = "";
     const cJSON *child;
     int first = ZK_OK;
@@ -325,10 +363,8 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
         const char *name = json_path_str(child, "metadata.name", "");
         const struct kube_resource *res = NULL;
         struct informer *cache = NULL;
-        struct kube_err kerr;
         cJSON *observed;
         char diff[256];
-        int rc;
 
         for (int k = 0; k < RK_COUNT; k++) {
             if (strcmp(ctx->resources[k].kind, kind) == 0) {
@@ -336,32 +372,47 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
                 cache = ctx->children[k];
             }
         }
-        if (!res || !cache) {
+        if (!res || !cache || ntodo == sizeof(todo) / sizeof(todo[0])) {
             if (first == ZK_OK)
-                first = zk_err_set(err, ZK_EINVAL, "rendered a child of unknown kind \"%s\"", kind);
+                first = zk_err_set(err, ZK_EINVAL, "rendered a child of unknown kind \"%s\" (or too many)", kind);
             continue;
         }
         observed = informer_get(cache, ns, name);
-        if (!reconcile_needs_apply(child, observed, diff, sizeof(diff))) {
-            cJSON_Delete(observed);
-            continue;
+        if (reconcile_needs_apply(child, observed, diff, sizeof(diff))) {
+            log_info("Applying child", "corpus", json_path_str(corpus, "metadata.name", ""), "kind", kind, "name",
+                     name, "reason", observed ? diff : "absent", NULL);
+            todo[ntodo] = (struct reconcile_apply){.ctx = ctx, .ns = ns, .child = child, .res = res,
+                                                   .existed = observed != NULL};
+            ntodo++;
         }
-        log_info("Applying child", "corpus", json_path_str(corpus, "metadata.name", ""), "kind", kind, "name", name,
-                 "reason", observed ? diff : "absent", NULL);
-        rc = kube_apply(ctx->client, res, ns, name, NULL, child, API_MANAGER, 1, NULL, &kerr);
-        metrics_api_result(ctx->metrics, "apply", rc, kerr.http_status);
-        if (rc != ZK_OK) {
+        cJSON_Delete(observed);
+    }
+    /* The first wave at the front of todo, in the order rendered. */
+    for (size_t i = 0; i < ntodo; i++) {
+        if (!reconcile_needs_siblings(todo[i].res->kind)) {
+            struct reconcile_apply a = todo[i];
+
+            memmove(&todo[nfirst + 1], &todo[nfirst], (i - nfirst) * sizeof(todo[0]));
+            todo[nfirst++] = a;
+        }
+    }
+    fanout_run(nfirst, RECONCILE_APPLY_THREADS, reconcile_apply_one, todo);
+    fanout_run(ntodo - nfirst, RECONCILE_APPLY_THREADS, reconcile_apply_one, todo + nfirst);
+
+    for (size_t i = 0; i < ntodo; i++) {
+        const char *kind = todo[i].res->kind, *name = json_path_str(todo[i].child, "metadata.name", "");
+
+        if (todo[i].rc != ZK_OK) {
             events_emit(ctx->events, corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind, name,
-                        kerr.base.msg);
+                        todo[i].kerr.base.msg);
             if (first == ZK_OK)
-                first = zk_err_set(err, rc, "%s", kerr.base.msg);
+                first = zk_err_set(err, todo[i].rc, "%s", todo[i].kerr.base.msg);
         } else {
             size_t used = strlen(changed);
 
             snprintf(changed + used, sizeof(changed) - used, "%s%s %s %s", used ? ", " : "",
-                     observed ? "updated" : "created", kind, name);
+                     todo[i].existed ? "updated" : "created", kind, name);
         }
-        cJSON_Delete(observed);
     }
     if (changed[0])
         events_emit(ctx->events, corpus, "Normal", "Applied", "Applied children: %s", changed);

@@ -91,6 +91,13 @@ void reconcile_prune_observed(cJSON *obj);
  * carries our controller ownerReference that desired dropped (a PVC switched to the Retain policy). */
 int reconcile_needs_apply(const cJSON *desired, const cJSON *observed, char *diff, size_t len);
 
+/* Whether children of this kind need another child to exist when they are applied: a RoleBinding its
+ * Role (the operator may bind only rules it holds, and the API server reads them from the Role), and
+ * what makes pods their ServiceAccount, ConfigMap and claim (a pod naming a ServiceAccount that does
+ * not exist yet is refused, and its controller backs off). A reconcile applies these in a second wave,
+ * after the others; the children of each wave are applied at the same time. */
+int reconcile_needs_siblings(const char *kind);
+
 /* Expands {namespace}, {name}, {service} and {port} in template into dst. Returns ZK_OK or ZK_EINVAL
  * (an unknown placeholder, or too long). */
 int reconcile_index_url(const char *tmpl, const char *ns, const char *name, const char *service, int port,
@@ -100,11 +107,12 @@ int reconcile_index_url(const char *tmpl, const char *ns, const char *name, cons
  * string copied into dst, "" when none has finished. */
 void reconcile_jobs_finished(const cJSON *jobs, char *dst, size_t len);
 
-/* Calls fn for each condition in new_status whose status or reason differs from old_status's: the
- * Events that record what the status alone does not keep, its history. A condition appearing for the
- * first time (a new corpus) says nothing the status does not, so it gets an Event only when it is True
- * or False for a reason that asks somebody to act (status_reason_needs_user): a new corpus that is
- * merely on its way gets none. */
+/* Calls fn for each condition of new_status worth an Event: the history the status alone does not
+ * keep. That is a condition whose status changed from old_status's (True, False, Unknown), or whose
+ * reason became one that asks somebody to act (status_reason_needs_user: an invalid spec, a missing
+ * Secret). A new reason with the same status (the search pods went from not created to
+ * not available) and a condition appearing for the first time (a new corpus) say nothing the status
+ * does not, unless somebody must act: a new corpus on its way gets no Event from here. */
 typedef void reconcile_transition_fn(void *ud, const cJSON *condition);
 void reconcile_transitions(const cJSON *old_status, const cJSON *new_status, reconcile_transition_fn *fn, void *ud);
 

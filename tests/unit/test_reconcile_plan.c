@@ -110,15 +110,24 @@ static void test_transitions(void **state)
                        "{\"type\":\"Indexed\",\"status\":\"True\",\"reason\":\"IndexServed\"}]}");
     cJSON *neu = parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Available\"},"
                        "{\"type\":\"Fresh\",\"status\":\"False\",\"reason\":\"Stale\"},"
-                       "{\"type\":\"Indexed\",\"status\":\"True\",\"reason\":\"IndexServedAgain\"},"
+                       "{\"type\":\"Indexed\",\"status\":\"True\",\"reason\":\"PartiallyIndexed\"},"
                        "{\"type\":\"Degraded\",\"status\":\"Unknown\",\"reason\":\"Pending\"}]}");
+    cJSON *stuck = parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"SecretNotFound\"},"
+                         "{\"type\":\"Fresh\",\"status\":\"False\",\"reason\":\"NoIndex\"},"
+                         "{\"type\":\"Indexed\",\"status\":\"True\",\"reason\":\"PartiallyIndexed\"}]}");
     struct seen s = {0};
 
     (void)state;
+    /* Fresh stopped being True; Indexed only changed its reason. */
     reconcile_transitions(old, neu, record, &s);
-    assert_int_equal(s.n, 2);
+    assert_int_equal(s.n, 1);
     assert_string_equal(s.types[0], "Fresh");
-    assert_string_equal(s.types[1], "Indexed");
+    /* Ready stopped being True for a reason that asks for a Secret; Fresh only changed its reason. */
+    memset(&s, 0, sizeof(s));
+    reconcile_transitions(neu, stuck, record, &s);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.types[0], "Ready");
+    cJSON_Delete(stuck);
     memset(&s, 0, sizeof(s));
     reconcile_transitions(neu, neu, record, &s);
     assert_int_equal(s.n, 0);
@@ -143,8 +152,28 @@ static void test_first_status(void **state)
     reconcile_transitions(NULL, stuck, record, &s);
     assert_int_equal(s.n, 1);
     assert_string_equal(s.types[0], "Ready");
+    /* On its way, then stuck: Ready is still False, but now for a missing Secret. */
+    memset(&s, 0, sizeof(s));
+    reconcile_transitions(on_its_way, stuck, record, &s);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.types[0], "Ready");
+    assert_string_equal(s.types[1], "Fresh");
     cJSON_Delete(on_its_way);
     cJSON_Delete(stuck);
+}
+
+/* Every child another one needs goes in the first wave, and what needs it in the second. */
+static void test_second_wave_needs_the_first(void **state)
+{
+    static const char *const first[] = {"PersistentVolumeClaim", "ConfigMap", "ServiceAccount", "Role", "Service",
+                                        "PodDisruptionBudget"};
+    static const char *const second[] = {"RoleBinding", "Deployment", "CronJob", "Job"};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+        assert_false(reconcile_needs_siblings(first[i]));
+    for (size_t i = 0; i < sizeof(second) / sizeof(second[0]); i++)
+        assert_true(reconcile_needs_siblings(second[i]));
 }
 
 static void test_resources_follow_discovery(void **state)
@@ -257,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_jobs_finished),
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_first_status),
+        cmocka_unit_test(test_second_wave_needs_the_first),
         cmocka_unit_test(test_resources_follow_discovery),
         cmocka_unit_test(test_prune_keeps_what_is_compared),
         cmocka_unit_test(test_prune_observed_keeps_status),
