@@ -13,6 +13,7 @@
 #include "controller/corpus/reconcile.h"
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
+#include "controller/corpus/status.h"
 #include "controller/runtime/events.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/leader.h"
@@ -449,7 +450,7 @@ static int main_start_informers(struct controller *c, struct zk_err *err)
          * add traffic. */
         io.label_selector = k == RK_POD ? API_INDEXER_POD_SELECTOR : API_CHILD_SELECTOR;
         io.resource = &c->rctx.resources[k];
-        io.prune = k == RK_JOB || k == RK_POD ? reconcile_prune_observed : informer_prune_server_fields;
+        io.prune = k == RK_JOB || k == RK_POD ? reconcile_prune_observed : status_prune_child;
         rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
         if (rc != ZK_OK)
             return rc;

@@ -18,6 +18,10 @@
 #define HTTP_POOL_MAX 64
 /* Connections each pooled transfer keeps open: one per server is all a client here talks to. */
 #define HTTP_POOL_CONNS 2L
+/* libcurl copies a request into an upload buffer before sending it over TLS, 64 KB by default and kept
+ * as long as the transfer; the smallest it accepts is plenty for the API's requests (a bigger body
+ * goes out in several pieces). An operator holds a transfer per watch, so this is paid a dozen times. */
+#define HTTP_UPLOAD_BUFFER 16384L
 
 /* A transfer and, once it has been cancellable, the multi handle that drove it. The pair is pooled
  * together because a connection opened through a multi handle stays in that handle's cache: a fresh
@@ -360,6 +364,7 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
      * an HTTP/2 session (tens of kilobytes) per connection. */
     curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, HTTP_UPLOAD_BUFFER);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                      req->connect_timeout_ms ? req->connect_timeout_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS);

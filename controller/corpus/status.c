@@ -6,6 +6,7 @@
  * backwards or blank because an observation is missing. */
 #include "controller/corpus/status.h"
 
+#include "controller/runtime/informer.h"
 #include "jb.h"
 #include "json.h"
 #include "rfc3339.h"
@@ -373,4 +374,39 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
     if (*status)
         return ZK_OK;
     return zk_err_set(err, ZK_ENOMEM, "computing status: out of memory");
+}
+
+void status_prune_child(cJSON *obj)
+{
+    /* The status members status_compute reads, by kind; a kind not named keeps no status. */
+    static const struct {
+        const char *kind;
+        const char *keep[3];
+    } read[] = {
+        {"Deployment", {"availableReplicas", NULL}},
+        {"CronJob", {"lastScheduleTime", "lastSuccessfulTime", NULL}},
+    };
+    static const char *const server_meta[] = {"uid", "resourceVersion", "generation", "creationTimestamp"};
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status"), *m, *next;
+    const char *kind = json_str(obj, "kind", "");
+    const char *const *keep = NULL;
+
+    informer_prune_server_fields(obj);
+    for (size_t i = 0; i < sizeof(server_meta) / sizeof(server_meta[0]); i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, server_meta[i]);
+    for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
+        if (strcmp(kind, read[i].kind) == 0)
+            keep = read[i].keep;
+    for (m = st ? st->child : NULL; m; m = next) {
+        size_t k = 0;
+
+        next = m->next;
+        while (keep && keep[k] && strcmp(keep[k], m->string) != 0)
+            k++;
+        if (!keep || !keep[k])
+            cJSON_Delete(cJSON_DetachItemViaPointer(st, m));
+    }
+    if (st && !st->child)
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
 }

@@ -61,4 +61,12 @@ const cJSON *status_condition(const cJSON *status, const char *type);
  * itself (the search pods starting, no index built yet). */
 int status_reason_needs_user(const char *reason);
 
+/* The informers' prune function for the rendered kinds (runtime/informer.h): besides the server fields
+ * (informer_prune_server_fields) it drops, in place, the metadata the server sets for each object (uid,
+ * resourceVersion, generation, creationTimestamp: a rendering never sets them, so compare_subset never
+ * reads them, and they are what differs most between two objects of a kind, so they cost the deflated
+ * cache most), and every member of status except those status_compute reads: a Deployment's
+ * availableReplicas, a CronJob's lastScheduleTime and lastSuccessfulTime. */
+void status_prune_child(cJSON *obj);
+
 #endif

@@ -17,6 +17,7 @@
 #include "log.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +54,18 @@ struct informer {
     size_t dict_len;
 };
 
+/* One allocation: with the keys and the deflated text in allocations of their own, malloc's headers
+ * and rounding took more than the deflated text. data holds the object's own key ("namespace/name")
+ * and its NUL, then, when key_of gave one, the owner key and its NUL, then zlen bytes: the pruned
+ * object as compact JSON (len bytes), deflated (raw) against the dictionary. Keys are shorter than
+ * INFORMER_KEY_MAX and objects arrive in responses bounded far below 4 GB, so the lengths fit. */
 struct informer_entry {
-    char *key;   /* the object's own key, "namespace/name" */
-    char *owner; /* what key_of gave for it, NULL when nothing */
-    unsigned char *z; /* the pruned object as compact JSON, deflated (raw) against the dictionary */
-    size_t zlen;
-    size_t len;       /* of the JSON text */
     struct informer_entry *next;
+    uint32_t zlen;
+    uint32_t len;
+    uint16_t key_len;   /* without the NUL */
+    uint16_t owner_len; /* with the NUL; 0 when there is no owner key */
+    char data[];
 };
 
 struct informer_table {
@@ -100,13 +106,24 @@ static size_t informer_hash(const char *key)
     return h;
 }
 
+static const char *informer_entry_key(const struct informer_entry *e)
+{
+    return e->data;
+}
+
+/* What key_of gave for the entry's object, or NULL. */
+static const char *informer_entry_owner(const struct informer_entry *e)
+{
+    return e->owner_len ? e->data + e->key_len + 1 : NULL;
+}
+
+static const unsigned char *informer_entry_z(const struct informer_entry *e)
+{
+    return (const unsigned char *)e->data + e->key_len + 1 + e->owner_len;
+}
+
 static void informer_entry_free(struct informer_entry *e)
 {
-    if (!e)
-        return;
-    free(e->key);
-    free(e->owner);
-    free(e->z);
     free(e);
 }
 
@@ -146,7 +163,7 @@ static struct informer_entry *informer_table_find(const struct informer_table *t
 {
     struct informer_entry *e = t->buckets[informer_hash(key) % t->nbuckets];
 
-    while (e && strcmp(e->key, key) != 0)
+    while (e && strcmp(informer_entry_key(e), key) != 0)
         e = e->next;
     return e;
 }
@@ -157,7 +174,7 @@ static struct informer_entry *informer_table_detach(struct informer_table *t, co
     struct informer_entry **pp = &t->buckets[informer_hash(key) % t->nbuckets], *e;
 
     for (; (e = *pp) != NULL; pp = &e->next) {
-        if (strcmp(e->key, key) == 0) {
+        if (strcmp(informer_entry_key(e), key) == 0) {
             *pp = e->next;
             e->next = NULL;
             t->count--;
@@ -183,7 +200,7 @@ static void informer_table_add(struct informer_table *t, struct informer_entry *
 
                 for (; x; x = next) {
                     next = x->next;
-                    b = informer_hash(x->key) % n;
+                    b = informer_hash(informer_entry_key(x)) % n;
                     x->next = grown[b];
                     grown[b] = x;
                 }
@@ -193,7 +210,7 @@ static void informer_table_add(struct informer_table *t, struct informer_entry *
             t->nbuckets = n;
         }
     }
-    b = informer_hash(e->key) % t->nbuckets;
+    b = informer_hash(informer_entry_key(e)) % t->nbuckets;
     e->next = t->buckets[b];
     t->buckets[b] = e;
     t->count++;
@@ -229,44 +246,55 @@ static void informer_type_meta(struct jb *b, const struct kube_resource *r, cJSO
         jb_add_str(b, obj, "kind", r->kind);
 }
 
-/* Stores text (len bytes) in e, deflated against the informer's dictionary, which the first text
- * becomes. Returns 0 when out of memory. */
-static int informer_pack(struct informer *inf, const char *text, size_t len, struct informer_entry *e)
+/* A new entry (caller-owned, informer_entry_free) holding key, owner (NULL: none) and text (len
+ * bytes) deflated against the informer's dictionary, which the first text becomes. NULL when out of
+ * memory. */
+static struct informer_entry *informer_pack(struct informer *inf, const char *key, const char *owner,
+                                            const char *text, size_t len)
 {
+    size_t key_len = strlen(key), owner_len = owner ? strlen(owner) + 1 : 0;
+    struct informer_entry *e = NULL;
     z_stream zs = {0};
-    unsigned char *shrunk;
-    size_t cap;
+    unsigned char *z;
+    uLong cap;
     int ok;
 
     if (!inf->dict) {
         inf->dict_len = len < INFORMER_DICT_MAX ? len : INFORMER_DICT_MAX;
         inf->dict = malloc(inf->dict_len);
         if (!inf->dict)
-            return 0;
+            return NULL;
         memcpy(inf->dict, text + len - inf->dict_len, inf->dict_len);
     }
     if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return 0;
+        return NULL;
+    /* Deflated into a scratch buffer of the worst case first, so the entry is allocated to fit. */
     cap = deflateBound(&zs, (uLong)len);
-    e->z = malloc(cap);
-    ok = e->z && deflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len) == Z_OK;
+    z = malloc(cap);
+    ok = z && deflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len) == Z_OK;
     if (ok) {
         zs.next_in = (Bytef *)text;
         zs.avail_in = (uInt)len;
-        zs.next_out = e->z;
+        zs.next_out = z;
         zs.avail_out = (uInt)cap;
         ok = deflate(&zs, Z_FINISH) == Z_STREAM_END;
     }
     deflateEnd(&zs);
-    if (!ok)
-        return 0;
-    e->zlen = zs.total_out;
-    e->len = len;
-    /* Give back the rest of deflateBound's worst case. */
-    shrunk = realloc(e->z, e->zlen);
-    if (shrunk)
-        e->z = shrunk;
-    return 1;
+    if (ok)
+        e = malloc(sizeof(*e) + key_len + 1 + owner_len + zs.total_out);
+    if (e) {
+        e->next = NULL;
+        e->zlen = (uint32_t)zs.total_out;
+        e->len = (uint32_t)len;
+        e->key_len = (uint16_t)key_len;
+        e->owner_len = (uint16_t)owner_len;
+        memcpy(e->data, key, key_len + 1);
+        if (owner)
+            memcpy(e->data + key_len + 1, owner, owner_len);
+        memcpy(e->data + key_len + 1 + owner_len, z, e->zlen);
+    }
+    free(z);
+    return e;
 }
 
 /* The object e holds, parsed (caller-owned); NULL when out of memory. */
@@ -283,7 +311,7 @@ static cJSON *informer_unpack(const struct informer *inf, const struct informer_
     }
     ok = inflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len) == Z_OK;
     if (ok) {
-        zs.next_in = e->z;
+        zs.next_in = (Bytef *)informer_entry_z(e);
         zs.avail_in = (uInt)e->zlen;
         zs.next_out = (Bytef *)text;
         zs.avail_out = (uInt)e->len;
@@ -313,23 +341,15 @@ static struct informer_entry *informer_entry_new(struct informer *inf, const cJS
         return NULL;
     copy = cJSON_Duplicate(obj, 1);
     if (copy) {
-        if (inf->prune)
-            inf->prune(copy);
         informer_type_meta(&b, inf->resource, copy);
         copy = jb_finish(&b, copy);
     }
-    e = copy ? calloc(1, sizeof(*e)) : NULL;
-    if (e) {
-        int owned = inf->key_of(copy, owner, sizeof(owner));
-
-        e->key = strdup(key);
-        text = cJSON_PrintUnformatted(copy);
-        e->owner = owned ? strdup(owner) : NULL;
-        if (!e->key || !text || !informer_pack(inf, text, strlen(text), e) || (owned && !e->owner)) {
-            informer_entry_free(e);
-            e = NULL;
-        }
-    }
+    /* After the type is filled in: a prune function may go by the kind. */
+    if (copy && inf->prune)
+        inf->prune(copy);
+    text = copy ? cJSON_PrintUnformatted(copy) : NULL;
+    if (text)
+        e = informer_pack(inf, key, inf->key_of(copy, owner, sizeof(owner)) ? owner : NULL, text, strlen(text));
     cJSON_Delete(copy);
     free(text);
     *oom = !e;
@@ -354,7 +374,7 @@ static struct informer_table *informer_build(struct informer *inf, const cJSON *
             t = NULL;
         } else if (e) {
             /* A List names each object once; a duplicate would only replace itself. */
-            informer_entry_free(informer_table_detach(t, e->key));
+            informer_entry_free(informer_table_detach(t, informer_entry_key(e)));
             informer_table_add(t, e);
         }
     }
@@ -377,8 +397,8 @@ static void informer_on_list(void *ud, const cJSON *items)
     inf->synced = 1;
     pthread_mutex_unlock(&inf->mu);
     /* fresh is only replaced by this thread, so reading it unlocked here is safe. */
-    INFORMER_TABLE_EACH(old, e) informer_notify_key(inf, e->owner);
-    INFORMER_TABLE_EACH(fresh, e) informer_notify_key(inf, e->owner);
+    INFORMER_TABLE_EACH(old, e) informer_notify_key(inf, informer_entry_owner(e));
+    INFORMER_TABLE_EACH(fresh, e) informer_notify_key(inf, informer_entry_owner(e));
     informer_table_free(old);
     log_debug("Informer listed", "resource", inf->resource->plural, NULL);
 }
@@ -407,9 +427,9 @@ static void informer_on_event(void *ud, enum watch_event_type type, const cJSON 
     pthread_mutex_unlock(&inf->mu);
     /* An object whose owner changed belongs to two corpora for a moment: tell both. */
     if (previous)
-        informer_notify_key(inf, previous->owner);
+        informer_notify_key(inf, informer_entry_owner(previous));
     if (e)
-        informer_notify_key(inf, e->owner);
+        informer_notify_key(inf, informer_entry_owner(e));
     else if (inf->key_of(obj, owner, sizeof(owner)))
         inf->enqueue(inf->ud, owner);
     informer_entry_free(previous);
@@ -510,7 +530,7 @@ cJSON *informer_list_for(struct informer *inf, const char *key)
 
     pthread_mutex_lock(&inf->mu);
     INFORMER_TABLE_EACH(inf->cache, e) {
-        if (!b.failed && e->owner && strcmp(e->owner, key) == 0)
+        if (!b.failed && informer_entry_owner(e) && strcmp(informer_entry_owner(e), key) == 0)
             jb_push(&b, arr, informer_unpack(inf, e));
     }
     pthread_mutex_unlock(&inf->mu);
@@ -525,7 +545,7 @@ cJSON *informer_keys(struct informer *inf)
     pthread_mutex_lock(&inf->mu);
     INFORMER_TABLE_EACH(inf->cache, e) {
         if (!b.failed)
-            jb_push(&b, arr, jb_string(&b, e->key));
+            jb_push(&b, arr, jb_string(&b, informer_entry_key(e)));
     }
     pthread_mutex_unlock(&inf->mu);
     return jb_finish(&b, arr);

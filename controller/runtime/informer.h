@@ -27,7 +27,8 @@
 typedef int informer_key_fn(const cJSON *obj, char *key, size_t len);
 
 /* Removes from obj, in place, the members the caller never reads. Called from the watch thread on the
- * informer's own copy, before it is cached and before the key function sees it; must be pure. */
+ * informer's own copy, once its apiVersion and kind are filled in, before it is cached and before the
+ * key function sees it; must be pure. */
 typedef void informer_prune_fn(cJSON *obj);
 
 /* Called from the watch thread with a key ("namespace/name"), borrowed for the call. */

@@ -99,6 +99,20 @@ def rss_kb(pid):
         text = f.read()
     return tuple(int(re.search(rf"{k}:\s+(\d+)", text).group(1)) for k in ("VmRSS", "RssAnon"))
 
+def rss_by_mapping(pid):
+    # Resident kB by what is mapped: "anonymous" (heap, arenas, thread stacks: the operator's own), or the
+    # file's name (the executable, each shared library; their pages count in full here even when another
+    # process maps the same file, as they do in a container of one process).
+    by, name = {}, None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                name = head[5].rsplit("/", 1)[-1] if len(head) > 5 and head[5].startswith("/") else "anonymous"
+            elif head[0] == "Rss:":
+                by[name] = by.get(name, 0) + int(head[1])
+    return by
+
 def cpu_s(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -196,6 +210,7 @@ def one_run(n, run):
         res["create_operator_requests"] = op_requests(port)
         settle()
         res["steady_kb"], res["steady_anon_kb"] = rss_kb(proc.pid)
+        res["steady_by"] = rss_by_mapping(proc.pid)
         done, _, events = op_metrics(port)
         before, after = {}, {}
         req, cpu = apiserver_requests(before), cpu_s(proc.pid)
@@ -205,7 +220,8 @@ def one_run(n, run):
         # Which requests a resync made, for the reader of the log when the count is not zero.
         res["resync_breakdown"] = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
         res["resync_kb"], res["resync_anon_kb"] = rss_kb(proc.pid)
-        print(f"scale.sh: N={n} run {run}: {res}", file=sys.stderr, flush=True)
+        print(f"scale.sh: N={n} run {run}: { {k: v for k, v in res.items() if k != 'steady_by'} }", file=sys.stderr,
+              flush=True)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
@@ -218,13 +234,22 @@ med = lambda rs, k: statistics.median(r[k] for r in rs)
 mb = lambda kb: f"{kb / 1024:.1f} MB"
 print("| Corpora | Runs | Floor (kubectl apply --server-side) | Operator: all with status | Ratio | RSS idle (own) | RSS steady (own) | No-op resync: API requests | No-op resync: CPU |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+last = None
 for n, runs in plan:
     rs = [one_run(n, r) for r in range(runs)]
+    last = (n, rs[-1]["steady_by"])
     ratio = statistics.median(r["create"] / r["floor"] for r in rs)
     steady = max((med(rs, "steady_kb"), med(rs, "steady_anon_kb")), (med(rs, "resync_kb"), med(rs, "resync_anon_kb")))
     print(f"| {n} | {runs} | {med(rs, 'floor'):.2f} s | {med(rs, 'create'):.2f} s | {ratio:.2f}x | "
           f"{mb(med(rs, 'idle_kb'))} ({mb(med(rs, 'idle_anon_kb'))}) | {mb(steady[0])} ({mb(steady[1])}) | "
           f"{med(rs, 'resync_requests'):.0f} | {med(rs, 'resync_cpu'):.2f} s |", flush=True)
+n, by = last
+top = sorted(by.items(), key=lambda kv: -kv[1])
+shown = [kv for kv in top if kv[1] >= 256][:8]
+rest = sum(kb for _, kb in top) - sum(kb for _, kb in shown)
+print(f"\nResident in steady state with {n} corpora (last run, /proc/PID/smaps; a library counts its code and its "
+      f"relocated data): " +
+      ", ".join(f"{name} {mb(kb)}" for name, kb in shown) + f", the rest {mb(rest)}.")
 PY
 
 out=docs/benchmarks.md
@@ -238,7 +263,8 @@ out=docs/benchmarks.md
   echo "(--workers 2). Each figure is the median of the runs shown; the ratio is the median of each run's"
   echo "operator time over the floor measured in the same run. What each column measures is described at the"
   echo "top of tests/bench/scale.sh. RSS is the whole resident size; \"own\" is its anonymous part (heap,"
-  echo "stacks), the rest being pages of the shared libraries (libcrypto alone keeps about 4 MB resident)."
+  echo "stacks), the rest being pages of the shared libraries; the line under the table breaks the steady"
+  echo "state of the largest run down by mapping, and docs/controller.md (\"Memory\") has the profile behind it."
   echo "The no-op resync counts what the API server's own metrics (apiserver_request_total) saw on corpora,"
   echo "the children's kinds and Secrets, from any client, plus the operator's Event writes."
   echo

@@ -12,6 +12,7 @@
 #include "controller/corpus/api.h"
 #include "controller/corpus/reconcile.h"
 #include "controller/corpus/spec.h"
+#include "controller/corpus/status.h"
 #include "json.h"
 #include "tests/support/fixture.h"
 
@@ -207,9 +208,22 @@ static void add_server_fields(cJSON *obj)
                                 "{\"f:spec\":{\"f:replicas\":{}}}}]"));
 }
 
+/* What the API server sets on every object it stores, and a status of its own. */
+static void add_server_metadata(cJSON *obj)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    cJSON_AddStringToObject(meta, "uid", "8f2c1d7e-5b3a-4c6e-9d0f-1a2b3c4d5e6f");
+    cJSON_AddStringToObject(meta, "resourceVersion", "48213");
+    cJSON_AddNumberToObject(meta, "generation", 3);
+    cJSON_AddStringToObject(meta, "creationTimestamp", "2026-11-29T03:41:10Z");
+    cJSON_AddItemToObject(obj, "status", parse("{\"observedGeneration\":3,\"conditions\":[{\"type\":\"Available\","
+                                               "\"lastTransitionTime\":\"2026-11-29T03:41:12Z\"}]}"));
+}
+
 /* Every rendered child, as the server returns it and the informer prunes it, is still a match for
- * what was rendered (so a steady state writes nothing), maps to the same corpus, and lost only the
- * server fields. */
+ * what was rendered (so a steady state writes nothing), maps to the same corpus, and lost the server
+ * fields, the server's metadata and a status that status_compute does not read. */
 static void test_prune_keeps_what_is_compared(void **state)
 {
     size_t len;
@@ -235,8 +249,12 @@ static void test_prune_keeps_what_is_compared(void **state)
         assert_non_null(observed);
         had_key = api_corpus_key(observed, want, sizeof(want));
         add_server_fields(observed);
-        informer_prune_server_fields(observed);
+        add_server_metadata(observed);
+        status_prune_child(observed);
         assert_null(json_path(observed, "metadata.managedFields"));
+        assert_null(json_path(observed, "metadata.uid"));
+        assert_null(json_path(observed, "metadata.resourceVersion"));
+        assert_null(json_path(observed, "status"));
         assert_null(json_str(json_path(observed, "metadata.annotations"),
                              "kubectl.kubernetes.io/last-applied-configuration", NULL));
         assert_false(reconcile_needs_apply(child, observed, diff, sizeof(diff)));
@@ -248,6 +266,30 @@ static void test_prune_keeps_what_is_compared(void **state)
     cJSON_Delete(children);
     spec_free(spec);
     cJSON_Delete(corpus);
+}
+
+/* The status members status_compute reads survive the prune, whole: a Deployment's available
+ * replicas, a CronJob's schedule times. */
+static void test_prune_child_keeps_what_status_reads(void **state)
+{
+    cJSON *deployment = parse("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"org-search\"},"
+                              "\"status\":{\"observedGeneration\":2,\"replicas\":2,\"availableReplicas\":2}}");
+    cJSON *cronjob = parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"org-indexer\"},"
+                           "\"status\":{\"active\":[{\"name\":\"org-indexer-1\"}],\"lastScheduleTime\":"
+                           "\"2026-11-29T03:00:00Z\",\"lastSuccessfulTime\":\"2026-11-28T03:41:10Z\"}}");
+    cJSON *want_d = parse("{\"availableReplicas\":2}");
+    cJSON *want_c = parse("{\"lastScheduleTime\":\"2026-11-29T03:00:00Z\",\"lastSuccessfulTime\":"
+                          "\"2026-11-28T03:41:10Z\"}");
+
+    (void)state;
+    status_prune_child(deployment);
+    status_prune_child(cronjob);
+    assert_true(cJSON_Compare(json_obj(deployment, "status"), want_d, 1));
+    assert_true(cJSON_Compare(json_obj(cronjob, "status"), want_c, 1));
+    cJSON_Delete(deployment);
+    cJSON_Delete(cronjob);
+    cJSON_Delete(want_d);
+    cJSON_Delete(want_c);
 }
 
 /* Jobs and Pods lose their specs (a whole pod template) but keep what reconcile reads: the corpus
@@ -290,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_resources_follow_discovery),
         cmocka_unit_test(test_prune_keeps_what_is_compared),
         cmocka_unit_test(test_prune_observed_keeps_status),
+        cmocka_unit_test(test_prune_child_keeps_what_status_reads),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
