@@ -33,6 +33,9 @@
 /* Bound on --zoekt-token-file, as on the kube client's token file: tokens from an OIDC provider or an
  * exec plugin run to kilobytes, and the file is read whole. */
 #define TOKEN_FILE_MAX (64u * 1024)
+/* Connections to Zoekt kept open: one per search running at once, up to the connections nginx keeps
+ * open to the connector (its upstream keepalive, 64). */
+#define MAIN_ZOEKT_IDLE_CONNECTIONS 64
 
 /* main_parse_flags' answer when the flags are good and the connector should start: not an exit status. */
 #define MAIN_GO_ON (-1)
@@ -419,7 +422,7 @@ static int main_start(struct connector *c)
     c->curl_ready = 1;
     /* Every tool call asks Zoekt: kept connections spare each one a TCP connect (and, where Zoekt is
      * reached through a server that starts a thread per connection, that thread). */
-    if ((rc = http_pool_new(&c->cfg.zoekt_pool, &err)) != ZK_OK) {
+    if ((rc = http_pool_new(MAIN_ZOEKT_IDLE_CONNECTIONS, &c->cfg.zoekt_pool, &err)) != ZK_OK) {
         log_error("Cannot create the connection pool for Zoekt", "error", err.msg, NULL);
         goto out;
     }

@@ -11,10 +11,7 @@
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000
 /* How often a cancellable transfer looks at its cancel flag while the connection is idle. */
 #define HTTP_CANCEL_POLL_MS 100
-/* Idle transfers a pool keeps; more concurrent requests than this open connections that are closed
- * after use. A controller runs a few workers and a leader elector; the connector runs one search per
- * connection nginx keeps open to it (its upstream keepalive, 64), each asking Zoekt. A pool holds only
- * as many transfers as its busiest moment needed, so the bound costs the controller nothing. */
+/* The most idle transfers a pool may keep (http_pool_new's max_idle is capped to it). */
 #define HTTP_POOL_MAX 64
 /* Connections each pooled transfer keeps open: one per server is all a client here talks to. */
 #define HTTP_POOL_CONNS 2L
@@ -35,6 +32,7 @@ struct http_pool {
     pthread_mutex_t mu;
     struct http_slot idle[HTTP_POOL_MAX];
     int n;
+    int max_idle;
 };
 
 struct http_xfer {
@@ -55,11 +53,12 @@ void http_global_cleanup(void)
     curl_global_cleanup();
 }
 
-int http_pool_new(struct http_pool **out, struct zk_err *err)
+int http_pool_new(int max_idle, struct http_pool **out, struct zk_err *err)
 {
     *out = calloc(1, sizeof(**out));
     if (!*out)
         return zk_err_set(err, ZK_ENOMEM, "out of memory creating a connection pool");
+    (*out)->max_idle = max_idle < 0 ? 0 : max_idle > HTTP_POOL_MAX ? HTTP_POOL_MAX : max_idle;
     pthread_mutex_init(&(*out)->mu, NULL);
     return ZK_OK;
 }
@@ -100,7 +99,7 @@ static void http_pool_give(struct http_pool *pool, struct http_slot *s)
     if (pool) {
         curl_easy_reset(s->easy);
         pthread_mutex_lock(&pool->mu);
-        if (pool->n < HTTP_POOL_MAX) {
+        if (pool->n < pool->max_idle) {
             pool->idle[pool->n++] = *s;
             s->easy = NULL;
             s->multi = NULL;

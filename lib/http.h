@@ -45,8 +45,11 @@ typedef int http_data_fn(void *ud, const char *data, size_t len, struct zk_err *
  * safe across threads). */
 struct http_pool;
 
-/* *out is owned by the caller (http_pool_free, after every request using it has returned). */
-int http_pool_new(struct http_pool **out, struct zk_err *err);
+/* A pool that keeps at most max_idle idle transfers (at most 64): more requests at once than that open
+ * connections that are closed after use. Each kept connection holds a TLS session and buffers (tens
+ * of kilobytes), so max_idle is what the client's steady state runs at once, not its busiest burst.
+ * *out is owned by the caller (http_pool_free, after every request using it has returned). */
+int http_pool_new(int max_idle, struct http_pool **out, struct zk_err *err);
 void http_pool_free(struct http_pool *pool);
 
 struct http_request {

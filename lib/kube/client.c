@@ -18,6 +18,10 @@
 #include <time.h>
 
 #define KCLI_DEFAULT_TIMEOUT_MS 30000
+/* Connections kept open for the next request: the controller's steady state (two workers, the leader
+ * elector; each watch holds its own while it runs). A reconcile that applies a new corpus's children
+ * all at once opens more, which are closed after use rather than kept for the rare next burst. */
+#define KCLI_IDLE_CONNECTIONS 4
 /* A response (one page of a list) larger than this is refused rather than buffered. */
 #define KCLI_MAX_BODY (64u * 1024 * 1024)
 /* How much of a streamed body is kept to explain an error status. */
@@ -170,7 +174,7 @@ int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_
         return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
     }
     pthread_mutex_init(&c->token_lock, NULL);
-    rc = http_pool_new(&c->pool, err);
+    rc = http_pool_new(KCLI_IDLE_CONNECTIONS, &c->pool, err);
     if (rc) {
         kube_client_free(c);
         return rc;

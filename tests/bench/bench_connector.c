@@ -193,7 +193,7 @@ static int end_to_end(const char *url)
 
     if (http_global_init())
         return -1;
-    if (http_pool_new(&c.pool, &(struct zk_err){0}) != ZK_OK) {
+    if (http_pool_new(1, &c.pool, &(struct zk_err){0}) != ZK_OK) {
         http_global_cleanup();
         return -1;
     }
