@@ -7,7 +7,8 @@
 # build. The organisation-scale section runs the real zoekt-webserver over the corpus that
 # tests/bench/corpus.sh builds (its install step: Debian's golang-*-dev sources, downloaded into the
 # cache) and the release connector over stdio and HTTP; BENCH_ORG_ITERATIONS sets the runs per query
-# (default 50). Without ../shared/zoekt that section says why it is missing.
+# and round (default 50), BENCH_ORG_ROUNDS the rounds whose median is reported (default 3). Without
+# ../shared/zoekt that section says why it is missing.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,8 +70,11 @@ if zbin=$(tests/support/zoekt.sh bin 2>"$tmp/zoekt.err"); then
     --rate-limit off --log-level warn 2>"$tmp/connector.log" &
   conn_pid=$!
   wait_http "http://127.0.0.1:$cport/healthz" || { echo "run.sh: the connector did not start" >&2; exit 1; }
+  org_load_start=$(cut -d" " -f1-3 /proc/loadavg)
   build/rel/tests/bench/bench_org --zoekt "http://127.0.0.1:$zport" --connector bin/zoekt-connector \
-    --http "http://127.0.0.1:$cport" --mirror-prefix mirrors/ --iterations "${BENCH_ORG_ITERATIONS:-50}" >"$tmp/org"
+    --http "http://127.0.0.1:$cport" --mirror-prefix mirrors/ --iterations "${BENCH_ORG_ITERATIONS:-50}" \
+    --rounds "${BENCH_ORG_ROUNDS:-3}" >"$tmp/org"
+  org_load_end=$(cut -d" " -f1-3 /proc/loadavg)
 else
   org_skip=$(cat "$tmp/zoekt.err")
 fi
@@ -114,13 +118,17 @@ scale_section=
     echo "$repos repositories of real Go code ($files .go files): the sources of Debian's golang-*-dev packages"
     echo "listed in tests/bench/corpus.sh and of every golang-*-dev package they need, each module its own git"
     echo "repository named \`mirrors/<host>/<path>\`, indexed by upstream zoekt-git-index and served by"
-    echo "zoekt-webserver (../shared/zoekt, commit 51a31b62). Each query runs ${BENCH_ORG_ITERATIONS:-50} times, round"
-    echo "robin: the connector's own Zoekt request sent straight to Zoekt (raw, the baseline), search_code"
-    echo "through the release connector over stdio, and over Streamable HTTP. Overhead is connector p50 minus raw"
-    echo "p50; on a machine shared with other work it moves by milliseconds from run to run, so the column"
-    echo "\"parse + format\" gives the connector's own CPU time for the same answer, measured in-process (median),"
-    echo "which is most of the overhead. Bytes from Zoekt are the answer to the connector's request; bytes shown"
-    echo "are the text the agent reads (default budget 16384 bytes, 30 files, 2 context lines)."
+    echo "zoekt-webserver (../shared/zoekt, commit 51a31b62). Each query runs ${BENCH_ORG_ITERATIONS:-50} times in each"
+    echo "of ${BENCH_ORG_ROUNDS:-3} rounds (every query once per round), round robin: the connector's own Zoekt request"
+    echo "sent straight to Zoekt (raw, the baseline), search_code through the release connector over stdio,"
+    echo "and over Streamable HTTP. Every figure is the median over the rounds of that round's figure."
+    echo "Overhead is connector p50 minus raw p50; on a machine shared with other work it moves by"
+    echo "milliseconds from run to run (load average $org_load_start when the section started, $org_load_end"
+    echo "when it ended, on $(nproc) CPUs), so the column \"parse + format\" gives the connector's own CPU time"
+    echo "for the same answer, measured in-process (median): with lib/jscan as search_code parses, and in"
+    echo "brackets through one cJSON tree of the whole answer, as it parsed before. Bytes from Zoekt are the"
+    echo "answer to the connector's request; bytes shown are the text the agent reads (default budget 16384"
+    echo "bytes, 30 files, 2 context lines)."
     echo
     echo "Goals (issue 9): p50 overhead at most 1 ms for every query; bytes from Zoekt at most 4x the bytes shown."
     echo
