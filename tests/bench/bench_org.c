@@ -9,9 +9,10 @@
  *   stdio   search_code through a zoekt-connector child on stdin/stdout (one JSON-RPC line each way)
  *   http    search_code through a zoekt-connector serving Streamable HTTP (started by run.sh)
  * and reports the median over the rounds of each round's p50 and p99 of each, of the connector's p50
- * overhead, and of the connector's own parse and format time (in this process, with the scanner and
- * with the whole cJSON tree), then the bytes Zoekt sent for the connector's request, the bytes of
- * text the agent was shown, and the files named.
+ * overhead, of the CPU time the stdio connector used per call (all its threads, from /proc: unlike
+ * wall time, it does not grow while the process waits for a CPU), and of the connector's own parse
+ * and format time (in this process, with the scanner and with the whole cJSON tree), then the bytes
+ * Zoekt sent for the connector's request, the bytes of text the agent was shown, and the files named.
  *
  * Usage: bench_org --zoekt URL --connector BIN --http URL [--mirror-prefix P] [--iterations N] [--rounds R]
  * Prints Markdown table rows on stdout; tests/bench/run.sh puts them into docs/benchmarks.md. */
@@ -61,8 +62,9 @@ static const struct org_query org_queries[] = {
 #define ORG_N_QUERIES (sizeof(org_queries) / sizeof(org_queries[0]))
 
 /* One round of one query: p50 and p99 of raw, stdio and HTTP, the two overheads, parse + format with
- * the scanner and with the cJSON tree (ms); and what the last run fetched and showed. */
-#define ORG_VALUES 10
+ * the scanner and with the cJSON tree, the stdio connector's CPU time per call (ms); and what the last
+ * run fetched and showed. */
+#define ORG_VALUES 11
 struct org_round {
     double v[ORG_VALUES];
     long from_zoekt, text, files;
@@ -291,6 +293,28 @@ static int child_start(struct org_child *c, const char *bin, const char *zoekt, 
     return c->pid > 0 && c->in && c->out ? 0 : -1;
 }
 
+/* The CPU time (user and system, ms) the child has used so far, from /proc: its resolution is a clock
+ * tick, fine for the sum over a round's runs. -1 when it cannot be read. */
+static double child_cpu_ms(const struct org_child *c)
+{
+    char path[64], line[1024], *p;
+    unsigned long long user, sys;
+    FILE *f;
+    int ok;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    ok = fgets(line, sizeof(line), f) != NULL;
+    fclose(f);
+    /* The fields after the command name, which ends at the last ')': utime and stime are the 12th and
+     * 13th of them. */
+    if (!ok || !(p = strrchr(line, ')')) ||
+        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user, &sys) != 2)
+        return -1;
+    return (double)(user + sys) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* Sends one line and returns the reply line (heap), or NULL. */
 static char *child_call(struct org_child *c, const char *line)
 {
@@ -377,12 +401,14 @@ int main(int argc, char **argv)
             struct org_round *r = &rounds_of[q][round];
             struct zk_err err = {0};
             char *zq = NULL, *body, *last = NULL;
+            double cpu0, cpu1;
 
             if (zq_build(&oq->spec, &zq, &err) != ZK_OK ||
                 !(body = zc_search_body(zq, &so, CONNECTOR_SEARCH_TIMEOUT_MS)))
                 return 1;
             snprintf(call, sizeof(call), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
                                          "\"name\":\"search_code\",\"arguments\":%s}}", oq->args);
+            cpu0 = child_cpu_ms(&child);
             /* One untimed run of each warms the page cache and the connections. */
             for (int i = -1; i < iterations; i++) {
                 double t0 = now_ms(), t1, t2, t3;
@@ -406,6 +432,8 @@ int main(int argc, char **argv)
                     viahttp[i] = t3 - t2;
                 }
             }
+            cpu1 = child_cpu_ms(&child);
+            r->v[10] = cpu0 >= 0 && cpu1 >= 0 ? (cpu1 - cpu0) / (iterations + 1) : -1;
             r->v[0] = percentile(raw, iterations, 50);
             r->v[1] = percentile(raw, iterations, 99);
             r->v[2] = percentile(viastdio, iterations, 50);
@@ -422,9 +450,9 @@ int main(int argc, char **argv)
         }
     }
     printf("| query | raw Zoekt p50 / p99 ms | stdio p50 / p99 ms | HTTP p50 / p99 ms | overhead p50 stdio / HTTP ms "
-           "| parse + format ms (cJSON tree) | bytes from Zoekt | bytes shown | ratio | files named "
-           "| goals met: overhead, bytes |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "| connector CPU per call ms | parse + format ms (cJSON tree) | bytes from Zoekt | bytes shown | ratio "
+           "| files named | goals met: overhead, bytes |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t q = 0; q < ORG_N_QUERIES; q++) {
         const struct org_round *r = &rounds_of[q][rounds - 1];
         double m[ORG_VALUES];
@@ -436,9 +464,9 @@ int main(int argc, char **argv)
                 per_round[round] = rounds_of[q][round].v[k];
             m[k] = percentile(per_round, rounds, 50);
         }
-        printf("| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %+.2f / %+.2f | %.2f (%.2f) | %ld | %ld | %.1fx "
-               "| %ld | %s, %s |\n",
-               org_queries[q].label, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], r->from_zoekt,
+        printf("| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %+.2f / %+.2f | %.2f | %.2f (%.2f) | %ld | %ld "
+               "| %.1fx | %ld | %s, %s |\n",
+               org_queries[q].label, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[10], m[8], m[9], r->from_zoekt,
                r->text, r->text ? (double)r->from_zoekt / (double)r->text : 0.0, r->files,
                m[6] <= 1.0 && m[7] <= 1.0 ? "yes" : "no", r->from_zoekt <= 4 * r->text ? "yes" : "no");
     }
