@@ -33,6 +33,8 @@ struct jscan_doc {
     size_t n_index, cap_index;
 };
 
+/* Containers under this many bytes are walked instead: that costs less than a look-up, and the index
+ * keeps at most one entry per 16 bytes of text. */
 #define JSCAN_INDEX_MIN 16
 
 /* A value's bytes inside a document; p is NULL for "no value". Points into the document. */

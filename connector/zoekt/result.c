@@ -744,7 +744,8 @@ out:
 
 /* ---- the search answer through the scanner --------------------------------------------------------- */
 
-/* What zr_file_meta reads of a file match goes to cJSON; its matches are only found. */
+/* What zr_file_meta reads of a file match goes to cJSON; its matches are only found, at these
+ * positions of zr_keep_file. */
 enum { ZR_FILE_LINE_MATCHES = 7, ZR_FILE_CHUNK_MATCHES = 8 };
 static const struct jscan_keep zr_keep_file[] = {
     {"Repository", JSCAN_COPY}, {"Repo", JSCAN_COPY},    {"FileName", JSCAN_COPY},
