@@ -464,11 +464,14 @@ int main(int argc, char **argv)
                 per_round[round] = rounds_of[q][round].v[k];
             m[k] = percentile(per_round, rounds, 50);
         }
+        /* The overhead goal is met when both overheads are at most 1 ms and so is the connector's CPU
+         * per call: a wall-clock difference alone can be met by noise (Zoekt's own time moves by more
+         * than the connector's between the baseline and the connector's runs). */
         printf("| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %+.2f / %+.2f | %.2f | %.2f (%.2f) | %ld | %ld "
                "| %.1fx | %ld | %s, %s |\n",
                org_queries[q].label, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[10], m[8], m[9], r->from_zoekt,
                r->text, r->text ? (double)r->from_zoekt / (double)r->text : 0.0, r->files,
-               m[6] <= 1.0 && m[7] <= 1.0 ? "yes" : "no", r->from_zoekt <= 4 * r->text ? "yes" : "no");
+               m[6] <= 1.0 && m[7] <= 1.0 && m[10] <= 1.0 ? "yes" : "no", r->from_zoekt <= 4 * r->text ? "yes" : "no");
     }
     fflush(stdout);
     printf("\nEXACT\n| query | Zoekt p50 ms, explicit limits | files counted | Zoekt p50 ms, Zoekt's estimated limits "
