@@ -2,6 +2,7 @@
 #include "connector/zoekt/result.h"
 
 #include "buf.h"
+#include "jscan.h"
 #include "json.h"
 #include "rfc3339.h"
 
@@ -187,12 +188,16 @@ struct zr_lines {
 
 /* The LineNumber member of obj, or def when it is missing or outside 1..ZR_LINE_MAX (then callers
  * skip the line: 0 is never a content line). */
-static int zr_line_number(const cJSON *obj, int def)
+static int zr_line_clamp(long long n, int def)
 {
-    long long n = json_int(obj, "LineNumber", def);
-
     return n >= 1 && n <= ZR_LINE_MAX ? (int)n : (def >= 1 && def <= ZR_LINE_MAX ? def : 0);
 }
+
+static int zr_line_number(const cJSON *obj, int def)
+{
+    return zr_line_clamp(json_int(obj, "LineNumber", def), def);
+}
+
 
 static int zr_lines_add(struct zr_lines *l, int number, const unsigned char *text, size_t len, int is_match,
                         int undecodable)
@@ -261,8 +266,22 @@ static void zr_lines_free(struct zr_lines *l)
     l->n = l->cap = 0;
 }
 
-/* Decodes a base64 member. Returns 1 with *data (heap; caller frees) when it decoded, 0 when the member
- * is missing, null or empty, -1 when it is present but not valid base64 (or not a string). */
+/* Decodes a base64 text: s is the member's string, or NULL when the member is not a string. Returns 1
+ * with *data (heap; caller frees) when it decoded, 0 when the text is empty, -1 when it is not valid
+ * base64 or not a string. */
+static int zr_b64_text(const char *s, size_t n, unsigned char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    if (!s)
+        return -1;
+    if (!n)
+        return 0;
+    *data = zr_base64_decode(s, n, len);
+    return *data ? 1 : -1;
+}
+
+/* A base64 member of a cJSON object: as zr_b64, and 0 when the member is missing or null. */
 static int zr_member_b64(const cJSON *obj, const char *key, unsigned char **data, size_t *len)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -271,12 +290,8 @@ static int zr_member_b64(const cJSON *obj, const char *key, unsigned char **data
     *len = 0;
     if (!v || cJSON_IsNull(v))
         return 0;
-    if (!cJSON_IsString(v) || !v->valuestring)
-        return -1;
-    if (!v->valuestring[0])
-        return 0;
-    *data = zr_base64_decode(v->valuestring, strlen(v->valuestring), len);
-    return *data ? 1 : -1;
+    return zr_b64_text(cJSON_IsString(v) ? v->valuestring : NULL, cJSON_IsString(v) && v->valuestring ?
+                  strlen(v->valuestring) : 0, data, len);
 }
 
 /* Adds the context lines in text (Before when before is set, else After) around line `at`.
@@ -332,48 +347,55 @@ static int zr_add_context(struct zr_lines *l, const unsigned char *text, size_t 
     return rc;
 }
 
-/* One LineMatch: a matching line with its own context. Once the file has `cap` matching lines (0: no
- * cap), the line is only counted, into *uncounted. */
-static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, const cJSON *lm, int ctx, size_t *matching,
-                             int cap, size_t *uncounted)
-{
-    unsigned char *line = NULL, *before = NULL, *after = NULL;
-    size_t line_len, before_len, after_len;
-    const cJSON *frags = json_arr(lm, "LineFragments");
-    int number = zr_line_number(lm, 0);
-    int got, terminated, rc = ZK_OK;
+/* What is read of one LineMatch, by either reader: its line number (zr_line_number's rules), whether
+ * it matched the file name, how many LineFragments it has, and, only when zr_line_wants_text says
+ * so, its Line, Before and After as zr_b64_text gives them (owned here until zr_add_line_match frees them). */
+struct zr_line_match {
+    int number, file_name;
+    size_t frags;
+    int got[3];
+    unsigned char *text[3];
+    size_t len[3];
+};
 
-    f->n_matches += frags && cJSON_GetArraySize(frags) > 0 ? (size_t)cJSON_GetArraySize(frags) : 1;
-    if (json_bool(lm, "FileName", 0) || number <= 0) {
+enum { ZR_LINE, ZR_BEFORE, ZR_AFTER };
+
+/* Whether a LineMatch's text is shown, or the match only counted. */
+static int zr_line_wants_text(const struct zr_line_match *m, size_t matching, int cap)
+{
+    return !m->file_name && m->number > 0 && !(cap > 0 && matching >= (size_t)cap);
+}
+
+/* One LineMatch: a matching line with its own context. Once the file has `cap` matching lines (0: no
+ * cap), the line is only counted, into *uncounted. Frees m's texts. */
+static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, struct zr_line_match *m, int ctx,
+                             size_t *matching, int cap, size_t *uncounted)
+{
+    size_t line_len = m->len[ZR_LINE];
+    int terminated, rc = ZK_OK;
+
+    f->n_matches += m->frags > 0 ? m->frags : 1;
+    if (m->file_name || m->number <= 0)
         f->name_match = 1;
-        return ZK_OK;
-    }
-    if (cap > 0 && *matching >= (size_t)cap) {
+    else if (cap > 0 && *matching >= (size_t)cap)
         (*uncounted)++;
+    if (!zr_line_wants_text(m, *matching, cap))
         return ZK_OK;
-    }
     (*matching)++;
-    got = zr_member_b64(lm, "Line", &line, &line_len);
-    terminated = got == 1 && line_len && line[line_len - 1] == '\n';
+    terminated = m->got[ZR_LINE] == 1 && line_len && m->text[ZR_LINE][line_len - 1] == '\n';
     if (terminated)
         line_len--;
-    if (got < 0)
-        f->undecodable = 1;
-    rc = zr_lines_add(l, number, line ? line : (const unsigned char *)"", line_len, 1, got < 0);
-
-    got = zr_member_b64(lm, "Before", &before, &before_len);
-    if (got < 0)
-        f->undecodable = 1;
-    if (!rc && got > 0)
-        rc = zr_add_context(l, before, before_len, number, 1, terminated, ctx);
-    got = zr_member_b64(lm, "After", &after, &after_len);
-    if (got < 0)
-        f->undecodable = 1;
-    if (!rc && got > 0)
-        rc = zr_add_context(l, after, after_len, number, 0, terminated, ctx);
-    free(line);
-    free(before);
-    free(after);
+    for (int i = 0; i < 3; i++)
+        if (m->got[i] < 0)
+            f->undecodable = 1;
+    rc = zr_lines_add(l, m->number, m->text[ZR_LINE] ? m->text[ZR_LINE] : (const unsigned char *)"", line_len, 1,
+                      m->got[ZR_LINE] < 0);
+    if (!rc && m->got[ZR_BEFORE] > 0)
+        rc = zr_add_context(l, m->text[ZR_BEFORE], m->len[ZR_BEFORE], m->number, 1, terminated, ctx);
+    if (!rc && m->got[ZR_AFTER] > 0)
+        rc = zr_add_context(l, m->text[ZR_AFTER], m->len[ZR_AFTER], m->number, 0, terminated, ctx);
+    for (int i = 0; i < 3; i++)
+        free(m->text[i]);
     return rc;
 }
 
@@ -394,18 +416,58 @@ static size_t zr_mark(struct zr_lines *l, size_t chunk_first, int start, int fir
     return marked;
 }
 
-/* The matching lines of a chunk that is not decoded: its ranges' lines, each counted once. */
-static size_t zr_count_range_lines(const cJSON *ranges)
+/* One element of a ChunkMatch's Ranges: Start's line, End's line (Start's when End has none) and the
+ * column End is at, which is exclusive: a range that ends at column 1 stops before that line. An
+ * element that is not an object reads as zeros. */
+struct zr_range {
+    int first, last;
+    long long end_col;
+};
+
+/* What is read of one ChunkMatch, by either reader: ContentStart's line, whether it matched the file
+ * name, its ranges (in a buffer the reader reuses), and, only when zr_chunk_wants_content says so,
+ * its Content as zr_b64_text gives it (freed by zr_add_chunk). */
+struct zr_chunk {
+    int start, file_name;
+    struct zr_range *ranges;
+    size_t n_ranges, cap_ranges;
+    int got;
+    unsigned char *content;
+    size_t len;
+};
+
+/* Sets c's range count to n, making room for them. Returns ZK_OK or ZK_ENOMEM. */
+static int zr_chunk_ranges(struct zr_chunk *c, size_t n)
 {
-    const cJSON *r;
+    if (n > c->cap_ranges) {
+        size_t cap = n > 2 * c->cap_ranges ? n : 2 * c->cap_ranges;
+        struct zr_range *v = realloc(c->ranges, cap * sizeof(*v));
+
+        if (!v)
+            return ZK_ENOMEM;
+        c->ranges = v;
+        c->cap_ranges = cap;
+    }
+    c->n_ranges = n;
+    return ZK_OK;
+}
+
+static int zr_chunk_wants_content(const struct zr_chunk *c, size_t matching, int cap)
+{
+    return !c->file_name && c->start > 0 && !(cap > 0 && matching >= (size_t)cap);
+}
+
+/* The matching lines of a chunk that is not decoded: its ranges' lines, each counted once. */
+static size_t zr_count_range_lines(const struct zr_chunk *c)
+{
     size_t n = 0;
     int seen = 0;
 
-    cJSON_ArrayForEach(r, ranges) {
-        int first = zr_line_number(json_obj(r, "Start"), 0);
-        int last = zr_line_number(json_obj(r, "End"), first);
+    for (size_t i = 0; i < c->n_ranges; i++) {
+        const struct zr_range *r = &c->ranges[i];
+        int first = r->first, last = r->last;
 
-        if (last > first && json_int(json_obj(r, "End"), "Column", 0) == 1)
+        if (last > first && r->end_col == 1)
             last--;
         if (first <= seen)
             first = seen + 1;
@@ -418,61 +480,96 @@ static size_t zr_count_range_lines(const cJSON *ranges)
 }
 
 /* One ChunkMatch: whole lines of content, with the matches given as ranges. Once the file has
- * `cap` matching lines (0: no cap), a chunk's matching lines are only counted, into *uncounted. */
-static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, const cJSON *cm, size_t *matching, int cap,
+ * `cap` matching lines (0: no cap), a chunk's matching lines are only counted, into *uncounted.
+ * Frees c's content. */
+static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, struct zr_chunk *c, size_t *matching, int cap,
                         size_t *uncounted)
 {
-    const cJSON *ranges = json_arr(cm, "Ranges"), *r;
-    unsigned char *content = NULL;
-    size_t len = 0, pos = 0, first_index = l->n;
-    int start = zr_line_number(json_obj(cm, "ContentStart"), 0);
-    int got, number, rc = ZK_OK;
+    size_t len = c->len, pos = 0, first_index = l->n;
+    int number, rc = ZK_OK;
 
-    f->n_matches += ranges && cJSON_GetArraySize(ranges) > 0 ? (size_t)cJSON_GetArraySize(ranges) : 1;
-    if (json_bool(cm, "FileName", 0) || start <= 0) {
+    f->n_matches += c->n_ranges > 0 ? c->n_ranges : 1;
+    if (c->file_name || c->start <= 0) {
         f->name_match = 1;
         return ZK_OK;
     }
     if (cap > 0 && *matching >= (size_t)cap) {
-        *uncounted += zr_count_range_lines(ranges);
+        *uncounted += zr_count_range_lines(c);
         return ZK_OK;
     }
-    got = zr_member_b64(cm, "Content", &content, &len);
-    if (got < 0) {
+    if (c->got < 0) {
         /* Without the content only the line numbers of the matches are known. */
         f->undecodable = 1;
-        cJSON_ArrayForEach(r, ranges) {
-            number = zr_line_number(json_obj(r, "Start"), 0);
-            if (!rc && number > 0)
-                rc = zr_lines_add(l, number, NULL, 0, 1, 1);
-            *matching += !rc && number > 0;
+        for (size_t i = 0; !rc && i < c->n_ranges; i++) {
+            if (c->ranges[i].first > 0) {
+                rc = zr_lines_add(l, c->ranges[i].first, NULL, 0, 1, 1);
+                *matching += !rc;
+            }
         }
         return rc;
     }
-    if (len && content[len - 1] == '\n')
+    if (len && c->content[len - 1] == '\n')
         len--;
-    for (number = start; !rc && got > 0; number++) {
-        const unsigned char *nl = memchr(content + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - content) : len;
+    for (number = c->start; !rc && c->got > 0; number++) {
+        const unsigned char *nl = memchr(c->content + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - c->content) : len;
 
-        rc = zr_lines_add(l, number, content + pos, end - pos, 0, 0);
+        rc = zr_lines_add(l, number, c->content + pos, end - pos, 0, 0);
         if (!nl)
             break;
         pos = end + 1;
     }
-    cJSON_ArrayForEach(r, ranges) {
-        const cJSON *s = json_obj(r, "Start"), *e = json_obj(r, "End");
-        int first = zr_line_number(s, 0);
-        int last = zr_line_number(e, first);
+    for (size_t i = 0; i < c->n_ranges; i++) {
+        const struct zr_range *r = &c->ranges[i];
+        int last = r->last > r->first && r->end_col == 1 ? r->last - 1 : r->last;
 
-        /* End is exclusive: a range that ends at column 1 stops before that line. */
-        if (last > first && json_int(e, "Column", 0) == 1)
-            last--;
-        if (first > 0)
-            *matching += zr_mark(l, first_index, start, first, last);
+        if (r->first > 0)
+            *matching += zr_mark(l, first_index, c->start, r->first, last);
     }
-    free(content);
+    free(c->content);
+    c->content = NULL;
     return rc;
+}
+
+/* ---- the cJSON reader ------------------------------------------------------------------------------ */
+
+static void zr_tree_line_match(const cJSON *lm, struct zr_line_match *m, size_t matching, int cap)
+{
+    static const char *const keys[] = {"Line", "Before", "After"};
+    const cJSON *frags = json_arr(lm, "LineFragments");
+
+    memset(m, 0, sizeof(*m));
+    m->number = zr_line_number(lm, 0);
+    m->file_name = json_bool(lm, "FileName", 0);
+    m->frags = frags && cJSON_GetArraySize(frags) > 0 ? (size_t)cJSON_GetArraySize(frags) : 0;
+    if (zr_line_wants_text(m, matching, cap))
+        for (int i = 0; i < 3; i++)
+            m->got[i] = zr_member_b64(lm, keys[i], &m->text[i], &m->len[i]);
+}
+
+static int zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, int cap)
+{
+    const cJSON *ranges = json_arr(cm, "Ranges"), *r;
+    size_t i = 0;
+
+    c->start = zr_line_number(json_obj(cm, "ContentStart"), 0);
+    c->file_name = json_bool(cm, "FileName", 0);
+    c->got = 0;
+    c->content = NULL;
+    c->len = 0;
+    if (zr_chunk_ranges(c, ranges ? (size_t)cJSON_GetArraySize(ranges) : 0))
+        return ZK_ENOMEM;
+    cJSON_ArrayForEach(r, ranges) {
+        const cJSON *e = json_obj(r, "End");
+
+        c->ranges[i].first = zr_line_number(json_obj(r, "Start"), 0);
+        c->ranges[i].last = zr_line_number(e, c->ranges[i].first);
+        c->ranges[i].end_col = json_int(e, "Column", 0);
+        i++;
+    }
+    if (zr_chunk_wants_content(c, matching, cap))
+        c->got = zr_member_b64(cm, "Content", &c->content, &c->len);
+    return ZK_OK;
 }
 
 static void zr_file_free(struct zr_file *f)
@@ -490,47 +587,31 @@ static void zr_file_free(struct zr_file *f)
     free(f->content);
 }
 
-static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_file *f, struct zk_err *err)
+/* The file's repository, path, commit, language, branches and, for Whole: true, its content. Returns
+ * ZK_OK or ZK_ENOMEM; what was set is freed with the file. */
+static int zr_file_meta(const cJSON *fm, const struct zr_opts *o, struct zr_file *f)
 {
-    const cJSON *branches = json_arr(fm, "Branches"), *lms = json_arr(fm, "LineMatches"),
-                *cms = json_arr(fm, "ChunkMatches"), *it;
+    const cJSON *branches = json_arr(fm, "Branches"), *it;
     const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", "")), *content;
-    struct zr_lines lines = {0};
-    size_t matching = 0, uncounted = 0;
-    int rc = ZK_OK;
 
-    memset(f, 0, sizeof(*f));
-    if (!cJSON_IsObject(fm))
-        return zk_err_set(err, ZK_EPARSE, "a file match is not a JSON object");
     f->repo = zr_strdup(zr_strip_prefix(repo, o->mirror_prefix));
     f->path = zr_strdup(json_str(fm, "FileName", ""));
     f->version = zr_strdup(json_str(fm, "Version", ""));
     f->language = zr_strdup(json_str(fm, "Language", ""));
     if (!f->repo || !f->path || !f->version || !f->language)
-        goto nomem;
+        return ZK_ENOMEM;
     if (branches && cJSON_GetArraySize(branches) > 0) {
         f->branches = calloc((size_t)cJSON_GetArraySize(branches), sizeof(*f->branches));
         if (!f->branches)
-            goto nomem;
+            return ZK_ENOMEM;
         cJSON_ArrayForEach(it, branches) {
             if (!cJSON_IsString(it))
                 continue;
             if (!(f->branches[f->n_branches] = zr_strdup(it->valuestring)))
-                goto nomem;
+                return ZK_ENOMEM;
             f->n_branches++;
         }
     }
-    cJSON_ArrayForEach(it, lms) {
-        if (cJSON_IsObject(it) &&
-            (rc = zr_add_line_match(&lines, f, it, o->context_lines, &matching, o->match_lines, &uncounted)))
-            goto nomem;
-    }
-    cJSON_ArrayForEach(it, cms) {
-        if (cJSON_IsObject(it) && (rc = zr_add_chunk(&lines, f, it, &matching, o->match_lines, &uncounted)))
-            goto nomem;
-    }
-    zr_lines_finish(&lines, f);
-    f->n_match_lines += uncounted;
     content = json_str(fm, "Content", NULL);
     if (content) {
         f->has_content = 1;
@@ -538,11 +619,51 @@ static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_fil
         f->undecodable |= !f->content;
     }
     return ZK_OK;
-nomem:
-    zr_lines_free(&lines);
+}
+
+/* Hands the lines the matches left to f; the matching lines only counted join its count. */
+static void zr_file_finish(struct zr_lines *lines, size_t uncounted, struct zr_file *f)
+{
+    zr_lines_finish(lines, f);
+    f->n_match_lines += uncounted;
+}
+
+/* Undoes a file that ran out of memory half way. */
+static int zr_file_nomem(struct zr_lines *lines, struct zr_file *f, struct zk_err *err)
+{
+    zr_lines_free(lines);
     zr_file_free(f);
     memset(f, 0, sizeof(*f));
     return zk_err_set(err, ZK_ENOMEM, "out of memory parsing a file match");
+}
+
+static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_file *f, struct zk_err *err)
+{
+    const cJSON *lms = json_arr(fm, "LineMatches"), *cms = json_arr(fm, "ChunkMatches"), *it;
+    size_t matching = 0, uncounted = 0;
+    struct zr_lines lines = {0};
+    struct zr_chunk c = {0};
+    int rc;
+
+    memset(f, 0, sizeof(*f));
+    rc = zr_file_meta(fm, o, f);
+    for (it = lms ? lms->child : NULL; !rc && it; it = it->next) {
+        struct zr_line_match m;
+
+        if (!cJSON_IsObject(it))
+            continue;
+        zr_tree_line_match(it, &m, matching, o->match_lines);
+        rc = zr_add_line_match(&lines, f, &m, o->context_lines, &matching, o->match_lines, &uncounted);
+    }
+    for (it = cms ? cms->child : NULL; !rc && it; it = it->next) {
+        if (cJSON_IsObject(it) && !(rc = zr_tree_chunk(it, &c, matching, o->match_lines)))
+            rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
+    }
+    free(c.ranges);
+    if (rc)
+        return zr_file_nomem(&lines, f, err);
+    zr_file_finish(&lines, uncounted, f);
+    return ZK_OK;
 }
 
 /* Describes a body that is not what was expected, quoting its start so the cause is visible. */
@@ -554,8 +675,13 @@ static int zr_bad_body(const char *body, size_t len, const char *what, struct zk
     return zk_err_set(err, ZK_EPARSE, "%s (%zu bytes, starting \"%s\")", what, len, start);
 }
 
-int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
-                    struct zk_err *err)
+static const char zr_msg_not_json[] = "the search answer is not valid JSON (truncated or not from Zoekt)";
+static const char zr_msg_no_result[] = "the search answer has no \"Result\" object";
+static const char zr_msg_files_type[] = "the search answer's \"Files\" is neither an array nor null";
+static const char zr_msg_file_type[] = "the search answer has a file entry that is not an object";
+
+int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
+                         struct zk_err *err)
 {
     static const struct zr_opts defaults = {NULL, -1, 0};
     const cJSON *res, *files, *fm;
@@ -567,12 +693,12 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
         o = &defaults;
     root = json_parse(body, len);
     if (!root)
-        return zr_bad_body(body, len, "the search answer is not valid JSON (truncated or not from Zoekt)", err);
+        return zr_bad_body(body, len, zr_msg_not_json, err);
     res = json_obj(root, "Result");
     if (!res && cJSON_IsObject(root) && (cJSON_HasObjectItem(root, "Files") || cJSON_HasObjectItem(root, "FileCount")))
         res = root; /* a bare SearchResult, as /healthz sends it */
     if (!res) {
-        rc = zr_bad_body(body, len, "the search answer has no \"Result\" object", err);
+        rc = zr_bad_body(body, len, zr_msg_no_result, err);
         goto out;
     }
     out->stats.file_count = json_int(res, "FileCount", 0);
@@ -582,17 +708,14 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
     out->stats.crashes = json_int(res, "Crashes", 0);
     out->stats.flush_reason = json_int(res, "FlushReason", 0);
     out->stats.duration_ns = json_int(res, "Duration", 0);
-
     files = json_arr(res, "Files");
     if (!files)
         files = json_arr(res, "FileMatches");
     if (!files) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, "Files");
 
-        if (v && !cJSON_IsNull(v)) {
-            rc = zr_bad_body(body, len, "the search answer's \"Files\" is neither an array nor null", err);
-            goto out;
-        }
+        if (v && !cJSON_IsNull(v))
+            rc = zr_bad_body(body, len, zr_msg_files_type, err);
         goto out; /* null or omitted: no files */
     }
     if (cJSON_GetArraySize(files) > 0) {
@@ -604,7 +727,7 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
     }
     cJSON_ArrayForEach(fm, files) {
         if (!cJSON_IsObject(fm)) {
-            rc = zr_bad_body(body, len, "the search answer has a file entry that is not an object", err);
+            rc = zr_bad_body(body, len, zr_msg_file_type, err);
             goto out;
         }
         rc = zr_parse_file(fm, o, &out->files[out->n_files], err);
@@ -616,6 +739,241 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
     }
 out:
     cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- the search answer through the scanner --------------------------------------------------------- */
+
+/* What zr_file_meta reads of a file match goes to cJSON; its matches are only found, at these
+ * positions of zr_keep_file. */
+enum { ZR_FILE_LINE_MATCHES = 7, ZR_FILE_CHUNK_MATCHES = 8 };
+static const struct jscan_keep zr_keep_file[] = {
+    {"Repository", JSCAN_COPY}, {"Repo", JSCAN_COPY},    {"FileName", JSCAN_COPY},
+    {"Version", JSCAN_COPY},    {"Language", JSCAN_COPY}, {"Branches", JSCAN_COPY},
+    {"Content", JSCAN_COPY},    {"LineMatches", JSCAN_FIND}, {"ChunkMatches", JSCAN_FIND}};
+
+#define ZR_N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* zr_member_b64 over a value the scanner found. A string without escapes is its own bytes (up to a
+ * NUL, where cJSON's copy would end); one with escapes goes to cJSON to be unescaped. */
+static int zr_scan_b64(struct jscan v, unsigned char **data, size_t *len)
+{
+    enum jscan_type t = jscan_type(v);
+    const char *s, *nul;
+    cJSON *str;
+    size_t n;
+    int got;
+
+    *data = NULL;
+    *len = 0;
+    if (t == JSCAN_NONE || t == JSCAN_NULL)
+        return 0;
+    if (t != JSCAN_STRING)
+        return -1;
+    s = v.p + 1;
+    n = v.len - 2;
+    if (!memchr(s, '\\', n)) {
+        if ((nul = memchr(s, '\0', n)))
+            n = (size_t)(nul - s);
+        return zr_b64_text(s, n, data, len);
+    }
+    if (!(str = json_parse(v.p, v.len)))
+        return -1;
+    got = zr_b64_text(str->valuestring, strlen(str->valuestring), data, len);
+    cJSON_Delete(str);
+    return got;
+}
+
+/* zr_line_number over a position the scanner found; *column (may be NULL) gets its Column. */
+static int zr_scan_line_number(const struct jscan_doc *d, struct jscan pos, int def, long long *column)
+{
+    static const char *const names[] = {"LineNumber", "Column"};
+    struct jscan v[2];
+
+    jscan_find(d, jscan_obj(pos), names, 2, v);
+    if (column)
+        *column = jscan_int(v[1], 0);
+    return zr_line_clamp(jscan_int(v[0], def), def);
+}
+
+static void zr_scan_line_match(const struct jscan_doc *d, struct jscan lm, struct zr_line_match *m,
+                               size_t matching, int cap)
+{
+    static const char *const names[] = {"Line", "Before", "After", "LineNumber", "FileName", "LineFragments"};
+    struct jscan v[6];
+
+    memset(m, 0, sizeof(*m));
+    jscan_find(d, lm, names, 6, v);
+    m->number = zr_line_clamp(jscan_int(v[3], 0), 0);
+    m->file_name = jscan_bool(v[4], 0);
+    m->frags = jscan_count(d, v[5]);
+    if (zr_line_wants_text(m, matching, cap))
+        for (int i = 0; i < 3; i++)
+            m->got[i] = zr_scan_b64(v[i], &m->text[i], &m->len[i]);
+}
+
+static int zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_chunk *c, size_t matching, int cap)
+{
+    static const char *const names[] = {"ContentStart", "FileName", "Ranges", "Content"},
+                             *const ends[] = {"Start", "End"};
+    struct jscan v[4], r, se[2];
+    struct jscan_iter it;
+    size_t n = 0;
+
+    jscan_find(d, cm, names, 4, v);
+    c->start = zr_scan_line_number(d, v[0], 0, NULL);
+    c->file_name = jscan_bool(v[1], 0);
+    c->got = 0;
+    c->content = NULL;
+    c->len = 0;
+    c->n_ranges = 0;
+    jscan_iter_init(&it, d, jscan_arr(v[2]));
+    while (jscan_next(&it, NULL, &r)) {
+        struct zr_range *x;
+
+        if (zr_chunk_ranges(c, n + 1))
+            return ZK_ENOMEM;
+        x = &c->ranges[n++];
+        jscan_find(d, r, ends, 2, se);
+        x->first = zr_scan_line_number(d, se[0], 0, NULL);
+        x->last = zr_scan_line_number(d, se[1], x->first, &x->end_col);
+    }
+    if (zr_chunk_wants_content(c, matching, cap))
+        c->got = zr_scan_b64(v[3], &c->content, &c->len);
+    return ZK_OK;
+}
+
+/* zr_parse_file over the scanner: what zr_file_meta reads goes to cJSON; the matches are read by the
+ * scanner, and the text of those past the file's cap is not even looked at. *chunks is set when the
+ * file has a ChunkMatches array. */
+static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct zr_opts *o, struct zr_file *f,
+                        struct buf *scratch, int *chunks, struct zk_err *err)
+{
+    struct jscan found[ZR_N(zr_keep_file)], m;
+    size_t matching = 0, uncounted = 0;
+    struct zr_lines lines = {0};
+    struct zr_chunk c = {0};
+    struct jscan_iter it;
+    cJSON *meta;
+    int rc;
+
+    memset(f, 0, sizeof(*f));
+    buf_reset(scratch);
+    /* What jscan_filter writes always parses: only memory can be missing. */
+    rc = jscan_filter(d, fm, zr_keep_file, ZR_N(zr_keep_file), scratch, found);
+    meta = rc ? NULL : json_parse(scratch->data, scratch->len);
+    rc = meta ? zr_file_meta(meta, o, f) : ZK_ENOMEM;
+    cJSON_Delete(meta);
+    jscan_iter_init(&it, d, jscan_arr(found[ZR_FILE_LINE_MATCHES]));
+    while (!rc && jscan_next(&it, NULL, &m)) {
+        struct zr_line_match lm;
+
+        if (jscan_type(m) != JSCAN_OBJECT)
+            continue;
+        zr_scan_line_match(d, m, &lm, matching, o->match_lines);
+        rc = zr_add_line_match(&lines, f, &lm, o->context_lines, &matching, o->match_lines, &uncounted);
+    }
+    *chunks = jscan_arr(found[ZR_FILE_CHUNK_MATCHES]).p != NULL;
+    jscan_iter_init(&it, d, jscan_arr(found[ZR_FILE_CHUNK_MATCHES]));
+    while (!rc && jscan_next(&it, NULL, &m)) {
+        if (jscan_type(m) == JSCAN_OBJECT && !(rc = zr_scan_chunk(d, m, &c, matching, o->match_lines)))
+            rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
+    }
+    free(c.ranges);
+    if (rc)
+        return zr_file_nomem(&lines, f, err);
+    zr_file_finish(&lines, uncounted, f);
+    return ZK_OK;
+}
+
+/* cJSON_HasObjectItem: whether obj has a member whose key is name, ignoring ASCII case. */
+static int zr_scan_has(const struct jscan_doc *d, struct jscan obj, const char *name)
+{
+    struct jscan key, val;
+    struct jscan_iter it;
+
+    jscan_iter_init(&it, d, obj);
+    while (jscan_next(&it, &key, &val))
+        if (jscan_key_is(key, name, 1))
+            return 1;
+    return 0;
+}
+
+/* The members of a search result read, in the order of zr_scan_result's v[]. */
+static const char *const zr_result_names[] = {"FileCount", "MatchCount", "FilesSkipped", "ShardsSkipped",
+                                              "Crashes",   "FlushReason", "Duration",    "Files",
+                                              "FileMatches"};
+
+static int zr_scan_result(const struct jscan_doc *d, struct jscan res, const char *body, size_t len,
+                          const struct zr_opts *o, struct zr_search *out, struct zk_err *err)
+{
+    struct jscan v[ZR_N(zr_result_names)], files, fm;
+    struct jscan_iter it;
+    struct buf scratch;
+    size_t n;
+    int rc = ZK_OK, chunks = 0;
+
+    jscan_find(d, res, zr_result_names, ZR_N(zr_result_names), v);
+    out->stats.file_count = jscan_int(v[0], 0);
+    out->stats.match_count = jscan_int(v[1], 0);
+    out->stats.files_skipped = jscan_int(v[2], 0);
+    out->stats.shards_skipped = jscan_int(v[3], 0);
+    out->stats.crashes = jscan_int(v[4], 0);
+    out->stats.flush_reason = jscan_int(v[5], 0);
+    out->stats.duration_ns = jscan_int(v[6], 0);
+    files = jscan_arr(v[7]);
+    if (!files.p)
+        files = jscan_arr(v[8]);
+    if (!files.p)
+        return jscan_type(v[7]) != JSCAN_NONE && jscan_type(v[7]) != JSCAN_NULL
+                   ? zr_bad_body(body, len, zr_msg_files_type, err)
+                   : ZK_OK;
+    if ((n = jscan_count(d, files)) > 0 && !(out->files = calloc(n, sizeof(*out->files))))
+        return zk_err_set(err, ZK_ENOMEM, "out of memory parsing the search answer");
+    /* What is kept of one file or match is never longer than the answer. */
+    buf_init(&scratch, len + 2);
+    jscan_iter_init(&it, d, files);
+    while (!rc && jscan_next(&it, NULL, &fm)) {
+        if (jscan_type(fm) != JSCAN_OBJECT) {
+            rc = zr_bad_body(body, len, zr_msg_file_type, err);
+            break;
+        }
+        rc = zr_scan_file(d, fm, o, &out->files[out->n_files], &scratch, &chunks, err);
+        if (!rc) {
+            out->chunk_matches |= chunks;
+            out->n_files++;
+        }
+    }
+    buf_free(&scratch);
+    return rc;
+}
+
+int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
+                    struct zk_err *err)
+{
+    static const struct zr_opts defaults = {NULL, -1, 0};
+    static const char *const zr_result_key[] = {"Result"};
+    struct jscan_doc d;
+    struct jscan root, res;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = jscan_parse(&d, body, len, &root);
+    if (rc) {
+        rc = rc == ZK_ENOMEM ? zk_err_set(err, rc, "out of memory parsing the search answer")
+                             : zr_bad_body(body, len, zr_msg_not_json, err);
+        goto out;
+    }
+    jscan_find(&d, root, zr_result_key, 1, &res);
+    res = jscan_obj(res);
+    if (!res.p && jscan_type(root) == JSCAN_OBJECT && (zr_scan_has(&d, root, "Files") || zr_scan_has(&d, root, "FileCount")))
+        res = root; /* a bare SearchResult, as /healthz sends it */
+    if (!res.p)
+        rc = zr_bad_body(body, len, zr_msg_no_result, err);
+    else
+        rc = zr_scan_result(&d, res, body, len, o ? o : &defaults, out, err);
+out:
+    jscan_doc_free(&d);
     return rc;
 }
 

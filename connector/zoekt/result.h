@@ -93,9 +93,17 @@ struct zr_list {
 
 /* Parses a /api/search body ({"Result":{...}}, or a bare SearchResult as /healthz sends). Returns ZK_OK
  * with *out filled (caller frees with zr_search_free, also after a failure), or ZK_EPARSE when the body
- * is not JSON or not a search result (the message quotes the start of the body), or ZK_ENOMEM. */
+ * is not JSON or not a search result (the message quotes the start of the body), or ZK_ENOMEM.
+ *
+ * The body is walked with lib/jscan.h: only the members read reach cJSON, and the matches of a file
+ * past o->match_lines, which are only counted, never do. */
 int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
                     struct zk_err *err);
+
+/* The same, through one cJSON tree of the whole body: the reference zr_parse_search must agree with
+ * on every input (tests/fuzz/fuzz_zoekt_result.c compares them; make bench measures both). */
+int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
+                         struct zk_err *err);
 void zr_search_free(struct zr_search *s);
 
 /* Parses a /api/list body ({"List":{...}}). Same contract as zr_parse_search; free with zr_list_free. */

@@ -15,14 +15,23 @@
  *   Line, Before, After or Content fields, sanitised), never from anywhere else;
  * - the repository list is sorted by name;
  * - zr_error_text always NUL-terminates within the size it is given;
- * - a time that rfc3339_parse accepts survives rfc3339_format and rfc3339_parse unchanged. */
+ * - a time that rfc3339_parse accepts survives rfc3339_format and rfc3339_parse unchanged;
+ * - zr_parse_search (the scanner, lib/jscan.h) and zr_parse_search_tree (one cJSON tree of the body)
+ *   agree on every body, with the per-file cap off and at 1, 3 and 10 matching lines: the same code,
+ *   the same message, and every field of every file and line equal;
+ * - jscan_parse accepts exactly the bodies cJSON_ParseWithLength accepts, and walking the accepted
+ *   document finds what the cJSON tree holds: the same types, element counts, keys (jscan_key_is
+ *   agrees with the key cJSON decoded, ignoring case too), first-member look-ups (jscan_find), numbers
+ *   (jscan_int against json_int) and strings without escapes. */
 #include "tests/fuzz/fuzz.h"
 
 #include "connector/zoekt/result.h"
+#include "jscan.h"
 #include "json.h"
 #include "rfc3339.h"
 
 #include <string.h>
+#include <strings.h>
 
 /* Whether s is valid UTF-8 with no control character but tab: what zr_sanitize promises. */
 static int printable(const char *s)
@@ -166,6 +175,129 @@ static void check_search(const char *body, size_t len, const struct zr_opts *o)
     zr_search_free(&s);
 }
 
+static int same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The scanner's result equals the tree's, field by field. */
+static void check_same_search(const char *body, size_t len, const struct zr_opts *o)
+{
+    struct zr_search a, b;
+    struct zk_err ea, eb;
+    int ra, rb;
+
+    zk_err_clear(&ea);
+    zk_err_clear(&eb);
+    ra = zr_parse_search(body, len, o, &a, &ea);
+    rb = zr_parse_search_tree(body, len, o, &b, &eb);
+    FUZZ_CHECK(ra == rb && ea.code == eb.code && strcmp(ea.msg, eb.msg) == 0);
+    FUZZ_CHECK(memcmp(&a.stats, &b.stats, sizeof(a.stats)) == 0);
+    FUZZ_CHECK(a.n_files == b.n_files && a.chunk_matches == b.chunk_matches);
+    for (size_t i = 0; i < a.n_files; i++) {
+        const struct zr_file *x = &a.files[i], *y = &b.files[i];
+
+        FUZZ_CHECK(same_text(x->repo, y->repo) && same_text(x->path, y->path));
+        FUZZ_CHECK(same_text(x->version, y->version) && same_text(x->language, y->language));
+        FUZZ_CHECK(x->n_branches == y->n_branches);
+        for (size_t k = 0; k < x->n_branches; k++)
+            FUZZ_CHECK(same_text(x->branches[k], y->branches[k]));
+        FUZZ_CHECK(x->n_lines == y->n_lines && x->n_match_lines == y->n_match_lines);
+        FUZZ_CHECK(x->n_matches == y->n_matches && x->name_match == y->name_match);
+        FUZZ_CHECK(x->undecodable == y->undecodable && x->has_content == y->has_content);
+        FUZZ_CHECK(x->content_len == y->content_len && (x->content == NULL) == (y->content == NULL));
+        FUZZ_CHECK(x->content == NULL || memcmp(x->content, y->content, x->content_len) == 0);
+        for (size_t k = 0; k < x->n_lines; k++) {
+            const struct zr_line *l = &x->lines[k], *m = &y->lines[k];
+
+            FUZZ_CHECK(l->number == m->number && l->is_match == m->is_match);
+            FUZZ_CHECK(l->undecodable == m->undecodable && same_text(l->text, m->text));
+        }
+    }
+    zr_search_free(&a);
+    zr_search_free(&b);
+}
+
+/* What the scanner finds in v is what cJSON built for it in node. */
+static void check_scan_node(const struct jscan_doc *d, struct jscan v, const cJSON *node)
+{
+    static const char *const probes[] = {"Files", "FileName", "Ranges", "LineNumber", "Content"};
+    enum jscan_type t = jscan_type(v);
+    struct jscan key, val, found[5];
+    struct jscan_iter it;
+    const cJSON *c;
+    size_t n = 0;
+
+    switch (t) {
+    case JSCAN_NULL: FUZZ_CHECK(cJSON_IsNull(node)); return;
+    case JSCAN_TRUE: FUZZ_CHECK(cJSON_IsTrue(node)); return;
+    case JSCAN_FALSE: FUZZ_CHECK(cJSON_IsFalse(node)); return;
+    case JSCAN_NUMBER: {
+        double x = node->valuedouble;
+
+        FUZZ_CHECK(cJSON_IsNumber(node));
+        FUZZ_CHECK(jscan_int(v, -7) == (x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (long long)x : -7));
+        return;
+    }
+    case JSCAN_STRING:
+        FUZZ_CHECK(cJSON_IsString(node));
+        if (!memchr(v.p + 1, '\\', v.len - 2) && !memchr(v.p + 1, '\0', v.len - 2))
+            FUZZ_CHECK(strlen(node->valuestring) == v.len - 2 && memcmp(v.p + 1, node->valuestring, v.len - 2) == 0);
+        return;
+    case JSCAN_ARRAY:
+    case JSCAN_OBJECT:
+        FUZZ_CHECK(t == JSCAN_ARRAY ? cJSON_IsArray(node) : cJSON_IsObject(node));
+        break;
+    default:
+        FUZZ_CHECK(0);
+    }
+    c = node->child;
+    jscan_iter_init(&it, d, v);
+    while (jscan_next(&it, &key, &val)) {
+        FUZZ_CHECK(c != NULL);
+        if (t == JSCAN_OBJECT) {
+            char upper[64];
+            size_t k;
+
+            FUZZ_CHECK(c->string != NULL && jscan_key_is(key, c->string, 0));
+            for (k = 0; c->string[k] && k + 1 < sizeof(upper); k++)
+                upper[k] = (char)(c->string[k] >= 'a' && c->string[k] <= 'z' ? c->string[k] - 32 : c->string[k]);
+            upper[k] = '\0';
+            if (!c->string[k])
+                FUZZ_CHECK(jscan_key_is(key, upper, 1));
+        }
+        check_scan_node(d, val, c);
+        c = c->next;
+        n++;
+    }
+    FUZZ_CHECK(c == NULL && (t != JSCAN_ARRAY || n == jscan_count(d, v)));
+    if (t != JSCAN_OBJECT)
+        return;
+    jscan_find(d, v, probes, 5, found);
+    for (size_t i = 0; i < 5; i++) {
+        const cJSON *want = cJSON_GetObjectItemCaseSensitive(node, probes[i]);
+
+        FUZZ_CHECK((found[i].p == NULL) == (want == NULL));
+        if (want)
+            check_scan_node(d, found[i], want);
+    }
+}
+
+static void check_scan(const char *body, size_t len)
+{
+    cJSON *root = json_parse(body, len);
+    struct jscan_doc d;
+    struct jscan v;
+    int rc = jscan_parse(&d, body, len, &v);
+
+    FUZZ_CHECK((rc == ZK_OK) == (root != NULL));
+    FUZZ_CHECK(rc == ZK_OK || rc == ZK_EPARSE);
+    if (root)
+        check_scan_node(&d, v, root);
+    jscan_doc_free(&d);
+    cJSON_Delete(root);
+}
+
 static void check_list(const char *body, size_t len, const struct zr_opts *o)
 {
     struct zr_list l;
@@ -217,7 +349,7 @@ static void check_time(const char *body, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct zr_opts o;
+    struct zr_opts o = {NULL, -1, 0};
     const char *body;
     size_t len;
 
@@ -230,6 +362,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (data[0] & 3) {
     case 0:
         check_search(body, len, &o);
+        check_scan(body, len);
+        for (int cap = 0; cap <= 10; cap += cap < 3 ? (cap ? 2 : 1) : 7) {
+            o.match_lines = cap;
+            check_same_search(body, len, &o);
+        }
         break;
     case 1:
         check_list(body, len, &o);

@@ -1,5 +1,6 @@
 /* Unit tests for connector/zoekt/result: every recorded and upstream-shaped Zoekt answer parses into the
- * same structure, both result generations agree line for line, and malformed input fails cleanly. */
+ * same structure, with the scanner as with the whole-tree reference, both result generations agree
+ * line for line, and malformed input fails cleanly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +34,40 @@ static void parse_search_fixture(const char *name, int ctx, struct zr_search *s)
     if (zr_parse_search(body, len, &o, s, &err) != ZK_OK)
         fail_msg("%s: %s", name, err.msg);
     free(body);
+}
+
+/* The scanner's parse and the whole-tree reference read body the same, with per-file caps of none, 1
+ * and 10 matching lines: what the agent is shown (files, lines, counts) is equal. */
+static void assert_parsers_agree(const char *name, const char *body, size_t len)
+{
+    static const int caps[] = {0, 1, 10};
+
+    for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+        struct zr_opts o = {"github.com/", 2, caps[c]};
+        struct zk_err ea = {0}, eb = {0};
+        struct zr_search a, b;
+
+        assert_int_equal(zr_parse_search(body, len, &o, &a, &ea), zr_parse_search_tree(body, len, &o, &b, &eb));
+        assert_string_equal(ea.msg, eb.msg);
+        if (a.n_files != b.n_files || a.stats.file_count != b.stats.file_count)
+            fail_msg("%s: %zu files against %zu", name, a.n_files, b.n_files);
+        for (size_t i = 0; i < a.n_files; i++) {
+            const struct zr_file *x = &a.files[i], *y = &b.files[i];
+
+            assert_string_equal(x->repo, y->repo);
+            assert_string_equal(x->path, y->path);
+            assert_int_equal(x->n_lines, y->n_lines);
+            assert_int_equal(x->n_match_lines, y->n_match_lines);
+            assert_int_equal(x->n_matches, y->n_matches);
+            for (size_t k = 0; k < x->n_lines; k++) {
+                assert_int_equal(x->lines[k].number, y->lines[k].number);
+                assert_int_equal(x->lines[k].is_match, y->lines[k].is_match);
+                assert_string_equal(x->lines[k].text, y->lines[k].text);
+            }
+        }
+        zr_search_free(&a);
+        zr_search_free(&b);
+    }
 }
 
 /* Every fixture parses with the parser that fits it, and error bodies yield Zoekt's message. */
@@ -75,6 +110,7 @@ static void test_every_fixture(void **state)
                 fail_msg("%s: %s", de->d_name, err.msg);
             assert_int_equal(s.n_files > 0, s.stats.file_count > 0);
             zr_search_free(&s);
+            assert_parsers_agree(de->d_name, body, len);
         }
         free(body);
     }

@@ -1,0 +1,117 @@
+/* jscan.h: walks JSON text without building a tree.
+ *
+ * Pure: no I/O; allocates only its index of large containers (and a copy of a number longer than 63
+ * bytes). Made for answers that are mostly thrown away (Zoekt sends every match of every file; the
+ * connector shows a few): a reader validates the document once with jscan_parse, then looks up only
+ * the members it needs, skipping the rest without copying it, and hands the few values it keeps to
+ * cJSON (jscan_filter writes them out as a small document for cJSON_ParseWithLength).
+ *
+ * jscan_parse accepts exactly what Debian's cJSON 1.7.15 (cJSON_ParseWithLength) accepts, quirks
+ * included, so that a reader built on it agrees with one built on a cJSON tree for any input: bytes
+ * 0..32 (NUL too) are white space, a UTF-8 byte order mark is skipped only when at least five bytes
+ * are given, numbers are what strtod reads from the run of [0-9+-eE.] (leading zeros allowed, no
+ * length limit), "\u" with a bad hex digit is U+0000, raw control bytes may appear in strings,
+ * nesting deeper than 1000 containers is rejected, and bytes after the root value are ignored.
+ * tests/fuzz/fuzz_zoekt_result.c checks this against the library on every input.
+ *
+ * Lookups follow cJSON's: a member is found by its decoded key compared as a C string (a key with
+ * "\u0000" in it ends there), the first of several equal keys wins. */
+#ifndef ZK_JSCAN_H
+#define ZK_JSCAN_H
+
+#include "buf.h"
+
+#include <stddef.h>
+
+/* A document jscan_parse accepted. It remembers where every container of at least JSCAN_INDEX_MIN
+ * bytes ends, so that skipping one costs a look-up, not a walk: readers descend a few levels into
+ * the same bytes, and each level skips over the next one. */
+struct jscan_doc {
+    const char *s;
+    size_t len;
+    size_t (*index)[2]; /* {offset of '[' or '{', offset after the closing bracket}, by offset */
+    size_t n_index, cap_index;
+};
+
+/* Containers under this many bytes are walked instead: that costs less than a look-up, and the index
+ * keeps at most one entry per 16 bytes of text. */
+#define JSCAN_INDEX_MIN 16
+
+/* A value's bytes inside a document; p is NULL for "no value". Points into the document. */
+struct jscan {
+    const char *p;
+    size_t len;
+};
+
+enum jscan_type {
+    JSCAN_NONE,
+    JSCAN_NULL,
+    JSCAN_FALSE,
+    JSCAN_TRUE,
+    JSCAN_NUMBER,
+    JSCAN_STRING,
+    JSCAN_ARRAY,
+    JSCAN_OBJECT
+};
+
+/* The nesting cJSON allows (CJSON_NESTING_LIMIT). */
+#define JSCAN_NESTING_LIMIT 1000
+
+/* Validates text (len bytes, not necessarily NUL-terminated; it must outlive d) as
+ * cJSON_ParseWithLength would. Returns ZK_OK with *root set to the root value, ZK_EPARSE when cJSON
+ * would reject the text, or ZK_ENOMEM. d is freed with jscan_doc_free in every case. */
+int jscan_parse(struct jscan_doc *d, const char *text, size_t len, struct jscan *root);
+void jscan_doc_free(struct jscan_doc *d);
+
+enum jscan_type jscan_type(struct jscan v);
+
+/* Iterates the members of an object or the elements of an array (nothing for other values). */
+struct jscan_iter {
+    const struct jscan_doc *d;
+    const char *p, *end;
+};
+
+void jscan_iter_init(struct jscan_iter *it, const struct jscan_doc *d, struct jscan container);
+
+/* The next member (key: the quoted key's bytes, quotes included) or element (key may be NULL).
+ * Returns 1, or 0 after the last one. */
+int jscan_next(struct jscan_iter *it, struct jscan *key, struct jscan *val);
+
+/* Whether a member's key (from jscan_next) decodes to name, compared as cJSON_GetObjectItemCaseSensitive
+ * does, or ignoring ASCII case as cJSON_GetObjectItem does when nocase is set. */
+int jscan_key_is(struct jscan key, const char *name, int nocase);
+
+/* In one pass over obj: vals[i] gets the first member named names[i] (case-sensitive), or a value
+ * with p NULL when there is none or obj is not an object. */
+void jscan_find(const struct jscan_doc *d, struct jscan obj, const char *const *names, size_t n,
+                struct jscan *vals);
+
+/* The elements of an array (0 for anything else), as cJSON_GetArraySize counts them. */
+size_t jscan_count(const struct jscan_doc *d, struct jscan arr);
+
+/* The typed getters of lib/json.h over a value (one that jscan_find found): same defaults, same
+ * conversions. jscan_int reads a number as cJSON stores it (strtod) and gives def for one outside
+ * long long's range; jscan_obj and jscan_arr give "no value" for a value of another type. */
+long long jscan_int(struct jscan v, long long def);
+int jscan_bool(struct jscan v, int def);
+struct jscan jscan_obj(struct jscan v);
+struct jscan jscan_arr(struct jscan v);
+
+/* A member jscan_filter looks for: copied with its bytes unchanged, copied as an array of as many 0
+ * as the value has elements (for a reader that only counts them; other values are copied unchanged),
+ * or only found. */
+enum jscan_keep_mode { JSCAN_COPY, JSCAN_COPY_COUNT, JSCAN_FIND };
+
+struct jscan_keep {
+    const char *key;
+    enum jscan_keep_mode mode;
+};
+
+/* In one pass over obj: appends to out an object holding the members whose keys are kept (copied),
+ * in their order, for cJSON_ParseWithLength, which then finds in it exactly what it would find in
+ * obj for those keys; found[i] (found may be NULL) gets the first value for keep[i], as jscan_find.
+ * Returns out's ZK_OK, ZK_ETOOBIG or ZK_ENOMEM. */
+int jscan_filter(const struct jscan_doc *d, struct jscan obj, const struct jscan_keep *keep, size_t n,
+                 struct buf *out, struct jscan *found);
+
+#endif

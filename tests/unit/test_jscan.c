@@ -1,0 +1,125 @@
+/* Unit tests for lib/jscan: it accepts exactly what cJSON accepts (each of cJSON's quirks named), finds
+ * members as cJSON does (escaped keys, first of equal keys, keys cut at "\u0000", case folded for
+ * look-ups that ignore case), reads numbers as cJSON stores them, skips large containers through its
+ * index, and copies kept members into a document cJSON reads back the same. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "jscan.h"
+#include "json.h"
+
+/* Whether jscan and cJSON agree on accepting text (len bytes), and which of them it is. */
+static int accepted(const char *text, size_t len)
+{
+    cJSON *tree = json_parse(text, len);
+    struct jscan_doc d;
+    struct jscan root;
+    int rc = jscan_parse(&d, text, len, &root);
+
+    jscan_doc_free(&d);
+    cJSON_Delete(tree);
+    assert_int_equal(rc == ZK_OK, tree != NULL);
+    return tree != NULL;
+}
+
+static void test_grammar_as_cjson(void **state)
+{
+    static const char *const yes[] = {
+        "[01]", "[-.5]", "[1.]", "[1e5]", "\"\\uZZZZ\"", "[1] trailing", " \x01\x1f[true]", "{\"a\":null}",
+        "[\"\\ud83d\\ude00\"]", "\"raw\x01control\"", "[1234567890123456789012345678901234567890123456789012345678901234567890]",
+        "\xef\xbb\xbf[1]"};
+    static const char *const no[] = {
+        "[.5]", "[1e]", "[-]", "[1,]", "{\"a\":1,}", "[+1]", "\"\\x\"", "\"\\udc00\"", "\"\\ud800x\"", "{1:2}",
+        "[nul]", "", "   ", "\xef\xbb\xbf" "1", "[\"abc", "\"abc\\"};
+    char deep[2 * JSCAN_NESTING_LIMIT + 4];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        assert_true(accepted(yes[i], strlen(yes[i])));
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(accepted(no[i], strlen(no[i])));
+    /* NUL is white space to cJSON, and the length given is what counts. */
+    assert_true(accepted("[1,\0 2]", 7));
+    assert_false(accepted("[1,2]", 4));
+    /* 1000 nested arrays are accepted, 1001 are not. */
+    for (int n = JSCAN_NESTING_LIMIT; n <= JSCAN_NESTING_LIMIT + 1; n++) {
+        memset(deep, '[', (size_t)n);
+        memset(deep + n, ']', (size_t)n);
+        assert_int_equal(accepted(deep, 2 * (size_t)n), n == JSCAN_NESTING_LIMIT);
+    }
+}
+
+static void test_members_as_cjson(void **state)
+{
+    static const char text[] = "{\"File\\u004eame\":\"first\",\"FileName\":\"second\",\"Ranges\\u0000x\":[1,{\"a\":[2]},3],"
+                               "\"n\":2.5e2,\"big\":1e400,\"t\":true,\"pad\":\"0123456789012345678901234567890123456789\"}";
+    static const char *const names[] = {"FileName", "Ranges", "n", "big", "t", "missing"};
+    struct jscan_doc d;
+    struct jscan root, v[6], key, val;
+    struct jscan_iter it;
+    int saw_ranges = 0;
+
+    (void)state;
+    assert_int_equal(jscan_parse(&d, text, strlen(text), &root), ZK_OK);
+    jscan_find(&d, root, names, 6, v);
+    assert_int_equal(jscan_type(v[0]), JSCAN_STRING);
+    assert_memory_equal(v[0].p, "\"first\"", v[0].len);
+    assert_int_equal(jscan_count(&d, v[1]), 3);
+    assert_int_equal(jscan_int(v[2], -1), 250);
+    assert_int_equal(jscan_int(v[3], -1), -1); /* beyond long long: the default, as json_int */
+    assert_int_equal(jscan_bool(v[4], 0), 1);
+    assert_null(v[5].p);
+    assert_null(jscan_arr(v[2]).p);
+    jscan_iter_init(&it, &d, root);
+    while (jscan_next(&it, &key, &val)) {
+        saw_ranges |= jscan_key_is(key, "ranges", 1);
+        assert_false(jscan_key_is(key, "ranges", 0));
+    }
+    assert_true(saw_ranges);
+    jscan_doc_free(&d);
+}
+
+static void test_filter_reads_back(void **state)
+{
+    static const char text[] = "{\"Score\":1,\"Content\":\"YQo=\",\"LineFragments\":[{\"x\":[1,2]},{},3],"
+                               "\"Skip\":{\"deep\":[[[\"}\"]]]},\"Content\":\"second\",\"Line\\u004eumber\":7}";
+    static const struct jscan_keep keep[] = {{"Content", JSCAN_COPY}, {"LineFragments", JSCAN_COPY_COUNT},
+                                             {"LineNumber", JSCAN_COPY}, {"Skip", JSCAN_FIND}};
+    struct jscan_doc d;
+    struct jscan root, found[4];
+    struct buf out;
+    cJSON *tree;
+
+    (void)state;
+    buf_init(&out, sizeof(text));
+    assert_int_equal(jscan_parse(&d, text, strlen(text), &root), ZK_OK);
+    assert_int_equal(jscan_filter(&d, root, keep, 4, &out, found), ZK_OK);
+    assert_string_equal(out.data, "{\"Content\":\"YQo=\",\"LineFragments\":[0,0,0],\"Content\":\"second\","
+                                  "\"Line\\u004eumber\":7}");
+    assert_int_equal(jscan_type(found[3]), JSCAN_OBJECT);
+    tree = json_parse(out.data, out.len);
+    assert_non_null(tree);
+    assert_string_equal(json_str(tree, "Content", ""), "YQo=");
+    assert_int_equal(cJSON_GetArraySize(json_arr(tree, "LineFragments")), 3);
+    assert_int_equal(json_int(tree, "LineNumber", 0), 7);
+    cJSON_Delete(tree);
+    buf_free(&out);
+    jscan_doc_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grammar_as_cjson),
+        cmocka_unit_test(test_members_as_cjson),
+        cmocka_unit_test(test_filter_reads_back),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
