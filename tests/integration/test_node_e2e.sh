@@ -95,7 +95,8 @@ check "both branches of beta are searchable (main)" search_finds "$MCP" "$TOKEN"
 check "list_repositories names the three indexed repositories" \
   bash -c "out=\$(node '$NODE_HERE/mcp-call.mjs' '$MCP' '$TOKEN' list_repositories) && for r in local/alpha local/beta local/secret; do grep -q \"\$r\" <<<\"\$out\" || exit 1; done"
 mcp "$MCP" "" search_code '{"query":"alpha-marker-7f3a"}' >"$NODE_TMP/no-token" 2>&1
-check "without a token the MCP client is refused with 401" grep -q 401 "$NODE_TMP/no-token"
+check "without a token the MCP client is refused with 401" grep -q '(HTTP 401)' "$NODE_TMP/no-token"
+check "and told that a bearer token is required" grep -q 'bearer token is required' "$NODE_TMP/no-token"
 check "without a token /mcp answers 401" \
   test "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST -H 'Content-Type: application/json' "$MCP" -d '{}')" = 401
 

@@ -38,7 +38,9 @@ try {
   await client.close();
   process.exit(res.isError ? 3 : 0);
 } catch (e) {
-  process.stderr.write(`mcp-call: ${e.message ?? e}\n`);
+  // The SDK's transport error carries the HTTP status apart from its message, which quotes the body.
+  const status = typeof e.code === 'number' && e.code >= 100 ? ` (HTTP ${e.code})` : '';
+  process.stderr.write(`mcp-call: ${e.message ?? e}${status}\n`);
   await client.close().catch(() => {});
   process.exit(1);
 }
