@@ -352,8 +352,8 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
                                     struct zk_err *err)
 {
     const char *ns = json_path_str(corpus, "metadata.namespace", "");
-    struct reconcile_apply todo[RK_COUNT * 2];
-    size_t ntodo = 0, nfirst = 0;
+    struct reconcile_apply waves[2][RK_COUNT];
+    size_t n[2] = {0, 0};
     char changed[512] = "";
     const cJSON *child;
     int first = ZK_OK;
@@ -363,6 +363,7 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
         const char *name = json_path_str(child, "metadata.name", "");
         const struct kube_resource *res = NULL;
         struct informer *cache = NULL;
+        int w = reconcile_needs_siblings(kind);
         cJSON *observed;
         char diff[256];
 
@@ -372,7 +373,7 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
                 cache = ctx->children[k];
             }
         }
-        if (!res || !cache || ntodo == sizeof(todo) / sizeof(todo[0])) {
+        if (!res || !cache || n[w] == RK_COUNT) {
             if (first == ZK_OK)
                 first = zk_err_set(err, ZK_EINVAL, "rendered a child of unknown kind \"%s\" (or too many)", kind);
             continue;
@@ -381,37 +382,30 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
         if (reconcile_needs_apply(child, observed, diff, sizeof(diff))) {
             log_info("Applying child", "corpus", json_path_str(corpus, "metadata.name", ""), "kind", kind, "name",
                      name, "reason", observed ? diff : "absent", NULL);
-            todo[ntodo] = (struct reconcile_apply){.ctx = ctx, .ns = ns, .child = child, .res = res,
-                                                   .existed = observed != NULL};
-            ntodo++;
+            waves[w][n[w]++] = (struct reconcile_apply){.ctx = ctx, .ns = ns, .child = child, .res = res,
+                                                        .existed = observed != NULL};
         }
         cJSON_Delete(observed);
     }
-    /* The first wave at the front of todo, in the order rendered. */
-    for (size_t i = 0; i < ntodo; i++) {
-        if (!reconcile_needs_siblings(todo[i].res->kind)) {
-            struct reconcile_apply a = todo[i];
+    fanout_run(n[0], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[0]);
+    fanout_run(n[1], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[1]);
 
-            memmove(&todo[nfirst + 1], &todo[nfirst], (i - nfirst) * sizeof(todo[0]));
-            todo[nfirst++] = a;
-        }
-    }
-    fanout_run(nfirst, RECONCILE_APPLY_THREADS, reconcile_apply_one, todo);
-    fanout_run(ntodo - nfirst, RECONCILE_APPLY_THREADS, reconcile_apply_one, todo + nfirst);
+    for (int w = 0; w < 2; w++) {
+        for (size_t i = 0; i < n[w]; i++) {
+            const struct reconcile_apply *a = &waves[w][i];
+            const char *kind = a->res->kind, *name = json_path_str(a->child, "metadata.name", "");
 
-    for (size_t i = 0; i < ntodo; i++) {
-        const char *kind = todo[i].res->kind, *name = json_path_str(todo[i].child, "metadata.name", "");
+            if (a->rc != ZK_OK) {
+                events_emit(ctx->events, corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind, name,
+                            a->kerr.base.msg);
+                if (first == ZK_OK)
+                    first = zk_err_set(err, a->rc, "%s", a->kerr.base.msg);
+            } else {
+                size_t used = strlen(changed);
 
-        if (todo[i].rc != ZK_OK) {
-            events_emit(ctx->events, corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind, name,
-                        todo[i].kerr.base.msg);
-            if (first == ZK_OK)
-                first = zk_err_set(err, todo[i].rc, "%s", todo[i].kerr.base.msg);
-        } else {
-            size_t used = strlen(changed);
-
-            snprintf(changed + used, sizeof(changed) - used, "%s%s %s %s", used ? ", " : "",
-                     todo[i].existed ? "updated" : "created", kind, name);
+                snprintf(changed + used, sizeof(changed) - used, "%s%s %s %s", used ? ", " : "",
+                         a->existed ? "updated" : "created", kind, name);
+            }
         }
     }
     if (changed[0])
