@@ -112,7 +112,8 @@ deps:
 # may just have installed. Both test targets first check that no include points up a layer
 # (scripts/check-layers.sh; docs/architecture.md).
 # The images (amd64 for the node, arm64 under emulation) are built before the plane starts; each is
-# rebuilt only when its inputs changed. A plane that this target started is stopped at the end, unless
+# rebuilt only when its inputs changed. What `make demo` left in the cluster (its operator, which watches
+# every namespace, and its corpus) is removed first: the suites run operators of their own. A plane that this target started is stopped at the end, unless
 # ZK_KEEP_CLUSTER=1.
 test: deps
 	@scripts/check-layers.sh
@@ -120,6 +121,7 @@ test: deps
 	@scripts/images.sh build
 	@started=; scripts/cluster.sh status || started=1; \
 	  scripts/cluster.sh up || exit 1; \
+	  scripts/demo.sh uninstall || exit 1; \
 	  rc=0; tests/run.sh || rc=$$?; \
 	  if [ -n "$$started" ] && [ -z "$${ZK_KEEP_CLUSTER:-}" ]; then \
 	    scripts/cluster.sh down >build/test-logs/cluster-down.log 2>&1 || \

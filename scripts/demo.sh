@@ -27,6 +27,20 @@ wait_for() { # wait_for SECONDS WHAT CMD...
   done
 }
 
+# `scripts/demo.sh uninstall`: removes what the demo installed in the cluster (its corpus and the
+# operator), and nothing when the demo never ran. `make test` calls it first: its suites run operators of
+# their own, and the demo's, which watches every namespace, would reconcile their corpora too.
+if [ "${1:-}" = uninstall ]; then
+  if $kc get namespace zoekt-operator >/dev/null 2>&1 || $kc get namespace "$ns" >/dev/null 2>&1; then
+    echo "demo: removing the demo's corpus and operator from the cluster" >&2
+    $kc delete namespace "$ns" zoekt-operator --ignore-not-found --wait=false >/dev/null
+    $kc delete clusterrolebinding zoekt-operator --ignore-not-found >/dev/null
+    $kc delete clusterrole zoekt-operator --ignore-not-found >/dev/null
+    wait_for 180 "the demo's namespaces to go" sh -c "! $kc get namespace zoekt-operator >/dev/null 2>&1 && ! $kc get namespace $ns >/dev/null 2>&1"
+  fi
+  exit 0
+fi
+
 step "Images for this machine (scripts/images.sh; built once, then taken from the cache)"
 "$root/scripts/images.sh" build "$(dpkg --print-architecture)"
 "$root/scripts/cluster.sh" load operator connector gateway zoekt
