@@ -23,7 +23,10 @@
 # everything the image is built from (its Dockerfile, the sources it copies, the base recipe and the
 # recipe version below), so an image is rebuilt exactly when one of those changes. buildah's own storage (vfs) lives
 # in $ZK_CACHE/buildah and keeps intermediate layers (--layers), so a source change recompiles without
-# reinstalling the build stage's packages.
+# reinstalling the build stage's packages. vfs copies the whole root file system for every layer, so
+# each rebuild of the C images leaves gigabytes of layers nothing uses any more; after writing an
+# archive the script prunes every image that is neither tagged nor the parent of one. The compiler
+# stage is tagged (localhost/zoekt-toolchain) so that the prune keeps it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -107,8 +110,9 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
   [ "$name" = pause ] || ensure_base "$arch"
   tag=$(ref "$name")
   log "building $tag for $arch"
-  local args=(bud --quiet --pull-never --layers --arch "$arch" --os linux
-              --build-arg "BASE=localhost/zoekt-base:bookworm-$arch" -t "$tag-$arch")
+  local bud=(bud --quiet --pull-never --layers --arch "$arch" --os linux
+             --build-arg "BASE=localhost/zoekt-base:bookworm-$arch")
+  local args=("${bud[@]}" -t "$tag-$arch")
   case $name in
   pause)
     # One static binary in an empty image: nothing to install, so no Dockerfile and no base.
@@ -128,14 +132,24 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
       --build-arg "ZOEKT_ARCHIVE=$(basename "$(zoekt_archive "$arch")")" \
       -f "$root/images/Dockerfile.zoekt" "$ctx" >&2
     rm -rf "$ctx" ;;
-  *)
+  operator|connector)
+    "${bh[@]}" "${bud[@]}" -t "localhost/zoekt-toolchain:bookworm-$arch" --target toolchain \
+      -f "$root/images/Dockerfile" "$root" >/dev/null
+    "${bh[@]}" "${args[@]}" --target "$name" -f "$root/images/Dockerfile" "$root" >&2 ;;
+  gateway)
     "${bh[@]}" "${args[@]}" --target "$name" -f "$root/images/Dockerfile" "$root" >&2 ;;
   esac
   mkdir -p "$out"
   rm -f "$out/$name-$arch-"*.tar
   "${bh[@]}" push --quiet "$tag-$arch" "oci-archive:$file.tmp:$tag" >&2
   mv "$file.tmp" "$file"
+  prune
   echo "$file"
+}
+
+prune() { # removes every image that is neither tagged nor a parent of one; removing an image can leave
+           # its own parent in that state, so passes repeat until one removes nothing
+  while [ -n "$("${bh[@]}" rmi --prune 2>/dev/null)" ]; do :; done
 }
 
 case ${1:-} in
@@ -156,9 +170,8 @@ run)
   [ "${1:-}" = -- ] && shift
   build_one "$name" "$arch" >/dev/null
   ctr=$("${bh[@]}" from --pull-never --quiet "$(ref "$name")-$arch" 2>/dev/null)
-  rc=0
-  "${bh[@]}" run --isolation chroot "${mounts[@]}" "$ctr" -- "$@" || rc=$?
-  "${bh[@]}" rm "$ctr" >/dev/null
-  exit $rc ;;
+  # The working container is a full copy of the image under vfs: remove it however the command ends.
+  trap '"${bh[@]}" rm "$ctr" >/dev/null' EXIT
+  "${bh[@]}" run --isolation chroot "${mounts[@]}" "$ctr" -- "$@" ;;
 *) sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "rfc3339.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +29,21 @@
 static const struct kube_resource reconcile_secret = {"", "v1", "secrets", "Secret", 1};
 static const struct kube_resource reconcile_configmap = {"", "v1", "configmaps", "ConfigMap", 1};
 
-struct reconcile_index_memo {
+/* What a corpus's reconciles remember between them: the last /index-status read, and the
+ * fingerprint under which every child was last found as desired. */
+struct reconcile_memo {
     char *key;
     time_t last_read;       /* wall time of the last attempt, 0: never */
     int have_index;         /* index holds the last good answer */
     struct index_status index;
-    char error[ZK_ERR_MSG_MAX]; /* why the last attempt failed, "" when it worked */
+    char *error;            /* why the last attempt failed (heap, or reconcile_oom), NULL when it worked */
     char jobs_finished[40]; /* reconcile_jobs_finished at the last attempt */
-    struct reconcile_index_memo *next;
+    uint64_t settled;       /* reconcile_fingerprint when no child needed an apply; 0: not known */
+    struct reconcile_memo *next;
 };
+
+/* The failure recorded when even its message could not be kept. */
+static char reconcile_oom[] = "out of memory";
 
 void reconcile_resources(const struct render_env *env, struct kube_resource out[RK_COUNT])
 {
@@ -67,14 +74,31 @@ void reconcile_ctx_init(struct reconcile_ctx *ctx)
     ctx->memos = NULL;
 }
 
+/* Records why the last /index-status read failed, or with msg NULL that it worked. The message
+ * is a heap copy: a fixed buffer in every corpus's memo cost half a kilobyte per corpus. */
+static void reconcile_memo_set_error(struct reconcile_memo *m, const char *msg)
+{
+    if (m->error != reconcile_oom)
+        free(m->error);
+    m->error = msg ? strdup(msg) : NULL;
+    if (msg && !m->error)
+        m->error = reconcile_oom;
+}
+
+static void reconcile_memo_free(struct reconcile_memo *m)
+{
+    reconcile_memo_set_error(m, NULL);
+    free(m->key);
+    free(m);
+}
+
 void reconcile_ctx_free(struct reconcile_ctx *ctx)
 {
-    struct reconcile_index_memo *m = ctx->memos, *next;
+    struct reconcile_memo *m = ctx->memos, *next;
 
     for (; m; m = next) {
         next = m->next;
-        free(m->key);
-        free(m);
+        reconcile_memo_free(m);
     }
     ctx->memos = NULL;
     pthread_mutex_destroy(&ctx->memo_mu);
@@ -83,9 +107,9 @@ void reconcile_ctx_free(struct reconcile_ctx *ctx)
 /* The memo of key, created when create is set; NULL when absent or out of memory. A memo is only
  * touched by the worker reconciling its key (the queue never runs a key twice at once), so only the
  * list itself needs the lock. */
-static struct reconcile_index_memo *reconcile_memo(struct reconcile_ctx *ctx, const char *key, int create)
+static struct reconcile_memo *reconcile_memo_find(struct reconcile_ctx *ctx, const char *key, int create)
 {
-    struct reconcile_index_memo *m;
+    struct reconcile_memo *m;
 
     pthread_mutex_lock(&ctx->memo_mu);
     for (m = ctx->memos; m; m = m->next)
@@ -110,14 +134,13 @@ static struct reconcile_index_memo *reconcile_memo(struct reconcile_ctx *ctx, co
 
 static void reconcile_memo_drop(struct reconcile_ctx *ctx, const char *key)
 {
-    struct reconcile_index_memo **pp, *m;
+    struct reconcile_memo **pp, *m;
 
     pthread_mutex_lock(&ctx->memo_mu);
     for (pp = &ctx->memos; (m = *pp) != NULL; pp = &m->next) {
         if (strcmp(m->key, key) == 0) {
             *pp = m->next;
-            free(m->key);
-            free(m);
+            reconcile_memo_free(m);
             break;
         }
     }
@@ -276,7 +299,7 @@ static int reconcile_ref_exists(struct reconcile_ctx *ctx, const struct kube_res
 }
 
 /* Reads /index-status into memo (keeping the last good answer when the read fails). */
-static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_index_memo *memo, const char *ns,
+static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_memo *memo, const char *ns,
                                  const char *name, const char *service, int port, time_t now)
 {
     char base[RECONCILE_URL_MAX], url[RECONCILE_URL_MAX + 16];
@@ -290,7 +313,7 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_ind
     rc = reconcile_index_url(ctx->index_url_template ? ctx->index_url_template : RECONCILE_DEFAULT_INDEX_URL, ns,
                              name, service, port, base, sizeof(base), &err);
     if (rc != ZK_OK) {
-        snprintf(memo->error, sizeof(memo->error), "%s", err.msg);
+        reconcile_memo_set_error(memo, err.msg);
         return;
     }
     snprintf(url, sizeof(url), "%s/index-status", base);
@@ -306,13 +329,13 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_ind
         rc = index_status_parse(resp.body.data ? resp.body.data : "", resp.body.len, &idx, &err);
     http_response_free(&resp);
     if (rc != ZK_OK) {
-        snprintf(memo->error, sizeof(memo->error), "%s", err.msg);
+        reconcile_memo_set_error(memo, err.msg);
         log_warn("Could not read the index status", "corpus", memo->key, "error", err.msg, NULL);
         return;
     }
     memo->index = idx;
     memo->have_index = 1;
-    memo->error[0] = '\0';
+    reconcile_memo_set_error(memo, NULL);
 }
 
 /* One child to apply, and how its apply went. */
@@ -347,9 +370,10 @@ int reconcile_needs_siblings(const char *kind)
 }
 
 /* Applies every child that is not already as desired, in two waves (reconcile_needs_siblings), the
- * children of one wave at the same time. Returns the first failure, after trying all. */
+ * children of one wave at the same time; *applied is how many it sent. Returns the first failure,
+ * after trying all. */
 static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corpus, const cJSON *children,
-                                    struct zk_err *err)
+                                    size_t *applied, struct zk_err *err)
 {
     const char *ns = json_path_str(corpus, "metadata.namespace", "");
     struct reconcile_apply waves[2][RK_COUNT];
@@ -387,6 +411,7 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
         }
         cJSON_Delete(observed);
     }
+    *applied = n[0] + n[1];
     fanout_run(n[0], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[0]);
     fanout_run(n[1], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[1]);
 
@@ -411,6 +436,26 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
     if (changed[0])
         events_emit(ctx->events, corpus, "Normal", "Applied", "Applied children: %s", changed);
     return first;
+}
+
+/* A fingerprint of what decides whether a child needs an apply: the cached corpus (corpus_fp) and
+ * the cached object under every name a child of it could have (render_child_name), present or not.
+ * The render environment is fixed for the process, so while this is unchanged the rendered children
+ * and the observed ones are too. It must be taken before the objects are read: a change that arrives
+ * in between then leaves a fingerprint that no longer matches (one needless full pass), never a
+ * current-looking fingerprint over a stale comparison. */
+static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus_fp, const char *ns,
+                                      const struct render_names *names)
+{
+    uint64_t h = corpus_fp;
+
+    for (int k = 0; k < RK_COUNT; k++) {
+        const char *child = render_child_name(names, ctx->resources[k].kind);
+
+        if (child && ctx->children[k])
+            h = (h ^ informer_fingerprint(ctx->children[k], ns, child)) * 0x100000001b3u;
+    }
+    return h ? h : 1;
 }
 
 /* Starts the reindex Job for a new annotation value. *honoured is set to the request now served (the
@@ -491,7 +536,9 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     struct spec_errors errs = {0};
     struct render_names names;
     struct status_input in = {0};
-    struct reconcile_index_memo *memo;
+    struct reconcile_memo *memo;
+    uint64_t corpus_fp, fp;
+    size_t applied;
     cJSON *corpus = NULL, *children = NULL, *status = NULL, *deployment = NULL, *cronjob = NULL, *jobs = NULL;
     cJSON *pods = NULL;
     const char *missing = NULL, *name;
@@ -507,6 +554,7 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     ns[slash - key] = '\0';
     name = slash + 1;
 
+    corpus_fp = informer_fingerprint(ctx->corpora, ns, name); /* before the read: reconcile_fingerprint */
     corpus = informer_get(ctx->corpora, ns, name);
     if (!corpus) {
         /* Deleted: the garbage collector removes the children through their ownerReferences. */
@@ -573,12 +621,24 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
         goto out;
     }
 
-    rc = render_children(corpus, spec, &ctx->env, &children, err);
-    if (rc != ZK_OK)
+    memo = reconcile_memo_find(ctx, key, 1);
+    if (!memo) {
+        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
         goto out;
-    rc = reconcile_apply_children(ctx, corpus, children, err);
-    if (rc != ZK_OK)
-        goto out;
+    }
+    /* A resync of a settled corpus renders and compares nothing: that was most of its CPU. */
+    fp = reconcile_fingerprint(ctx, corpus_fp, ns, &names);
+    if (fp != memo->settled) {
+        memo->settled = 0;
+        rc = render_children(corpus, spec, &ctx->env, &children, err);
+        if (rc != ZK_OK)
+            goto out;
+        rc = reconcile_apply_children(ctx, corpus, children, &applied, err);
+        if (rc != ZK_OK)
+            goto out;
+        if (applied == 0)
+            memo->settled = fp;
+    }
     rc = reconcile_reindex(ctx, corpus, spec, &in.reindex_honoured, err);
     if (rc != ZK_OK)
         goto out;
@@ -592,25 +652,20 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     in.jobs = jobs;
     in.pods = pods;
 
-    memo = reconcile_memo(ctx, key, 1);
-    if (!memo) {
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto out;
-    }
     reconcile_jobs_finished(jobs, finished, sizeof(finished));
     if (memo->last_read == 0 || now - memo->last_read >= period || strcmp(finished, memo->jobs_finished) != 0 ||
-        (memo->error[0] && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS)) {
+        (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS)) {
         snprintf(memo->jobs_finished, sizeof(memo->jobs_finished), "%s", finished);
         reconcile_read_index(ctx, memo, ns, name, names.service, spec->gateway.port, now);
     }
     in.index = memo->have_index ? &memo->index : NULL;
-    in.index_error = memo->error[0] ? memo->error : NULL;
+    in.index_error = memo->error;
 
     rc = status_compute(&in, &status, &status_requeue, err);
     if (rc == ZK_OK)
         rc = reconcile_write_status(ctx, corpus, status, err);
     if (rc == ZK_OK) {
-        long next_read = (memo->error[0] && RECONCILE_INDEX_RETRY_SECONDS < period ? RECONCILE_INDEX_RETRY_SECONDS
+        long next_read = (memo->error && RECONCILE_INDEX_RETRY_SECONDS < period ? RECONCILE_INDEX_RETRY_SECONDS
                                                                                       : period) -
                          (long)(now - memo->last_read);
 

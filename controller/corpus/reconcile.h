@@ -52,8 +52,8 @@ enum reconcile_kind {
  * found (env; NULL members mean the current versions). */
 void reconcile_resources(const struct render_env *env, struct kube_resource out[RK_COUNT]);
 
-/* Per-corpus memory of the last /index-status read. */
-struct reconcile_index_memo;
+/* Per-corpus memory between reconciles (reconcile.c). */
+struct reconcile_memo;
 
 struct reconcile_ctx {
     struct kube_client *client;
@@ -68,7 +68,7 @@ struct reconcile_ctx {
     long index_period_seconds;      /* 0: 300 */
     long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */
     pthread_mutex_t memo_mu;        /* guards memos; reconcile_ctx_init sets it up */
-    struct reconcile_index_memo *memos;
+    struct reconcile_memo *memos;
 };
 
 /* Sets up the parts of ctx that reconcile owns (the memo table); the caller fills the rest. */

@@ -76,6 +76,26 @@ void render_child_names(const char *corpus_name, struct render_names *names)
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->serviceaccount);
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->role);
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->rolebinding);
+    child_name(corpus_name, "-search", NAME_MAX_LABEL, names->pdb);
+}
+
+const char *render_child_name(const struct render_names *names, const char *kind)
+{
+    const struct {
+        const char *kind;
+        const char *name;
+    } children[] = {
+        {"PersistentVolumeClaim", names->pvc}, {"ConfigMap", names->configmap},
+        {"ServiceAccount", names->serviceaccount}, {"Role", names->role},
+        {"RoleBinding", names->rolebinding}, {"Service", names->service},
+        {"Deployment", names->deployment}, {"PodDisruptionBudget", names->pdb},
+        {"CronJob", names->cronjob},
+    };
+
+    for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
+        if (strcmp(kind, children[i].kind) == 0)
+            return children[i].name;
+    return NULL;
 }
 
 void render_instance_label(const char *corpus_name, char *dst)
@@ -523,7 +543,7 @@ static cJSON *render_service(const struct rctx *c)
  * single replica, so a one-replica corpus never blocks a drain. */
 static cJSON *render_pdb(const struct rctx *c)
 {
-    cJSON *o = new_object(c, c->pdb_api, "PodDisruptionBudget", c->names.deployment, "search", 1);
+    cJSON *o = new_object(c, c->pdb_api, "PodDisruptionBudget", c->names.pdb, "search", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec");
 
     jb_add_num(c->b, spec, "maxUnavailable", 1);

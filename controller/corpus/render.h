@@ -52,8 +52,13 @@ struct render_names {
     char serviceaccount[RENDER_NAME_MAX]; /* <name>-search */
     char role[RENDER_NAME_MAX];      /* <name>-search */
     char rolebinding[RENDER_NAME_MAX];/* <name>-search */
+    char pdb[RENDER_NAME_MAX];        /* <name>-search */
 };
 void render_child_names(const char *corpus_name, struct render_names *names);
+
+/* The name render_children gives its child of kind (a Kubernetes kind, e.g. "Deployment"): a string
+ * in names, or NULL for a kind it does not render. */
+const char *render_child_name(const struct render_names *names, const char *kind);
 
 /* The app.kubernetes.io/instance label value for a corpus: its name when that is a valid label value
  * (at most 63 characters), else a prefix of it with a hash suffix. dst holds RENDER_NAME_MAX bytes. */

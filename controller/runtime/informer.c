@@ -523,6 +523,28 @@ cJSON *informer_get(struct informer *inf, const char *ns, const char *name)
     return copy;
 }
 
+uint64_t informer_fingerprint(struct informer *inf, const char *ns, const char *name)
+{
+    char key[INFORMER_KEY_MAX];
+    const struct informer_entry *hit;
+    uint64_t h = 0;
+
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
+    pthread_mutex_lock(&inf->mu);
+    hit = informer_table_find(inf->cache, key);
+    if (hit) {
+        /* The deflated text stands for the text: deflate is deterministic for one dictionary. */
+        const unsigned char *z = informer_entry_z(hit);
+
+        h = 14695981039346656037u ^ hit->len; /* FNV-1a */
+        for (uint32_t i = 0; i < hit->zlen; i++)
+            h = (h ^ z[i]) * 1099511628211u;
+        h = h ? h : 1;
+    }
+    pthread_mutex_unlock(&inf->mu);
+    return h;
+}
+
 cJSON *informer_list_for(struct informer *inf, const char *key)
 {
     struct jb b = {0};

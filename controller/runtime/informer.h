@@ -20,6 +20,7 @@
 #include "kube/client.h"
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 /* Writes the key ("namespace/name") to enqueue for obj into key (len bytes); returns 1, or 0 when obj
  * maps to no key or the key does not fit. Called from the watch thread, once per object that arrives (the
@@ -55,6 +56,11 @@ int informer_has_synced(struct informer *inf);
 /* A copy of the cached object (as pruned), owned by the caller (cJSON_Delete), or NULL when absent or out of
  * memory. */
 cJSON *informer_get(struct informer *inf, const char *ns, const char *name);
+
+/* A fingerprint of the object cached under ns/name, without inflating or parsing it: equal
+ * fingerprints mean the cache holds the same text (up to a 64-bit hash collision); 0 when nothing is
+ * cached there. */
+uint64_t informer_fingerprint(struct informer *inf, const char *ns, const char *name);
 
 /* A new array (caller-owned) of copies of every cached object whose key (as enqueue would see it)
  * is key; empty when none, NULL only when out of memory. */

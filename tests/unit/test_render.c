@@ -535,6 +535,37 @@ static void test_names(void **state)
     assert_true(strlen(label) <= 63);
 }
 
+/* render_child_name names every rendered child as render_children does: the controller looks the
+ * children up by those names to tell, without rendering, whether any of them changed. */
+static void check_child_names(const struct fixture *fx, const char *corpus_name)
+{
+    struct render_names names;
+    const cJSON *c;
+    int n = 0;
+
+    render_child_names(corpus_name, &names);
+    cJSON_ArrayForEach(c, fx->children) {
+        const char *want = render_child_name(&names, json_str(c, "kind", ""));
+
+        assert_non_null(want);
+        assert_string_equal(json_path_str(c, "metadata.name", ""), want);
+        n++;
+    }
+    assert_int_equal(n, 9);
+    assert_null(render_child_name(&names, "Job"));
+    assert_null(render_child_name(&names, "Pod"));
+}
+
+static void test_child_name(void **state)
+{
+    struct fixture fx;
+
+    (void)state;
+    render_fx(&fx, load_corpus(), "batch/v1");
+    check_child_names(&fx, json_path_str(fx.corpus, "metadata.name", ""));
+    fx_free(&fx);
+}
+
 static void test_long_name_corpus(void **state)
 {
     struct fixture fx;
@@ -547,6 +578,7 @@ static void test_long_name_corpus(void **state)
     name[253] = '\0';
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(corpus, "metadata"), "name", cJSON_CreateString(name));
     render_fx(&fx, corpus, "batch/v1");
+    check_child_names(&fx, name);
     cJSON_ArrayForEach(c, fx.children) {
         assert_true(strlen(json_path_str(c, "metadata.name", "")) <= (strcmp(json_str(c, "kind", ""), "CronJob") ? 63 : 52));
         assert_true(strlen(json_str(json_path(c, "metadata.labels"), API_LABEL_INSTANCE, "")) <= 63);
@@ -744,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_env_for_version),
         cmocka_unit_test(test_config_hash),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_child_name),
         cmocka_unit_test(test_long_name_corpus),
         cmocka_unit_test(test_reindex_job),
         cmocka_unit_test(test_invalid_corpus),
