@@ -959,9 +959,13 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
 
     memset(out, 0, sizeof(*out));
     rc = jscan_parse(&d, body, len, &root);
+    if (rc == ZK_EPARSE) {
+        rc = zr_bad_body(body, len, zr_msg_not_json, err);
+        goto out;
+    }
     if (rc) {
-        rc = rc == ZK_ENOMEM ? zk_err_set(err, rc, "out of memory parsing the search answer")
-                             : zr_bad_body(body, len, zr_msg_not_json, err);
+        rc = zk_err_set(err, rc, rc == ZK_ENOMEM ? "out of memory parsing the search answer"
+                                                 : "the search answer is longer than the parser takes");
         goto out;
     }
     jscan_find(&d, root, zr_result_key, 1, &res);
