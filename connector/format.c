@@ -66,8 +66,12 @@ cJSON *fmt_reason_array(unsigned mask)
 /* The line that names a file: "repo/path @0226d547", with a note for a file-name match. */
 static int fmt_put_name(struct buf *b, const struct zr_file *f)
 {
-    int rc = buf_printf(b, "%s/%s", f->repo, f->path);
+    int rc = buf_puts(b, f->repo);
 
+    if (!rc)
+        rc = buf_putc(b, '/');
+    if (!rc)
+        rc = buf_puts(b, f->path);
     if (!rc && f->version[0]) {
         rc = buf_puts(b, " @");
         if (!rc)
@@ -83,8 +87,12 @@ static int fmt_put_name(struct buf *b, const struct zr_file *f)
 /* One content line: "> 12: text" for a match, "  11: text" for context. */
 static int fmt_put_line(struct buf *b, const struct zr_line *l)
 {
-    int rc = buf_printf(b, "%c %d:", l->is_match ? '>' : ' ', l->number);
+    int rc = buf_append(b, l->is_match ? "> " : "  ", 2);
 
+    if (!rc)
+        rc = buf_put_int(b, l->number);
+    if (!rc)
+        rc = buf_putc(b, ':');
     if (!rc && l->undecodable)
         rc = buf_puts(b, " [not decodable]");
     else if (!rc && l->text[0]) {
@@ -178,10 +186,11 @@ static int fmt_file_lines(struct fmt_run *run, const struct zr_file *f, cJSON *j
                 rc = ZK_ENOMEM;
                 goto out;
             }
+            /* Most lines are shorter than the cut: only a longer one is copied to be cut. */
             buf_init(&cut, FMT_LINE_MAX + 8);
-            rc = fmt_put_cut(&cut, l->text, FMT_LINE_MAX);
+            rc = strlen(l->text) > FMT_LINE_MAX ? fmt_put_cut(&cut, l->text, FMT_LINE_MAX) : ZK_OK;
             if (rc || !cJSON_AddNumberToObject(m, "line", l->number) ||
-                !cJSON_AddStringToObject(m, "text", cut.data ? cut.data : "")) {
+                !cJSON_AddStringToObject(m, "text", cut.data ? cut.data : l->text)) {
                 buf_free(&cut);
                 rc = ZK_ENOMEM;
                 goto out;
