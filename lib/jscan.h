@@ -3,8 +3,8 @@
  * Pure: no I/O; allocates only its tape (below; and a copy of a number longer than 63 bytes). Made
  * for answers that are mostly thrown away (Zoekt sends every match of every file; the connector shows
  * a few): a reader validates the document once with jscan_parse, then looks up only the members it
- * needs, skipping the rest without copying it, and hands the few values it keeps to cJSON
- * (jscan_filter writes them out as a small document for cJSON_ParseWithLength).
+ * needs, skipping the rest without copying it; a string it keeps is its own bytes when it has no
+ * escape (cJSON unescapes the others).
  *
  * jscan_parse accepts exactly what Debian's cJSON 1.7.15 (cJSON_ParseWithLength) accepts, quirks
  * included, so that a reader built on it agrees with one built on a cJSON tree for any input: bytes
@@ -18,8 +18,6 @@
  * "\u0000" in it ends there), the first of several equal keys wins. */
 #ifndef ZK_JSCAN_H
 #define ZK_JSCAN_H
-
-#include "buf.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -130,22 +128,5 @@ long long jscan_int(struct jscan v, long long def);
 int jscan_bool(struct jscan v, int def);
 struct jscan jscan_obj(struct jscan v);
 struct jscan jscan_arr(struct jscan v);
-
-/* A member jscan_filter looks for: copied with its bytes unchanged, copied as an array of as many 0
- * as the value has elements (for a reader that only counts them; other values are copied unchanged),
- * or only found. */
-enum jscan_keep_mode { JSCAN_COPY, JSCAN_COPY_COUNT, JSCAN_FIND };
-
-struct jscan_keep {
-    const char *key;
-    enum jscan_keep_mode mode;
-};
-
-/* In one pass over obj: appends to out an object holding the members whose keys are kept (copied),
- * in their order, for cJSON_ParseWithLength, which then finds in it exactly what it would find in
- * obj for those keys; found[i] (found may be NULL) gets the first value for keep[i], as jscan_find.
- * Returns out's ZK_OK, ZK_ETOOBIG or ZK_ENOMEM. */
-int jscan_filter(const struct jscan_doc *d, struct jscan obj, const struct jscan_keep *keep, size_t n,
-                 struct buf *out, struct jscan *found);
 
 #endif

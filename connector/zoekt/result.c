@@ -744,23 +744,110 @@ out:
 
 /* ---- the search answer through the scanner --------------------------------------------------------- */
 
-/* What zr_file_meta reads of a file match goes to cJSON; its matches are only found, at these
- * positions of zr_keep_file. */
-enum { ZR_FILE_LINE_MATCHES = 7, ZR_FILE_CHUNK_MATCHES = 8 };
-static const struct jscan_keep zr_keep_file[] = {
-    {"Repository", JSCAN_COPY}, {"Repo", JSCAN_COPY},    {"FileName", JSCAN_COPY},
-    {"Version", JSCAN_COPY},    {"Language", JSCAN_COPY}, {"Branches", JSCAN_COPY},
-    {"Content", JSCAN_COPY},    {"LineMatches", JSCAN_FIND}, {"ChunkMatches", JSCAN_FIND}};
+/* The members of a file match the scanner reads, in the order of zr_scan_file's found[]. */
+enum {
+    ZR_FILE_REPOSITORY, ZR_FILE_REPO, ZR_FILE_NAME, ZR_FILE_VERSION, ZR_FILE_LANGUAGE, ZR_FILE_BRANCHES,
+    ZR_FILE_CONTENT, ZR_FILE_LINE_MATCHES, ZR_FILE_CHUNK_MATCHES, ZR_FILE_MEMBERS
+};
+static const char *const zr_file_names[ZR_FILE_MEMBERS] = {
+    "Repository", "Repo", "FileName", "Version", "Language", "Branches", "Content", "LineMatches",
+    "ChunkMatches"};
 
 #define ZR_N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* zr_member_b64 over a value the scanner found. A string without escapes is its own bytes (up to a
- * NUL, where cJSON's copy would end); one with escapes goes to cJSON to be unescaped. */
+/* A string value the scanner found, as cJSON's valuestring holds it (up to a NUL, where the C string
+ * ends): *s and *n point into the answer when it has no escape; one with escapes goes to cJSON to be
+ * unescaped, into *owned (the caller frees it with cJSON_Delete). Returns 1, 0 when v is not a string,
+ * or ZK_ENOMEM. */
+static int zr_scan_text(struct jscan v, const char **s, size_t *n, cJSON **owned)
+{
+    const char *nul;
+
+    *owned = NULL;
+    if (jscan_type(v) != JSCAN_STRING)
+        return 0;
+    *s = v.p + 1;
+    *n = v.len - 2;
+    if (memchr(*s, '\\', *n)) {
+        if (!(*owned = json_parse(v.p, v.len)))
+            return ZK_ENOMEM;
+        *s = (*owned)->valuestring;
+        *n = strlen(*s);
+    } else if ((nul = memchr(*s, '\0', *n))) {
+        *n = (size_t)(nul - *s);
+    }
+    return 1;
+}
+
+/* zr_strdup(json_str(obj, key, "")) over a value the scanner found, with the mirror prefix stripped
+ * when prefix is set (as zr_strip_prefix): *out gets a heap string the caller frees, or NULL when
+ * memory ran out. */
+static void zr_scan_strdup(struct jscan v, const char *prefix, char **out)
+{
+    size_t n = 0, skip = prefix ? strlen(prefix) : 0;
+    const char *s = "";
+    cJSON *owned;
+
+    *out = NULL;
+    if (zr_scan_text(v, &s, &n, &owned) < 0)
+        return;
+    if (skip && n > skip && memcmp(s, prefix, skip) == 0) {
+        s += skip;
+        n -= skip;
+    }
+    *out = zr_sanitize((const unsigned char *)s, n);
+    cJSON_Delete(owned);
+}
+
+/* zr_file_meta over the members the scanner found: the same fields, by the same rules. */
+static int zr_scan_meta(const struct jscan_doc *d, const struct jscan *found, const struct zr_opts *o,
+                        struct zr_file *f)
+{
+    struct jscan repo = jscan_type(found[ZR_FILE_REPOSITORY]) == JSCAN_STRING ? found[ZR_FILE_REPOSITORY]
+                                                                             : found[ZR_FILE_REPO];
+    struct jscan branches = jscan_arr(found[ZR_FILE_BRANCHES]), b;
+    size_t n_branches = jscan_count(d, branches), n;
+    struct jscan_iter it;
+    const char *content;
+    cJSON *owned;
+    int got;
+
+    zr_scan_strdup(repo, o->mirror_prefix, &f->repo);
+    zr_scan_strdup(found[ZR_FILE_NAME], NULL, &f->path);
+    zr_scan_strdup(found[ZR_FILE_VERSION], NULL, &f->version);
+    zr_scan_strdup(found[ZR_FILE_LANGUAGE], NULL, &f->language);
+    if (!f->repo || !f->path || !f->version || !f->language)
+        return ZK_ENOMEM;
+    if (n_branches > 0) {
+        if (!(f->branches = calloc(n_branches, sizeof(*f->branches))))
+            return ZK_ENOMEM;
+        jscan_iter_init(&it, d, branches);
+        while (jscan_next(&it, NULL, &b)) {
+            if (jscan_type(b) != JSCAN_STRING)
+                continue;
+            zr_scan_strdup(b, NULL, &f->branches[f->n_branches]);
+            if (!f->branches[f->n_branches])
+                return ZK_ENOMEM;
+            f->n_branches++;
+        }
+    }
+    if ((got = zr_scan_text(found[ZR_FILE_CONTENT], &content, &n, &owned)) < 0)
+        return got;
+    if (got) {
+        f->has_content = 1;
+        f->content = zr_base64_decode(content, n, &f->content_len);
+        f->undecodable |= !f->content;
+    }
+    cJSON_Delete(owned);
+    return ZK_OK;
+}
+
+/* zr_member_b64 over a value the scanner found. */
 static int zr_scan_b64(struct jscan v, unsigned char **data, size_t *len)
 {
     enum jscan_type t = jscan_type(v);
-    const char *s, *nul;
-    cJSON *str;
+    const char *s;
+    cJSON *owned;
     size_t n;
     int got;
 
@@ -768,19 +855,10 @@ static int zr_scan_b64(struct jscan v, unsigned char **data, size_t *len)
     *len = 0;
     if (t == JSCAN_NONE || t == JSCAN_NULL)
         return 0;
-    if (t != JSCAN_STRING)
+    if (zr_scan_text(v, &s, &n, &owned) != 1)
         return -1;
-    s = v.p + 1;
-    n = v.len - 2;
-    if (!memchr(s, '\\', n)) {
-        if ((nul = memchr(s, '\0', n)))
-            n = (size_t)(nul - s);
-        return zr_b64_text(s, n, data, len);
-    }
-    if (!(str = json_parse(v.p, v.len)))
-        return -1;
-    got = zr_b64_text(str->valuestring, strlen(str->valuestring), data, len);
-    cJSON_Delete(str);
+    got = zr_b64_text(s, n, data, len);
+    cJSON_Delete(owned);
     return got;
 }
 
@@ -843,27 +921,22 @@ static int zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_c
     return ZK_OK;
 }
 
-/* zr_parse_file over the scanner: what zr_file_meta reads goes to cJSON; the matches are read by the
- * scanner, and the text of those past the file's cap is not even looked at. *chunks is set when the
- * file has a ChunkMatches array. */
+/* zr_parse_file over the scanner: the file's names and content as zr_scan_meta reads them, and its
+ * matches, of which the text of those past the file's cap is not even looked at. *chunks is set when
+ * the file has a ChunkMatches array. */
 static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct zr_opts *o, struct zr_file *f,
-                        struct buf *scratch, int *chunks, struct zk_err *err)
+                        int *chunks, struct zk_err *err)
 {
-    struct jscan found[ZR_N(zr_keep_file)], m;
+    struct jscan found[ZR_FILE_MEMBERS], m;
     size_t matching = 0, uncounted = 0;
     struct zr_lines lines = {0};
     struct zr_chunk c = {0};
     struct jscan_iter it;
-    cJSON *meta;
     int rc;
 
     memset(f, 0, sizeof(*f));
-    buf_reset(scratch);
-    /* What jscan_filter writes always parses: only memory can be missing. */
-    rc = jscan_filter(d, fm, zr_keep_file, ZR_N(zr_keep_file), scratch, found);
-    meta = rc ? NULL : json_parse(scratch->data, scratch->len);
-    rc = meta ? zr_file_meta(meta, o, f) : ZK_ENOMEM;
-    cJSON_Delete(meta);
+    jscan_find(d, fm, zr_file_names, ZR_FILE_MEMBERS, found);
+    rc = zr_scan_meta(d, found, o, f);
     jscan_iter_init(&it, d, jscan_arr(found[ZR_FILE_LINE_MATCHES]));
     while (!rc && jscan_next(&it, NULL, &m)) {
         struct zr_line_match lm;
@@ -909,7 +982,6 @@ static int zr_scan_result(const struct jscan_doc *d, struct jscan res, const cha
 {
     struct jscan v[ZR_N(zr_result_names)], files, fm;
     struct jscan_iter it;
-    struct buf scratch;
     size_t n;
     int rc = ZK_OK, chunks = 0;
 
@@ -930,21 +1002,18 @@ static int zr_scan_result(const struct jscan_doc *d, struct jscan res, const cha
                    : ZK_OK;
     if ((n = jscan_count(d, files)) > 0 && !(out->files = calloc(n, sizeof(*out->files))))
         return zk_err_set(err, ZK_ENOMEM, "out of memory parsing the search answer");
-    /* What is kept of one file or match is never longer than the answer. */
-    buf_init(&scratch, len + 2);
     jscan_iter_init(&it, d, files);
     while (!rc && jscan_next(&it, NULL, &fm)) {
         if (jscan_type(fm) != JSCAN_OBJECT) {
             rc = zr_bad_body(body, len, zr_msg_file_type, err);
             break;
         }
-        rc = zr_scan_file(d, fm, o, &out->files[out->n_files], &scratch, &chunks, err);
+        rc = zr_scan_file(d, fm, o, &out->files[out->n_files], &chunks, err);
         if (!rc) {
             out->chunk_matches |= chunks;
             out->n_files++;
         }
     }
-    buf_free(&scratch);
     return rc;
 }
 

@@ -1,8 +1,8 @@
 /* Unit tests for lib/jscan: it accepts exactly what cJSON accepts (each of cJSON's quirks named, and
  * strings whose quote or escape falls at every offset the fast scan treats differently, up to the last
  * byte given), finds members as cJSON does (escaped keys, first of equal keys, keys cut at "\u0000",
- * case folded for look-ups that ignore case), reads numbers as cJSON stores them, walks nested
- * containers by its tape, and copies kept members into a document cJSON reads back the same. */
+ * case folded for look-ups that ignore case), reads numbers as cJSON stores them, and walks nested
+ * containers by its tape. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -202,34 +202,6 @@ static void test_members_as_cjson(void **state)
     jscan_doc_free(&d);
 }
 
-static void test_filter_reads_back(void **state)
-{
-    static const char text[] = "{\"Score\":1,\"Content\":\"YQo=\",\"LineFragments\":[{\"x\":[1,2]},{},3],"
-                               "\"Skip\":{\"deep\":[[[\"}\"]]]},\"Content\":\"second\",\"Line\\u004eumber\":7}";
-    static const struct jscan_keep keep[] = {{"Content", JSCAN_COPY}, {"LineFragments", JSCAN_COPY_COUNT},
-                                             {"LineNumber", JSCAN_COPY}, {"Skip", JSCAN_FIND}};
-    struct jscan_doc d;
-    struct jscan root, found[4];
-    struct buf out;
-    cJSON *tree;
-
-    (void)state;
-    buf_init(&out, sizeof(text));
-    assert_int_equal(jscan_parse(&d, text, strlen(text), &root), ZK_OK);
-    assert_int_equal(jscan_filter(&d, root, keep, 4, &out, found), ZK_OK);
-    assert_string_equal(out.data, "{\"Content\":\"YQo=\",\"LineFragments\":[0,0,0],\"Content\":\"second\","
-                                  "\"Line\\u004eumber\":7}");
-    assert_int_equal(jscan_type(found[3]), JSCAN_OBJECT);
-    tree = json_parse(out.data, out.len);
-    assert_non_null(tree);
-    assert_string_equal(json_str(tree, "Content", ""), "YQo=");
-    assert_int_equal(cJSON_GetArraySize(json_arr(tree, "LineFragments")), 3);
-    assert_int_equal(json_int(tree, "LineNumber", 0), 7);
-    cJSON_Delete(tree);
-    buf_free(&out);
-    jscan_doc_free(&d);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,7 +210,6 @@ int main(void)
         cmocka_unit_test(test_numbers_as_cjson),
         cmocka_unit_test(test_walks_nested_containers),
         cmocka_unit_test(test_members_as_cjson),
-        cmocka_unit_test(test_filter_reads_back),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
