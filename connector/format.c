@@ -66,8 +66,12 @@ cJSON *fmt_reason_array(unsigned mask)
 /* The line that names a file: "repo/path @0226d547", with a note for a file-name match. */
 static int fmt_put_name(struct buf *b, const struct zr_file *f)
 {
-    int rc = buf_printf(b, "%s/%s", f->repo, f->path);
+    int rc = buf_puts(b, f->repo);
 
+    if (!rc)
+        rc = buf_putc(b, '/');
+    if (!rc)
+        rc = buf_puts(b, f->path);
     if (!rc && f->version[0]) {
         rc = buf_puts(b, " @");
         if (!rc)
@@ -83,8 +87,12 @@ static int fmt_put_name(struct buf *b, const struct zr_file *f)
 /* One content line: "> 12: text" for a match, "  11: text" for context. */
 static int fmt_put_line(struct buf *b, const struct zr_line *l)
 {
-    int rc = buf_printf(b, "%c %d:", l->is_match ? '>' : ' ', l->number);
+    int rc = buf_append(b, l->is_match ? "> " : "  ", 2);
 
+    if (!rc)
+        rc = buf_put_int(b, l->number);
+    if (!rc)
+        rc = buf_putc(b, ':');
     if (!rc && l->undecodable)
         rc = buf_puts(b, " [not decodable]");
     else if (!rc && l->text[0]) {
@@ -120,23 +128,36 @@ struct fmt_run {
     size_t files_capped;     /* files that had more matching lines than the per-file cap */
 };
 
+/* Adds item to o under key, a string constant that the tree points to instead of copying: a search
+ * answer has hundreds of members, and a copy of each key was a fifth of formatting it. Takes ownership
+ * of item, also when it fails; returns 1, or 0 when out of memory (item NULL, or not added). */
+static int fmt_add(cJSON *o, const char *key, cJSON *item)
+{
+    if (item && cJSON_AddItemToObjectCS(o, key, item))
+        return 1;
+    cJSON_Delete(item);
+    return 0;
+}
+
 static cJSON *fmt_file_json(const struct zr_file *f)
 {
     cJSON *o = cJSON_CreateObject(), *br = cJSON_CreateArray();
+    int added;
 
     if (!o || !br)
         goto fail;
     for (size_t i = 0; i < f->n_branches; i++)
         if (!cJSON_AddItemToArray(br, cJSON_CreateString(f->branches[i])))
             goto fail;
-    if (!cJSON_AddStringToObject(o, "repository", f->repo) || !cJSON_AddStringToObject(o, "path", f->path) ||
-        !cJSON_AddStringToObject(o, "version", f->version) ||
-        !cJSON_AddStringToObject(o, "language", f->language) || !cJSON_AddItemToObject(o, "branches", br))
+    if (!fmt_add(o, "repository", cJSON_CreateString(f->repo)) || !fmt_add(o, "path", cJSON_CreateString(f->path)) ||
+        !fmt_add(o, "version", cJSON_CreateString(f->version)) ||
+        !fmt_add(o, "language", cJSON_CreateString(f->language)))
         goto fail;
+    added = fmt_add(o, "branches", br);
     br = NULL;
-    if (!cJSON_AddBoolToObject(o, "fileNameMatch", f->name_match) ||
-        !cJSON_AddNumberToObject(o, "matchingLines", (double)f->n_match_lines) ||
-        !cJSON_AddArrayToObject(o, "matches"))
+    if (!added || !fmt_add(o, "fileNameMatch", cJSON_CreateBool(f->name_match)) ||
+        !fmt_add(o, "matchingLines", cJSON_CreateNumber((double)f->n_match_lines)) ||
+        !fmt_add(o, "matches", cJSON_CreateArray()))
         goto fail;
     return o;
 fail:
@@ -178,10 +199,11 @@ static int fmt_file_lines(struct fmt_run *run, const struct zr_file *f, cJSON *j
                 rc = ZK_ENOMEM;
                 goto out;
             }
+            /* Most lines are shorter than the cut: only a longer one is copied to be cut. */
             buf_init(&cut, FMT_LINE_MAX + 8);
-            rc = fmt_put_cut(&cut, l->text, FMT_LINE_MAX);
-            if (rc || !cJSON_AddNumberToObject(m, "line", l->number) ||
-                !cJSON_AddStringToObject(m, "text", cut.data ? cut.data : "")) {
+            rc = strlen(l->text) > FMT_LINE_MAX ? fmt_put_cut(&cut, l->text, FMT_LINE_MAX) : ZK_OK;
+            if (rc || !fmt_add(m, "line", cJSON_CreateNumber(l->number)) ||
+                !fmt_add(m, "text", cJSON_CreateString(cut.data ? cut.data : l->text))) {
                 buf_free(&cut);
                 rc = ZK_ENOMEM;
                 goto out;

@@ -386,9 +386,7 @@ static int main_start_http(struct connector *c)
     c->mcp_route = mcp_http_route(c->mcp);
     /* Every thread started from here on inherits the blocked signals, so they reach sigwait in
      * main_run. */
-    sigemptyset(&c->stop_signals);
-    sigaddset(&c->stop_signals, SIGTERM);
-    sigaddset(&c->stop_signals, SIGINT);
+    sig_stop_set(&c->stop_signals);
     pthread_sigmask(SIG_BLOCK, &c->stop_signals, NULL);
     if ((rc = front_start(&fo, &c->front, &err)) != ZK_OK)
         log_error("Cannot serve HTTP", "error", err.msg, NULL);

@@ -61,9 +61,11 @@ static int buf_reserve(struct buf *b, size_t n)
 
 int buf_append(struct buf *b, const void *p, size_t n)
 {
-    int rc = buf_reserve(b, n);
+    int rc;
 
-    if (rc)
+    /* With room for the bytes and the terminator there is nothing to check: the capacity never
+     * exceeds max + 1. Printers append a few bytes at a time, so this is the common case. */
+    if (n >= b->cap - b->len && (rc = buf_reserve(b, n)))
         return rc;
     if (n)
         memcpy(b->data + b->len, p, n);
@@ -84,15 +86,23 @@ int buf_putc(struct buf *b, char c)
 
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
+    size_t room = b->cap - b->len;
     va_list ap;
     int n, rc;
 
+    /* Formatted straight into the free room first, which is nearly always enough; only a text that
+     * does not fit is formatted a second time, after the buffer has grown. Since the capacity never
+     * exceeds max + 1, what fits is within the bound. */
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap);
     va_end(ap);
     if (n < 0) {
         buf_free(b);
         return ZK_EINVAL;
+    }
+    if ((size_t)n < room) {
+        b->len += (size_t)n;
+        return ZK_OK;
     }
     rc = buf_reserve(b, (size_t)n);
     if (rc)
@@ -102,6 +112,19 @@ int buf_printf(struct buf *b, const char *fmt, ...)
     va_end(ap);
     b->len += (size_t)n;
     return ZK_OK;
+}
+
+int buf_put_int(struct buf *b, long long n)
+{
+    char digits[24], *p = digits + sizeof(digits);
+    unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (n < 0)
+        *--p = '-';
+    return buf_append(b, p, (size_t)(digits + sizeof(digits) - p));
 }
 
 void buf_reset(struct buf *b)

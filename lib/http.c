@@ -9,8 +9,10 @@
 #include <strings.h>
 
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000
-/* How often a cancellable transfer looks at its cancel flag while the connection is idle. */
-#define HTTP_CANCEL_POLL_MS 100
+/* How often a cancellable transfer looks at its cancel flag on its own while the connection is idle,
+ * for a flag set without http_cancel_wake. Each look wakes the thread up, which costs about as much
+ * CPU as receiving 100 KB, so it is rare; http_cancel_wake makes cancelling prompt. */
+#define HTTP_CANCEL_POLL_MS 1000
 /* The most idle transfers a pool may keep (http_pool_new's max_idle is capped to it). */
 #define HTTP_POOL_MAX 64
 /* Connections each pooled transfer keeps open: one per server is all a client here talks to. */
@@ -34,6 +36,17 @@ struct http_pool {
     int n;
     int max_idle;
 };
+
+/* A cancellable transfer in progress, and the multi handle to wake when its flag is set. */
+struct http_waiting {
+    const volatile int *cancel;
+    CURLM *multi;
+    struct http_waiting *next;
+};
+
+/* Every cancellable transfer in progress, for http_cancel_wake. */
+static pthread_mutex_t http_waiting_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct http_waiting *http_waiting_list;
 
 struct http_xfer {
     CURL *curl;
@@ -201,12 +214,36 @@ static int http_set_tls(CURL *c, const struct http_tls *tls)
     return cc == CURLE_OK ? ZK_OK : ZK_EINVAL;
 }
 
-/* Runs the transfer of slot s. A cancellable one is driven through a multi handle that wakes every
- * HTTP_CANCEL_POLL_MS: curl_easy_perform calls the progress callback only about once a second on an
- * idle connection (a quiet watch), which is too late for a prompt cancel. The multi handle is made
- * on first need and stays in the slot, keeping the connection for the slot's next request. */
+void http_cancel_wake(const volatile int *cancel)
+{
+    pthread_mutex_lock(&http_waiting_mu);
+    for (struct http_waiting *w = http_waiting_list; w; w = w->next)
+        if (w->cancel == cancel)
+            curl_multi_wakeup(w->multi);
+    pthread_mutex_unlock(&http_waiting_mu);
+}
+
+/* Removes w from the transfers http_cancel_wake may wake. */
+static void http_waiting_remove(struct http_waiting *w)
+{
+    pthread_mutex_lock(&http_waiting_mu);
+    for (struct http_waiting **pp = &http_waiting_list; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    pthread_mutex_unlock(&http_waiting_mu);
+}
+
+/* Runs the transfer of slot s. A cancellable one is driven through a multi handle, which
+ * http_cancel_wake wakes when the flag is set (a wakeup sent before the poll is kept for it), and
+ * which looks at the flag on its own every HTTP_CANCEL_POLL_MS: curl_easy_perform calls the progress
+ * callback only about once a second on an idle connection (a quiet watch), and not at all when woken.
+ * The multi handle is made on first need and stays in the slot, keeping the connection for the
+ * slot's next request. */
 static CURLcode http_perform(struct http_slot *s, const struct http_request *req, struct http_xfer *x)
 {
+    struct http_waiting waiting;
     CURLcode cc = CURLE_OK;
     CURLMsg *msg;
     CURL *c = s->easy;
@@ -220,6 +257,12 @@ static CURLcode http_perform(struct http_slot *s, const struct http_request *req
     m = s->multi;
     if (!m || curl_multi_add_handle(m, c) != CURLM_OK)
         return CURLE_OUT_OF_MEMORY;
+    waiting.cancel = req->cancel;
+    waiting.multi = m;
+    pthread_mutex_lock(&http_waiting_mu);
+    waiting.next = http_waiting_list;
+    http_waiting_list = &waiting;
+    pthread_mutex_unlock(&http_waiting_mu);
     while (running) {
         if (curl_multi_perform(m, &running) != CURLM_OK) {
             cc = CURLE_SEND_ERROR;
@@ -237,6 +280,7 @@ static CURLcode http_perform(struct http_slot *s, const struct http_request *req
             break;
         }
     }
+    http_waiting_remove(&waiting);
     while ((msg = curl_multi_info_read(m, &left)))
         if (msg->msg == CURLMSG_DONE)
             cc = msg->data.result;

@@ -67,8 +67,9 @@ struct http_request {
     size_t max_body;         /* bound on the accumulated body; required unless on_data is set */
     http_data_fn *on_data;   /* when set, the body is streamed here instead of accumulated */
     void *ud;
-    /* When set, checked several times a second during the transfer; a non-zero value aborts it with
-     * ZK_ECANCELLED. Lets another thread stop a watch or a search promptly. */
+    /* When set, a non-zero value aborts the transfer with ZK_ECANCELLED: at once when the thread that
+     * sets it then calls http_cancel_wake(cancel), else within a second. Lets another thread stop a
+     * watch or a search. */
     const volatile int *cancel;
 };
 
@@ -90,6 +91,11 @@ void http_global_cleanup(void);
 int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err);
 
 void http_response_free(struct http_response *resp);
+
+/* Wakes every transfer in progress whose request's cancel is this flag, so that it sees the flag at
+ * once: call it after setting the flag. A transfer that has not started waiting yet sees the flag
+ * when it does. Safe from any thread. */
+void http_cancel_wake(const volatile int *cancel);
 
 /* Percent-encodes s for use as a query value or path segment. Returns a heap string the caller frees,
  * or NULL when out of memory. */

@@ -84,13 +84,52 @@ static int js_escapes(const unsigned char *s, size_t j, size_t end)
     return 1;
 }
 
-/* Validates the string opening at i; returns the index after it, or 0. The closing quote is the
- * first one not taken by a backslash, each backslash taking the byte after it. */
-static size_t js_string(const struct jscan_doc *d, size_t i)
+/* How far js_string looks itself before calling memchr: most strings are short keys, for which a
+ * call costs more than the look. */
+#define JS_STRING_QUICK 32
+
+/* Eight bytes of s from i on, the first in the lowest byte, whatever the machine's byte order
+ * (compilers make this one load where the order is little-endian). */
+static uint64_t js_load8(const unsigned char *s, size_t i)
+{
+    s += i;
+    return (uint64_t)s[0] | (uint64_t)s[1] << 8 | (uint64_t)s[2] << 16 | (uint64_t)s[3] << 24 |
+           (uint64_t)s[4] << 32 | (uint64_t)s[5] << 40 | (uint64_t)s[6] << 48 | (uint64_t)s[7] << 56;
+}
+
+/* The first index in [j, end) that holds a quote or a backslash, or end: eight bytes at a time while
+ * eight are left. A byte equal to c makes w ^ (c in every byte) zero there, and (x - 0x01..) & ~x &
+ * 0x80.. marks a zero byte's high bit; marks may also appear above a real one (a borrow), never
+ * below, so the lowest mark is the first hit. */
+static size_t js_quote_or_escape(const unsigned char *s, size_t j, size_t end)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+
+    for (; end - j >= 8; j += 8) {
+        uint64_t w = js_load8(s, j), q = w ^ ('"' * ones), b = w ^ ('\\' * ones);
+        uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b);
+
+        if (hit & highs)
+            return j + (size_t)__builtin_ctzll(hit & highs) / 8;
+    }
+    while (j < end && s[j] != '"' && s[j] != '\\')
+        j++;
+    return j;
+}
+
+/* Validates the string opening at i; returns the index after it, or 0. *escaped gets JSCAN_ESCAPED
+ * when it holds a backslash, else 0. The closing quote is the first one not taken by a backslash, each
+ * backslash taking the byte after it. */
+static size_t js_string(const struct jscan_doc *d, size_t i, uint32_t *escaped)
 {
     const unsigned char *s = (const unsigned char *)d->s;
-    size_t j = i + 1, escapes = 0;
+    size_t j = i + 1;
 
+    *escaped = 0;
+    j = js_quote_or_escape(s, j, d->len - j < JS_STRING_QUICK ? d->len : j + JS_STRING_QUICK);
+    if (j < d->len && s[j] == '"')
+        return j + 1;
+    /* A long string, or one with an escape: nothing before j is a quote or a backslash. */
     for (;;) {
         const unsigned char *q = j < d->len ? memchr(s + j, '"', d->len - j) : NULL, *b;
 
@@ -101,12 +140,12 @@ static size_t js_string(const struct jscan_doc *d, size_t i)
             j = (size_t)(q - s);
             break;
         }
-        escapes = 1;
+        *escaped = JSCAN_ESCAPED;
         j = (size_t)(b - s) + 2;
         if (j > d->len)
             return 0;
     }
-    return !escapes || js_escapes(s, i + 1, j) ? j + 1 : 0;
+    return !*escaped || js_escapes(s, i + 1, j) ? j + 1 : 0;
 }
 
 static int js_number_char(unsigned char c)
@@ -148,99 +187,164 @@ static size_t js_strtod_len(const unsigned char *s, size_t n)
  * which cJSON copies whole. */
 static size_t js_number_len(const unsigned char *s, size_t n)
 {
-    size_t run = 0;
+    size_t run = s[0] == '-';
 
+    /* Most numbers are whole: digits up to a byte that no number has, which is all strtod reads. */
+    while (run < n && s[run] >= '0' && s[run] <= '9')
+        run++;
+    if (run == n || !js_number_char(s[run]))
+        return run > (size_t)(s[0] == '-') ? run : 0;
     while (run < n && js_number_char(s[run]))
         run++;
     return js_strtod_len(s, run);
 }
 
-static size_t js_value(struct jscan_doc *d, size_t i, size_t depth, int *nomem);
-
-/* Validates the array or object opening at i; returns the index after it, or 0. A container of at
- * least JSCAN_INDEX_MIN bytes stays in the index. Its slot is taken when it opens, so the index is
- * ordered by offset; a smaller one gives its slot back when it closes, and it is then the last one,
- * since everything inside it is smaller still. */
-static size_t js_container(struct jscan_doc *d, size_t i, size_t depth, int object, int *nomem)
+/* Makes room in d's tape for one more entry; 0 when it cannot. Each entry stands for a different byte
+ * of the text (a key's or value's first byte, a closing bracket), so the tape never needs more entries
+ * than the text has bytes, and its capacity stops there. */
+static int js_grow(struct jscan_doc *d)
 {
-    const char close = object ? '}' : ']';
-    size_t slot = d->n_index, open = i;
+    size_t cap = d->cap_tape ? d->cap_tape * 2 : d->len / 8 + 64;
+    struct jscan_entry *t;
 
-    if (depth >= JSCAN_NESTING_LIMIT)
+    if (cap > d->len)
+        cap = d->len;
+    /* Only a broken count could want more than the text's length: refuse rather than overrun. */
+    if (cap <= d->cap_tape || !(t = realloc(d->tape, cap * sizeof(*t))))
         return 0;
-    if (d->n_index == d->cap_index) {
-        size_t cap = d->cap_index ? d->cap_index * 2 : 64;
-        size_t(*v)[2] = realloc(d->index, cap * sizeof(*v));
-
-        if (!v) {
-            *nomem = 1;
-            return 0;
-        }
-        d->index = v;
-        d->cap_index = cap;
-    }
-    d->index[d->n_index][0] = open;
-    d->n_index++;
-    i = js_ws(d, i + 1);
-    if (!(i < d->len && d->s[i] == close)) {
-        for (;;) {
-            i = js_ws(d, i);
-            if (object) {
-                if (i >= d->len || d->s[i] != '"' || !(i = js_string(d, i)))
-                    return 0;
-                i = js_ws(d, i);
-                if (i >= d->len || d->s[i] != ':')
-                    return 0;
-                i = js_ws(d, i + 1);
-            }
-            if (!(i = js_value(d, i, depth + 1, nomem)))
-                return 0;
-            i = js_ws(d, i);
-            if (i < d->len && d->s[i] == ',') {
-                i++;
-                continue;
-            }
-            if (!(i < d->len && d->s[i] == close))
-                return 0;
-            break;
-        }
-    }
-    i++;
-    if (i - open < JSCAN_INDEX_MIN)
-        d->n_index = slot;
-    else
-        d->index[slot][1] = i;
-    return i;
+    d->tape = t;
+    d->cap_tape = cap;
+    return 1;
 }
 
-/* Validates the value at i; returns the index after it, or 0 (with *nomem set when the index could
- * not grow). */
-static size_t js_value(struct jscan_doc *d, size_t i, size_t depth, int *nomem)
+static inline int js_push(struct jscan_doc *d, size_t off, uint32_t aux)
 {
-    size_t left = i < d->len ? d->len - i : 0, n;
+    if (d->n_tape == d->cap_tape && !js_grow(d))
+        return 0;
+    d->tape[d->n_tape].off = (uint32_t)off;
+    d->tape[d->n_tape].aux = aux;
+    d->n_tape++;
+    return 1;
+}
+
+/* The length of the scalar value at i (a literal, string or number), 0 when cJSON rejects it; a
+ * string's *escaped is set as js_string sets it. */
+static size_t js_scalar(const struct jscan_doc *d, size_t i, uint32_t *escaped)
+{
+    size_t left = d->len - i, n;
     const unsigned char *p = (const unsigned char *)d->s + i;
 
-    if (!left)
-        return 0;
+    *escaped = 0;
     switch (p[0]) {
     case 'n':
-        return left >= 4 && memcmp(p, "null", 4) == 0 ? i + 4 : 0;
+        return left >= 4 && memcmp(p, "null", 4) == 0 ? 4 : 0;
     case 'f':
-        return left >= 5 && memcmp(p, "false", 5) == 0 ? i + 5 : 0;
+        return left >= 5 && memcmp(p, "false", 5) == 0 ? 5 : 0;
     case 't':
-        return left >= 4 && memcmp(p, "true", 4) == 0 ? i + 4 : 0;
+        return left >= 4 && memcmp(p, "true", 4) == 0 ? 4 : 0;
     case '"':
-        return js_string(d, i);
-    case '[':
-        return js_container(d, i, depth, 0, nomem);
-    case '{':
-        return js_container(d, i, depth, 1, nomem);
+        n = js_string(d, i, escaped);
+        return n ? n - i : 0;
     default:
         if (p[0] != '-' && !(p[0] >= '0' && p[0] <= '9'))
             return 0;
-        n = js_number_len(p, left);
-        return n ? i + n : 0;
+        return js_number_len(p, left);
     }
+}
+
+/* What the validator looks at next: a value, an object member's key, or what follows a value (a
+ * comma, the closing bracket of the container it is in, or the end of the root). */
+enum js_expect { JS_VALUE, JS_KEY, JS_AFTER };
+
+/* An open container on the validator's stack: its opening bracket's entry, and whether it is an
+ * object. */
+#define JS_OPEN(entry, object) ((uint32_t)(entry) << 1 | (uint32_t)(object))
+#define JS_OPEN_ENTRY(open) ((open) >> 1)
+#define JS_OPEN_OBJECT(open) ((open) & 1u)
+
+/* Closes the container on top of the stack with the bracket at i: the two brackets' entries point at
+ * each other. Returns 0 when the tape cannot grow. */
+static int js_close(struct jscan_doc *d, uint32_t open, size_t i)
+{
+    if (!js_push(d, i, JS_OPEN_ENTRY(open)))
+        return 0;
+    d->tape[JS_OPEN_ENTRY(open)].aux = JSCAN_OPENS | (uint32_t)(d->n_tape - 1);
+    return 1;
+}
+
+/* Validates the value at i as cJSON's parse_value, parse_array and parse_object do, writing the tape
+ * as it goes: in one loop, with the containers still open on a stack, because a call per value costs
+ * more than the value takes to check. Returns the index after the value, or 0 (with *nomem set when
+ * the tape could not grow). */
+static size_t js_validate(struct jscan_doc *d, size_t i, int *nomem)
+{
+    const unsigned char *s = (const unsigned char *)d->s;
+    uint32_t stack[JSCAN_NESTING_LIMIT], escaped;
+    enum js_expect expect = JS_VALUE;
+    size_t depth = 0, n;
+
+    for (;;) {
+        switch (expect) {
+        case JS_KEY:
+            if (i >= d->len || s[i] != '"' || !(n = js_string(d, i, &escaped)))
+                return 0;
+            if (!js_push(d, i, (uint32_t)(n - i) | escaped))
+                goto nomem;
+            i = js_ws(d, n);
+            if (i >= d->len || s[i] != ':')
+                return 0;
+            i = js_ws(d, i + 1);
+            expect = JS_VALUE;
+            break;
+        case JS_VALUE:
+            if (i >= d->len)
+                return 0;
+            if (s[i] == '[' || s[i] == '{') {
+                int object = s[i] == '{';
+
+                if (depth >= JSCAN_NESTING_LIMIT)
+                    return 0;
+                stack[depth++] = JS_OPEN(d->n_tape, object);
+                if (!js_push(d, i, 0))
+                    goto nomem;
+                i = js_ws(d, i + 1);
+                if (i < d->len && s[i] == (object ? '}' : ']')) {
+                    if (!js_close(d, stack[--depth], i))
+                        goto nomem;
+                    i++;
+                    expect = JS_AFTER;
+                } else {
+                    expect = object ? JS_KEY : JS_VALUE;
+                }
+                break;
+            }
+            if (!(n = js_scalar(d, i, &escaped)))
+                return 0;
+            if (!js_push(d, i, (uint32_t)n | escaped))
+                goto nomem;
+            i += n;
+            expect = JS_AFTER;
+            break;
+        case JS_AFTER:
+            if (!depth)
+                return i;
+            i = js_ws(d, i);
+            if (i < d->len && s[i] == ',') {
+                i = js_ws(d, i + 1);
+                expect = JS_OPEN_OBJECT(stack[depth - 1]) ? JS_KEY : JS_VALUE;
+            } else if (i < d->len && s[i] == (JS_OPEN_OBJECT(stack[depth - 1]) ? '}' : ']')) {
+                if (!js_close(d, stack[--depth], i))
+                    goto nomem;
+                i++;
+            } else {
+                return 0;
+            }
+            break;
+        }
+    }
+nomem:
+    *nomem = 1;
+    return 0;
 }
 
 int jscan_parse(struct jscan_doc *d, const char *text, size_t len, struct jscan *root)
@@ -251,118 +355,50 @@ int jscan_parse(struct jscan_doc *d, const char *text, size_t len, struct jscan 
     memset(d, 0, sizeof(*d));
     d->s = text;
     d->len = len;
-    root->p = NULL;
-    root->len = 0;
+    memset(root, 0, sizeof(*root));
     if (!text || !len)
         return ZK_EPARSE;
+    if (len > JSCAN_TEXT_MAX)
+        return ZK_ETOOBIG;
     /* cJSON skips a byte order mark only when it can see a fifth byte. */
     if (len > 4 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
         start = 3;
     start = js_ws(d, start);
-    if (!(end = js_value(d, start, 0, &nomem)))
+    if (!(end = js_validate(d, start, &nomem)))
         return nomem ? ZK_ENOMEM : ZK_EPARSE;
+    /* The root's entry is the first one written: a container's opening bracket, or the one value. */
     root->p = text + start;
     root->len = end - start;
+    root->at = 0;
     return ZK_OK;
 }
 
 void jscan_doc_free(struct jscan_doc *d)
 {
-    free(d->index);
+    free(d->tape);
     memset(d, 0, sizeof(*d));
 }
 
 /* ---- walking a validated document ------------------------------------------------------------------ */
 
-enum jscan_type jscan_type(struct jscan v)
+/* The key or value whose entry is at. */
+static struct jscan js_at(const struct jscan_doc *d, size_t at)
 {
-    if (!v.p || !v.len)
-        return JSCAN_NONE;
-    switch (v.p[0]) {
-    case 'n': return JSCAN_NULL;
-    case 'f': return JSCAN_FALSE;
-    case 't': return JSCAN_TRUE;
-    case '"': return JSCAN_STRING;
-    case '[': return JSCAN_ARRAY;
-    case '{': return JSCAN_OBJECT;
-    default: return JSCAN_NUMBER;
-    }
+    const struct jscan_entry *e = &d->tape[at];
+    struct jscan v;
+
+    v.p = d->s + e->off;
+    v.len = e->aux & JSCAN_OPENS ? d->tape[e->aux & ~JSCAN_OPENS].off + 1 - e->off : e->aux & ~JSCAN_ESCAPED;
+    v.at = at;
+    return v;
 }
 
-/* The end of the valid string opening at p (end: the end of the document): the first quote not
- * taken by an odd run of backslashes. */
-static const char *js_skip_string(const char *p, const char *end)
+/* The entry after the value at `at` and everything it holds. */
+static size_t js_after(const struct jscan_doc *d, size_t at)
 {
-    const char *q = p + 1;
+    uint32_t aux = d->tape[at].aux;
 
-    for (;;) {
-        const char *b;
-
-        /* Most strings skipped are short keys: a few bytes are looked at before calling memchr. */
-        for (int i = 0; i < 16 && *q != '"'; i++)
-            q++;
-        if (*q != '"')
-            q = memchr(q, '"', (size_t)(end - q));
-        for (b = q; b[-1] == '\\'; b--)
-            ;
-        if ((q - b) % 2 == 0)
-            return q + 1;
-        q++;
-    }
-}
-
-/* Bytes that matter when skipping a container: quotes and brackets. */
-static const unsigned char js_structural[256] = {['"'] = 1, ['['] = 1, [']'] = 1, ['{'] = 1, ['}'] = 1};
-
-/* The end of the valid array or object opening at p: from the index when it is large, else by
- * counting brackets outside strings. */
-static const char *js_skip_container(const struct jscan_doc *d, const char *p)
-{
-    size_t off = (size_t)(p - d->s), lo = 0, hi = d->n_index, depth = 0;
-    const char *end = d->s + d->len;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (d->index[mid][0] < off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < d->n_index && d->index[lo][0] == off)
-        return d->s + d->index[lo][1];
-    for (;;) {
-        while (!js_structural[(unsigned char)*p])
-            p++;
-        if (*p == '"') {
-            p = js_skip_string(p, end);
-            continue;
-        }
-        if (*p == '[' || *p == '{')
-            depth++;
-        else if (--depth == 0)
-            return p + 1;
-        p++;
-    }
-}
-
-/* The end of the valid value starting at p. */
-static const char *js_skip(const struct jscan_doc *d, const char *p)
-{
-    switch (*p) {
-    case 'n': case 't': return p + 4;
-    case 'f': return p + 5;
-    case '"': return js_skip_string(p, d->s + d->len);
-    case '[': case '{': return js_skip_container(d, p);
-    default: return p + js_number_len((const unsigned char *)p, (size_t)(d->s + d->len - p));
-    }
-}
-
-static const char *js_skip_ws(const char *p, const char *end)
-{
-    while (p < end && (unsigned char)*p <= 32)
-        p++;
-    return p;
+    return aux & JSCAN_OPENS ? (aux & ~JSCAN_OPENS) + 1 : at + 1;
 }
 
 void jscan_iter_init(struct jscan_iter *it, const struct jscan_doc *d, struct jscan container)
@@ -370,41 +406,27 @@ void jscan_iter_init(struct jscan_iter *it, const struct jscan_doc *d, struct js
     enum jscan_type t = jscan_type(container);
 
     it->d = d;
-    it->p = it->end = NULL;
+    it->at = it->end = 0;
+    it->object = t == JSCAN_OBJECT;
     if (t != JSCAN_ARRAY && t != JSCAN_OBJECT)
         return;
-    it->p = container.p + 1;
-    it->end = container.p + container.len - 1; /* the closing bracket */
+    it->at = container.at + 1;
+    it->end = d->tape[container.at].aux & ~JSCAN_OPENS;
 }
 
 int jscan_next(struct jscan_iter *it, struct jscan *key, struct jscan *val)
 {
-    const char *p;
-
-    if (!it->p)
+    if (it->at >= it->end)
         return 0;
-    p = js_skip_ws(it->p, it->end);
-    if (*p == ',')
-        p = js_skip_ws(p + 1, it->end);
-    if (p >= it->end) {
-        it->p = NULL;
-        return 0;
-    }
-    if (*it->end == '}') {
-        const char *k = js_skip_string(p, it->end);
-
-        if (key) {
-            key->p = p;
-            key->len = (size_t)(k - p);
-        }
-        p = js_skip_ws(js_skip_ws(k, it->end) + 1, it->end); /* past the ':' */
+    if (it->object) {
+        if (key)
+            *key = js_at(it->d, it->at);
+        it->at++;
     } else if (key) {
-        key->p = NULL;
-        key->len = 0;
+        memset(key, 0, sizeof(*key));
     }
-    val->p = p;
-    val->len = (size_t)(js_skip(it->d, p) - p);
-    it->p = p + val->len;
+    *val = js_at(it->d, it->at);
+    it->at = js_after(it->d, it->at);
     return 1;
 }
 
@@ -484,6 +506,25 @@ int jscan_key_is(struct jscan key, const char *name, int nocase)
     return *want == '\0';
 }
 
+/* Whether the member key at its entry in d decodes to name, as jscan_key_is (case-sensitive). A key
+ * without a backslash, as keys almost always are, is its own bytes up to a NUL if it has one: compared
+ * here byte by byte, stopping at the first difference, which is nearly always the first byte. */
+static int js_key_is(const struct jscan_doc *d, const struct jscan *key, const char *name)
+{
+    const char *k = key->p + 1;
+    size_t n = key->len - 2;
+
+    if (d->tape[key->at].aux & JSCAN_ESCAPED)
+        return jscan_key_is(*key, name, 0);
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] != name[i])
+            return 0;
+        if (!k[i])
+            return 1;
+    }
+    return name[n] == '\0';
+}
+
 void jscan_find(const struct jscan_doc *d, struct jscan obj, const char *const *names, size_t n,
                 struct jscan *vals)
 {
@@ -497,7 +538,7 @@ void jscan_find(const struct jscan_doc *d, struct jscan obj, const char *const *
     jscan_iter_init(&it, d, obj);
     while (left && jscan_next(&it, &key, &val))
         for (size_t i = 0; i < n; i++)
-            if (!vals[i].p && jscan_key_is(key, names[i], 0)) {
+            if (!vals[i].p && js_key_is(d, &key, names[i])) {
                 vals[i] = val;
                 left--;
                 break;
@@ -518,13 +559,24 @@ size_t jscan_count(const struct jscan_doc *d, struct jscan arr)
     return n;
 }
 
+/* Digits a whole number may have for jscan_int to read it itself: any such number is a double
+ * exactly, so the value is the one strtod would give. */
+#define JS_INT_DIGITS 15
+
 long long jscan_int(struct jscan v, long long def)
 {
     char small[64], *s;
+    size_t i, neg;
+    long long n = 0;
     double d;
 
     if (jscan_type(v) != JSCAN_NUMBER)
         return def;
+    neg = v.p[0] == '-';
+    for (i = neg; i < v.len && i - neg < JS_INT_DIGITS && v.p[i] >= '0' && v.p[i] <= '9'; i++)
+        n = n * 10 + (v.p[i] - '0');
+    if (i == v.len)
+        return neg ? -n : n;
     s = v.len < sizeof(small) ? small : malloc(v.len + 1);
     if (!s)
         return def; /* out of memory for a number of more than 63 bytes, which no field read has */
@@ -548,62 +600,14 @@ int jscan_bool(struct jscan v, int def)
 
 struct jscan jscan_obj(struct jscan v)
 {
-    struct jscan none = {NULL, 0};
+    struct jscan none = {NULL, 0, 0};
 
     return jscan_type(v) == JSCAN_OBJECT ? v : none;
 }
 
 struct jscan jscan_arr(struct jscan v)
 {
-    struct jscan none = {NULL, 0};
+    struct jscan none = {NULL, 0, 0};
 
     return jscan_type(v) == JSCAN_ARRAY ? v : none;
-}
-
-/* Appends an array of as many 0 as arr has elements. */
-static int js_put_count(const struct jscan_doc *d, struct jscan arr, struct buf *out)
-{
-    size_t count = jscan_count(d, arr);
-    int rc = buf_putc(out, '[');
-
-    for (size_t i = 0; !rc && i < count; i++)
-        rc = buf_append(out, i ? ",0" : "0", i ? 2 : 1);
-    return rc ? rc : buf_putc(out, ']');
-}
-
-int jscan_filter(const struct jscan_doc *d, struct jscan obj, const struct jscan_keep *keep, size_t n,
-                 struct buf *out, struct jscan *found)
-{
-    struct jscan key, val;
-    struct jscan_iter it;
-    int rc, first = 1;
-
-    if (found)
-        memset(found, 0, n * sizeof(*found));
-    if ((rc = buf_putc(out, '{')))
-        return rc;
-    jscan_iter_init(&it, d, obj);
-    while (jscan_type(obj) == JSCAN_OBJECT && jscan_next(&it, &key, &val)) {
-        size_t k = 0;
-
-        while (k < n && !jscan_key_is(key, keep[k].key, 0))
-            k++;
-        if (k == n)
-            continue;
-        if (found && !found[k].p)
-            found[k] = val;
-        if (keep[k].mode == JSCAN_FIND)
-            continue;
-        if ((!first && (rc = buf_putc(out, ','))) || (rc = buf_append(out, key.p, key.len)) ||
-            (rc = buf_putc(out, ':')))
-            return rc;
-        first = 0;
-        if (keep[k].mode == JSCAN_COPY_COUNT && jscan_type(val) == JSCAN_ARRAY)
-            rc = js_put_count(d, val, out);
-        else
-            rc = buf_append(out, val.p, val.len);
-        if (rc)
-            return rc;
-    }
-    return buf_putc(out, '}');
 }

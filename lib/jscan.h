@@ -1,10 +1,10 @@
 /* jscan.h: walks JSON text without building a tree.
  *
- * Pure: no I/O; allocates only its index of large containers (and a copy of a number longer than 63
- * bytes). Made for answers that are mostly thrown away (Zoekt sends every match of every file; the
- * connector shows a few): a reader validates the document once with jscan_parse, then looks up only
- * the members it needs, skipping the rest without copying it, and hands the few values it keeps to
- * cJSON (jscan_filter writes them out as a small document for cJSON_ParseWithLength).
+ * Pure: no I/O; allocates only its tape (below; and a copy of a number longer than 63 bytes). Made
+ * for answers that are mostly thrown away (Zoekt sends every match of every file; the connector shows
+ * a few): a reader validates the document once with jscan_parse, then looks up only the members it
+ * needs, skipping the rest without copying it; a string it keeps is its own bytes when it has no
+ * escape (cJSON unescapes the others).
  *
  * jscan_parse accepts exactly what Debian's cJSON 1.7.15 (cJSON_ParseWithLength) accepts, quirks
  * included, so that a reader built on it agrees with one built on a cJSON tree for any input: bytes
@@ -19,28 +19,44 @@
 #ifndef ZK_JSCAN_H
 #define ZK_JSCAN_H
 
-#include "buf.h"
-
 #include <stddef.h>
+#include <stdint.h>
 
-/* A document jscan_parse accepted. It remembers where every container of at least JSCAN_INDEX_MIN
- * bytes ends, so that skipping one costs a look-up, not a walk: readers descend a few levels into
- * the same bytes, and each level skips over the next one. */
+/* One entry of a document's tape: where a value, a member's key or a container's closing bracket
+ * starts (off), and aux: for a key or a scalar value its length in bytes, with JSCAN_ESCAPED set when
+ * a string holds a backslash; for an opening bracket JSCAN_OPENS and the index of its closing
+ * bracket's entry; for a closing bracket the index of its opening one. */
+struct jscan_entry {
+    uint32_t off, aux;
+};
+
+#define JSCAN_ESCAPED 0x80000000u
+#define JSCAN_OPENS 0x40000000u
+
+/* The longest text jscan_parse takes, so that every offset, length and entry index fits beside the
+ * flags. */
+#define JSCAN_TEXT_MAX 0x3fffffffu
+
+/* A document jscan_parse accepted, with its tape: one entry per key, value and closing bracket in
+ * the order of the text, written while validating. Readers descend a few levels into the same
+ * bytes, and each level skips over the next one; with the tape, skipping a value, finding the next
+ * member or measuring a container is a step through the entries, and no text is read twice. Each
+ * entry stands for a different byte of the text, so the tape has at most as many entries as the text
+ * has bytes (8 bytes of tape per byte of text at worst, as "[[[]]]"; a Zoekt answer needs less than
+ * one). */
 struct jscan_doc {
     const char *s;
     size_t len;
-    size_t (*index)[2]; /* {offset of '[' or '{', offset after the closing bracket}, by offset */
-    size_t n_index, cap_index;
+    struct jscan_entry *tape;
+    size_t n_tape, cap_tape;
 };
 
-/* Containers under this many bytes are walked instead: that costs less than a look-up, and the index
- * keeps at most one entry per 16 bytes of text. */
-#define JSCAN_INDEX_MIN 16
-
-/* A value's bytes inside a document; p is NULL for "no value". Points into the document. */
+/* A value's bytes inside a document, and its entry in the document's tape; p is NULL for "no value".
+ * Points into the document. */
 struct jscan {
     const char *p;
     size_t len;
+    size_t at;
 };
 
 enum jscan_type {
@@ -58,17 +74,33 @@ enum jscan_type {
 #define JSCAN_NESTING_LIMIT 1000
 
 /* Validates text (len bytes, not necessarily NUL-terminated; it must outlive d) as
- * cJSON_ParseWithLength would. Returns ZK_OK with *root set to the root value, ZK_EPARSE when cJSON
- * would reject the text, or ZK_ENOMEM. d is freed with jscan_doc_free in every case. */
+ * cJSON_ParseWithLength would, and writes d's tape (which d owns). Returns ZK_OK with *root set to the
+ * root value, ZK_EPARSE when cJSON would reject the text, ZK_ETOOBIG for a text longer than
+ * JSCAN_TEXT_MAX, or ZK_ENOMEM. d is freed with jscan_doc_free in every case. */
 int jscan_parse(struct jscan_doc *d, const char *text, size_t len, struct jscan *root);
 void jscan_doc_free(struct jscan_doc *d);
 
-enum jscan_type jscan_type(struct jscan v);
+/* A value's type, from its first byte. Inline: readers ask it of nearly every value they look at. */
+static inline enum jscan_type jscan_type(struct jscan v)
+{
+    if (!v.p || !v.len)
+        return JSCAN_NONE;
+    switch (v.p[0]) {
+    case 'n': return JSCAN_NULL;
+    case 'f': return JSCAN_FALSE;
+    case 't': return JSCAN_TRUE;
+    case '"': return JSCAN_STRING;
+    case '[': return JSCAN_ARRAY;
+    case '{': return JSCAN_OBJECT;
+    default: return JSCAN_NUMBER;
+    }
+}
 
 /* Iterates the members of an object or the elements of an array (nothing for other values). */
 struct jscan_iter {
     const struct jscan_doc *d;
-    const char *p, *end;
+    size_t at, end; /* the next entry to read, and the closing bracket's */
+    int object;
 };
 
 void jscan_iter_init(struct jscan_iter *it, const struct jscan_doc *d, struct jscan container);
@@ -96,22 +128,5 @@ long long jscan_int(struct jscan v, long long def);
 int jscan_bool(struct jscan v, int def);
 struct jscan jscan_obj(struct jscan v);
 struct jscan jscan_arr(struct jscan v);
-
-/* A member jscan_filter looks for: copied with its bytes unchanged, copied as an array of as many 0
- * as the value has elements (for a reader that only counts them; other values are copied unchanged),
- * or only found. */
-enum jscan_keep_mode { JSCAN_COPY, JSCAN_COPY_COUNT, JSCAN_FIND };
-
-struct jscan_keep {
-    const char *key;
-    enum jscan_keep_mode mode;
-};
-
-/* In one pass over obj: appends to out an object holding the members whose keys are kept (copied),
- * in their order, for cJSON_ParseWithLength, which then finds in it exactly what it would find in
- * obj for those keys; found[i] (found may be NULL) gets the first value for keep[i], as jscan_find.
- * Returns out's ZK_OK, ZK_ETOOBIG or ZK_ENOMEM. */
-int jscan_filter(const struct jscan_doc *d, struct jscan obj, const struct jscan_keep *keep, size_t n,
-                 struct buf *out, struct jscan *found);
 
 #endif

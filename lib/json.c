@@ -1,6 +1,11 @@
 /* json.c: see json.h. */
 #include "json.h"
 
+#include "buf.h"
+#include "err.h"
+
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +87,102 @@ cJSON *json_parse(const char *data, size_t len)
     return cJSON_ParseWithLength(data, len);
 }
 
+/* Appends s as cJSON prints a string: quoted, with '"', '\\' and the control bytes escaped (the five
+ * with a letter of their own as such, the others as \u00xx) and every other byte as it is. Runs of
+ * plain bytes are copied at once: a tool's answer is kilobytes of text with a newline every line. */
+static int json_put_string(struct buf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
+    int rc = buf_putc(b, '"');
+
+    for (; !rc && *p; p++) {
+        char esc[6] = {'\\', 0, '0', '0', 0, 0};
+        size_t n = 2;
+
+        while (*p >= 32 && *p != '"' && *p != '\\')
+            p++;
+        if (!*p)
+            break;
+        switch (*p) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            esc[1] = 'u';
+            esc[4] = hex[*p >> 4];
+            esc[5] = hex[*p & 15];
+            n = 6;
+        }
+        if (!(rc = buf_append(b, run, (size_t)(p - run))))
+            rc = buf_append(b, esc, n);
+        run = p + 1;
+    }
+    if (!rc)
+        rc = buf_append(b, run, (size_t)(p - run));
+    return rc ? rc : buf_putc(b, '"');
+}
+
+/* Whole numbers below 10^15 in magnitude print as their digits (cJSON's "%1.15g" gives exactly those),
+ * without printf and the sscanf cJSON checks each number with; -0 and the rest go to cJSON. */
+#define JSON_PLAIN_INT_MAX 1e15
+
+/* The type of a node, as cJSON's cJSON_Is* functions read it (inline here: the printer asks it of
+ * every node, and those are calls into the library). */
+#define JSON_TYPE(v) ((v)->type & 0xff)
+
+static int json_put_value(struct buf *b, const cJSON *v)
+{
+    const cJSON *c;
+    char *text;
+    int rc;
+
+    switch (JSON_TYPE(v)) {
+    case cJSON_String:
+        return json_put_string(b, v->valuestring);
+    case cJSON_Array:
+    case cJSON_Object:
+        rc = buf_putc(b, JSON_TYPE(v) == cJSON_Array ? '[' : '{');
+        for (c = v->child; !rc && c; c = c->next) {
+            if (c != v->child)
+                rc = buf_putc(b, ',');
+            if (!rc && JSON_TYPE(v) == cJSON_Object && !(rc = json_put_string(b, c->string)))
+                rc = buf_putc(b, ':');
+            if (!rc)
+                rc = json_put_value(b, c);
+        }
+        return rc ? rc : buf_putc(b, JSON_TYPE(v) == cJSON_Array ? ']' : '}');
+    case cJSON_NULL:
+        return buf_append(b, "null", 4);
+    case cJSON_True:
+        return buf_append(b, "true", 4);
+    case cJSON_False:
+        return buf_append(b, "false", 5);
+    case cJSON_Number:
+        if (v->valuedouble > -JSON_PLAIN_INT_MAX && v->valuedouble < JSON_PLAIN_INT_MAX &&
+            v->valuedouble == (double)(long long)v->valuedouble && !(v->valuedouble == 0 && signbit(v->valuedouble)))
+            return buf_put_int(b, (long long)v->valuedouble);
+        break;
+    }
+    /* Other numbers and raw text: exactly cJSON's own output for the value. */
+    text = cJSON_PrintUnformatted(v);
+    rc = text ? buf_puts(b, text) : ZK_ENOMEM;
+    cJSON_free(text);
+    return rc;
+}
+
 char *json_print(const cJSON *node)
 {
-    return cJSON_PrintUnformatted(node);
+    struct buf b;
+
+    buf_init(&b, SIZE_MAX / 2);
+    if (!node || json_put_value(&b, node)) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_steal(&b);
 }

@@ -26,7 +26,9 @@ const char *json_path_str(const cJSON *root, const char *path, const char *def);
  * cJSON_Delete, or NULL for malformed input. */
 cJSON *json_parse(const char *data, size_t len);
 
-/* Serialises compactly. Returns a heap string the caller frees with free(), or NULL. */
+/* Serialises compactly, exactly as cJSON_PrintUnformatted does, but faster for the large strings and
+ * whole numbers of tool results. Returns a heap string the caller frees with free(), or NULL (out of
+ * memory, or a node cJSON cannot print). */
 char *json_print(const cJSON *node);
 
 #endif

@@ -133,7 +133,7 @@ void mcp_session_close(struct mcp_session *s)
     pthread_mutex_lock(&s->mu);
     s->closed = 1;
     for (f = s->inflight; f != NULL; f = f->next)
-        __atomic_store_n(&f->cancel, 1, __ATOMIC_SEQ_CST);
+        tools_cancel(&f->cancel);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -379,7 +379,7 @@ static void handle_cancelled(struct mcp_session *s, const struct jsonrpc_msg *m)
     pthread_mutex_lock(&s->mu);
     f = inflight_find(s, id);
     if (f != NULL)
-        __atomic_store_n(&f->cancel, 1, __ATOMIC_SEQ_CST);
+        tools_cancel(&f->cancel);
     pthread_mutex_unlock(&s->mu);
     if (f != NULL)
         log_info("Tool call cancelled by the client", "reason", json_str(m->params, "reason", NULL), NULL);
@@ -606,7 +606,7 @@ void mcp_call_cancel(struct mcp_call *call)
     pthread_mutex_lock(&call->s->mu);
     for (i = 0; i < call->njobs; i++)
         if (call->jobs[i].fl != NULL)
-            __atomic_store_n(&call->jobs[i].fl->cancel, 1, __ATOMIC_SEQ_CST);
+            tools_cancel(&call->jobs[i].fl->cancel);
     pthread_mutex_unlock(&call->s->mu);
 }
 

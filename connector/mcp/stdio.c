@@ -6,40 +6,49 @@
 #include "connector/mcp/server.h"
 #include "json.h"
 #include "log.h"
+#include "sig.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
-/* How often the reader wakes up to look at the stop flag when no input arrives. */
+/* How often the end of the session looks at the stop flag while it waits for the calls in flight. */
 #define POLL_MS 200
 #define READ_CHUNK 65536
 
-/* A worker slot's life: FREE -> RUNNING (dispatch) -> DONE (the worker's last act) -> FREE (joined by
- * the reader). Workers are joined, never detached: a detached thread can still be running its
- * thread-exit handlers (OpenSSL frees its per-thread state there) while the process exits, which makes
- * LeakSanitizer report leaks at random and can deadlock its exit-time check. */
-enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_DONE };
+/* A worker thread is started when a call finds no idle one (at most MCP_STDIO_MAX_WORKERS), then
+ * serves call after call: IDLE (waiting on its condition) -> BUSY (running one) -> IDLE, until the
+ * session ends and it returns (starting a thread per call cost about 5 % of a small search's CPU).
+ * Workers are joined, never detached: a detached thread can still be running its thread-exit handlers
+ * (OpenSSL frees its per-thread state there) while the process exits, which makes LeakSanitizer report
+ * leaks at random and can deadlock its exit-time check. */
+enum worker_state { WORKER_UNSTARTED, WORKER_IDLE, WORKER_BUSY };
 
 struct worker {
     struct stdio_ctx *ctx;
-    struct mcp_call *call;
+    struct mcp_call *call; /* the call to run, handed over by dispatch; NULL while idle */
     pthread_t thread;
-    enum slot_state state;
+    pthread_cond_t cv; /* signalled when a call is handed over or the session ends */
+    enum worker_state state;
 };
 
 struct stdio_ctx {
     int out_fd;
+    int wake_fd; /* an eventfd the reader also waits on: a worker whose write failed wakes it */
     struct mcp_session *session;
-    pthread_mutex_t mu; /* guards out_fd writes, slots' state, running and write_failed */
-    pthread_cond_t cv;  /* signalled when a worker ends */
+    pthread_mutex_t mu; /* guards out_fd writes, the workers' state and call, running, quit and write_failed */
+    pthread_cond_t cv;  /* signalled when a worker finishes a call */
     struct worker slots[MCP_STDIO_MAX_WORKERS];
-    int running;
+    int running; /* calls handed to workers and not finished */
+    int quit;    /* the session has ended: idle workers return */
     int write_failed;
 };
 
@@ -63,8 +72,12 @@ static void send_line(struct stdio_ctx *ctx, const char *text)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
+            uint64_t one = 1;
+
             log_error("Writing to stdout failed; ending the session", "error", strerror(errno), NULL);
             ctx->write_failed = 1;
+            if (write(ctx->wake_fd, &one, sizeof(one)) < 0)
+                log_error("Cannot wake the stdio reader", "error", strerror(errno), NULL);
             break;
         }
         off += (size_t)n;
@@ -73,64 +86,89 @@ static void send_line(struct stdio_ctx *ctx, const char *text)
     free(line);
 }
 
+/* Runs call, taking ownership, and writes its reply. */
+static void run_call(struct stdio_ctx *ctx, struct mcp_call *call)
+{
+    char *reply = mcp_call_run(call);
+
+    mcp_call_free(call);
+    if (reply != NULL)
+        send_line(ctx, reply);
+    free(reply);
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct stdio_ctx *ctx = w->ctx;
-    char *reply = mcp_call_run(w->call);
 
-    mcp_call_free(w->call);
-    w->call = NULL;
-    if (reply != NULL)
-        send_line(ctx, reply);
-    free(reply);
     pthread_mutex_lock(&ctx->mu);
-    w->state = SLOT_DONE;
-    ctx->running--;
-    pthread_cond_broadcast(&ctx->cv);
+    for (;;) {
+        struct mcp_call *call;
+
+        while (w->call == NULL && !ctx->quit)
+            pthread_cond_wait(&w->cv, &ctx->mu);
+        if (w->call == NULL)
+            break;
+        call = w->call;
+        pthread_mutex_unlock(&ctx->mu);
+        run_call(ctx, call);
+        pthread_mutex_lock(&ctx->mu);
+        w->call = NULL;
+        w->state = WORKER_IDLE;
+        ctx->running--;
+        pthread_cond_broadcast(&ctx->cv);
+    }
     pthread_mutex_unlock(&ctx->mu);
     return NULL;
 }
 
-/* Joins every worker that has finished, making its slot free. Called with ctx->mu held; a DONE worker
- * no longer takes the lock, so joining it here cannot deadlock. */
-static void reap_workers(struct stdio_ctx *ctx)
-{
-    for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++) {
-        if (ctx->slots[i].state == SLOT_DONE) {
-            pthread_join(ctx->slots[i].thread, NULL);
-            ctx->slots[i].state = SLOT_FREE;
-        }
-    }
-}
-
-/* Runs call (taking ownership) on a worker thread, waiting first while MCP_STDIO_MAX_WORKERS are busy.
- * When no thread can be made the call runs right here instead: slower, but nothing is lost. */
+/* Hands call (taking ownership) to an idle worker, or to a new one, waiting first while
+ * MCP_STDIO_MAX_WORKERS are busy. When no thread can be made the call runs right here instead: slower,
+ * but nothing is lost. */
 static void dispatch(struct stdio_ctx *ctx, struct mcp_call *call)
 {
     struct worker *w = NULL;
 
     pthread_mutex_lock(&ctx->mu);
-    for (;;) {
-        reap_workers(ctx);
+    while (w == NULL) {
+        /* The lowest idle worker first, so that a client calling one tool at a time keeps one thread. */
         for (int i = 0; i < MCP_STDIO_MAX_WORKERS && w == NULL; i++)
-            if (ctx->slots[i].state == SLOT_FREE)
+            if (ctx->slots[i].state == WORKER_IDLE)
                 w = &ctx->slots[i];
-        if (w != NULL)
-            break;
-        pthread_cond_wait(&ctx->cv, &ctx->mu);
+        for (int i = 0; i < MCP_STDIO_MAX_WORKERS && w == NULL; i++)
+            if (ctx->slots[i].state == WORKER_UNSTARTED)
+                w = &ctx->slots[i];
+        if (w == NULL)
+            pthread_cond_wait(&ctx->cv, &ctx->mu);
     }
-    w->ctx = ctx;
+    if (w->state == WORKER_UNSTARTED) {
+        w->ctx = ctx;
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            pthread_mutex_unlock(&ctx->mu);
+            run_call(ctx, call);
+            return;
+        }
+    }
+    w->state = WORKER_BUSY;
     w->call = call;
-    w->state = SLOT_RUNNING;
     ctx->running++;
-    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-        pthread_mutex_unlock(&ctx->mu);
-        worker_main(w);
-        pthread_mutex_lock(&ctx->mu);
-        w->state = SLOT_FREE; /* no thread to join */
-    }
+    pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&ctx->mu);
+}
+
+/* Tells the idle workers that the session has ended and joins every worker started. No call may be
+ * running. */
+static void stop_workers(struct stdio_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->mu);
+    ctx->quit = 1;
+    for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++)
+        pthread_cond_signal(&ctx->slots[i].cv);
+    pthread_mutex_unlock(&ctx->mu);
+    for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++)
+        if (ctx->slots[i].state != WORKER_UNSTARTED)
+            pthread_join(ctx->slots[i].thread, NULL);
 }
 
 static void handle_line(struct stdio_ctx *ctx, char *line, size_t len)
@@ -175,20 +213,34 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     struct stdio_ctx ctx = {.out_fd = opts->out_fd};
     struct buf line;
     char *chunk = malloc(READ_CHUNK), *nl;
-    struct pollfd pfd = {.fd = opts->in_fd, .events = POLLIN};
+    struct pollfd pfd[2] = {{.fd = opts->in_fd, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
+    sigset_t stop_signals, waiting;
     int discarding = 0, rc = ZK_OK, eof = 0;
     ssize_t n;
     size_t off, seg;
 
     buf_init(&line, CONNECTOR_MCP_REQUEST_MAX);
     ctx.session = mcp_session_new(&so);
-    if (chunk == NULL || ctx.session == NULL) {
+    ctx.wake_fd = pfd[1].fd = eventfd(0, EFD_CLOEXEC);
+    if (chunk == NULL || ctx.session == NULL || ctx.wake_fd < 0) {
+        rc = ctx.wake_fd < 0 ? zk_err_set(err, ZK_EIO, "eventfd: %s", strerror(errno))
+                             : zk_err_set(err, ZK_ENOMEM, "out of memory starting the stdio transport");
+        if (ctx.wake_fd >= 0)
+            close(ctx.wake_fd);
         free(chunk);
         mcp_session_free(ctx.session);
-        return zk_err_set(err, ZK_ENOMEM, "out of memory starting the stdio transport");
+        return rc;
     }
     pthread_mutex_init(&ctx.mu, NULL);
     pthread_cond_init(&ctx.cv, NULL);
+    for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++)
+        pthread_cond_init(&ctx.slots[i].cv, NULL);
+    /* The stop signals are blocked here, and so in every worker and libcurl thread started from here,
+     * and taken only inside ppoll, which waits with the caller's mask: a signal then always interrupts
+     * the wait for input, which can therefore wait without a timeout (a reader waking up every so
+     * often to look at the flag cost more CPU between calls than a small call takes). */
+    sig_stop_set(&stop_signals);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, &waiting);
     log_info("Serving MCP on stdio", NULL);
 
     while (!eof && !(opts->stop != NULL && *opts->stop)) {
@@ -198,9 +250,7 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
         pthread_mutex_unlock(&ctx.mu);
         if (rc != ZK_OK)
             break;
-        /* poll with a timeout rather than a blocking read, so that a signal delivered to any thread
-         * (a worker, libcurl's resolver) still ends the loop promptly through the stop flag. */
-        if (poll(&pfd, 1, POLL_MS) <= 0)
+        if (ppoll(pfd, 2, NULL, &waiting) <= 0 || pfd[0].revents == 0)
             continue;
         n = read(opts->in_fd, chunk, READ_CHUNK);
         if (n < 0) {
@@ -234,7 +284,9 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     /* At end of input the replies still owed are finished and written: the client may still read
      * stdout (it closes stdin first when shutting down, then signals). A signal or a failed stdout
      * means nobody will read them: cancel what runs. Either way the workers, which use the session,
-     * are waited for. */
+     * are waited for, reading the stop flag every POLL_MS, so the signals may reach this thread
+     * again. */
+    pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
     log_info(eof ? "stdin closed; finishing the calls in flight" : "Ending the MCP session", NULL);
     if (!eof)
         mcp_session_close(ctx.session);
@@ -255,11 +307,14 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
         }
         pthread_cond_timedwait(&ctx.cv, &ctx.mu, &until);
     }
-    reap_workers(&ctx);
     pthread_mutex_unlock(&ctx.mu);
+    stop_workers(&ctx);
     mcp_session_free(ctx.session);
+    for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++)
+        pthread_cond_destroy(&ctx.slots[i].cv);
     pthread_cond_destroy(&ctx.cv);
     pthread_mutex_destroy(&ctx.mu);
+    close(ctx.wake_fd);
     buf_free(&line);
     free(chunk);
     return rc;

@@ -1,9 +1,12 @@
 /* stdio.h: the MCP stdio transport: one JSON-RPC message per line on stdin, one reply per line on
  * stdout, logs on stderr only.
  *
- * The reader never waits for a tool: every tools/call runs on a worker thread of its own, so that a
- * notifications/cancelled arriving meanwhile is read at once and aborts the search in flight. At most
- * MCP_STDIO_MAX_WORKERS tool calls run at a time; beyond that the reader waits for one to finish. */
+ * The reader never waits for a tool: every tools/call runs on a worker thread, so that a
+ * notifications/cancelled arriving meanwhile is read at once and aborts the search in flight. Workers
+ * are started as calls need them and wait for the next call between calls; at most
+ * MCP_STDIO_MAX_WORKERS tool calls run at a time, and beyond that the reader waits for one to finish.
+ * The stop signals (lib/sig.h) are blocked in the transport's threads and taken only while the reader
+ * waits for input, so that the signal which sets *stop always interrupts that wait. */
 #ifndef ZK_MCP_STDIO_H
 #define ZK_MCP_STDIO_H
 

@@ -3,6 +3,7 @@
 #include "connector/tools/tools.h"
 
 #include "connector/tools/args.h"
+#include "http.h"
 
 #include <string.h>
 
@@ -44,4 +45,10 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
         if (strcmp(name, tools_table[i].name) == 0)
             return tools_table[i].call(ctx, args, out, err);
     return zk_err_set(err, ZK_EINVAL, "Unknown tool: %.200s", name ? name : "(none)");
+}
+
+void tools_cancel(volatile int *flag)
+{
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    http_cancel_wake(flag);
 }

@@ -116,44 +116,41 @@ static size_t zr_printable_len(const unsigned char *in, size_t n)
     return k;
 }
 
-char *zr_sanitize(const unsigned char *in, size_t len)
+/* Appends in (len bytes) made safe to print, as zr_sanitize describes, without a terminator. Returns
+ * buf_append's code. */
+static int zr_sanitize_into(struct buf *b, const unsigned char *in, size_t len)
 {
-    size_t out_len = 0, o = 0, plain = 0;
-    char *out;
+    int rc = ZK_OK;
 
     if (len && in[len - 1] == '\r')
         len--;
-    /* Most lines are printable ASCII throughout: that run is measured byte by byte and copied at once. */
-    while (plain < len && ((in[plain] >= 0x20 && in[plain] < 0x7f) || in[plain] == '\t'))
-        plain++;
-    /* Two passes, sizing then copying, so that the common all-valid line costs one allocation. */
-    out_len = plain;
-    for (size_t i = plain; i < len;) {
-        size_t k = zr_printable_len(in + i, len - i);
+    for (size_t i = 0; !rc && i < len;) {
+        size_t run = i, k;
 
-        out_len += k ? k : sizeof(ZR_REPLACEMENT) - 1;
+        /* Most lines are printable ASCII throughout: such a run is measured byte by byte and copied
+         * at once. */
+        while (run < len && ((in[run] >= 0x20 && in[run] < 0x7f) || in[run] == '\t'))
+            run++;
+        if (run > i && (rc = buf_append(b, in + i, run - i)))
+            break;
+        if ((i = run) == len)
+            break;
+        k = zr_printable_len(in + i, len - i);
+        rc = k ? buf_append(b, in + i, k) : buf_append(b, ZR_REPLACEMENT, sizeof(ZR_REPLACEMENT) - 1);
         i += k ? k : 1;
     }
-    out = malloc(out_len + 1);
-    if (!out)
-        return NULL;
-    memcpy(out, in, plain);
-    o = plain;
-    for (size_t i = plain; i < len;) {
-        size_t k = zr_printable_len(in + i, len - i);
+    return rc;
+}
 
-        if (k) {
-            memcpy(out + o, in + i, k);
-            o += k;
-            i += k;
-        } else {
-            memcpy(out + o, ZR_REPLACEMENT, sizeof(ZR_REPLACEMENT) - 1);
-            o += sizeof(ZR_REPLACEMENT) - 1;
-            i++;
-        }
-    }
-    out[o] = '\0';
-    return out;
+/* What sanitising can make of one byte: at most the three bytes of U+FFFD. */
+#define ZR_SANITIZE_GROWTH 3
+
+char *zr_sanitize(const unsigned char *in, size_t len)
+{
+    struct buf b;
+
+    buf_init(&b, ZR_SANITIZE_GROWTH * len);
+    return zr_sanitize_into(&b, in, len) ? NULL : buf_steal(&b);
 }
 
 const char *zr_strip_prefix(const char *name, const char *mirror_prefix)
@@ -175,11 +172,39 @@ static char *zr_strdup(const char *s)
 
 /* ---- lines ---------------------------------------------------------------------------------------- */
 
-/* A growing array of lines for one file, before sorting and merging. */
-struct zr_lines {
-    struct zr_line *v;
-    size_t n, cap;
+/* A line while a file's lines are gathered: its text is at off in the gathering's text block. */
+struct zr_pending {
+    int number, is_match, undecodable;
+    size_t off;
 };
+
+/* The lines of one file before sorting and merging, and the block their texts are written to, each
+ * NUL-terminated: one allocation for all the text of a file instead of one per line (a search decodes
+ * hundreds of lines). */
+struct zr_lines {
+    struct zr_pending *v;
+    size_t n, cap;
+    struct buf text;
+};
+
+/* The most text a file's lines can hold for an answer of len bytes: what base64 decodes to is three
+ * quarters of the answer at most, sanitising makes at most three bytes of one, and each line adds a
+ * terminator and comes from at least one byte of the answer. */
+#define ZR_TEXT_MAX(len) (4 * (len) + 1)
+
+static void zr_lines_init(struct zr_lines *l, size_t answer_len)
+{
+    memset(l, 0, sizeof(*l));
+    buf_init(&l->text, ZR_TEXT_MAX(answer_len));
+}
+
+static void zr_lines_free(struct zr_lines *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+    buf_free(&l->text);
+}
 
 /* The largest line number believed. No indexed file comes near it (Zoekt skips files over 2 MiB by
  * default), and the headroom below INT_MAX keeps "line + context" and "start + lines in a chunk"
@@ -202,28 +227,32 @@ static int zr_line_number(const cJSON *obj, int def)
 static int zr_lines_add(struct zr_lines *l, int number, const unsigned char *text, size_t len, int is_match,
                         int undecodable)
 {
+    struct zr_pending *line;
+    int rc;
+
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
-        struct zr_line *v = realloc(l->v, cap * sizeof(*v));
+        struct zr_pending *v = realloc(l->v, cap * sizeof(*v));
 
         if (!v)
             return ZK_ENOMEM;
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n].text = undecodable ? strdup("") : zr_sanitize(text, len);
-    if (!l->v[l->n].text)
-        return ZK_ENOMEM;
-    l->v[l->n].number = number;
-    l->v[l->n].is_match = is_match;
-    l->v[l->n].undecodable = undecodable;
+    line = &l->v[l->n];
+    line->off = l->text.len;
+    if ((!undecodable && (rc = zr_sanitize_into(&l->text, text, len))) || (rc = buf_putc(&l->text, '\0')))
+        return rc == ZK_ETOOBIG ? ZK_ENOMEM : rc;
+    line->number = number;
+    line->is_match = is_match;
+    line->undecodable = undecodable;
     l->n++;
     return ZK_OK;
 }
 
 static int zr_line_cmp(const void *a, const void *b)
 {
-    const struct zr_line *x = a, *y = b;
+    const struct zr_pending *x = a, *y = b;
 
     if (x->number != y->number)
         return x->number < y->number ? -1 : 1;
@@ -231,39 +260,43 @@ static int zr_line_cmp(const void *a, const void *b)
     return y->is_match - x->is_match;
 }
 
-/* Sorts the lines, keeps one per number (a match wins over context) and hands them to f. */
-static void zr_lines_finish(struct zr_lines *l, struct zr_file *f)
+/* Sorts the lines, keeps one per number (a match wins over context) and hands them and their texts to
+ * f. Returns ZK_OK or ZK_ENOMEM; l is freed either way. */
+static int zr_lines_finish(struct zr_lines *l, struct zr_file *f)
 {
     size_t keep = 0;
+    int sorted = 1, rc = ZK_OK;
 
-    if (l->n)
+    /* The lines of one chunk, and chunks in the order of the file, come sorted already. glibc's qsort
+     * is a stable merge sort, so leaving sorted lines as they are keeps the same ones. */
+    for (size_t i = 1; sorted && i < l->n; i++)
+        sorted = zr_line_cmp(&l->v[i - 1], &l->v[i]) <= 0;
+    if (!sorted)
         qsort(l->v, l->n, sizeof(*l->v), zr_line_cmp);
     for (size_t i = 0; i < l->n; i++) {
         if (keep && l->v[keep - 1].number == l->v[i].number) {
             l->v[keep - 1].is_match |= l->v[i].is_match;
-            free(l->v[i].text);
             continue;
         }
         l->v[keep++] = l->v[i];
     }
-    f->lines = keep ? l->v : NULL;
-    if (!keep)
-        free(l->v);
-    f->n_lines = keep;
     f->n_match_lines = 0;
-    for (size_t i = 0; i < keep; i++)
-        f->n_match_lines += f->lines[i].is_match ? 1 : 0;
-    l->v = NULL;
-    l->n = l->cap = 0;
-}
-
-static void zr_lines_free(struct zr_lines *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i].text);
-    free(l->v);
-    l->v = NULL;
-    l->n = l->cap = 0;
+    if (keep && !(f->lines = malloc(keep * sizeof(*f->lines)))) {
+        rc = ZK_ENOMEM;
+        keep = 0;
+    }
+    if (keep)
+        f->texts = buf_steal(&l->text);
+    for (size_t i = 0; i < keep; i++) {
+        f->lines[i].number = l->v[i].number;
+        f->lines[i].text = f->texts + l->v[i].off;
+        f->lines[i].is_match = l->v[i].is_match;
+        f->lines[i].undecodable = l->v[i].undecodable;
+        f->n_match_lines += l->v[i].is_match ? 1 : 0;
+    }
+    f->n_lines = keep;
+    zr_lines_free(l);
+    return rc;
 }
 
 /* Decodes a base64 text: s is the member's string, or NULL when the member is not a string. Returns 1
@@ -408,7 +441,7 @@ static size_t zr_mark(struct zr_lines *l, size_t chunk_first, int start, int fir
     if (first < start)
         first = start;
     for (long long n = first; n <= last && chunk_first + (size_t)(n - start) < l->n; n++) {
-        struct zr_line *line = &l->v[chunk_first + (size_t)(n - start)];
+        struct zr_pending *line = &l->v[chunk_first + (size_t)(n - start)];
 
         marked += !line->is_match;
         line->is_match = 1;
@@ -581,9 +614,8 @@ static void zr_file_free(struct zr_file *f)
     for (size_t i = 0; i < f->n_branches; i++)
         free(f->branches[i]);
     free(f->branches);
-    for (size_t i = 0; i < f->n_lines; i++)
-        free(f->lines[i].text);
     free(f->lines);
+    free(f->texts);
     free(f->content);
 }
 
@@ -621,11 +653,14 @@ static int zr_file_meta(const cJSON *fm, const struct zr_opts *o, struct zr_file
     return ZK_OK;
 }
 
-/* Hands the lines the matches left to f; the matching lines only counted join its count. */
-static void zr_file_finish(struct zr_lines *lines, size_t uncounted, struct zr_file *f)
+/* Hands the lines the matches left to f; the matching lines only counted join its count. Returns
+ * ZK_OK or ZK_ENOMEM; lines is freed either way. */
+static int zr_file_finish(struct zr_lines *lines, size_t uncounted, struct zr_file *f)
 {
-    zr_lines_finish(lines, f);
+    int rc = zr_lines_finish(lines, f);
+
     f->n_match_lines += uncounted;
+    return rc;
 }
 
 /* Undoes a file that ran out of memory half way. */
@@ -637,15 +672,18 @@ static int zr_file_nomem(struct zr_lines *lines, struct zr_file *f, struct zk_er
     return zk_err_set(err, ZK_ENOMEM, "out of memory parsing a file match");
 }
 
-static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_file *f, struct zk_err *err)
+/* A file match of an answer of answer_len bytes, through its cJSON tree. */
+static int zr_parse_file(const cJSON *fm, size_t answer_len, const struct zr_opts *o, struct zr_file *f,
+                         struct zk_err *err)
 {
     const cJSON *lms = json_arr(fm, "LineMatches"), *cms = json_arr(fm, "ChunkMatches"), *it;
     size_t matching = 0, uncounted = 0;
-    struct zr_lines lines = {0};
+    struct zr_lines lines;
     struct zr_chunk c = {0};
     int rc;
 
     memset(f, 0, sizeof(*f));
+    zr_lines_init(&lines, answer_len);
     rc = zr_file_meta(fm, o, f);
     for (it = lms ? lms->child : NULL; !rc && it; it = it->next) {
         struct zr_line_match m;
@@ -660,9 +698,8 @@ static int zr_parse_file(const cJSON *fm, const struct zr_opts *o, struct zr_fil
             rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);
-    if (rc)
+    if (rc || zr_file_finish(&lines, uncounted, f))
         return zr_file_nomem(&lines, f, err);
-    zr_file_finish(&lines, uncounted, f);
     return ZK_OK;
 }
 
@@ -730,7 +767,7 @@ int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, 
             rc = zr_bad_body(body, len, zr_msg_file_type, err);
             goto out;
         }
-        rc = zr_parse_file(fm, o, &out->files[out->n_files], err);
+        rc = zr_parse_file(fm, len, o, &out->files[out->n_files], err);
         if (rc)
             goto out;
         if (json_arr(fm, "ChunkMatches"))
@@ -744,23 +781,110 @@ out:
 
 /* ---- the search answer through the scanner --------------------------------------------------------- */
 
-/* What zr_file_meta reads of a file match goes to cJSON; its matches are only found, at these
- * positions of zr_keep_file. */
-enum { ZR_FILE_LINE_MATCHES = 7, ZR_FILE_CHUNK_MATCHES = 8 };
-static const struct jscan_keep zr_keep_file[] = {
-    {"Repository", JSCAN_COPY}, {"Repo", JSCAN_COPY},    {"FileName", JSCAN_COPY},
-    {"Version", JSCAN_COPY},    {"Language", JSCAN_COPY}, {"Branches", JSCAN_COPY},
-    {"Content", JSCAN_COPY},    {"LineMatches", JSCAN_FIND}, {"ChunkMatches", JSCAN_FIND}};
+/* The members of a file match the scanner reads, in the order of zr_scan_file's found[]. */
+enum {
+    ZR_FILE_REPOSITORY, ZR_FILE_REPO, ZR_FILE_NAME, ZR_FILE_VERSION, ZR_FILE_LANGUAGE, ZR_FILE_BRANCHES,
+    ZR_FILE_CONTENT, ZR_FILE_LINE_MATCHES, ZR_FILE_CHUNK_MATCHES, ZR_FILE_MEMBERS
+};
+static const char *const zr_file_names[ZR_FILE_MEMBERS] = {
+    "Repository", "Repo", "FileName", "Version", "Language", "Branches", "Content", "LineMatches",
+    "ChunkMatches"};
 
 #define ZR_N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* zr_member_b64 over a value the scanner found. A string without escapes is its own bytes (up to a
- * NUL, where cJSON's copy would end); one with escapes goes to cJSON to be unescaped. */
+/* A string value the scanner found, as cJSON's valuestring holds it (up to a NUL, where the C string
+ * ends): *s and *n point into the answer when it has no escape; one with escapes goes to cJSON to be
+ * unescaped, into *owned (the caller frees it with cJSON_Delete). Returns 1, 0 when v is not a string,
+ * or ZK_ENOMEM. */
+static int zr_scan_text(struct jscan v, const char **s, size_t *n, cJSON **owned)
+{
+    const char *nul;
+
+    *owned = NULL;
+    if (jscan_type(v) != JSCAN_STRING)
+        return 0;
+    *s = v.p + 1;
+    *n = v.len - 2;
+    if (memchr(*s, '\\', *n)) {
+        if (!(*owned = json_parse(v.p, v.len)))
+            return ZK_ENOMEM;
+        *s = (*owned)->valuestring;
+        *n = strlen(*s);
+    } else if ((nul = memchr(*s, '\0', *n))) {
+        *n = (size_t)(nul - *s);
+    }
+    return 1;
+}
+
+/* zr_strdup(json_str(obj, key, "")) over a value the scanner found, with the mirror prefix stripped
+ * when prefix is set (as zr_strip_prefix): *out gets a heap string the caller frees, or NULL when
+ * memory ran out. */
+static void zr_scan_strdup(struct jscan v, const char *prefix, char **out)
+{
+    size_t n = 0, skip = prefix ? strlen(prefix) : 0;
+    const char *s = "";
+    cJSON *owned;
+
+    *out = NULL;
+    if (zr_scan_text(v, &s, &n, &owned) < 0)
+        return;
+    if (skip && n > skip && memcmp(s, prefix, skip) == 0) {
+        s += skip;
+        n -= skip;
+    }
+    *out = zr_sanitize((const unsigned char *)s, n);
+    cJSON_Delete(owned);
+}
+
+/* zr_file_meta over the members the scanner found: the same fields, by the same rules. */
+static int zr_scan_meta(const struct jscan_doc *d, const struct jscan *found, const struct zr_opts *o,
+                        struct zr_file *f)
+{
+    struct jscan repo = jscan_type(found[ZR_FILE_REPOSITORY]) == JSCAN_STRING ? found[ZR_FILE_REPOSITORY]
+                                                                             : found[ZR_FILE_REPO];
+    struct jscan branches = jscan_arr(found[ZR_FILE_BRANCHES]), b;
+    size_t n_branches = jscan_count(d, branches), n;
+    struct jscan_iter it;
+    const char *content;
+    cJSON *owned;
+    int got;
+
+    zr_scan_strdup(repo, o->mirror_prefix, &f->repo);
+    zr_scan_strdup(found[ZR_FILE_NAME], NULL, &f->path);
+    zr_scan_strdup(found[ZR_FILE_VERSION], NULL, &f->version);
+    zr_scan_strdup(found[ZR_FILE_LANGUAGE], NULL, &f->language);
+    if (!f->repo || !f->path || !f->version || !f->language)
+        return ZK_ENOMEM;
+    if (n_branches > 0) {
+        if (!(f->branches = calloc(n_branches, sizeof(*f->branches))))
+            return ZK_ENOMEM;
+        jscan_iter_init(&it, d, branches);
+        while (jscan_next(&it, NULL, &b)) {
+            if (jscan_type(b) != JSCAN_STRING)
+                continue;
+            zr_scan_strdup(b, NULL, &f->branches[f->n_branches]);
+            if (!f->branches[f->n_branches])
+                return ZK_ENOMEM;
+            f->n_branches++;
+        }
+    }
+    if ((got = zr_scan_text(found[ZR_FILE_CONTENT], &content, &n, &owned)) < 0)
+        return got;
+    if (got) {
+        f->has_content = 1;
+        f->content = zr_base64_decode(content, n, &f->content_len);
+        f->undecodable |= !f->content;
+    }
+    cJSON_Delete(owned);
+    return ZK_OK;
+}
+
+/* zr_member_b64 over a value the scanner found. */
 static int zr_scan_b64(struct jscan v, unsigned char **data, size_t *len)
 {
     enum jscan_type t = jscan_type(v);
-    const char *s, *nul;
-    cJSON *str;
+    const char *s;
+    cJSON *owned;
     size_t n;
     int got;
 
@@ -768,19 +892,10 @@ static int zr_scan_b64(struct jscan v, unsigned char **data, size_t *len)
     *len = 0;
     if (t == JSCAN_NONE || t == JSCAN_NULL)
         return 0;
-    if (t != JSCAN_STRING)
+    if (zr_scan_text(v, &s, &n, &owned) != 1)
         return -1;
-    s = v.p + 1;
-    n = v.len - 2;
-    if (!memchr(s, '\\', n)) {
-        if ((nul = memchr(s, '\0', n)))
-            n = (size_t)(nul - s);
-        return zr_b64_text(s, n, data, len);
-    }
-    if (!(str = json_parse(v.p, v.len)))
-        return -1;
-    got = zr_b64_text(str->valuestring, strlen(str->valuestring), data, len);
-    cJSON_Delete(str);
+    got = zr_b64_text(s, n, data, len);
+    cJSON_Delete(owned);
     return got;
 }
 
@@ -843,27 +958,23 @@ static int zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_c
     return ZK_OK;
 }
 
-/* zr_parse_file over the scanner: what zr_file_meta reads goes to cJSON; the matches are read by the
- * scanner, and the text of those past the file's cap is not even looked at. *chunks is set when the
- * file has a ChunkMatches array. */
+/* zr_parse_file over the scanner: the file's names and content as zr_scan_meta reads them, and its
+ * matches, of which the text of those past the file's cap is not even looked at. *chunks is set when
+ * the file has a ChunkMatches array. */
 static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct zr_opts *o, struct zr_file *f,
-                        struct buf *scratch, int *chunks, struct zk_err *err)
+                        int *chunks, struct zk_err *err)
 {
-    struct jscan found[ZR_N(zr_keep_file)], m;
+    struct jscan found[ZR_FILE_MEMBERS], m;
     size_t matching = 0, uncounted = 0;
-    struct zr_lines lines = {0};
+    struct zr_lines lines;
     struct zr_chunk c = {0};
     struct jscan_iter it;
-    cJSON *meta;
     int rc;
 
     memset(f, 0, sizeof(*f));
-    buf_reset(scratch);
-    /* What jscan_filter writes always parses: only memory can be missing. */
-    rc = jscan_filter(d, fm, zr_keep_file, ZR_N(zr_keep_file), scratch, found);
-    meta = rc ? NULL : json_parse(scratch->data, scratch->len);
-    rc = meta ? zr_file_meta(meta, o, f) : ZK_ENOMEM;
-    cJSON_Delete(meta);
+    zr_lines_init(&lines, d->len);
+    jscan_find(d, fm, zr_file_names, ZR_FILE_MEMBERS, found);
+    rc = zr_scan_meta(d, found, o, f);
     jscan_iter_init(&it, d, jscan_arr(found[ZR_FILE_LINE_MATCHES]));
     while (!rc && jscan_next(&it, NULL, &m)) {
         struct zr_line_match lm;
@@ -880,9 +991,8 @@ static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct
             rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);
-    if (rc)
+    if (rc || zr_file_finish(&lines, uncounted, f))
         return zr_file_nomem(&lines, f, err);
-    zr_file_finish(&lines, uncounted, f);
     return ZK_OK;
 }
 
@@ -909,7 +1019,6 @@ static int zr_scan_result(const struct jscan_doc *d, struct jscan res, const cha
 {
     struct jscan v[ZR_N(zr_result_names)], files, fm;
     struct jscan_iter it;
-    struct buf scratch;
     size_t n;
     int rc = ZK_OK, chunks = 0;
 
@@ -930,21 +1039,18 @@ static int zr_scan_result(const struct jscan_doc *d, struct jscan res, const cha
                    : ZK_OK;
     if ((n = jscan_count(d, files)) > 0 && !(out->files = calloc(n, sizeof(*out->files))))
         return zk_err_set(err, ZK_ENOMEM, "out of memory parsing the search answer");
-    /* What is kept of one file or match is never longer than the answer. */
-    buf_init(&scratch, len + 2);
     jscan_iter_init(&it, d, files);
     while (!rc && jscan_next(&it, NULL, &fm)) {
         if (jscan_type(fm) != JSCAN_OBJECT) {
             rc = zr_bad_body(body, len, zr_msg_file_type, err);
             break;
         }
-        rc = zr_scan_file(d, fm, o, &out->files[out->n_files], &scratch, &chunks, err);
+        rc = zr_scan_file(d, fm, o, &out->files[out->n_files], &chunks, err);
         if (!rc) {
             out->chunk_matches |= chunks;
             out->n_files++;
         }
     }
-    buf_free(&scratch);
     return rc;
 }
 
@@ -959,9 +1065,13 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
 
     memset(out, 0, sizeof(*out));
     rc = jscan_parse(&d, body, len, &root);
+    if (rc == ZK_EPARSE) {
+        rc = zr_bad_body(body, len, zr_msg_not_json, err);
+        goto out;
+    }
     if (rc) {
-        rc = rc == ZK_ENOMEM ? zk_err_set(err, rc, "out of memory parsing the search answer")
-                             : zr_bad_body(body, len, zr_msg_not_json, err);
+        rc = zk_err_set(err, rc, rc == ZK_ENOMEM ? "out of memory parsing the search answer"
+                                                 : "the search answer is longer than the parser takes");
         goto out;
     }
     jscan_find(&d, root, zr_result_key, 1, &res);

@@ -24,7 +24,8 @@ struct zr_opts {
 
 struct zr_line {
     int number;      /* 1-based line number in the file */
-    char *text;      /* decoded and sanitised, without the newline; NUL-terminated; never NULL */
+    char *text;      /* decoded and sanitised, without the newline; NUL-terminated; never NULL; points
+                      * into its file's texts */
     int is_match;    /* 1: a matching line; 0: context */
     int undecodable; /* 1: Zoekt's base64 could not be decoded; text is "" */
 };
@@ -38,6 +39,8 @@ struct zr_file {
     size_t n_branches;
     struct zr_line *lines; /* sorted by number, each number once; NULL when n_lines is 0 */
     size_t n_lines;
+    char *texts;           /* one block holding the text of every line, one after the other (one
+                            * allocation per file, not per line); NULL when n_lines is 0 */
     size_t n_match_lines;  /* matching lines: those in lines, plus those counted but not decoded */
     size_t n_matches;      /* match ranges (ChunkMatches) or fragments (LineMatches), name matches included */
     int name_match;        /* the file's name matched the query */

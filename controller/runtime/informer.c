@@ -11,6 +11,7 @@
  * the table without inflating anything. */
 #include "controller/runtime/informer.h"
 
+#include "http.h"
 #include "jb.h"
 #include "json.h"
 #include "kube/watch.h"
@@ -575,15 +576,17 @@ cJSON *informer_keys(struct informer *inf)
 
 void informer_cancel(struct informer *inf)
 {
-    if (inf)
+    if (inf) {
         inf->cancel = 1;
+        http_cancel_wake(&inf->cancel);
+    }
 }
 
 void informer_stop(struct informer *inf)
 {
     if (!inf || !inf->started)
         return;
-    inf->cancel = 1;
+    informer_cancel(inf);
     pthread_join(inf->thread, NULL);
     inf->started = 0;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,34 @@ static void test_cancel_stops_a_hang(void **state)
     (void)state;
     assert_int_equal(zc_search(&c, "zk:hang", &so, NULL, &s, &err), ZK_ECANCELLED);
     assert_true(now_ms() - start < 3000);
+    zr_search_free(&s);
+}
+
+/* Cancels a search from another thread while it waits for Zoekt, as notifications/cancelled does. */
+static void *cancel_soon(void *flag)
+{
+    struct timespec wait = {0, 200 * 1000000L};
+
+    nanosleep(&wait, NULL);
+    tools_cancel(flag);
+    return NULL;
+}
+
+/* A search already waiting when its flag is set ends cancelled, woken by tools_cancel rather than at
+ * its own next look at the flag. */
+static void test_cancel_wakes_a_waiting_search(void **state)
+{
+    static volatile int cancel;
+    struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL};
+    struct zc_search_opts so = {30, 2, 1, 0};
+    struct zk_err err = {0};
+    struct zr_search s;
+    pthread_t t;
+
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, cancel_soon, (void *)&cancel), 0);
+    assert_int_equal(zc_search(&c, "zk:hang", &so, NULL, &s, &err), ZK_ECANCELLED);
+    pthread_join(t, NULL);
     zr_search_free(&s);
 }
 
@@ -527,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_parse_error_passthrough),
         cmocka_unit_test(test_hang_times_out),
         cmocka_unit_test(test_cancel_stops_a_hang),
+        cmocka_unit_test(test_cancel_wakes_a_waiting_search),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_not_zoekt_answers),
         cmocka_unit_test(test_server_error),

@@ -201,11 +201,14 @@ static void synth(struct zr_search *s, size_t n_files, size_t n_lines, size_t wi
         f->version = strdup("abcdef0123456789");
         f->language = strdup("C");
         f->lines = calloc(n_lines, sizeof(*f->lines));
+        f->texts = malloc(n_lines * (width + 1) + 1);
+        assert_non_null(f->lines);
+        assert_non_null(f->texts);
         f->n_lines = f->n_match_lines = f->n_matches = n_lines;
         for (size_t j = 0; j < n_lines; j++) {
             f->lines[j].number = (int)(j * 3 + 1); /* never adjacent: "--" between all */
             f->lines[j].is_match = 1;
-            f->lines[j].text = malloc(width + 1);
+            f->lines[j].text = f->texts + j * (width + 1); /* the lines' texts share one block, as parsed */
             memset(f->lines[j].text, 'x', width);
             f->lines[j].text[width] = '\0';
         }

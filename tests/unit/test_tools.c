@@ -180,8 +180,8 @@ static void test_output_schema_matches_format(void **state)
     struct fmt_search_opts o = {"q", 30, 16384, 0, "a note"};
     struct zr_line line = {1, (char *)"text", 1, 0};
     char *branches[] = {(char *)"HEAD"};
-    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, 1, 1, 0, 0,
-                           NULL, 0, 0};
+    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
+                           1, 1, 0, 0, NULL, 0, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct zk_err err = {0};
     struct buf text;
