@@ -98,13 +98,19 @@ void informer_prune_server_fields(cJSON *obj)
 
 /* ---- the table ------------------------------------------------------------------------------------ */
 
+#define INFORMER_FNV_OFFSET 14695981039346656037u
+
+/* FNV-1a of n bytes at p, continuing from h (INFORMER_FNV_OFFSET to start). */
+static uint64_t informer_fnv1a(uint64_t h, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
 static size_t informer_hash(const char *key)
 {
-    size_t h = 14695981039346656037u; /* FNV-1a */
-
-    for (; *key; key++)
-        h = (h ^ (unsigned char)*key) * 1099511628211u;
-    return h;
+    return (size_t)informer_fnv1a(INFORMER_FNV_OFFSET, (const unsigned char *)key, strlen(key));
 }
 
 static const char *informer_entry_key(const struct informer_entry *e)
@@ -535,11 +541,7 @@ uint64_t informer_fingerprint(struct informer *inf, const char *ns, const char *
     hit = informer_table_find(inf->cache, key);
     if (hit) {
         /* The deflated text stands for the text: deflate is deterministic for one dictionary. */
-        const unsigned char *z = informer_entry_z(hit);
-
-        h = 14695981039346656037u ^ hit->len; /* FNV-1a */
-        for (uint32_t i = 0; i < hit->zlen; i++)
-            h = (h ^ z[i]) * 1099511628211u;
+        h = informer_fnv1a(INFORMER_FNV_OFFSET ^ hit->len, informer_entry_z(hit), hit->zlen);
         h = h ? h : 1;
     }
     pthread_mutex_unlock(&inf->mu);
