@@ -10,8 +10,8 @@
 
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000
 /* How often a cancellable transfer looks at its cancel flag on its own while the connection is idle,
- * for a flag set without http_cancel_wake. Each look wakes the thread up, which costs about as much
- * CPU as receiving 100 KB, so it is rare; http_cancel_wake makes cancelling prompt. */
+ * for a flag set without http_cancel. Each look wakes the thread up, which costs about as much
+ * CPU as receiving 100 KB, so it is rare; http_cancel makes cancelling prompt. */
 #define HTTP_CANCEL_POLL_MS 1000
 /* The most idle transfers a pool may keep (http_pool_new's max_idle is capped to it). */
 #define HTTP_POOL_MAX 64
@@ -44,7 +44,7 @@ struct http_waiting {
     struct http_waiting *next;
 };
 
-/* Every cancellable transfer in progress, for http_cancel_wake. */
+/* Every cancellable transfer in progress, for http_cancel. */
 static pthread_mutex_t http_waiting_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct http_waiting *http_waiting_list;
 
@@ -214,8 +214,9 @@ static int http_set_tls(CURL *c, const struct http_tls *tls)
     return cc == CURLE_OK ? ZK_OK : ZK_EINVAL;
 }
 
-void http_cancel_wake(const volatile int *cancel)
+void http_cancel(volatile int *cancel)
 {
+    __atomic_store_n(cancel, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&http_waiting_mu);
     for (struct http_waiting *w = http_waiting_list; w; w = w->next)
         if (w->cancel == cancel)
@@ -223,7 +224,7 @@ void http_cancel_wake(const volatile int *cancel)
     pthread_mutex_unlock(&http_waiting_mu);
 }
 
-/* Removes w from the transfers http_cancel_wake may wake. */
+/* Removes w from the transfers http_cancel may wake. */
 static void http_waiting_remove(struct http_waiting *w)
 {
     pthread_mutex_lock(&http_waiting_mu);
@@ -236,7 +237,7 @@ static void http_waiting_remove(struct http_waiting *w)
 }
 
 /* Runs the transfer of slot s. A cancellable one is driven through a multi handle, which
- * http_cancel_wake wakes when the flag is set (a wakeup sent before the poll is kept for it), and
+ * http_cancel wakes when it sets the flag (a wakeup sent before the poll is kept for it), and
  * which looks at the flag on its own every HTTP_CANCEL_POLL_MS: curl_easy_perform calls the progress
  * callback only about once a second on an idle connection (a quiet watch), and not at all when woken.
  * The multi handle is made on first need and stays in the slot, keeping the connection for the

@@ -67,9 +67,8 @@ struct http_request {
     size_t max_body;         /* bound on the accumulated body; required unless on_data is set */
     http_data_fn *on_data;   /* when set, the body is streamed here instead of accumulated */
     void *ud;
-    /* When set, a non-zero value aborts the transfer with ZK_ECANCELLED: at once when the thread that
-     * sets it then calls http_cancel_wake(cancel), else within a second. Lets another thread stop a
-     * watch or a search. */
+    /* When set, a non-zero value aborts the transfer with ZK_ECANCELLED: at once when it is set with
+     * http_cancel, else within a second. Lets another thread stop a watch or a search. */
     const volatile int *cancel;
 };
 
@@ -92,10 +91,10 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
 
 void http_response_free(struct http_response *resp);
 
-/* Wakes every transfer in progress whose request's cancel is this flag, so that it sees the flag at
- * once: call it after setting the flag. A transfer that has not started waiting yet sees the flag
- * when it does. Safe from any thread. */
-void http_cancel_wake(const volatile int *cancel);
+/* Sets *cancel to 1 and wakes every transfer in progress whose request's cancel is this flag, so
+ * that it stops at once; a transfer that has not started waiting yet sees the flag when it does. The
+ * one way to cancel: setting the flag alone is seen only within a second. Safe from any thread. */
+void http_cancel(volatile int *cancel);
 
 /* Percent-encodes s for use as a query value or path segment. Returns a heap string the caller frees,
  * or NULL when out of memory. */

@@ -49,6 +49,5 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
 
 void tools_cancel(volatile int *flag)
 {
-    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
-    http_cancel_wake(flag);
+    http_cancel(flag);
 }

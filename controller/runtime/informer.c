@@ -578,10 +578,8 @@ cJSON *informer_keys(struct informer *inf)
 
 void informer_cancel(struct informer *inf)
 {
-    if (inf) {
-        inf->cancel = 1;
-        http_cancel_wake(&inf->cancel);
-    }
+    if (inf)
+        http_cancel(&inf->cancel);
 }
 
 void informer_stop(struct informer *inf)

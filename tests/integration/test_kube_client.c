@@ -648,8 +648,7 @@ static void mirror_stop(struct mirror *m, pthread_t t)
 {
     long start = now_ms(), took;
 
-    m->cancel = 1;
-    http_cancel_wake(&m->cancel); /* as the operator's informer does: the watch sees the flag at once */
+    http_cancel(&m->cancel); /* as the operator's informer does */
     assert_int_equal(pthread_join(t, NULL), 0);
     took = now_ms() - start;
     fprintf(stderr, "watch returned %ld ms after cancel\n", took);
