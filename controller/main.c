@@ -3,12 +3,12 @@
  *   zoekt-operator [flags]                        run the controller
  *   zoekt-operator render -f corpus.yaml [flags]  print the children a corpus would get; no cluster
  *
- * Running the controller: load the kubeconfig (or the in-cluster service account), discover which
- * CronJob version the server serves, start an informer per resource, serve /healthz /readyz /metrics,
- * take part in leader election, and once leading and synced, run --workers reconcile threads over the
- * work queue. SIGTERM or SIGINT stops the watches, lets in-flight reconciles finish, releases the Lease
- * and exits 0; a second signal exits 1 at once. Losing the Lease exits 1, and the Deployment restarts
- * the process as a fresh candidate. */
+ * Running the controller: load the kubeconfig (or the in-cluster service account), check by discovery
+ * that the server serves the CronJob and PodDisruptionBudget versions the children use, start an
+ * informer per resource, serve /healthz /readyz /metrics, take part in leader election, and once
+ * leading and synced, run --workers reconcile threads over the work queue. SIGTERM or SIGINT stops the
+ * watches, lets in-flight reconciles finish, releases the Lease and exits 0; a second signal exits 1
+ * at once. Losing the Lease exits 1, and the Deployment restarts the process as a fresh candidate. */
 #include "controller/corpus/api.h"
 #include "controller/corpus/reconcile.h"
 #include "controller/corpus/render.h"
@@ -31,7 +31,6 @@
 #include "sig.h"
 #include "yamljson.h"
 
-#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
@@ -83,7 +82,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: zoekt-operator [flags]\n"
-            "       zoekt-operator render -f CORPUS.yaml [--kube-version 1.N]\n"
+            "       zoekt-operator render -f CORPUS.yaml\n"
             "\n"
             "Reconciles " API_KIND " resources (" API_GROUP_VERSION ") into a PVC, an indexer CronJob,\n"
             "a search Deployment, its PodDisruptionBudget and Service. `render` prints the children of one corpus without a cluster.\n"
@@ -111,10 +110,7 @@ static void usage(FILE *f)
             "  --version                      print the version\n"
             "\n"
             "render flags:\n"
-            "  -f, --file PATH                the CodeSearchCorpus YAML (or JSON) file; - for stdin\n"
-            "  --kube-version 1.N             render for this Kubernetes version (default: a current one):\n"
-            "                                 before 1.21 CronJobs are batch/v1beta1 and PodDisruptionBudgets\n"
-            "                                 policy/v1beta1; spec.timeZone needs 1.25\n",
+            "  -f, --file PATH                the CodeSearchCorpus YAML (or JSON) file; - for stdin\n",
             RECONCILE_DEFAULT_INDEX_URL);
 }
 
@@ -122,26 +118,22 @@ static int main_render(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"file", required_argument, NULL, 'f'},
-        {"kube-version", required_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *file = NULL, *version = NULL;
-    struct render_env env;
+    const char *file = NULL;
     struct spec_errors errs = {0};
     struct corpus_spec *spec = NULL;
     struct zk_err err = {0};
     struct buf text;
     cJSON *corpus = NULL, *children = NULL;
     char *yaml = NULL;
-    long minor = RENDER_KUBE_MINOR_CURRENT;
     int opt, rc, status = 1;
 
     optind = 1;
     while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'f': file = optarg; break;
-        case 'k': version = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -150,18 +142,6 @@ static int main_render(int argc, char **argv)
         fprintf(stderr, "zoekt-operator render: -f FILE is required\n");
         return 2;
     }
-    if (version) {
-        char *end = NULL;
-
-        minor = -1;
-        if (strncmp(version, "1.", 2) == 0 && isdigit((unsigned char)version[2]))
-            minor = strtol(version + 2, &end, 10);
-        if (minor < 0 || minor > 999 || !end || *end) {
-            fprintf(stderr, "zoekt-operator render: --kube-version must look like 1.20, not \"%s\"\n", version);
-            return 2;
-        }
-    }
-    render_env_for_minor((int)minor, &env);
     buf_init(&text, MAIN_RENDER_MAX_FILE);
     if (buf_read_file(&text, file, &err) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
@@ -199,13 +179,7 @@ static int main_render(int argc, char **argv)
 
         cJSON_AddStringToObject(meta, "namespace", "default");
     }
-    if (render_check_env(spec, &env, version ? (int)minor : -1, &errs) == ZK_EINVAL) {
-        fprintf(stderr, "zoekt-operator render: %s: not possible on Kubernetes %s:\n", file, version);
-        for (int i = 0; i < errs.count; i++)
-            fprintf(stderr, "  %s: %s\n", errs.items[i].field, errs.items[i].message);
-        goto out;
-    }
-    if (render_children(corpus, spec, &env, &children, &err) != ZK_OK ||
+    if (render_children(corpus, spec, &children, &err) != ZK_OK ||
         render_yaml(children, &yaml, &err) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s\n", err.msg);
         goto out;
@@ -498,16 +472,18 @@ static int main_served(struct controller *c, const struct kube_resource *r, int 
     }
 }
 
-/* Connects to the API server and finds what it serves: the CronJob and PodDisruptionBudget versions
- * and whether CronJobs honour spec.timeZone. Returns ZK_OK, or a failure already logged. */
+/* Connects to the API server and checks that it serves the kinds of children that older Kubernetes
+ * versions lack: batch/v1 CronJobs and policy/v1 PodDisruptionBudgets (both since 1.21). The children
+ * are rendered for the supported versions only, 1.33 to 1.37, so a server without them is refused
+ * rather than given objects it would reject. Returns ZK_OK, or a failure already logged. */
 static int main_discover(struct controller *c)
 {
-    static const struct kube_resource cj = {"batch", "v1", "cronjobs", "CronJob", 1};
-    static const struct kube_resource pdb = {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", 1};
+    static const enum reconcile_kind needed[] = {RK_CRONJOB, RK_PDB};
+    const struct kube_resource *missing = NULL;
     struct zk_err err = {0};
     struct kube_err kerr;
-    int served = 0, pdb_served = 0, rc;
-    char minor[16];
+    int served, minor, rc;
+    char version[16];
 
     rc = kube_config_load(c->opt.kubeconfig, NULL, &c->cfg, &err);
     if (rc == ZK_OK)
@@ -519,28 +495,40 @@ static int main_discover(struct controller *c)
     if (c->cfg.insecure)
         log_warn("TLS verification of the API server is disabled by the kubeconfig (insecure-skip-tls-verify)",
                  NULL);
-    /* Kubernetes 1.20 serves CronJob and PodDisruptionBudget only in their beta versions. */
-    rc = main_served(c, &cj, &served, &kerr);
-    if (rc == ZK_OK)
-        rc = main_served(c, &pdb, &pdb_served, &kerr);
-    if (rc != ZK_OK) {
-        log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
+    reconcile_resources(c->rctx.resources);
+    for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]) && !missing; i++) {
+        rc = main_served(c, &c->rctx.resources[needed[i]], &served, &kerr);
+        if (rc != ZK_OK) {
+            log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
+            return rc;
+        }
+        if (!served)
+            missing = &c->rctx.resources[needed[i]];
+    }
+    /* Only what the server serves can refuse it. The version names the server in messages and is
+     * warned about below 1.33: such a server may well work if it serves both kinds, but nobody tests
+     * it. */
+    if (kube_server_minor(c->client, &minor, &kerr) != ZK_OK) {
+        log_warn("Cannot read the API server's version; not checking the supported range", "error",
+                 kerr.base.msg, NULL);
+        minor = -1;
+    }
+    if (missing) {
+        char server[32] = "";
+
+        if (minor >= 0)
+            snprintf(server, sizeof(server), " (Kubernetes 1.%d)", minor);
+        rc = zk_err_set(&err, ZK_EINVAL,
+                        "the API server%s does not serve %s/%s %ss; zoekt-operator needs Kubernetes 1.33 or later",
+                        server, missing->group, missing->version, missing->kind);
+        log_error("Unsupported Kubernetes version", "error", err.msg, NULL);
         return rc;
     }
-    /* A field of an existing kind is invisible to discovery: CronJob spec.timeZone goes by the version. */
-    if (kube_server_minor(c->client, &c->rctx.server_minor, &kerr) != ZK_OK) {
-        log_warn("Cannot read the API server's version; treating spec.timeZone as unsupported", "error",
-                 kerr.base.msg, NULL);
-        c->rctx.server_minor = -1;
-    }
-    c->rctx.env.cronjob_api_version = served ? "batch/v1" : "batch/v1beta1";
-    c->rctx.env.pdb_api_version = pdb_served ? "policy/v1" : "policy/v1beta1";
-    c->rctx.env.cronjob_time_zone = served && c->rctx.server_minor >= 25;
-    snprintf(minor, sizeof(minor), "%d", c->rctx.server_minor);
-    log_info("Discovered the API server", "minor", minor, "cronjob", c->rctx.env.cronjob_api_version,
-             "poddisruptionbudget", c->rctx.env.pdb_api_version, "timeZone",
-             c->rctx.env.cronjob_time_zone ? "honoured" : "not honoured", NULL);
-    reconcile_resources(&c->rctx.env, c->rctx.resources);
+    snprintf(version, sizeof(version), "%d", minor);
+    if (minor >= 0 && minor < 33)
+        log_warn("The API server's Kubernetes version is outside the supported range 1.33 to 1.37", "minor",
+                 version, NULL);
+    log_info("Discovered the API server", "minor", version, NULL);
     return ZK_OK;
 }
 

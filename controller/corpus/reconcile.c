@@ -45,7 +45,7 @@ struct reconcile_memo {
 /* The failure recorded when even its message could not be kept. */
 static char reconcile_oom[] = "out of memory";
 
-void reconcile_resources(const struct render_env *env, struct kube_resource out[RK_COUNT])
+void reconcile_resources(struct kube_resource out[RK_COUNT])
 {
     static const struct kube_resource fixed[RK_COUNT] = {
         [RK_PVC] = {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", 1},
@@ -62,10 +62,6 @@ void reconcile_resources(const struct render_env *env, struct kube_resource out[
     };
 
     memcpy(out, fixed, sizeof(fixed));
-    if (env && env->cronjob_api_version && strcmp(env->cronjob_api_version, "batch/v1beta1") == 0)
-        out[RK_CRONJOB].version = "v1beta1";
-    if (env && env->pdb_api_version && strcmp(env->pdb_api_version, "policy/v1beta1") == 0)
-        out[RK_PDB].version = "v1beta1";
 }
 
 void reconcile_ctx_init(struct reconcile_ctx *ctx)
@@ -440,9 +436,9 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
 
 /* A fingerprint of what decides whether a child needs an apply: the cached corpus (corpus_fp) and
  * the cached object under every name a child of it could have (render_child_name), present or not.
- * The render environment is fixed for the process, so while this is unchanged the rendered children
- * and the observed ones are too. It must be taken before the objects are read: a change that arrives
- * in between then leaves a fingerprint that no longer matches (one needless full pass), never a
+ * The rendered children depend on the corpus alone, so while this is unchanged they and the observed
+ * ones are unchanged too. It must be taken before the objects are read: a change that arrives in
+ * between then leaves a fingerprint that no longer matches (one needless full pass), never a
  * current-looking fingerprint over a stale comparison. */
 static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus_fp, const char *ns,
                                       const struct render_names *names)
@@ -568,12 +564,6 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     in.corpus = corpus;
     in.now = now;
     rc = spec_parse(corpus, &spec, &errs);
-    /* A valid spec may still ask for what this server cannot do: reported the same way. */
-    if (rc == ZK_OK && render_check_env(spec, &ctx->env, ctx->server_minor, &errs) == ZK_EINVAL) {
-        spec_free(spec);
-        spec = NULL;
-        rc = ZK_EINVAL;
-    }
     if (rc == ZK_EINVAL) {
         in.spec_errors = &errs;
         rc = status_compute(&in, &status, &status_requeue, err);
@@ -630,7 +620,7 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     fp = reconcile_fingerprint(ctx, corpus_fp, ns, &names);
     if (fp != memo->settled) {
         memo->settled = 0;
-        rc = render_children(corpus, spec, &ctx->env, &children, err);
+        rc = render_children(corpus, spec, &children, err);
         if (rc != ZK_OK)
             goto out;
         rc = reconcile_apply_children(ctx, corpus, children, &applied, err);

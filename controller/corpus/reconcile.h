@@ -15,7 +15,6 @@
 #ifndef ZK_CORPUS_RECONCILE_H
 #define ZK_CORPUS_RECONCILE_H
 
-#include "controller/corpus/render.h"
 #include "controller/runtime/events.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/metrics.h"
@@ -48,9 +47,8 @@ enum reconcile_kind {
     RK_COUNT
 };
 
-/* The resource of each kind; the CronJob's and the PodDisruptionBudget's versions are what discovery
- * found (env; NULL members mean the current versions). */
-void reconcile_resources(const struct render_env *env, struct kube_resource out[RK_COUNT]);
+/* The resource of each kind. */
+void reconcile_resources(struct kube_resource out[RK_COUNT]);
 
 /* Per-corpus memory between reconciles (reconcile.c). */
 struct reconcile_memo;
@@ -62,8 +60,6 @@ struct reconcile_ctx {
     struct kube_resource resources[RK_COUNT];
     struct events *events;
     struct metrics *metrics;
-    struct render_env env;          /* what the API server can take (discovery and /version) */
-    int server_minor;               /* the API server's minor version, for messages; -1: unknown */
     const char *index_url_template; /* NULL: RECONCILE_DEFAULT_INDEX_URL */
     long index_period_seconds;      /* 0: 300 */
     long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */

@@ -122,9 +122,6 @@ struct rctx {
     char instance[RENDER_NAME_MAX];
     struct render_names names;
     const struct corpus_spec *spec;
-    const char *cronjob_api;
-    const char *pdb_api;
-    int time_zone_ok;
     struct jb *b; /* the builder of the current render */
 };
 
@@ -543,7 +540,7 @@ static cJSON *render_service(const struct rctx *c)
  * single replica, so a one-replica corpus never blocks a drain. */
 static cJSON *render_pdb(const struct rctx *c)
 {
-    cJSON *o = new_object(c, c->pdb_api, "PodDisruptionBudget", c->names.pdb, "search", 1);
+    cJSON *o = new_object(c, "policy/v1", "PodDisruptionBudget", c->names.pdb, "search", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec");
 
     jb_add_num(c->b, spec, "maxUnavailable", 1);
@@ -775,13 +772,11 @@ static cJSON *job_spec(const struct rctx *c)
 static cJSON *render_cronjob(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *o = new_object(c, c->cronjob_api, "CronJob", c->names.cronjob, "indexer", 1);
+    cJSON *o = new_object(c, "batch/v1", "CronJob", c->names.cronjob, "indexer", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec"), *jt, *md;
 
     jb_add_str(c->b, spec, "schedule", s->schedule);
-    /* Older servers refuse the field (1.21 to 1.23) or drop it (1.24, where it is off by default),
-     * which the subset comparison would then see as drift forever; render_check_env reports it. */
-    if (s->time_zone && c->time_zone_ok)
+    if (s->time_zone)
         jb_add_str(c->b, spec, "timeZone", s->time_zone);
     jb_add_bool(c->b, spec, "suspend", s->suspend);
     jb_add_str(c->b, spec, "concurrencyPolicy", "Forbid");
@@ -798,7 +793,7 @@ static cJSON *render_cronjob(const struct rctx *c)
 }
 
 static int ctx_init(struct rctx *c, struct jb *b, const cJSON *corpus, const struct corpus_spec *spec,
-                    const struct render_env *env, struct zk_err *err)
+                    struct zk_err *err)
 {
     memset(c, 0, sizeof(*c));
     c->b = b;
@@ -809,39 +804,12 @@ static int ctx_init(struct rctx *c, struct jb *b, const cJSON *corpus, const str
         return zk_err_set(err, ZK_EINVAL, "rendering corpus %s/%s: metadata.name, namespace and uid are required",
                           c->ns ? c->ns : "?", c->name ? c->name : "?");
     c->spec = spec;
-    c->cronjob_api = env && env->cronjob_api_version ? env->cronjob_api_version : "batch/v1";
-    c->pdb_api = env && env->pdb_api_version ? env->pdb_api_version : "policy/v1";
-    c->time_zone_ok = !env || env->cronjob_time_zone;
     render_instance_label(c->name, c->instance);
     render_child_names(c->name, &c->names);
     return ZK_OK;
 }
 
-void render_env_for_minor(int minor, struct render_env *env)
-{
-    env->cronjob_api_version = minor >= 21 ? "batch/v1" : "batch/v1beta1";
-    env->pdb_api_version = minor >= 21 ? "policy/v1" : "policy/v1beta1";
-    env->cronjob_time_zone = minor >= 25;
-}
-
-int render_check_env(const struct corpus_spec *spec, const struct render_env *env, int minor,
-                     struct spec_errors *errs)
-{
-    char version[40] = "";
-
-    if (!spec->time_zone || env->cronjob_time_zone)
-        return ZK_OK;
-    if (minor >= 0)
-        snprintf(version, sizeof(version), " (this one is 1.%d)", minor);
-    spec_errors_add(errs, "spec.timeZone",
-                    "needs Kubernetes 1.25 or later%s, whose CronJobs honour a time zone; remove it and write the "
-                    "schedule in the controller manager's time zone (usually UTC)",
-                    version);
-    return ZK_EINVAL;
-}
-
-int render_children(const cJSON *corpus, const struct corpus_spec *spec, const struct render_env *env,
-                    cJSON **children, struct zk_err *err)
+int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON **children, struct zk_err *err)
 {
     struct jb b = {0};
     struct rctx c;
@@ -850,7 +818,7 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, const s
     int rc;
 
     *children = NULL;
-    rc = ctx_init(&c, &b, corpus, spec, env, err);
+    rc = ctx_init(&c, &b, corpus, spec, err);
     if (rc != ZK_OK)
         return rc;
     arr = jb_array(&b);
@@ -886,7 +854,7 @@ int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, cons
     int rc;
 
     *job = NULL;
-    rc = ctx_init(&c, &b, corpus, spec, NULL, err);
+    rc = ctx_init(&c, &b, corpus, spec, err);
     if (rc != ZK_OK)
         return rc;
     if (!request_value || !*request_value)

@@ -1,4 +1,4 @@
-/* render.h: the desired child objects of one corpus. Pure: a function of (corpus, spec, environment).
+/* render.h: the desired child objects of one corpus. Pure: a function of (corpus, spec).
  *
  * Every child carries the app.kubernetes.io/{name,instance,component,managed-by} labels (api.h) and a
  * controller ownerReference to the corpus, has a name within Kubernetes' length limits for any corpus
@@ -20,25 +20,6 @@
 #define RENDER_GIT_CA_FILE "ca.crt"
 #define RENDER_TOKENS_DIR "/etc/codesearch/tokens"
 #define RENDER_REPOS_KEY "repositories.txt"
-
-/* What the API server can take, found at start (discovery and /version). */
-struct render_env {
-    const char *cronjob_api_version; /* "batch/v1" or "batch/v1beta1" */
-    const char *pdb_api_version;     /* "policy/v1" or "policy/v1beta1" */
-    int cronjob_time_zone;           /* CronJob spec.timeZone is honoured (Kubernetes 1.25+) */
-};
-
-/* The environment of Kubernetes 1.minor, for `render --kube-version`; RENDER_KUBE_MINOR_CURRENT stands
- * for any version with every feature render uses. */
-#define RENDER_KUBE_MINOR_CURRENT 31
-void render_env_for_minor(int minor, struct render_env *env);
-
-/* Checks a valid spec against what the server can do, adding to errs like spec_parse: a spec.timeZone
- * on a server that would ignore it (or refuse the field) is an error, not a schedule silently run in
- * another zone. Returns ZK_OK or ZK_EINVAL. minor names the server's version in the message (-1:
- * unknown). */
-int render_check_env(const struct corpus_spec *spec, const struct render_env *env, int minor,
-                     struct spec_errors *errs);
 
 /* Names of the children of corpus `name` (each at most 63 characters, the CronJob's at most 52 since
  * its Jobs add a suffix; shortened with a hash when needed). Writes into caller-provided buffers of RENDER_NAME_MAX bytes. */
@@ -78,8 +59,7 @@ int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err
  * Deployment, CronJob). *children is a new cJSON array owned by the caller. The PVC is omitted when
  * spec->storage.existing_claim is set. Returns ZK_OK, ZK_ENOMEM, or ZK_EINVAL for an unusable corpus
  * object (no name/uid). */
-int render_children(const cJSON *corpus, const struct corpus_spec *spec, const struct render_env *env,
-                    cJSON **children, struct zk_err *err);
+int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON **children, struct zk_err *err);
 
 /* A Job created from the CronJob's job template, for the reindex annotation: named deterministically
  * from the request value (so creating it twice is AlreadyExists, never a second Job), labelled with the

@@ -20,40 +20,22 @@ struct pctx {
     int oom;
 };
 
-static void spec_errors_vadd(struct spec_errors *errs, const char *field, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-
-static void spec_errors_vadd(struct spec_errors *errs, const char *field, const char *fmt, va_list ap)
-{
-    struct spec_field_error *e;
-
-    if (errs->count >= SPEC_MAX_FIELD_ERRORS) {
-        errs->dropped++;
-        return;
-    }
-    e = &errs->items[errs->count++];
-    snprintf(e->field, sizeof(e->field), "%s", field);
-    vsnprintf(e->message, sizeof(e->message), fmt, ap);
-}
-
-void spec_errors_add(struct spec_errors *errs, const char *field, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    spec_errors_vadd(errs, field, fmt, ap);
-    va_end(ap);
-}
-
 static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
 {
+    struct spec_field_error *e;
     va_list ap;
 
+    if (c->errs->count >= SPEC_MAX_FIELD_ERRORS) {
+        c->errs->dropped++;
+        return;
+    }
+    e = &c->errs->items[c->errs->count++];
+    snprintf(e->field, sizeof(e->field), "%s", field);
     va_start(ap, fmt);
-    spec_errors_vadd(c->errs, field, fmt, ap);
+    vsnprintf(e->message, sizeof(e->message), fmt, ap);
     va_end(ap);
 }
 

@@ -107,11 +107,6 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
 
 void spec_free(struct corpus_spec *spec);
 
-/* Records one field error in errs (counted in errs->dropped once SPEC_MAX_FIELD_ERRORS are stored).
- * For checks outside spec_parse that report the same way, such as render_check_env. */
-void spec_errors_add(struct spec_errors *errs, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* "field: message; field: message" (with "and N more" when dropped), for conditions and Events.
  * Writes at most len bytes including the terminator. */
 void spec_errors_format(const struct spec_errors *errs, char *dst, size_t len);

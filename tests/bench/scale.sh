@@ -8,10 +8,10 @@
 # without a node (scripts/cluster.sh, honouring ZK_CLUSTER_DIR and the ZK_*_PORT variables) and stops it
 # afterwards. Each N runs RUNS times (default BENCH_SCALE_RUNS, else 3); every figure is the median of
 # its runs. Each run:
-#   1. the floor: N minimal corpora and their rendered children (`zoekt-operator render` for the
-#      server's version, without the placeholder ownerReferences, which the garbage collector would
-#      chase), in one `kubectl apply --server-side`, into a fresh namespace; then the wait until the
-#      controller manager is done with them (as in 4), so that its work is not charged to the operator;
+#   1. the floor: N minimal corpora and their rendered children (`zoekt-operator render`, without the
+#      placeholder ownerReferences, which the garbage collector would chase), in one `kubectl apply
+#      --server-side`, into a fresh namespace; then the wait until the controller manager is done
+#      with them (as in 4), so that its work is not charged to the operator;
 #   2. a fresh operator; once its caches are synced, its idle resident memory;
 #   3. `kubectl apply` of the same N corpora into another fresh namespace, and the time until every
 #      corpus has status.observedGeneration (written after its children are applied); its ratio to the
@@ -166,11 +166,6 @@ def observed(ns, n):
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
-def server_minor():
-    import json
-    v = json.loads(kubectl("version", "-o", "json"))["serverVersion"]
-    return re.match(r"\d+", v["minor"]).group(0)
-
 def one_run(n, run):
     res = {}
     ns_floor, ns_op = f"scale-floor-{n}-{run}-{os.getpid()}", f"scale-op-{n}-{run}-{os.getpid()}"
@@ -180,8 +175,8 @@ def one_run(n, run):
     for i in range(n):
         c = corpus(ns_floor, i)
         docs.append(c)
-        docs.append(strip_owner_refs(subprocess.run([op, "render", "-f", "-", "--kube-version", f"1.{MINOR}"], input=c, capture_output=True,
-                                                    text=True, check=True).stdout))
+        docs.append(strip_owner_refs(subprocess.run([op, "render", "-f", "-"], input=c, capture_output=True, text=True,
+                                                    check=True).stdout))
     floor_yaml = "\n---\n".join(docs)
     t = time.monotonic()
     kubectl("apply", "--server-side", "--field-manager", "bench-floor", "-f", "-", stdin=floor_yaml)
@@ -229,7 +224,6 @@ def one_run(n, run):
         kubectl("delete", "namespace", ns_floor, ns_op, "--wait=true", "--timeout=1800s")
     return res
 
-MINOR = server_minor()
 med = lambda rs, k: statistics.median(r[k] for r in rs)
 mb = lambda kb: f"{kb / 1024:.1f} MB"
 print("| Corpora | Runs | Floor (kubectl apply --server-side) | Operator: all with status | Ratio | RSS idle (own) | RSS steady (own) | No-op resync: API requests | No-op resync: CPU |")

@@ -172,20 +172,6 @@ check "other corpora keep reconciling (org still ready to serve its children)" e
 cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: codesearch.dev/v1alpha1
 kind: CodeSearchCorpus
-metadata: {name: tz, namespace: $NS}
-spec:
-  repositories: [{url: "https://github.com/example/alpha.git"}]
-  timeZone: Europe/Berlin
-YAML
-check "a timeZone this server (1.20) cannot honour is reported in status, naming the field and the version" \
-  eventually 20 status_says "$NS" tz "spec.timeZone: needs Kubernetes 1.25 or later (this one is 1.20)"
-check "with a Warning Event naming the field" eventually 10 warned "$NS" tz spec.timeZone
-check "and that corpus gets no children (no CronJob silently running in another zone)" \
-  bash -c "! kubectl -n $NS get cronjob tz-indexer >/dev/null 2>&1"
-
-cat <<YAML | kubectl apply -f - >/dev/null
-apiVersion: codesearch.dev/v1alpha1
-kind: CodeSearchCorpus
 metadata: {name: private, namespace: $NS}
 spec:
   repositories: [{url: "https://github.com/example/secret.git"}]
@@ -195,6 +181,18 @@ check "a missing Secret is reported in status" eventually 20 status_says "$NS" p
 check "a missing Secret is reported with a Warning Event" eventually 10 warned "$NS" private missing-creds
 check "nothing that would mount the missing Secret is applied" bash -c \
   "! kubectl -n $NS get cronjob private-indexer >/dev/null 2>&1 && ! kubectl -n $NS get deploy private-search >/dev/null 2>&1"
+
+# ---- a time zone reaches the CronJob (spec.timeZone, GA since Kubernetes 1.27) ----
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: codesearch.dev/v1alpha1
+kind: CodeSearchCorpus
+metadata: {name: tz, namespace: $NS}
+spec:
+  repositories: [{url: "https://github.com/example/alpha.git"}]
+  timeZone: Europe/Berlin
+YAML
+check "a corpus with spec.timeZone gets a CronJob in that zone" eventually 20 bash -c \
+  "[ \"\$(kubectl -n $NS get cronjob tz-indexer -o jsonpath='{.spec.timeZone}' 2>/dev/null)\" = Europe/Berlin ]"
 
 # ---- a long name and many repositories (the reference organization mirrors more than 120) ----
 LONG=$(printf 'a%.0s' $(seq 1 100))-corpus

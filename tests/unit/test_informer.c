@@ -60,7 +60,7 @@ static void test_instance_label_fallback(void **state)
     /* A retained PVC, or a Job owned by the CronJob: mapped by label when we manage it. */
     assert_true(key_of("{\"metadata\":{\"namespace\":\"team\",\"name\":\"org-indexer-123\",\"labels\":{"
                        "\"app.kubernetes.io/managed-by\":\"zoekt-operator\",\"app.kubernetes.io/instance\":\"org\"},"
-                       "\"ownerReferences\":[{\"apiVersion\":\"batch/v1beta1\",\"kind\":\"CronJob\",\"name\":"
+                       "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"name\":"
                        "\"org-indexer\",\"controller\":true}]}}",
                        api_corpus_key, key, sizeof(key)));
     assert_string_equal(key, "team/org");

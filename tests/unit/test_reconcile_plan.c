@@ -11,6 +11,7 @@
 
 #include "controller/corpus/api.h"
 #include "controller/corpus/reconcile.h"
+#include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
 #include "controller/corpus/status.h"
 #include "json.h"
@@ -177,17 +178,16 @@ static void test_second_wave_needs_the_first(void **state)
         assert_true(reconcile_needs_siblings(second[i]));
 }
 
-static void test_resources_follow_discovery(void **state)
+/* The resources are the ones render writes: CronJobs as batch/v1, PodDisruptionBudgets as policy/v1. */
+static void test_resources(void **state)
 {
     struct kube_resource r[RK_COUNT];
 
     (void)state;
-    reconcile_resources(&(struct render_env){"batch/v1beta1", "policy/v1beta1", 0}, r);
-    assert_string_equal(r[RK_CRONJOB].version, "v1beta1");
-    assert_string_equal(r[RK_PDB].version, "v1beta1");
-    assert_string_equal(r[RK_JOB].version, "v1");
-    reconcile_resources(&(struct render_env){"batch/v1", "policy/v1", 1}, r);
+    reconcile_resources(r);
+    assert_string_equal(r[RK_CRONJOB].group, "batch");
     assert_string_equal(r[RK_CRONJOB].version, "v1");
+    assert_string_equal(r[RK_JOB].version, "v1");
     assert_string_equal(r[RK_PDB].version, "v1");
     assert_string_equal(r[RK_PDB].group, "policy");
     assert_string_equal(r[RK_DEPLOYMENT].group, "apps");
@@ -231,15 +231,13 @@ static void test_prune_keeps_what_is_compared(void **state)
     cJSON *corpus = parse(text), *children = NULL;
     struct corpus_spec *spec = NULL;
     struct spec_errors errs = {0};
-    struct render_env env;
     struct zk_err err = {0};
     const cJSON *child;
 
     (void)state;
     free(text);
-    render_env_for_minor(RENDER_KUBE_MINOR_CURRENT, &env);
     assert_int_equal(spec_parse(corpus, &spec, &errs), ZK_OK);
-    assert_int_equal(render_children(corpus, spec, &env, &children, &err), ZK_OK);
+    assert_int_equal(render_children(corpus, spec, &children, &err), ZK_OK);
     assert_true(cJSON_GetArraySize(children) >= 8);
     cJSON_ArrayForEach(child, children) {
         cJSON *observed = cJSON_Duplicate(child, 1);
@@ -329,7 +327,7 @@ int main(void)
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_first_status),
         cmocka_unit_test(test_second_wave_needs_the_first),
-        cmocka_unit_test(test_resources_follow_discovery),
+        cmocka_unit_test(test_resources),
         cmocka_unit_test(test_prune_keeps_what_is_compared),
         cmocka_unit_test(test_prune_observed_keeps_status),
         cmocka_unit_test(test_prune_child_keeps_what_status_reads),

@@ -82,18 +82,15 @@ static cJSON *load_corpus(void)
     return c;
 }
 
-/* Parses corpus (taking ownership) and renders it for Kubernetes 1.20 when cronjob_api is
- * batch/v1beta1 (beta CronJob and PodDisruptionBudget, no time zones), else for a current version. */
-static void render_fx(struct fixture *fx, cJSON *corpus, const char *cronjob_api)
+/* Parses corpus (taking ownership) and renders it. */
+static void render_fx(struct fixture *fx, cJSON *corpus)
 {
-    struct render_env env;
     struct spec_errors errs;
     struct zk_err err = {0};
 
-    render_env_for_minor(strcmp(cronjob_api, "batch/v1beta1") == 0 ? 20 : RENDER_KUBE_MINOR_CURRENT, &env);
     fx->corpus = corpus;
     assert_int_equal(spec_parse(corpus, &fx->spec, &errs), ZK_OK);
-    assert_int_equal(render_children(corpus, fx->spec, &env, &fx->children, &err), ZK_OK);
+    assert_int_equal(render_children(corpus, fx->spec, &fx->children, &err), ZK_OK);
 }
 
 static void fx_free(struct fixture *fx)
@@ -136,7 +133,7 @@ static void test_golden(void **state)
     char *json, *yaml;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     json = cJSON_Print(fx.children);
     assert_non_null(json);
     golden("tests/fixtures/render/children.json", json);
@@ -153,8 +150,8 @@ static void test_deterministic(void **state)
     char *ja, *jb;
 
     (void)state;
-    render_fx(&a, load_corpus(), "batch/v1");
-    render_fx(&b, load_corpus(), "batch/v1");
+    render_fx(&a, load_corpus());
+    render_fx(&b, load_corpus());
     ja = json_print(a.children);
     jb = json_print(b.children);
     assert_string_equal(ja, jb);
@@ -174,7 +171,7 @@ static void test_order_labels_owners(void **state)
     int i = 0;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     assert_int_equal(cJSON_GetArraySize(fx.children), 9);
     cJSON_ArrayForEach(c, fx.children) {
         const cJSON *l = json_path(c, "metadata.labels");
@@ -214,7 +211,7 @@ static void test_pvc_delete_policy(void **state)
 
     (void)state;
     cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "storage"), "onDelete", "Delete");
-    render_fx(&fx, corpus, "batch/v1");
+    render_fx(&fx, corpus);
     pvc = child(fx.children, "PersistentVolumeClaim");
     assert_int_equal(cJSON_GetArraySize(json_path(pvc, "metadata.ownerReferences")), 1);
     assert_string_equal(json_str(json_path(pvc, "metadata.annotations"), API_ANN_ON_DELETE, ""), "Delete");
@@ -233,7 +230,7 @@ static void test_existing_claim(void **state)
     (void)state;
     cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "storage"), "existingClaim",
                             "shared-index");
-    render_fx(&fx, corpus, "batch/v1");
+    render_fx(&fx, corpus);
     assert_int_equal(cJSON_GetArraySize(fx.children), 8);
     assert_null(child(fx.children, "PersistentVolumeClaim"));
     dep = child(fx.children, "Deployment");
@@ -273,7 +270,7 @@ static void test_deployment(void **state)
     char *cmdline;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     dep = child(fx.children, "Deployment");
     pod = json_path(dep, "spec.template.spec");
     check_pod_security(pod);
@@ -324,7 +321,7 @@ static void test_cronjob(void **state)
     char *text;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     cj = child(fx.children, "CronJob");
     assert_string_equal(json_str(cj, "apiVersion", ""), "batch/v1");
     assert_string_equal(json_path_str(cj, "spec.schedule", ""), "30 2 * * *");
@@ -351,7 +348,7 @@ static void test_cronjob(void **state)
 
         cJSON_AddItemToObject(cJSON_GetObjectItem(corpus, "spec"), "gitCABundleRef",
                               cJSON_Parse("{\"kind\":\"Secret\",\"name\":\"corp-ca\",\"key\":\"bundle.pem\"}"));
-        render_fx(&fx, corpus, "batch/v1");
+        render_fx(&fx, corpus);
         pod = json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec");
         k = container(pod, "indexer");
         vol = NULL;
@@ -370,12 +367,17 @@ static void test_cronjob(void **state)
         fx_free(&fx);
     }
 
-    /* batch/v1beta1 (Kubernetes before 1.21) has no timeZone. */
-    render_fx(&fx, load_corpus(), "batch/v1beta1");
-    cj = child(fx.children, "CronJob");
-    assert_string_equal(json_str(cj, "apiVersion", ""), "batch/v1beta1");
-    assert_null(json_path(cj, "spec.timeZone"));
-    fx_free(&fx);
+    /* Without spec.timeZone the CronJob has none either: the schedule runs in the controller manager's zone. */
+    {
+        cJSON *corpus = load_corpus();
+
+        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(corpus, "spec"), "timeZone");
+        render_fx(&fx, corpus);
+        cj = child(fx.children, "CronJob");
+        assert_string_equal(json_str(cj, "apiVersion", ""), "batch/v1");
+        assert_null(json_path(cj, "spec.timeZone"));
+        fx_free(&fx);
+    }
 }
 
 /* Renders the sample corpus with one spec member replaced, and returns its config hash (a copy). */
@@ -390,53 +392,21 @@ static char *hash_with(const char *member, const char *json)
 
         cJSON_ReplaceItemInObject(spec, member, cJSON_Parse(json));
     }
-    render_fx(&fx, corpus, "batch/v1");
+    render_fx(&fx, corpus);
     h = strdup(config_hash(fx.children));
     fx_free(&fx);
     return h;
 }
 
-/* What each Kubernetes version gets, and a time zone asked of a server that cannot honour it. */
-static void test_env_for_version(void **state)
-{
-    struct render_env env;
-    struct spec_errors errs = {0};
-    struct fixture fx;
-
-    (void)state;
-    render_env_for_minor(20, &env);
-    assert_string_equal(env.cronjob_api_version, "batch/v1beta1");
-    assert_string_equal(env.pdb_api_version, "policy/v1beta1");
-    assert_false(env.cronjob_time_zone);
-    render_env_for_minor(21, &env);
-    assert_string_equal(env.cronjob_api_version, "batch/v1");
-    assert_string_equal(env.pdb_api_version, "policy/v1");
-    render_env_for_minor(24, &env);
-    assert_false(env.cronjob_time_zone); /* alpha, off by default */
-    render_env_for_minor(25, &env);
-    assert_true(env.cronjob_time_zone);
-
-    render_fx(&fx, load_corpus(), "batch/v1"); /* the fixture corpus sets timeZone */
-    assert_non_null(fx.spec->time_zone);
-    assert_int_equal(render_check_env(fx.spec, &env, 25, &errs), ZK_OK);
-    assert_int_equal(errs.count, 0);
-    render_env_for_minor(24, &env);
-    assert_int_equal(render_check_env(fx.spec, &env, 24, &errs), ZK_EINVAL);
-    assert_int_equal(errs.count, 1);
-    assert_string_equal(errs.items[0].field, "spec.timeZone");
-    assert_non_null(strstr(errs.items[0].message, "needs Kubernetes 1.25 or later (this one is 1.24)"));
-    fx_free(&fx);
-}
-
-/* The PodDisruptionBudget lets one search pod go at a time and selects exactly the Deployment's pods;
- * on Kubernetes 1.20 it is policy/v1beta1. */
+/* The PodDisruptionBudget (policy/v1) lets one search pod go at a time and selects exactly the
+ * Deployment's pods. */
 static void test_pdb(void **state)
 {
     struct fixture fx;
     const cJSON *pdb, *dep;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     pdb = child(fx.children, "PodDisruptionBudget");
     dep = child(fx.children, "Deployment");
     assert_non_null(pdb);
@@ -452,9 +422,6 @@ static void test_pdb(void **state)
         free(a);
         free(b);
     }
-    fx_free(&fx);
-    render_fx(&fx, load_corpus(), "batch/v1beta1");
-    assert_string_equal(json_str(child(fx.children, "PodDisruptionBudget"), "apiVersion", ""), "policy/v1beta1");
     fx_free(&fx);
 }
 
@@ -561,7 +528,7 @@ static void test_child_name(void **state)
     struct fixture fx;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     check_child_names(&fx, json_path_str(fx.corpus, "metadata.name", ""));
     fx_free(&fx);
 }
@@ -577,7 +544,7 @@ static void test_long_name_corpus(void **state)
     memset(name, 'x', 253);
     name[253] = '\0';
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(corpus, "metadata"), "name", cJSON_CreateString(name));
-    render_fx(&fx, corpus, "batch/v1");
+    render_fx(&fx, corpus);
     check_child_names(&fx, name);
     cJSON_ArrayForEach(c, fx.children) {
         assert_true(strlen(json_path_str(c, "metadata.name", "")) <= (strcmp(json_str(c, "kind", ""), "CronJob") ? 63 : 52));
@@ -610,7 +577,7 @@ static void test_reindex_job(void **state)
     const char *n1;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", &j1, &err), ZK_OK);
     assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", &j2, &err), ZK_OK);
     assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T11:00:00Z", &j3, &err), ZK_OK);
@@ -643,14 +610,13 @@ static void test_reindex_job(void **state)
 static void test_invalid_corpus(void **state)
 {
     struct fixture fx;
-    struct render_env env = {"batch/v1", "policy/v1", 1};
     struct zk_err err = {0};
     cJSON *out = NULL;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(fx.corpus, "metadata"), "uid");
-    assert_int_equal(render_children(fx.corpus, fx.spec, &env, &out, &err), ZK_EINVAL);
+    assert_int_equal(render_children(fx.corpus, fx.spec, &out, &err), ZK_EINVAL);
     assert_null(out);
     assert_non_null(strstr(err.msg, "uid"));
     fx_free(&fx);
@@ -663,7 +629,7 @@ static void test_nginx_conf(void **state)
     char *conf;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     assert_int_equal(render_nginx_conf(fx.spec, "/run/x", &conf, &err), ZK_OK);
     assert_non_null(strstr(conf, "listen 8080;"));
     assert_non_null(strstr(conf, "pid /run/x/nginx.pid;"));
@@ -689,7 +655,7 @@ static void test_repos_list(void **state)
     char *list;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     assert_int_equal(render_repos_list(fx.spec, &list, &err), ZK_OK);
     assert_non_null(strstr(list, "\ngithub.com/example/api https://github.com/example/api.git\n"));
     assert_non_null(strstr(list, "\ngithub.com/example/web https://github.com/example/web main,release/2.x\n"));
@@ -710,7 +676,7 @@ static void test_yaml_parses(void **state)
     char prev[64] = "";
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     assert_int_equal(render_yaml(fx.children, &yaml, &err), ZK_OK);
     assert_true(strncmp(yaml, "---\napiVersion: v1\nkind: PersistentVolumeClaim\n", 47) == 0);
     assert_non_null(strstr(yaml, "- \"30\"\n")); /* --max-files 30 stays a string */
@@ -739,10 +705,9 @@ static void test_yaml_parses(void **state)
 static cJSON *render_all(void *arg)
 {
     const struct fixture *fx = arg;
-    struct render_env env = {"batch/v1", "policy/v1", 1};
     struct zk_err err = {0};
     cJSON *out = NULL;
-    int rc = render_children(fx->corpus, fx->spec, &env, &out, &err);
+    int rc = render_children(fx->corpus, fx->spec, &out, &err);
 
     assert_int_equal(rc, out ? ZK_OK : ZK_ENOMEM);
     return out;
@@ -755,7 +720,7 @@ static void test_allocation_failures(void **state)
     struct fixture fx;
 
     (void)state;
-    render_fx(&fx, load_corpus(), "batch/v1");
+    render_fx(&fx, load_corpus());
     cJSON_Delete(fx.children);
     fx.children = NULL;
     assert_true(failalloc_whole_or_nothing(render_all, &fx) > 500); /* every allocation point was tried */
@@ -773,7 +738,6 @@ int main(void)
         cmocka_unit_test(test_deployment),
         cmocka_unit_test(test_cronjob),
         cmocka_unit_test(test_pdb),
-        cmocka_unit_test(test_env_for_version),
         cmocka_unit_test(test_config_hash),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_child_name),
