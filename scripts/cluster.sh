@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real local Kubernetes cluster: a control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler) and one node (containerd, kubelet, kube-proxy, cluster DNS, an efs-sc provisioner;
-# scripts/node.sh), all from Debian's packages and Debian's kubernetes source.
+# kube-scheduler) and one node (containerd, runc, the CNI plugins, kubelet, kube-proxy, cluster DNS, an
+# efs-sc provisioner; scripts/node.sh), every upstream program built from its Go module at the version
+# scripts/versions.sh pins (scripts/kube-tools.sh; KUBE_VERSION picks another pinned minor).
 #
 #   scripts/cluster.sh up                 start (idempotent: does nothing when it already answers)
 #   scripts/cluster.sh down               stop every process it started, by PID, and remove what the
@@ -35,8 +36,10 @@ server=https://127.0.0.1:$api_port
 pki=$state/pki
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 # Wide enough for the 1,000-corpus benchmark (one Service each); the first address is `kubernetes`.
-service_cidr=10.0.0.0/16
-service_ip=10.0.0.1
+# The Service and pod ranges (scripts/node.sh) lie in 198.18.0.0/15, which RFC 2544 reserves for
+# benchmark networks: no real network a machine sits on uses it, unlike 10.0.0.0/8.
+service_cidr=198.18.0.0/16
+service_ip=198.18.0.1
 with_node=${ZK_NODE:-1}
 
 log() { echo "cluster: $*" >&2; }
@@ -124,7 +127,7 @@ start() { # start NAME CMD...: runs CMD detached, logging to NAME.log, recording
 
 start_etcd() {
   alive etcd && return 0
-  start etcd /usr/bin/etcd --name zk --data-dir "$state/etcd" \
+  start etcd "$bin/etcd" --name zk --data-dir "$state/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
     --initial-cluster "zk=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync
@@ -141,7 +144,7 @@ start_apiserver() {
   fi
   start apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
     --service-cluster-ip-range="$service_cidr" --secure-port="$api_port" --bind-address="$bind" \
-    --advertise-address="$advertise" --insecure-port=0 --cert-dir="$pki" "${kubelet_auth[@]}" \
+    --advertise-address="$advertise" --cert-dir="$pki" "${kubelet_auth[@]}" \
     --tls-cert-file="$pki/serving.crt" --tls-private-key-file="$pki/serving.key" --client-ca-file="$pki/ca.crt" \
     --authorization-mode=Node,RBAC --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
@@ -152,9 +155,9 @@ start_apiserver() {
 start_controller_manager() {
   alive controller-manager && return 0
   start controller-manager "$bin/kube-controller-manager" --kubeconfig="$state/kubeconfig" --leader-elect=false \
-    --controllers=garbagecollector,cronjob,job,deployment,replicaset,namespace,serviceaccount-token,serviceaccount,$node_controllers \
+    --controllers=garbagecollector,cronjob,job,deployment,replicaset,namespace,serviceaccount-token,serviceaccount,root-ca-cert-publisher,$node_controllers \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
-    --bind-address=127.0.0.1 --secure-port="$kcm_port" --port=0
+    --bind-address=127.0.0.1 --secure-port="$kcm_port"
 }
 
 # Two checkouts on one machine would fight over the plane's ports: the second fails at once and names
@@ -201,17 +204,31 @@ flock 9
 
 case ${1:-} in
 up)
-  # A server binary rebuilt since its process started (scripts/kube-tools.sh installs by rename) means
-  # the running process is the old build: restart it so the fix is actually in use.
-  [ "$bin/kube-apiserver" -nt "$state/apiserver.pid" ] && stop apiserver
-  [ "$bin/kube-controller-manager" -nt "$state/controller-manager.pid" ] && stop controller-manager
+  # A server binary rebuilt or re-linked since its process started (scripts/kube-tools.sh re-points
+  # the links for another version) means the running process is the old build: restart it so the new
+  # one is actually in use.
+  # find -newer reads the link's own time (a re-pointed link), -nt its target's (a rebuilt binary).
+  newer() { [ -f "$state/$2.pid" ] && { [ -n "$(find "$bin/$1" -maxdepth 0 -newer "$state/$2.pid")" ] ||
+                                        [ "$bin/$1" -nt "$state/$2.pid" ]; }; }
+  newer etcd etcd && { stop controller-manager; stop apiserver; stop etcd; }
+  newer kube-apiserver apiserver && stop apiserver
+  newer kube-controller-manager controller-manager && stop controller-manager
+  # The objects an API server stored are not for an older one to read: a plane that changes
+  # Kubernetes version (KUBE_VERSION) starts from an empty store. It is a test plane.
+  kube_now=$("$bin/kubectl" version --client -o json 2>/dev/null | sed -n 's/.*"gitVersion": *"\([^"]*\)".*/\1/p' | head -n1)
+  if [ -f "$state/kube-version" ] && [ "$(cat "$state/kube-version")" != "$kube_now" ]; then
+    log "Kubernetes changes from $(cat "$state/kube-version") to $kube_now: stopping the plane and emptying its store"
+    node_down; stop controller-manager; stop apiserver; stop etcd
+    rm -rf "$state/etcd"
+  fi
   if alive apiserver && alive etcd && alive controller-manager && api_ready &&
      { [ "$with_node" != 1 ] || { alive kubelet && node_ready; }; }; then exit 0; fi
-  for b in kube-apiserver kube-controller-manager kubectl; do
+  for b in etcd kube-apiserver kube-controller-manager kubectl; do
     [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }
   done
   plane_claim
   mkdir -p "$state"
+  echo "$kube_now" >"$state/kube-version"
   make_pki
   start_etcd
   start_apiserver

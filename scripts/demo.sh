@@ -16,7 +16,7 @@ export KUBECONFIG=${KUBECONFIG:-$root/.cluster/kubeconfig}
 ns=zoekt-demo
 # Outside the checkout: nginx's workers must read it, and a checkout under /root is closed to them.
 git_dir=/var/tmp/zoekt-operator-demo-git
-kc=kubectl-1.20 # the server's minor version
+kc=kubectl
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 wait_for() { # wait_for SECONDS WHAT CMD...
@@ -75,6 +75,8 @@ echo "serving $GIT_URL: platform/zoekt-operator (this checkout), acme/payments, 
 
 step "A corpus of those repositories, with its Secrets and the CA bundle"
 $kc create namespace "$ns" --dry-run=client -o yaml | $kc apply -f - >/dev/null
+# The corpus's pods pass the restricted Pod Security Standard; the namespace enforces it.
+$kc label --overwrite namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
 # A second run keeps the first run's token: the search pod sees a changed Secret only after the
 # kubelet's next sync, up to a minute later.
 token=$($kc -n "$ns" get secret search-tokens -o jsonpath='{.data.demo-agent}' 2>/dev/null | base64 -d || true)
@@ -130,7 +132,7 @@ MCP_STDIO_COMMAND="[\"$root/bin/zoekt-connector\",\"--stdio\",\"--zoekt-url\",\"
 cat <<EOF
 
 The operator keeps running in namespace zoekt-operator and the corpus in $ns:
-  kubectl-1.20 -n $ns get csc,pods        (KUBECONFIG=$KUBECONFIG, PATH=\$PATH:${PATH%%:*})
+  kubectl -n $ns get csc,pods             (KUBECONFIG=$KUBECONFIG, PATH=\$PATH:${PATH%%:*})
 The git server is stopped, so the nightly run will report every repository as failed until it serves
 again: scripts/git-server.sh start $git_dir
 Stop everything (pods, node, control plane): make cluster-down

@@ -8,10 +8,12 @@ cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 
 apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
           libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev zlib1g-dev
-          nginx etcd-server unzip procps iproute2 python3 python3-yaml util-linux wget busybox
+          nginx unzip procps iproute2 python3 python3-yaml util-linux wget busybox
           fcgiwrap xz-utils
+          # runc's seccomp support (scripts/upstream.sh builds runc with cgo)
+          libseccomp-dev
           # the local node (scripts/node.sh) and the images it runs (scripts/images.sh)
-          containerd runc containernetworking-plugins iptables conntrack dnsmasq-base
+          iptables conntrack dnsmasq-base
           buildah mmdebstrap arch-test qemu-user-static binfmt-support uidmap)
 
 missing=()
@@ -25,9 +27,32 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  # Debian starts nginx as a service when it installs it; the project runs nginx processes of its own.
+  # A host that already had nginx keeps its service as it was.
+  had_nginx=$(dpkg-query -W -f='${Status}' nginx 2>/dev/null | grep -c "install ok installed" || true)
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian enables etcd, nginx and containerd as services; scripts/cluster.sh starts its own.
-  systemctl disable --now etcd nginx containerd >/dev/null 2>&1 || true
+  [ "$had_nginx" != 0 ] || systemctl disable --now nginx >/dev/null 2>&1 || true
+fi
+
+# Go, for the upstream programs built from their modules (scripts/upstream.sh). A machine whose Go is
+# missing or older than 1.21 (which cannot fetch toolchains) gets Debian's golang-go, which then
+# downloads the toolchain module golang.org/toolchain from the module proxy it is set up with, the way
+# the go command itself does; it lands in $cache/go and is linked as $cache/go/bin/go.
+go_toolchain=go1.26.8
+go_ok() { # go_ok GO: exit 0 when GO runs and is 1.21 or newer
+  local v
+  v=$("$1" env GOVERSION 2>/dev/null) || return 1
+  v=${v#go}
+  [ "${v%%.*}" -gt 1 ] || [ "$(echo "$v" | cut -d. -f2)" -ge 21 ]
+}
+if ! { go_ok go || go_ok /usr/local/go/bin/go || go_ok "$cache/go/bin/go"; }; then
+  echo "deps: installing Go $go_toolchain from the module proxy" >&2
+  command -v go >/dev/null 2>&1 || { apt-get update -qq; apt-get install -y -qq --no-install-recommends golang-go >/dev/null; }
+  mod=golang.org/toolchain@v0.0.1-$go_toolchain.linux-$(dpkg --print-architecture)
+  dir=$(GOMODCACHE=$cache/go/mod GOFLAGS=-mod=mod go mod download -json "$mod" | sed -n 's/.*"Dir": *"\([^"]*\)".*/\1/p')
+  [ -x "$dir/bin/go" ] || { echo "deps: could not fetch $mod" >&2; exit 1; }
+  mkdir -p "$cache/go/bin"
+  ln -sfn "$dir/bin/go" "$cache/go/bin/go"
 fi
 
 # The MCP client used by the integration tests (real SDK from npm), pinned in tests/mcp/package.json.
@@ -36,5 +61,5 @@ if [ ! -d "$here/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
   (cd "$here/tests/mcp" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
-# kubectl, helm, kube-apiserver and kube-controller-manager, cached outside the clone.
+# The cluster's programs, kubectl and helm, built from their Go modules and cached outside the clone.
 "$here/scripts/kube-tools.sh" >&2

@@ -16,8 +16,10 @@
 # The base is a Debian 12 minbase root made with mmdebstrap from the mirror in this machine's own apt
 # sources (scripts/debian-mirror.sh), imported as localhost/zoekt-base:bookworm-ARCH and handed to the
 # Dockerfiles as their BASE; arm64 builds run under qemu-user-static through binfmt_misc. The Zoekt
-# image takes its binaries from the archives in ../shared/zoekt/ (Dockerfile.zoekt's `archive` stage)
-# instead of building upstream's source: same file, same runtime stage.
+# image takes zoekt-webserver and zoekt-git-index built by scripts/upstream.sh from Zoekt's Go module at
+# the commit scripts/versions.sh pins (Dockerfile.zoekt's `prebuilt` stage): the same binaries the tests
+# run, cross-compiled once instead of compiled again under emulation (or, where the module proxy
+# refuses Zoekt, unpacked from ZK_ZOEKT_DIR: see scripts/upstream.sh).
 #
 # Every image is written to $ZK_CACHE/images/NAME-ARCH-KEY.tar (an OCI archive), where KEY hashes
 # everything the image is built from (its Dockerfile, the sources it copies, the base recipe and the
@@ -32,7 +34,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 out=$cache/images
-zoekt_dir=${ZK_ZOEKT_DIR:-$root/../shared/zoekt}
 # The release version, defined once in the Makefile; the operator's default images carry it as tag.
 version=$(sed -n 's/^VERSION *:= *//p' "$root/Makefile")
 # Bump when this script changes how an image is built, so that cached images from the old recipe go.
@@ -57,12 +58,7 @@ hash_files() { # hash_files PATH...: one hash over the names and contents of eve
   (cd "$root" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 
-zoekt_archive() { # zoekt_archive ARCH: the path of the Zoekt archive for ARCH
-  local f
-  f=$(ls "$zoekt_dir"/zoekt-*-linux-"$1".tar.xz 2>/dev/null | head -n1)
-  [ -n "$f" ] || { log "no Zoekt archive for $1 in $zoekt_dir"; exit 1; }
-  echo "$f"
-}
+zoekt_bins() { "$root/scripts/upstream.sh" zoekt "$1"; }
 
 base_key() { echo "bookworm-minbase-$("$root/scripts/debian-mirror.sh" | sha256sum | cut -c1-8)"; }
 
@@ -72,7 +68,7 @@ key() { # key NAME ARCH
   operator|connector) echo "$(hash_files images/Dockerfile Makefile lib controller connector)-$self-$(base_key)" ;;
   gateway)            echo "$(hash_files images/Dockerfile)-$self-$(base_key)" ;;
   pause)              echo "$(hash_files images/pause)-$self" ;;
-  zoekt)              echo "$(hash_files images/Dockerfile.zoekt)-$(sha256sum "$(zoekt_archive "$2")" | cut -c1-16)-$self-$(base_key)" ;;
+  zoekt)              echo "$(hash_files images/Dockerfile.zoekt)-$(cat "$(zoekt_bins "$2")"/zoekt-* | sha256sum | cut -c1-16)-$self-$(base_key)" ;;
   esac
 }
 
@@ -127,10 +123,9 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
     rm -rf "$ctx" ;;
   zoekt)
     ctx=$(mktemp -d)
-    cp "$(zoekt_archive "$arch")" "$ctx/"
-    "${bh[@]}" "${args[@]}" --build-arg ZOEKT_BINARIES=archive \
-      --build-arg "ZOEKT_ARCHIVE=$(basename "$(zoekt_archive "$arch")")" \
-      -f "$root/images/Dockerfile.zoekt" "$ctx" >&2
+    mkdir "$ctx/out"
+    cp "$(zoekt_bins "$arch")"/zoekt-webserver "$(zoekt_bins "$arch")"/zoekt-git-index "$ctx/out/"
+    "${bh[@]}" "${args[@]}" --build-arg ZOEKT_BINARIES=prebuilt -f "$root/images/Dockerfile.zoekt" "$ctx" >&2
     rm -rf "$ctx" ;;
   operator|connector)
     "${bh[@]}" "${bud[@]}" -t "localhost/zoekt-toolchain:bookworm-$arch" --target toolchain \

@@ -1,8 +1,8 @@
 # The local cluster's node, sourced by scripts/cluster.sh (which defines state, bin, pki, cache, log,
-# start, stop, alive, wait_for, sign and write_kubeconfig): containerd + runc + the CNI bridge from
-# Debian, kubelet, kube-proxy and kube-scheduler from the Kubernetes build, dnsmasq for cluster DNS,
-# and scripts/node-agent.sh for DNS records and efs-sc volumes. ../shared/reference/real-node.md
-# records why each setting below is what it is.
+# start, stop, alive, wait_for, sign and write_kubeconfig): containerd 2, runc and the CNI bridge
+# plugins, kubelet, kube-proxy and kube-scheduler, all built from their Go modules (scripts/upstream.sh),
+# dnsmasq from Debian for cluster DNS, and scripts/node-agent.sh for DNS records and efs-sc volumes.
+# docs/cluster.md records why each setting below is what it is.
 #
 # A node takes machine-wide things (the kubelet's port, iptables, a bridge, /proc/sys settings), so
 # one machine has one: node_claim refuses a second plane at once and names the first.
@@ -12,7 +12,7 @@
 # the two sysctls it changed (restored to what they were).
 
 node_name=zk-node
-pod_cidr=10.244.0.0/22
+pod_cidr=198.19.0.0/22
 bridge=zk0
 node_dir=$state/node
 ctr_sock=$node_dir/containerd.sock
@@ -20,7 +20,8 @@ owner_file=/run/zoekt-operator-node.owner
 
 node_ip() { "$root/scripts/node-ip.sh"; }
 
-ctr_() { ctr --address "$ctr_sock" --namespace k8s.io "$@"; }
+# ctr warns on every call that cgroup v1 is deprecated; the warning is about the machine, not the call.
+ctr_() { "$bin/ctr" --address "$ctr_sock" --namespace k8s.io "$@" 2> >(grep -v "DEPRECATION: The support for cgroup v1" >&2); }
 ctr_ready() { ctr_ version >/dev/null 2>&1; }
 
 node_claim() {
@@ -84,26 +85,31 @@ node_guard() {
 node_config() {
   local ip=$1
   mkdir -p "$node_dir/cni" "$node_dir/dns" "$node_dir/volumes"
+  # containerd 2's configuration format. Its content store is its own folder: containerd 1.x's
+  # metadata of earlier versions of this script is not carried over.
   cat >"$node_dir/containerd.toml" <<TOML
-version = 2
-root = "$cache/containerd"
+version = 3
+root = "$cache/containerd2"
 state = "$node_dir/containerd"
 [grpc]
   address = "$ctr_sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$("$root/scripts/images.sh" ref pause)"
-  # root here lacks CAP_SYS_RESOURCE, so no sandbox may lower its oom_score_adj.
+[plugins.'io.containerd.cri.v1.images'.pinned_images]
+  # Imported beforehand (node_import): there is no registry to pull it from.
+  sandbox = "$("$root/scripts/images.sh" ref pause)"
+[plugins.'io.containerd.cri.v1.runtime']
+  # root here may lack CAP_SYS_RESOURCE, so no sandbox may lower its oom_score_adj.
   restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+      BinaryName = "$bin/runc"
       SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ["$bin/cni"]
     conf_dir = "$node_dir/cni"
 TOML
   cat >"$node_dir/cni/10-zk.conflist" <<CNI
-{"cniVersion": "0.4.0", "name": "zk", "plugins": [
+{"cniVersion": "1.0.0", "name": "zk", "plugins": [
   {"type": "bridge", "bridge": "$bridge", "isGateway": true, "ipMasq": false, "hairpinMode": true,
    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$pod_cidr"}]], "routes": [{"dst": "0.0.0.0/0"}],
             "dataDir": "$node_dir/cni-ipam"}},
@@ -111,9 +117,15 @@ TOML
 CNI
   # Pods with dnsPolicy Default get this file: cluster DNS only, no resolver off the machine.
   echo "nameserver $ip" >"$node_dir/resolv.conf"
+  # Kubernetes 1.35 and later refuse cgroup v1 unless told otherwise; this machine kind runs hybrid
+  # cgroup v1 (cgroup2 only at /sys/fs/cgroup/unified), where a kubelet must be allowed to start.
+  local cgroup_v1=false
+  [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || cgroup_v1=true
   cat >"$node_dir/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
+containerRuntimeEndpoint: unix://$ctr_sock
+failCgroupV1: $( [ $cgroup_v1 = true ] && echo false || echo true )
 address: $ip
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -127,7 +139,6 @@ clusterDNS: [$ip]
 clusterDomain: cluster.local
 resolvConf: $node_dir/resolv.conf
 failSwapOn: false
-makeIPTablesUtilChains: false
 serializeImagePulls: false
 # Imported images cannot be pulled again: never collect them, and never evict for a full disk.
 imageGCHighThresholdPercent: 100
@@ -180,17 +191,17 @@ node_up() {
   node_sysctls
   node_guard
   if ! alive containerd; then
-    start containerd containerd --config "$node_dir/containerd.toml"
+    # Its shims (containerd-shim-runc-v2) are found on PATH.
+    start containerd env PATH="$bin:$PATH" "$bin/containerd" --config "$node_dir/containerd.toml"
     wait_for 30 containerd ctr_ready
   fi
   node_import pause
   if ! alive scheduler; then
     start scheduler "$bin/kube-scheduler" --kubeconfig="$state/kubeconfig" --leader-elect=false \
-      --bind-address=127.0.0.1 --secure-port=0 --port=0
+      --bind-address=127.0.0.1 --secure-port=0
   fi
   if ! alive kubelet; then
     start kubelet "$bin/kubelet" --config="$node_dir/kubelet.yaml" --kubeconfig="$node_dir/kubelet.kubeconfig" \
-      --container-runtime=remote --container-runtime-endpoint="unix://$ctr_sock" \
       --hostname-override="$node_name" --node-ip="$ip" --root-dir="$node_dir/kubelet" \
       --cert-dir="$node_dir/kubelet-pki"
   fi

@@ -46,10 +46,13 @@ on_exit() { _t_cleanup+=("$*"); }
 _t_run_cleanup() { local c; for c in "${_t_cleanup[@]}"; do eval "$c" >/dev/null 2>&1 || true; done; }
 trap _t_run_cleanup EXIT
 
-# new_namespace PREFIX: creates a fresh namespace and prints its name.
+# new_namespace PREFIX: creates a fresh namespace and prints its name. Pod Security Admission enforces
+# `restricted` there, as a hardened cluster does for workloads: every pod the operator or a test
+# creates must pass it.
 new_namespace() {
   local ns="$1-$(date +%s%N | tail -c 7)$RANDOM"
-  kubectl create namespace "$ns" >/dev/null && echo "$ns"
+  kubectl create namespace "$ns" >/dev/null &&
+    kubectl label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null && echo "$ns"
 }
 
 finish() {

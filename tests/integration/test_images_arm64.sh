@@ -5,12 +5,12 @@
 # (the official SDK client over stdio) against that webserver, and the arm64 operator and nginx start.
 source "$(dirname "$0")/lib.sh"
 
-ls "${ZK_ZOEKT_DIR:-$ZK_ROOT/../shared/zoekt}"/zoekt-*-linux-arm64.tar.xz >/dev/null 2>&1 ||
-  skip_suite "no Zoekt archive in ../shared/zoekt: the arm64 Zoekt image cannot be built"
 IMG=$ZK_ROOT/scripts/images.sh
 T=$(mktemp -d /tmp/zk-arm64-test.XXXXXX)
 chmod 755 "$T"
 on_exit "rm -rf '$T'"
+"$ZK_ROOT/scripts/upstream.sh" zoekt arm64 >/dev/null 2>"$T/zoekt.err" ||
+  skip_suite "no Zoekt for arm64 ($(tail -1 "$T/zoekt.err")): the arm64 Zoekt image cannot be built"
 run() { "$IMG" run "$1" arm64 -v "$T:/work" -- "${@:2}"; }
 
 check "the Zoekt image is arm64" test "$(run zoekt uname -m 2>/dev/null)" = aarch64

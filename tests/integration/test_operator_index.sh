@@ -98,8 +98,10 @@ check "a ReindexStarted Event is recorded" eventually 10 bash -c \
 index_json 5 5
 JOB=$(kubectl -n "$NS" get jobs -l codesearch.dev/reindex-request -o name | tail -n 1)
 NOW=$(iso "$(date +%s)")
+# Since Kubernetes 1.31 the API server accepts a Complete condition only after SuccessCriteriaMet, as
+# the Job controller itself writes them.
 kubectl -n "$NS" patch "$JOB" --subresource=status --type=merge -p \
-  "{\"status\":{\"startTime\":\"$NOW\",\"completionTime\":\"$NOW\",\"succeeded\":1,\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\",\"lastProbeTime\":\"$NOW\",\"lastTransitionTime\":\"$NOW\"}]}}" >/dev/null
+  "{\"status\":{\"startTime\":\"$NOW\",\"completionTime\":\"$NOW\",\"succeeded\":1,\"conditions\":[{\"type\":\"SuccessCriteriaMet\",\"status\":\"True\",\"lastProbeTime\":\"$NOW\",\"lastTransitionTime\":\"$NOW\"},{\"type\":\"Complete\",\"status\":\"True\",\"lastProbeTime\":\"$NOW\",\"lastTransitionTime\":\"$NOW\"}]}}" >/dev/null
 check "a completed Job makes the controller read /index-status again" eventually 30 bash -c \
   "[ \"\$(kubectl -n $NS get csc fresh -o jsonpath='{.status.repositoryCount}')\" = 5 ]"
 check "the fresh index makes Fresh True again" eventually 10 cond_is "$NS" fresh Fresh True/WithinMaxAge

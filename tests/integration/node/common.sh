@@ -4,8 +4,7 @@
 # Source after tests/integration/lib.sh.
 
 NODE_HERE=$ZK_ROOT/tests/integration/node
-# The server's own minor version: newer kubectl cannot create a Job from a batch/v1beta1 CronJob.
-KC=kubectl-1.20
+KC=kubectl
 NODE_TMP=$(mktemp -d /tmp/zk-node-test.XXXXXX)
 chmod 755 "$NODE_TMP"
 # The git server first: its PID files live in NODE_TMP.
@@ -20,8 +19,8 @@ on_exit node_cleanup
 node_preflight() {
   "$ZK_ROOT/scripts/cluster.sh" status >/dev/null 2>&1 ||
     skip_suite "the local node is not running (scripts/cluster.sh up without ZK_NODE=0)"
-  ls "${ZK_ZOEKT_DIR:-$ZK_ROOT/../shared/zoekt}"/zoekt-*-linux-amd64.tar.xz >/dev/null 2>&1 ||
-    skip_suite "no Zoekt archive in ../shared/zoekt: the Zoekt image cannot be built"
+  "$ZK_ROOT/scripts/upstream.sh" zoekt amd64 >/dev/null 2>"$NODE_TMP/zoekt.err" ||
+    skip_suite "no Zoekt for amd64 ($(tail -1 "$NODE_TMP/zoekt.err")): the Zoekt image cannot be built"
   "$ZK_ROOT/scripts/cluster.sh" load operator connector gateway zoekt >"$NODE_TMP/load.log" 2>&1 ||
     { fail "the images load into the node: $(tail -3 "$NODE_TMP/load.log")"; finish; exit 1; }
 }

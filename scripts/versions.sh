@@ -1,0 +1,28 @@
+# The upstream programs the project builds from their Go modules, each at one pinned version. Sourced by
+# scripts/upstream.sh, scripts/images.sh and the Makefile's helpers; nothing else names a version.
+#
+# KUBE_VERSION may be given as a minor ("1.33") to pick the pinned patch of that minor below, or as a
+# full version ("1.37.2"). The supported range is the range of this table.
+
+kube_pinned_patches="1.33.13 1.34.4 1.35.4 1.36.3 1.37.2"
+kube_default=1.37.2
+
+etcd_version=3.6.16
+containerd_version=2.4.2
+runc_version=1.4.4
+cni_plugins_version=1.9.1
+helm_version=3.22.0
+# Zoekt has no release tags: a commit of github.com/sourcegraph/zoekt, resolved by the go command.
+zoekt_commit=c4d8f3537f7a
+
+# kube_version: the full version KUBE_VERSION names (default: the newest pinned).
+kube_version() {
+  local want=${KUBE_VERSION:-$kube_default} v
+  want=${want#v}
+  for v in $kube_pinned_patches; do
+    [ "$v" = "$want" ] && { echo "$v"; return 0; }
+    [ "${v%.*}" = "$want" ] && { echo "$v"; return 0; }
+  done
+  echo "versions: KUBE_VERSION=$want is not one of the pinned versions ($kube_pinned_patches)" >&2
+  return 1
+}
