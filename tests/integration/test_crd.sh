@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The CodeSearchCorpus CRD on the real control plane: it installs, `kubectl explain` teaches the API,
-# defaults are applied, the schema rejects invalid objects, the printer columns and the status
-# subresource work (including `kubectl wait --for=condition=Fresh`), and the examples are valid.
+# defaults are applied, the schema and its CEL rules reject invalid objects (with the rules' messages,
+# on client- and server-side apply, within the cost budget at 2000 repositories), the printer columns
+# and the status subresource work (including `kubectl wait --for=condition=Fresh`), and the examples
+# are valid.
 set -u
 source "$(dirname "$0")/lib.sh"
 
@@ -39,15 +41,12 @@ corpus() { # corpus NAME SPEC-JSON: a corpus manifest
   printf '{"apiVersion":"codesearch.dev/v1alpha1","kind":"CodeSearchCorpus","metadata":{"name":"%s","namespace":"%s"},"spec":%s}' "$1" "$ns" "$2"
 }
 accepted() { corpus "$1" "$2" >"$tmp/$1.json" && kubectl apply --validate=false -f "$tmp/$1.json" >/dev/null 2>&1; }
-# rejected NAME SPEC-JSON FIELD: the API server refuses the object and names FIELD. List indices in
-# FIELD ("[0]") are optional: Kubernetes 1.20 leaves them out of schema errors, later versions print them.
+# rejected NAME SPEC-JSON FIELD: the API server refuses the object and names FIELD, list indices and all.
 rejected() {
   local out
   corpus "$1" "$2" >"$tmp/$1.json"
   out=$(kubectl create --validate=false --dry-run=server -f "$tmp/$1.json" 2>&1) && return 1
-  local re
-  re=$(printf '%s' "$3" | sed -e 's/\./\\./g' -e 's/\[\([0-9]*\)\]/(\\[\1\\])?/g')
-  grep -qE "$re" <<<"$out" || { echo "# expected $3 in: $out"; return 1; }
+  grep -qF "$3" <<<"$out" || { echo "# expected $3 in: $out"; return 1; }
 }
 
 check "a minimal corpus is accepted" accepted min '{"repositories":[{"url":"https://github.com/o/r"}]}'
@@ -78,6 +77,109 @@ many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https:
 check "2001 repositories: rejected" rejected r15 "$many" 'spec.repositories'
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https://h/r%d" % i} for i in range(2000)]}))')
 check "2000 repositories: accepted" accepted big "$many"
+
+# CEL rules (x-kubernetes-validations): each bad corpus is refused by `kubectl apply`, client-side and
+# server-side, with the rule's message at the field's path; a corpus at the rule's edge is admitted.
+apply_out() { # apply_out MODE FILE: kubectl apply (MODE csa or ssa), output on stdout
+  if [ "$1" = ssa ]; then kubectl apply --server-side --validate=false -f "$2" 2>&1; else kubectl apply --validate=false -f "$2" 2>&1; fi
+}
+# refused NAME SPEC-JSON FIELD MESSAGE: both applies fail, naming FIELD and quoting MESSAGE.
+refused() {
+  local mode out rc=0
+  corpus "$1" "$2" >"$tmp/$1.json"
+  for mode in csa ssa; do
+    if out=$(apply_out $mode "$tmp/$1.json"); then
+      echo "# $mode apply of $1 was accepted: $out"; kubectl delete csc "$1" -n "$ns" --ignore-not-found >/dev/null; rc=1; continue
+    fi
+    grep -qF "$3" <<<"$out" || { echo "# $mode: expected field $3 in: $out"; rc=1; }
+    grep -qF "$4" <<<"$out" || { echo "# $mode: expected message \"$4\" in: $out"; rc=1; }
+  done
+  return $rc
+}
+# admitted NAME SPEC-JSON: created by a client-side apply (NAME) and by a server-side apply (NAME-ssa).
+admitted() {
+  local out
+  corpus "$1" "$2" >"$tmp/$1.json" && corpus "$1-ssa" "$2" >"$tmp/$1-ssa.json" || return 1
+  out=$(apply_out csa "$tmp/$1.json") || { echo "# csa: $out"; return 1; }
+  out=$(apply_out ssa "$tmp/$1-ssa.json") || { echo "# ssa: $out"; return 1; }
+}
+M_URL='each url in spec.repositories must be unique: remove the duplicate repository, or list all its branches on one entry'
+M_NAME='each name given in spec.repositories must be unique: give every repository its own name, or leave name out to derive it from the url'
+M_PASSWORD='an ssh:// url must not carry a password (user:password@host): put the private key in the Secret that gitCredentialsSecretRef names'
+M_SEGMENT="a repository name cannot have '.' or '..' as a path segment (it becomes a directory on the volume): use a name such as github.com/org/repo"
+M_BRANCH="a branch name must not end in '/', '.' or '.lock', or be '@': give the branch as git shows it, without refs/heads/"
+M_KEY="gitCABundleRef.key cannot be '.' or '..': name the key of the ConfigMap or Secret that holds the PEM bundle, or leave key out for ca.crt"
+M_FLAG='indexer.extraFlags cannot set -index or -branches (the indexer sets them): remove the flag, and list branches in spec.repositories[].branches'
+M_ARCH='webserver.nodeSelector cannot set kubernetes.io/arch: remove the key and set spec.webserver.architecture (arm64 or amd64) instead'
+M_PORT='gateway.port cannot be 6070 or 8081 (zoekt-webserver and the connector listen there inside the pod): choose another port, such as the default 8080'
+M_MAXAGE='freshness.maxAge must be at least 1m: give a duration such as 36h, 90m or 2d'
+
+check "CEL: a repeated url is refused" refused c1 \
+  '{"repositories":[{"url":"https://github.com/o/r"},{"url":"https://github.com/o/s"},{"url":"https://github.com/o/r","name":"o/r-again"}]}' \
+  'spec.repositories' "$M_URL"
+names_url() { apply_out csa "$tmp/c1.json" | grep -qF 'insert failed: key https://github.com/o/r already exists'; }
+check "CEL: the refusal names the repeated url" names_url
+check "CEL: urls that differ (even only by .git, one derived name) are admitted" admitted e1 \
+  '{"repositories":[{"url":"https://github.com/o/r"},{"url":"https://github.com/o/r.git"},{"url":"git@github.com:o/r","name":"t0"}]}'
+check "CEL: a repeated explicit name is refused" refused c2 \
+  '{"repositories":[{"url":"https://h/a","name":"mirror/x"},{"url":"https://h/b"},{"url":"https://h/c","name":"mirror/x"}]}' \
+  'spec.repositories' "$M_NAME"
+check "CEL: an explicit name equal to another's derived name is admitted (the controller checks it)" admitted e2 \
+  '{"repositories":[{"url":"https://h/a","name":"h/b"},{"url":"https://h/b"},{"url":"https://h/c","name":"H/b"}]}'
+# Updates: the uniqueness rules let an unchanged list through (for objects stored before the rules),
+# so a changed one must still be checked.
+add_repo() { # add_repo CORPUS REPO-JSON: patch a repository onto the corpus, output on stdout
+  kubectl patch csc "$1" -n "$ns" --type=json -p "[{\"op\":\"add\",\"path\":\"/spec/repositories/-\",\"value\":$2}]" 2>&1
+}
+update_refused() { local out; out=$(add_repo e1 "$1") && return 1; grep -qF "$2" <<<"$out" || { echo "# expected \"$2\" in: $out"; return 1; }; }
+check "CEL: an update that repeats a url is refused" update_refused '{"url":"https://github.com/o/r","name":"again"}' "$M_URL"
+check "CEL: an update that repeats a name is refused" update_refused '{"url":"https://h/new","name":"t0"}' "$M_NAME"
+check "CEL: an update that keeps urls and names distinct is admitted" add_repo e1 '{"url":"https://github.com/o/t","name":"t"}'
+check "CEL: a password in an ssh url is refused" refused c3 \
+  '{"repositories":[{"url":"ssh://git@h:22/o/r"},{"url":"ssh://git:hunter2@h/o/s"}]}' 'spec.repositories[1].url' "$M_PASSWORD"
+check "CEL: ssh urls with a user and a port are admitted" admitted e3 \
+  '{"repositories":[{"url":"ssh://git@h:2222/o/r"},{"url":"ssh://h:22/o/s"},{"url":"git@h:o/t"}]}'
+check "CEL: a '..' segment in a name is refused" refused c4 \
+  '{"repositories":[{"url":"https://h/a","name":"h/../etc"}]}' 'spec.repositories[0].name' "$M_SEGMENT"
+check "CEL: names with dots inside segments are admitted" admitted e4 \
+  '{"repositories":[{"url":"https://h/a","name":"..h/a..b/.c"}]}'
+check "CEL: a branch ending in / is refused" refused c5 \
+  '{"repositories":[{"url":"https://h/a","branches":["main","release/"]}]}' 'spec.repositories[0].branches[1]' "$M_BRANCH"
+check "CEL: a branch ending in .lock is refused" refused c6 \
+  '{"repositories":[{"url":"https://h/a","branches":["main.lock"]}]}' 'spec.repositories[0].branches[0]' "$M_BRANCH"
+check "CEL: branches with slashes, dots and .lock inside are admitted" admitted e5 \
+  '{"repositories":[{"url":"https://h/a","branches":["release/2.x","v1.0","main.locked","@x"]}]}'
+check "CEL: gitCABundleRef.key '..' is refused" refused c7 \
+  "{$R,\"gitCABundleRef\":{\"kind\":\"Secret\",\"name\":\"ca\",\"key\":\"..\"}}" 'spec.gitCABundleRef.key' "$M_KEY"
+check "CEL: a dotted gitCABundleRef.key is admitted" admitted e6 \
+  "{$R,\"gitCABundleRef\":{\"name\":\"ca\",\"key\":\"..ca.pem\"}}"
+# The controller defaults key to ca.crt for either kind, so no rule asks a Secret for one.
+check "CEL: a gitCABundleRef of kind Secret without a key is admitted" admitted e6s \
+  "{$R,\"gitCABundleRef\":{\"kind\":\"Secret\",\"name\":\"ca\"}}"
+check "CEL: extraFlags -branches is refused" refused c8 \
+  "{$R,\"indexer\":{\"extraFlags\":[\"-submodules=false\",\"--branches=main\"]}}" 'spec.indexer.extraFlags[1]' "$M_FLAG"
+check "CEL: extraFlags -index is refused" refused c9 \
+  "{$R,\"indexer\":{\"extraFlags\":[\"-index=/tmp\"]}}" 'spec.indexer.extraFlags[0]' "$M_FLAG"
+check "CEL: other extraFlags are admitted" admitted e7 \
+  "{$R,\"indexer\":{\"extraFlags\":[\"-submodules=false\",\"-file_limit=2097152\",\"-incremental=false\"]}}"
+check "CEL: nodeSelector kubernetes.io/arch is refused" refused c10 \
+  "{$R,\"webserver\":{\"nodeSelector\":{\"pool\":\"search\",\"kubernetes.io/arch\":\"amd64\"}}}" 'spec.webserver.nodeSelector' "$M_ARCH"
+check "CEL: other node labels are admitted" admitted e8 \
+  "{$R,\"webserver\":{\"architecture\":\"amd64\",\"nodeSelector\":{\"pool\":\"search\",\"kubernetes.io/os\":\"linux\"}}}"
+check "CEL: gateway.port 8081 is refused" refused c11 "{$R,\"gateway\":{\"port\":8081}}" 'spec.gateway.port' "$M_PORT"
+check "CEL: gateway.port 6070 is refused" refused c12 "{$R,\"gateway\":{\"port\":6070}}" 'spec.gateway.port' "$M_PORT"
+check "CEL: gateway.port 8082 is admitted" admitted e9 "{$R,\"gateway\":{\"port\":8082}}"
+check "CEL: freshness.maxAge 59s is refused" refused c13 "{$R,\"freshness\":{\"maxAge\":\"59s\"}}" 'spec.freshness.maxAge' "$M_MAXAGE"
+check "CEL: freshness.maxAge 0h is refused" refused c14 "{$R,\"freshness\":{\"maxAge\":\"0h\"}}" 'spec.freshness.maxAge' "$M_MAXAGE"
+check "CEL: freshness.maxAge 1m is admitted" admitted e10 "{$R,\"freshness\":{\"maxAge\":\"1m\"}}"
+check "CEL: freshness.maxAge 60s is admitted" admitted e11 "{$R,\"freshness\":{\"maxAge\":\"60s\"}}"
+check "CEL: freshness.maxAge 0h30s30s (60 seconds in all) is admitted" admitted e12 "{$R,\"freshness\":{\"maxAge\":\"0h30s30s\"}}"
+# The largest list the schema allows, with every per-repository rule in play, stays within the
+# API server's runtime CEL budget on create, on a status write and on an update.
+many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"ssh://git@git.example.com:22/org/r%d.git" % i,"name":"r/%d" % i,"branches":["main","release/1.%d" % i]} for i in range(2000)]}))')
+check "CEL: 2000 named repositories with branches are admitted" admitted big2 "$many"
+check "CEL: a status write to that corpus is admitted" kubectl patch csc big2 -n "$ns" --subresource=status --type=merge -p '{"status":{"repositoryCount":2000}}'
+check "CEL: a spec update of that corpus is admitted" kubectl patch csc big2 -n "$ns" --type=merge -p '{"spec":{"suspend":true}}'
 
 # Status subresource and printer columns.
 status='{"status":{"observedGeneration":1,"repositoryCount":121,"lastIndexTime":"2026-11-29T03:41:10Z","oldestIndexTime":"2026-11-29T03:12:55Z","endpoint":"http://min-search.'$ns'.svc:8080","conditions":[{"type":"Ready","status":"True","observedGeneration":1,"lastTransitionTime":"2026-11-29T03:41:10Z","reason":"Available","message":"ok"},{"type":"Fresh","status":"True","observedGeneration":1,"lastTransitionTime":"2026-11-29T03:41:10Z","reason":"WithinMaxAge","message":"ok"}]}}'
