@@ -136,15 +136,17 @@ start_etcd() {
 
 start_apiserver() {
   alive apiserver && return 0
-  local advertise=127.0.0.1 bind=127.0.0.1 kubelet_auth=()
+  # Without a node the plane is reached on loopback only, which the API server may not publish as the
+  # `kubernetes` Service's endpoint (refused since 1.3x): nothing in such a plane needs that endpoint.
+  local advertise=127.0.0.1 bind=127.0.0.1 extra=(--endpoint-reconciler-type=none)
   if [ "$with_node" = 1 ]; then
     advertise=$(node_ip) bind=0.0.0.0
-    kubelet_auth=(--kubelet-client-certificate="$pki/kubelet-client.crt" --kubelet-client-key="$pki/kubelet-client.key"
+    extra=(--kubelet-client-certificate="$pki/kubelet-client.crt" --kubelet-client-key="$pki/kubelet-client.key"
                   --kubelet-preferred-address-types=InternalIP)
   fi
   start apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
     --service-cluster-ip-range="$service_cidr" --secure-port="$api_port" --bind-address="$bind" \
-    --advertise-address="$advertise" --cert-dir="$pki" "${kubelet_auth[@]}" \
+    --advertise-address="$advertise" --cert-dir="$pki" "${extra[@]}" \
     --tls-cert-file="$pki/serving.crt" --tls-private-key-file="$pki/serving.key" --client-ca-file="$pki/ca.crt" \
     --authorization-mode=Node,RBAC --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \

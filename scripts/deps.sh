@@ -50,7 +50,10 @@ if ! { go_ok go || go_ok /usr/local/go/bin/go || go_ok "$cache/go/bin/go"; }; th
   command -v go >/dev/null 2>&1 || { apt-get update -qq; apt-get install -y -qq --no-install-recommends golang-go >/dev/null; }
   mod=golang.org/toolchain@v0.0.1-$go_toolchain.linux-$(dpkg --print-architecture)
   dir=$(GOMODCACHE=$cache/go/mod GOFLAGS=-mod=mod go mod download -json "$mod" | sed -n 's/.*"Dir": *"\([^"]*\)".*/\1/p')
-  [ -x "$dir/bin/go" ] || { echo "deps: could not fetch $mod" >&2; exit 1; }
+  [ -f "$dir/bin/go" ] || { echo "deps: could not fetch $mod" >&2; exit 1; }
+  # Module archives keep no file modes; the go command marks a toolchain's programs executable the
+  # same way when it switches toolchains.
+  chmod a+x "$dir"/bin/* "$dir"/pkg/tool/*/*
   mkdir -p "$cache/go/bin"
   ln -sfn "$dir/bin/go" "$cache/go/bin/go"
 fi

@@ -52,12 +52,17 @@ if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
   if [ -x "$dir/usr/sbin/update-ca-certificates" ]; then chroot "$dir" update-ca-certificates >/dev/null 2>&1 || true; fi
 fi
 
-rm -rf "$dir/root/zoekt-operator" "$dir/root/shared"
+rm -rf "$dir/root/zoekt-operator" "$dir/root/shared" "$dir/root/zoekt-archives"
 git clone -q "$root" "$dir/root/zoekt-operator"
-# As CI does: a copy of ../shared beside the clone (the Zoekt archives among it).
-if [ -d "$root/../shared" ]; then cp -r "$root/../shared" "$dir/root/shared"; fi
+# A newcomer has no ../shared. Only where this machine's module proxy refuses Zoekt does the caller's
+# ZK_ZOEKT_DIR (prebuilt archives) go in, as the README says.
+zoekt_env=()
+if [ -n "${ZK_ZOEKT_DIR:-}" ]; then
+  cp -r "$ZK_ZOEKT_DIR" "$dir/root/zoekt-archives"
+  zoekt_env=(ZK_ZOEKT_DIR=/root/zoekt-archives)
+fi
 rc=0
 chroot "$dir" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb CI=true bash -c "cd /root/zoekt-operator && make $target" || rc=$?
+  TERM=dumb CI=true "${zoekt_env[@]}" bash -c "cd /root/zoekt-operator && make $target" || rc=$?
 chroot "$dir" bash -c "cd /root/zoekt-operator && scripts/cluster.sh down" >/dev/null 2>&1 || true
 exit $rc

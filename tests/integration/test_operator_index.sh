@@ -98,10 +98,10 @@ check "a ReindexStarted Event is recorded" eventually 10 bash -c \
 index_json 5 5
 JOB=$(kubectl -n "$NS" get jobs -l codesearch.dev/reindex-request -o name | tail -n 1)
 NOW=$(iso "$(date +%s)")
-# Since Kubernetes 1.31 the API server accepts a Complete condition only after SuccessCriteriaMet, as
-# the Job controller itself writes them.
+# The API server validates a Job's status as the Job controller writes it (since 1.31): Complete only
+# after SuccessCriteriaMet, no active pods in a finished Job, and the controller's startTime kept.
 kubectl -n "$NS" patch "$JOB" --subresource=status --type=merge -p \
-  "{\"status\":{\"startTime\":\"$NOW\",\"completionTime\":\"$NOW\",\"succeeded\":1,\"conditions\":[{\"type\":\"SuccessCriteriaMet\",\"status\":\"True\",\"lastProbeTime\":\"$NOW\",\"lastTransitionTime\":\"$NOW\"},{\"type\":\"Complete\",\"status\":\"True\",\"lastProbeTime\":\"$NOW\",\"lastTransitionTime\":\"$NOW\"}]}}" >/dev/null
+  "{\"status\":{\"active\":0,\"ready\":0,\"completionTime\":\"$NOW\",\"succeeded\":1,\"conditions\":[{\"type\":\"SuccessCriteriaMet\",\"status\":\"True\",\"lastProbeTime\":\"$NOW\",\"lastTransitionTime\":\"$NOW\"},{\"type\":\"Complete\",\"status\":\"True\",\"lastProbeTime\":\"$NOW\",\"lastTransitionTime\":\"$NOW\"}]}}" >/dev/null
 check "a completed Job makes the controller read /index-status again" eventually 30 bash -c \
   "[ \"\$(kubectl -n $NS get csc fresh -o jsonpath='{.status.repositoryCount}')\" = 5 ]"
 check "the fresh index makes Fresh True again" eventually 10 cond_is "$NS" fresh Fresh True/WithinMaxAge
