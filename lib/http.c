@@ -1,6 +1,7 @@
 /* http.c: see http.h. */
 #include "http.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -126,6 +127,82 @@ static void http_pool_give(struct http_pool *pool, struct http_slot *s)
 void http_response_free(struct http_response *resp)
 {
     buf_free(&resp->body);
+    for (int i = 0; i < resp->nwarnings; i++) {
+        free(resp->warnings[i]);
+        resp->warnings[i] = NULL;
+    }
+    resp->nwarnings = 0;
+}
+
+/* Whether p (before end) starts RFC 7234's `warn-code SP warn-agent SP "`; then *text is where the
+ * quoted text begins. The agent is anything without a space or a quote (the API server sends "-"). */
+static int http_warning_form(const char *p, const char *end, const char **text)
+{
+    if (end - p < 4 || !isdigit((unsigned char)p[0]) || !isdigit((unsigned char)p[1]) ||
+        !isdigit((unsigned char)p[2]) || p[3] != ' ')
+        return 0;
+    for (p += 4; p < end && *p != ' ' && *p != '"'; p++)
+        ;
+    if (end - p < 2 || p[0] != ' ' || p[1] != '"')
+        return 0;
+    *text = p + 2;
+    return 1;
+}
+
+int http_warning_text(const char *value, size_t len, char *out, size_t size)
+{
+    const char *p = value, *end = value + len;
+    size_t o = 0;
+    int quoted;
+
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    quoted = http_warning_form(p, end, &p);
+    for (; p < end; p++) {
+        unsigned char ch = (unsigned char)*p;
+
+        if (quoted && ch == '"')
+            break;
+        if (quoted && ch == '\\' && p + 1 < end)
+            ch = (unsigned char)*++p;
+        if (ch < 0x20 || ch == 0x7f)
+            ch = ' ';
+        if (ch == ' ' && o == 0)
+            continue;
+        if (o + 1 >= size) {
+            /* Cut here; a UTF-8 sequence this would split is dropped whole, so that the text stays
+             * valid UTF-8 in a JSON log record. */
+            if ((ch & 0xc0) == 0x80) {
+                while (o > 0 && ((unsigned char)out[o - 1] & 0xc0) == 0x80)
+                    o--;
+                if (o > 0 && (unsigned char)out[o - 1] >= 0xc0)
+                    o--;
+            }
+            break;
+        }
+        out[o++] = (char)ch;
+    }
+    while (o > 0 && out[o - 1] == ' ')
+        o--;
+    out[o] = '\0';
+    return o > 0 ? ZK_OK : ZK_EPARSE;
+}
+
+/* Keeps the text of one Warning header's value in resp, within the bound http.h states. */
+static void http_keep_warning(struct http_response *resp, const char *value, size_t len)
+{
+    char text[HTTP_WARNING_MAX + 1];
+    char *copy;
+
+    if (resp->nwarnings >= HTTP_MAX_WARNINGS || http_warning_text(value, len, text, sizeof(text)) != ZK_OK)
+        return;
+    for (int i = 0; i < resp->nwarnings; i++)
+        if (strcmp(resp->warnings[i], text) == 0)
+            return;
+    /* Out of memory the warning is lost rather than the request failed: it is advice, not the answer. */
+    copy = strdup(text);
+    if (copy)
+        resp->warnings[resp->nwarnings++] = copy;
 }
 
 static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
@@ -162,9 +239,10 @@ static size_t http_on_header(char *data, size_t size, size_t nmemb, void *ud)
     struct http_xfer *x = ud;
     size_t n = size * nmemb;
 
-    if (n > 12 && strncasecmp(data, "Retry-After:", 12) == 0) {
+    if (n > 12 && strncasecmp(data, "Retry-After:", 12) == 0)
         x->resp->retry_after = strtol(data + 12, NULL, 10);
-    }
+    else if (n > 8 && strncasecmp(data, "Warning:", 8) == 0)
+        http_keep_warning(x->resp, data + 8, n - 8);
     return n;
 }
 

@@ -72,11 +72,23 @@ struct http_request {
     const volatile int *cancel;
 };
 
+/* The bound on what a response's Warning headers may cost: the texts of the first HTTP_MAX_WARNINGS
+ * distinct ones are kept, each cut to HTTP_WARNING_MAX bytes, and later ones are dropped, so that a
+ * server or proxy that sends thousands cannot make a response hold more than about 4 KB of them. The
+ * Kubernetes API server sends each of its warnings once, in a header of its own, and cuts each to 256
+ * characters once they add up to more than 4096. */
+#define HTTP_MAX_WARNINGS 8
+#define HTTP_WARNING_MAX 512
+
 struct http_response {
     long status;       /* HTTP status, 0 if none was received */
     struct buf body;   /* the accumulated body (empty when streamed) */
     long retry_after;  /* seconds from a Retry-After header, or -1 */
     char content_type[128];
+    /* The texts of the Warning headers (http_warning_text), in the order received, each a heap string
+     * of at most HTTP_WARNING_MAX bytes; the same text twice is kept once. */
+    char *warnings[HTTP_MAX_WARNINGS];
+    int nwarnings;
 };
 
 /* Initialises the library; call once from main before any thread starts. */
@@ -89,7 +101,18 @@ void http_global_cleanup(void);
  * (anything else on the wire), ZK_EINVAL (a bad request), or a code returned by on_data. */
 int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err);
 
+/* Releases the body and the warnings; resp may then be freed again or passed to http_do. */
 void http_response_free(struct http_response *resp);
+
+/* The text of one Warning header's value (value, len bytes, not NUL-terminated). In the form RFC 7234
+ * section 5.5 gives it, `299 - "text"` optionally followed by a quoted date, the text is the quoted
+ * part with its backslash escapes undone; only the first warning of a header is read, because the
+ * Kubernetes API server sends each in a header of its own. A value in no such form, as a
+ * nonconforming server or proxy may send, is its own text, since it was still meant to be read.
+ * Control characters become spaces, the text is trimmed and cut to size - 1 bytes (never inside a
+ * UTF-8 sequence) and written to out (size > 0). Returns ZK_OK, or ZK_EPARSE with out empty when
+ * no text remains. Pure; exposed for unit tests. */
+int http_warning_text(const char *value, size_t len, char *out, size_t size);
 
 /* Sets *cancel to 1 and wakes every transfer in progress whose request's cancel is this flag, so
  * that it stops at once; a transfer that has not started waiting yet sees the flag when it does. The

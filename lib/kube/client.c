@@ -453,6 +453,17 @@ static int kcli_stream_data(void *ud, const char *data, size_t len, struct zk_er
     return x->s->on_data(x->s->ud, data, len, err);
 }
 
+/* Logs each warning the server sent with resp, as client-go does: a warning is how the API server says
+ * that it accepted something it would rather not have (a deprecated API or label, a field it dropped),
+ * and nothing else would ever show it. path is the request's, without the query. A stream's warnings
+ * are logged when it ends, with the rest of its response. */
+static void kcli_log_warnings(const char *method, const char *path, const struct http_response *resp)
+{
+    for (int i = 0; i < resp->nwarnings; i++)
+        log_warn("The API server sent a warning", "warning", resp->warnings[i], "method", method, "path", path,
+                 NULL);
+}
+
 /* One request with the token and the 401 retry. When s is set the body streams to it. */
 static int kcli_do(struct kube_client *c, const char *method, const char *url, const char *content_type,
                    const char *body, size_t body_len, const volatile int *cancel, const struct kube_stream *s,
@@ -461,14 +472,16 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
     struct http_response resp = {0};
     struct kcli_stream_ctx sx = {s, &resp, {0}};
     struct zk_err z = {0};
-    char what[512];
+    const char *path = kcli_path(c, url);
+    char what[512], bare[512];
     char *tok = NULL;
     int rc, changed, attempt;
 
     if (out)
         *out = NULL;
     kube_err_clear(err);
-    snprintf(what, sizeof(what), "%s %s", method, kcli_path(c, url));
+    snprintf(what, sizeof(what), "%s %s", method, path);
+    snprintf(bare, sizeof(bare), "%.*s", (int)strcspn(path, "?"), path);
     buf_init(&sx.head, KCLI_STREAM_HEAD);
     for (attempt = 0;; attempt++) {
         struct http_request req = {
@@ -497,6 +510,7 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
         rc = http_do(&req, &resp, &z);
         free(tok);
         tok = NULL;
+        kcli_log_warnings(method, bare, &resp);
         /* A rotated or revoked token shows up as 401: renew it once, and retry only if it changed. */
         if (resp.status == 401 && attempt == 0 && (c->cfg.token_file || c->cfg.exec)) {
             char *fresh = NULL;
@@ -723,7 +737,16 @@ int kube_apply(struct kube_client *c, const struct kube_resource *r, const char 
                const char *subresource, const cJSON *obj, const char *field_manager, int force, cJSON **out,
                struct kube_err *err)
 {
-    const char *query[] = {"fieldManager", field_manager, "force", force ? "true" : NULL, NULL};
+    /* Strict: what the operator applies is its whole intent for the object, so a field the server
+     * does not know or a key given twice (cJSON will print both) is a bug to fail on, not something
+     * to drop with a warning and leave a child other than rendered. Create, merge patch and replace
+     * keep the server's default (Warn, client-go's for controllers): they write back objects read
+     * from the server (the corpus for its status), the Lease and Events, where failing over a field
+     * the server would drop, such as a status field a CRD not yet upgraded lacks, would stall status,
+     * leader election or the record of events; the one rendered object created, the reindex Job, has
+     * the CronJob's job spec, which is applied strictly. Their warnings are logged. */
+    const char *query[] = {"fieldManager", field_manager, "force", force ? "true" : NULL,
+                           "fieldValidation", "Strict", NULL};
 
     return kcli_write(c, "PATCH", "application/apply-patch+yaml", r, ns, name, subresource, query, obj, out, err);
 }

@@ -6,6 +6,11 @@
  * reason parsed from the Kubernetes Status body, its message, the field causes of an Invalid, and
  * Retry-After). Callers branch on kube_err.reason, never on message text.
  *
+ * Every Warning header the server sends (a deprecated API or label, an unknown field dropped) is logged
+ * at warn level, once per response, as client-go does: msg "The API server sent a warning" with the
+ * fields warning (its text), method and path (without the query). lib/http bounds how many a response
+ * keeps and how long each may be.
+ *
  * A kube_client may be used from several threads at once: each request is independent (connections
  * to the server are kept open between requests in an http_pool, so that a request rarely pays a TLS
  * handshake), and the bearer token, when it comes from a file, is re-read under a lock at most once a
@@ -103,7 +108,8 @@ struct kube_list_opts {
 int kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *o,
               cJSON **out, struct kube_err *err);
 
-/* POST obj into its collection. *out (may be NULL to discard) is the created object, caller-owned. */
+/* POST obj into its collection. *out (may be NULL to discard) is the created object, caller-owned.
+ * Unknown fields are dropped by the server with a warning (its default validation), which is logged. */
 int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns, const cJSON *obj, cJSON **out,
                 struct kube_err *err);
 
@@ -111,18 +117,22 @@ int kube_create(struct kube_client *c, const struct kube_resource *r, const char
 int kube_delete(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
                 const char *propagation, struct kube_err *err);
 
-/* Server-side apply: PATCH application/apply-patch+yaml (JSON is valid YAML) with fieldManager and
- * force. subresource may be NULL or "status". *out (may be NULL) is the object after the apply. */
+/* Server-side apply: PATCH application/apply-patch+yaml (JSON is valid YAML) with fieldManager, force
+ * and fieldValidation=Strict, so that an unknown field or a key given twice in obj fails the apply
+ * (ZK_EAPI, the message naming the field) instead of being dropped. subresource may be NULL or
+ * "status". *out (may be NULL) is the object after the apply. */
 int kube_apply(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
                const char *subresource, const cJSON *obj, const char *field_manager, int force, cJSON **out,
                struct kube_err *err);
 
-/* JSON merge patch (application/merge-patch+json); subresource may be NULL or "status". */
+/* JSON merge patch (application/merge-patch+json); subresource may be NULL or "status". As with create,
+ * unknown fields are dropped by the server with a warning, which is logged. */
 int kube_merge_patch(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
                      const char *subresource, const cJSON *patch, cJSON **out, struct kube_err *err);
 
 /* PUT a whole object (optimistic concurrency through metadata.resourceVersion; used for Leases and for
- * /status writes that must not race). subresource may be NULL or "status". */
+ * /status writes that must not race). subresource may be NULL or "status". As with merge patch,
+ * unknown fields are dropped by the server with a warning, which is logged. */
 int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
                  const char *subresource, const cJSON *obj, cJSON **out, struct kube_err *err);
 

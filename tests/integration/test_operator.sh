@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The operator against the real control plane, running under exactly the RBAC shipped in manifests/:
 # CRD install and `kubectl explain`; a corpus gets every child with the fields issue 3 lists; drift is
-# repaired; a spec edit rolls the Deployment; a resync in steady state writes nothing; invalid specs are
+# repaired; a spec edit rolls the Deployment; nothing the operator sends draws a warning from the API
+# server or fails to apply; a resync in steady state writes nothing; invalid specs are
 # rejected by the schema or reported in status with an Event; a missing Secret blocks the children that
 # would mount it; deleting a corpus cascades, keeping the PVC under Retain and not under Delete.
 source "$(dirname "$0")/lib.sh"
@@ -130,6 +131,28 @@ check "steady state: no apply request ($A0 -> $A1)" [ "$A0" = "$A1" ]
 check "steady state: no status write ($S0 -> $S1)" [ "$S0" = "$S1" ]
 check "steady state: no resourceVersion changed" [ "$BEFORE" = "$AFTER" ]
 [ "$BEFORE" = "$AFTER" ] || diff <(echo "$BEFORE") <(echo "$AFTER") | sed 's/^/#   /'
+
+# ---- nothing the operator sent drew a warning from the API server or failed to apply ----
+# By now operator a has applied every child of org, the richest corpus here (three repositories, one
+# with branches, a gateway port, Retain storage), three times over (creation, a repository edit, a
+# gateway edit), repaired drift and written status, Events and its Lease. A dropped or deprecated field
+# in any of it would have drawn a Warning header, which lib/kube logs; applies are strict, so an
+# unknown field would have failed one instead.
+# clean_api_use ID: no warning from the API server in the operator's log (the first are shown when
+# there are), some apply requests made, and every one of them answered with success.
+clean_api_use() {
+  local warned applied failed
+  warned=$(grep -c 'The API server sent a warning' "$OP_TMP/$1.log")
+  applied=$(op_api_count "$1" apply)
+  failed=$(curl -fsS "http://127.0.0.1:${OP_PORT[$1]}/metrics" 2>/dev/null |
+    awk 'index($0, "zoekt_operator_api_requests_total{verb=\"apply\",") == 1 && index($0, "code=\"200\"") == 0 { s += $2 }
+         END { print s + 0 }')
+  [ "$warned" = 0 ] && [ "$applied" -gt 0 ] && [ "$failed" = 0 ] && return 0
+  echo "# $warned warning(s) from the API server; $failed of $applied apply request(s) failed"
+  grep 'The API server sent a warning' "$OP_TMP/$1.log" | head -5 | sed 's/^/#   /'
+  return 1
+}
+check "the API server warned about nothing operator a sent, and no apply failed" clean_api_use a
 
 # ---- steady state after a restart: caches filled from a List (not from watch events) ----
 check "operator a stops cleanly" op_stop a

@@ -1,6 +1,7 @@
 /* Unit tests for lib/http: the error taxonomy and message of a refused connection (loopback port 1,
  * where nothing listens), the request checks made before any I/O, and the headers sent, as a one-shot
- * loopback server in a thread receives them, and that a pool keeps its connection. */
+ * loopback server in a thread receives them, and that a pool keeps its connection; the text of a
+ * Warning header, and how many of them a response keeps. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -245,6 +246,144 @@ static void test_a_pool_keeps_at_most_max_idle(void **state)
     http_pool_free(pool);
 }
 
+/* The text of a Warning header value, NUL-terminated for the test, into a buffer of size bytes. */
+static int warning(const char *value, char *out, size_t size)
+{
+    return http_warning_text(value, strlen(value), out, size);
+}
+
+/* What the API server sends: 299, agent "-", the text quoted with backslash escapes. */
+static void test_warning_text_of_the_api_server(void **state)
+{
+    char out[HTTP_WARNING_MAX + 1];
+
+    (void)state;
+    assert_int_equal(warning("299 - \"unknown field \\\"spec.foo\\\"\"", out, sizeof(out)), ZK_OK);
+    assert_string_equal(out, "unknown field \"spec.foo\"");
+    /* As lib/http sees the value: after the header's colon, with its line end. */
+    assert_int_equal(warning(" 299 - \"spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14\"\r\n",
+                             out, sizeof(out)), ZK_OK);
+    assert_string_equal(out, "spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14");
+    /* A warn-date after the text, another agent, and a backslash escaping itself. */
+    assert_int_equal(warning("199 proxy.example:8080 \"a\\\\b\" \"Sat, 01 Jan 2000 00:00:00 GMT\"", out, sizeof(out)),
+                     ZK_OK);
+    assert_string_equal(out, "a\\b");
+    /* An unterminated quote keeps what there is. */
+    assert_int_equal(warning("299 - \"cut short", out, sizeof(out)), ZK_OK);
+    assert_string_equal(out, "cut short");
+}
+
+/* A value not in RFC 7234's form was still meant to be read: it is its own text. */
+static void test_warning_text_without_quotes(void **state)
+{
+    char out[HTTP_WARNING_MAX + 1];
+
+    (void)state;
+    assert_int_equal(warning(" 299 - deprecated API in use\r\n", out, sizeof(out)), ZK_OK);
+    assert_string_equal(out, "299 - deprecated API in use");
+    assert_int_equal(warning("plain words", out, sizeof(out)), ZK_OK);
+    assert_string_equal(out, "plain words");
+}
+
+/* An over-long text is cut at the bound, never inside a UTF-8 sequence. */
+static void test_warning_text_is_bounded(void **state)
+{
+    char value[3 * HTTP_WARNING_MAX], out[HTTP_WARNING_MAX + 1];
+    size_t n = (size_t)snprintf(value, sizeof(value), "299 - \"");
+
+    (void)state;
+    memset(value + n, 'w', 2 * HTTP_WARNING_MAX);
+    snprintf(value + n + 2 * HTTP_WARNING_MAX, sizeof(value) - n - 2 * HTTP_WARNING_MAX, "\"");
+    assert_int_equal(warning(value, out, sizeof(out)), ZK_OK);
+    assert_int_equal(strlen(out), HTTP_WARNING_MAX);
+    assert_int_equal(strspn(out, "w"), HTTP_WARNING_MAX);
+
+    /* "ab" then "é" (two bytes) in a buffer with room for three: the "é" goes whole. */
+    assert_int_equal(warning("299 - \"ab\xc3\xa9\"", out, 4), ZK_OK);
+    assert_string_equal(out, "ab");
+    assert_int_equal(warning("299 - \"ab\xc3\xa9\"", out, 5), ZK_OK);
+    assert_string_equal(out, "ab\xc3\xa9");
+}
+
+/* Garbage yields no text, or a text without control characters. */
+static void test_warning_text_of_garbage(void **state)
+{
+    char out[HTTP_WARNING_MAX + 1];
+
+    (void)state;
+    assert_int_equal(warning("", out, sizeof(out)), ZK_EPARSE);
+    assert_string_equal(out, "");
+    assert_int_equal(warning(" \t\r\n", out, sizeof(out)), ZK_EPARSE);
+    assert_int_equal(warning("\x01\x02\x7f", out, sizeof(out)), ZK_EPARSE);
+    assert_int_equal(warning("299 - \"\"", out, sizeof(out)), ZK_EPARSE);
+    assert_int_equal(warning("299 - \"  \"", out, sizeof(out)), ZK_EPARSE);
+    assert_int_equal(warning("299 - \"a\nb\x1b[31mc\"", out, sizeof(out)), ZK_OK);
+    assert_string_equal(out, "a b [31mc");
+    /* Not the form (a code of two digits): the whole value, a NUL in it made a space. */
+    assert_int_equal(http_warning_text("29 - \"x\"\0y", 10, out, sizeof(out)), ZK_OK);
+    assert_string_equal(out, "29 - \"x\" y");
+}
+
+/* A server that answers one request with a Warning header per line of warnings_sent. */
+static const char *const warnings_sent[] = {
+    "299 - \"first\"", "299 - \"first\"", "299 - \"second\"", "not in the form", "299 - \"\"",
+    "299 - \"3\"", "299 - \"4\"", "299 - \"5\"", "299 - \"6\"", "299 - \"7\"", "299 - \"8\"", "299 - \"9\"",
+};
+
+static void *answer_with_warnings(void *arg)
+{
+    struct echo_server *s = arg;
+    char request[4096], head[2048];
+    size_t len = 0, used;
+    ssize_t n;
+    int conn = accept(s->fd, NULL, NULL);
+
+    if (conn < 0)
+        return NULL;
+    request[0] = '\0';
+    while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
+           (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
+        len += (size_t)n;
+        request[len] = '\0';
+    }
+    used = (size_t)snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n");
+    for (size_t i = 0; i < sizeof(warnings_sent) / sizeof(warnings_sent[0]); i++)
+        used += (size_t)snprintf(head + used, sizeof(head) - used, "%s: %s\r\n", i % 2 ? "warning" : "Warning",
+                                 warnings_sent[i]);
+    snprintf(head + used, sizeof(head) - used, "\r\n{}");
+    if (write(conn, head, strlen(head)) < 0)
+        fprintf(stderr, "warning server: write failed\n");
+    close(conn);
+    return NULL;
+}
+
+/* A response keeps the texts of its Warning headers (any case), each once, the first HTTP_MAX_WARNINGS
+ * of them only, and gives them back on http_response_free. */
+static void test_warnings_are_kept_within_the_bound(void **state)
+{
+    static const char *const want[] = {"first", "second", "not in the form", "3", "4", "5", "6", "7"};
+    struct echo_server s;
+    struct http_request req = {.method = "GET", .timeout_ms = 5000, .max_body = 64};
+    struct http_response resp;
+    struct zk_err err;
+    char url[64];
+
+    (void)state;
+    assert_int_equal(HTTP_MAX_WARNINGS, sizeof(want) / sizeof(want[0]));
+    echo_start_with(&s, answer_with_warnings);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s.port);
+    req.url = url;
+    assert_int_equal(http_do(&req, &resp, &err), ZK_OK);
+    echo_stop(&s);
+    assert_int_equal(resp.status, 200);
+    assert_int_equal(resp.nwarnings, HTTP_MAX_WARNINGS);
+    for (int i = 0; i < HTTP_MAX_WARNINGS; i++)
+        assert_string_equal(resp.warnings[i], want[i]);
+    http_response_free(&resp);
+    assert_int_equal(resp.nwarnings, 0);
+    assert_null(resp.warnings[0]);
+}
+
 static void test_escape(void **state)
 {
     char *e = http_escape("app=zoekt,tier!=web x/y");
@@ -262,6 +401,11 @@ int main(void)
         cmocka_unit_test(test_a_long_bearer_token_is_sent_whole),
         cmocka_unit_test(test_a_pool_reuses_its_connection),
         cmocka_unit_test(test_a_pool_keeps_at_most_max_idle),
+        cmocka_unit_test(test_warning_text_of_the_api_server),
+        cmocka_unit_test(test_warning_text_without_quotes),
+        cmocka_unit_test(test_warning_text_is_bounded),
+        cmocka_unit_test(test_warning_text_of_garbage),
+        cmocka_unit_test(test_warnings_are_kept_within_the_bound),
         cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
