@@ -298,16 +298,17 @@ node_scrub() {
   return 0
 }
 
-# Removes this script's chain and the kubelet's (kube-proxy --cleanup removes its own).
+# Removes this script's chain and the kubelet's (kube-proxy --cleanup removes its own), by name: the
+# chains the kubelet makes (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and ZK-NODE-*, with
+# the rules that jump to them. Any other chain, KUBE- or not, belongs to someone else and stays.
+node_chains='^(ZK-NODE-[A-Z-]+|KUBE-FIREWALL|KUBE-KUBELET-CANARY|KUBE-IPTABLES-HINT)$'
 node_unguard() {
   local t chain
   for t in filter nat mangle; do
-    { iptables -t "$t" -S 2>/dev/null | grep -E -- '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j (ZK-NODE-|KUBE-)' || true; } |
+    { iptables -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-A" && $(NF - 1) == "-j" && $NF ~ re' || true; } |
       while read -r _ c rest; do eval "iptables -t $t -D $c $rest" 2>/dev/null || true; done
-    for chain in $(iptables -t "$t" -S 2>/dev/null | awk '$1 == "-N" && ($2 ~ /^ZK-NODE-/ || $2 ~ /^KUBE-/) { print $2 }'); do
+    for chain in $(iptables -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-N" && $2 ~ re { print $2 }'); do
       iptables -t "$t" -F "$chain" 2>/dev/null || true
-    done
-    for chain in $(iptables -t "$t" -S 2>/dev/null | awk '$1 == "-N" && ($2 ~ /^ZK-NODE-/ || $2 ~ /^KUBE-/) { print $2 }'); do
       iptables -t "$t" -X "$chain" 2>/dev/null || true
     done
   done
