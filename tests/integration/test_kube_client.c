@@ -1,8 +1,8 @@
 /* Integration tests for lib/kube against the real local control plane (scripts/cluster.sh): every verb,
  * the error model with real server answers, strict apply, the server's warnings in the log, discovery,
- * RBAC denial, and a watch that must survive an API server restart and a real 410 without losing an
- * event. Uses $KUBECONFIG (tests/run.sh sets it) and works in a namespace of its own, deleted at the
- * end. */
+ * RBAC denial, exec plugins, a token file whose token is revoked and replaced, and a watch that must
+ * survive an API server restart and a real 410 without losing an event. Uses $KUBECONFIG (tests/run.sh
+ * sets it) and works in a namespace of its own, deleted at the end. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -321,27 +321,47 @@ static void test_apply_is_strict(void **state)
     cJSON_Delete(unknown);
 }
 
-/* Applies obj with stderr, where lib/log writes, sent to a file, and puts what was logged meanwhile in
- * log (size bytes; also echoed to stderr for the run's output). Returns kube_apply's code. */
+/* stderr, where lib/log writes, sent to a file between log_capture_start and log_capture_end. */
+struct log_capture {
+    FILE *f;
+    int saved;
+};
+
+static void log_capture_start(struct log_capture *lc)
+{
+    lc->f = tmpfile();
+    assert_non_null(lc->f);
+    lc->saved = dup(STDERR_FILENO);
+    assert_true(lc->saved >= 0);
+    assert_true(dup2(fileno(lc->f), STDERR_FILENO) >= 0);
+}
+
+/* Puts back stderr and what was logged meanwhile in log (size bytes; also echoed to stderr for the
+ * run's output). */
+static void log_capture_end(struct log_capture *lc, char *log, size_t size)
+{
+    size_t n;
+
+    assert_true(dup2(lc->saved, STDERR_FILENO) >= 0);
+    close(lc->saved);
+    rewind(lc->f);
+    n = fread(log, 1, size - 1, lc->f);
+    log[n] = '\0';
+    fclose(lc->f);
+    fputs(log, stderr);
+}
+
+/* Applies obj with what is logged meanwhile captured in log (log_capture_end). Returns kube_apply's
+ * code. */
 static int apply_logged(const struct kube_resource *r, const char *name, const cJSON *obj, char *log, size_t size,
                         struct kube_err *err)
 {
-    FILE *f = tmpfile();
-    int saved, rc;
-    size_t n;
+    struct log_capture lc;
+    int rc;
 
-    assert_non_null(f);
-    saved = dup(STDERR_FILENO);
-    assert_true(saved >= 0);
-    assert_true(dup2(fileno(f), STDERR_FILENO) >= 0);
+    log_capture_start(&lc);
     rc = kube_apply(client, r, ns, name, NULL, obj, "kube-client-test", 1, NULL, err);
-    assert_true(dup2(saved, STDERR_FILENO) >= 0);
-    close(saved);
-    rewind(f);
-    n = fread(log, 1, size - 1, f);
-    log[n] = '\0';
-    fclose(f);
-    fputs(log, stderr);
+    log_capture_end(&lc, log, size);
     return rc;
 }
 
@@ -617,6 +637,146 @@ static void test_exec_plugin(void **state)
     assert_int_equal(plugin_runs(dir), 2);
     kube_client_free(robot);
 
+    kube_config_free(&admin);
+}
+
+/* ---- a token file whose token is revoked and replaced ---------------------------------------------- */
+
+static const struct kube_resource SECRETS = {"", "v1", "secrets", "Secret", 1};
+
+/* A client of the server and CA in admin whose only credential is token (inline) or token_file. */
+static struct kube_client *sa_client(const struct kube_config *admin, const char *token, const char *token_file)
+{
+    struct kube_config cfg = {0};
+    struct kube_client *c = NULL;
+    struct zk_err zerr;
+
+    cfg.server = admin->server;
+    cfg.ca_file = admin->ca_file;
+    cfg.ca_pem = admin->ca_pem;
+    cfg.ca_pem_len = admin->ca_pem_len;
+    cfg.insecure = admin->insecure;
+    cfg.token = (char *)token;
+    cfg.token_file = (char *)token_file;
+    cfg.namespace = ns;
+    if (kube_client_new(&cfg, 10000, &c, &zerr))
+        fail_msg("%s", zerr.msg);
+    return c;
+}
+
+/* Lists the ConfigMaps in ns with c, logging captured in log when log is set. Returns kube_list's code. */
+static int list_cms(struct kube_client *c, char *log, size_t size, struct kube_err *err)
+{
+    struct log_capture lc;
+    cJSON *list = NULL;
+    int rc;
+
+    if (log)
+        log_capture_start(&lc);
+    rc = kube_list(c, &CONFIGMAPS, ns, NULL, &list, err);
+    if (log)
+        log_capture_end(&lc, log, size);
+    cJSON_Delete(list);
+    return rc;
+}
+
+/* What a pod's projected ServiceAccount token does, against the real API server: the token in the file
+ * stops being valid (here its bound Secret is deleted, as a rotation or a revocation would do) and the
+ * file gets a new one, renamed over it as the kubelet does. The client that reads the file must go on
+ * working without a restart; a client whose file still holds the dead token must get a plain 401. */
+static void test_token_file_rotated_after_revocation(void **state)
+{
+    const char *dir = ((struct tmpdir *)*state)->dir;
+    char cmd[2048], token1[4096], token2[4096], path[256], next[256], log[8192], want[256];
+    struct kube_config admin;
+    struct kube_client *rotor, *revoked, *probe;
+    struct zk_err zerr;
+    struct kube_err err;
+    cJSON *denied;
+    long start, took;
+    int rc;
+
+    assert_int_equal(kube_config_load(NULL, NULL, &admin, &zerr), ZK_OK);
+    snprintf(cmd, sizeof(cmd),
+             "kubectl -n %s create serviceaccount rotor >/dev/null && "
+             "kubectl -n %s create role rotor-read --verb=get,list --resource=configmaps >/dev/null && "
+             "kubectl -n %s create rolebinding rotor-read --role=rotor-read --serviceaccount=%s:rotor >/dev/null && "
+             "kubectl -n %s create secret generic s1 >/dev/null && kubectl -n %s create secret generic s2 >/dev/null && "
+             "kubectl -n %s create token rotor --bound-object-kind=Secret --bound-object-name=s1 --duration=10m",
+             ns, ns, ns, ns, ns, ns, ns);
+    cmd_first_line(cmd, token1, sizeof(token1));
+    snprintf(cmd, sizeof(cmd),
+             "kubectl -n %s create token rotor --bound-object-kind=Secret --bound-object-name=s2 --duration=10m", ns);
+    cmd_first_line(cmd, token2, sizeof(token2));
+    assert_true(strlen(token1) > 100);
+    assert_true(strlen(token2) > 100);
+    assert_string_not_equal(token1, token2);
+
+    snprintf(path, sizeof(path), "%s", tmpdir_write(dir, "token", token1, 0600));
+    rotor = sa_client(&admin, NULL, path);
+    revoked = sa_client(&admin, NULL, tmpdir_write(dir, "revoked", token1, 0600));
+    probe = sa_client(&admin, token1, NULL); /* inline: nothing to re-read, so a 401 is final */
+
+    /* Token 1 works for all three (once the RoleBinding has reached the authorizer). */
+    start = now_ms();
+    while ((rc = list_cms(rotor, NULL, 0, &err)) != ZK_OK && now_ms() - start < 10000)
+        sleep_ms(100);
+    assert_ok(rc);
+    assert_ok(list_cms(revoked, NULL, 0, &err));
+    assert_ok(list_cms(probe, NULL, 0, &err));
+
+    /* Deleting s1 invalidates token 1. The server notices once its cache of successful token
+     * authentications (10 s by default) drops the token. */
+    assert_ok(kube_delete(client, &SECRETS, ns, "s1", NULL, &err));
+    start = now_ms();
+    do {
+        rc = list_cms(probe, NULL, 0, &err);
+        if (rc == ZK_EAPI && err.http_status == 401)
+            break;
+        sleep_ms(200);
+    } while (now_ms() - start < 30000);
+    assert_int_equal(rc, ZK_EAPI);
+    assert_int_equal(err.http_status, 401);
+    fprintf(stderr, "token 1 was refused %ld ms after its Secret was deleted\n", now_ms() - start);
+
+    /* The negative control: the file still holds the dead token, so re-reading it after the 401 changes
+     * nothing and the 401 comes back at once, as an ordinary API error, without a retry. */
+    start = now_ms();
+    rc = list_cms(revoked, log, sizeof(log), &err);
+    took = now_ms() - start;
+    assert_int_equal(rc, ZK_EAPI);
+    assert_int_equal(err.http_status, 401);
+    assert_int_equal(err.reason, KUBE_REASON_UNAUTHORIZED);
+    assert_non_null(strstr(err.base.msg, "Unauthorized (HTTP 401)"));
+    assert_null(strstr(log, "Retrying after 401"));
+    assert_true(took < 5000);
+
+    /* Token 2 (bound to s2) replaces token 1 in the file, atomically. The client read the file less
+     * than a minute ago, so it sends token 1 once more; the 401 makes it re-read the file and retry. */
+    snprintf(next, sizeof(next), "%s", tmpdir_write(dir, "token.new", token2, 0600));
+    assert_int_equal(rename(next, path), 0);
+    start = now_ms();
+    rc = list_cms(rotor, log, sizeof(log), &err);
+    took = now_ms() - start;
+    assert_ok(rc);
+    assert_int_equal(occurrences(log, "\"msg\":\"Retrying after 401 with a renewed bearer token\""), 1);
+    fprintf(stderr, "the token file client recovered in %ld ms, by re-reading the file after a 401\n", took);
+    assert_true(took < 5000);
+
+    /* From now on token 2 is sent first: no more 401s. It is still the ServiceAccount, which may
+     * read but not write. */
+    assert_ok(list_cms(rotor, log, sizeof(log), &err));
+    assert_null(strstr(log, "Retrying after 401"));
+    denied = configmap("rotor-denied", NULL, NULL, "v");
+    assert_int_equal(kube_create(rotor, &CONFIGMAPS, ns, denied, NULL, &err), ZK_EAPI);
+    cJSON_Delete(denied);
+    assert_int_equal(err.reason, KUBE_REASON_FORBIDDEN);
+    snprintf(want, sizeof(want), "system:serviceaccount:%s:rotor", ns);
+    assert_non_null(strstr(err.message, want));
+
+    kube_client_free(probe);
+    kube_client_free(revoked);
+    kube_client_free(rotor);
     kube_config_free(&admin);
 }
 
@@ -1141,6 +1301,7 @@ int main(void)
         cmocka_unit_test(test_discovery),
         cmocka_unit_test(test_forbidden),
         cmocka_unit_test_setup_teardown(test_exec_plugin, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_token_file_rotated_after_revocation, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test(test_watch_events_restart_and_410),
         cmocka_unit_test(test_cancel_while_unreachable),
         cmocka_unit_test(test_fake_list_restarts_once_after_410),
