@@ -205,18 +205,6 @@ check "a missing Secret is reported with a Warning Event" eventually 10 warned "
 check "nothing that would mount the missing Secret is applied" bash -c \
   "! kubectl -n $NS get cronjob private-indexer >/dev/null 2>&1 && ! kubectl -n $NS get deploy private-search >/dev/null 2>&1"
 
-# ---- a time zone reaches the CronJob (spec.timeZone, GA since Kubernetes 1.27) ----
-cat <<YAML | kubectl apply -f - >/dev/null
-apiVersion: codesearch.dev/v1alpha1
-kind: CodeSearchCorpus
-metadata: {name: tz, namespace: $NS}
-spec:
-  repositories: [{url: "https://github.com/example/alpha.git"}]
-  timeZone: Europe/Berlin
-YAML
-check "a corpus with spec.timeZone gets a CronJob in that zone" eventually 20 bash -c \
-  "[ \"\$(kubectl -n $NS get cronjob tz-indexer -o jsonpath='{.spec.timeZone}' 2>/dev/null)\" = Europe/Berlin ]"
-
 # ---- a long name and many repositories (the reference organization mirrors more than 120) ----
 LONG=$(printf 'a%.0s' $(seq 1 100))-corpus
 {
