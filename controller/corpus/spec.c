@@ -82,6 +82,18 @@ static int dns_subdomain(const char *s)
 
 /* A repository name: path segments of [A-Za-z0-9._-], none empty, "." or "..", not starting with
  * '-' (the name becomes a directory under /data/repos and an argument to git). */
+/* The index of the first of repos[0..n) whose url (by_url) or name is value, or -1 (also for NULL). */
+static int repo_index(const struct corpus_repo *repos, int n, const char *value, int by_url)
+{
+    for (int j = 0; value && j < n; j++) {
+        const char *v = by_url ? repos[j].url : repos[j].name;
+
+        if (v && strcmp(v, value) == 0)
+            return j;
+    }
+    return -1;
+}
+
 static int repo_name_ok(const char *s)
 {
     const char *seg = s;
@@ -756,11 +768,15 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
         }
         r->name = dup_or_oom(c, name);
 
-        for (j = 0; name && j < i; j++) {
-            if (out->repos[j].name && strcmp(out->repos[j].name, name) == 0) {
-                field_error(c, path, "duplicate repository name \"%s\" (also spec.repositories[%d])", name, j);
-                break;
-            }
+        /* The CRD's CEL rules refuse both duplicates at admission; a CRD installed without them (or a
+         * corpus stored before them) still reaches the controller. */
+        if ((j = repo_index(out->repos, i, url, 1)) >= 0) {
+            snprintf(path, sizeof(path), "spec.repositories[%d].url", i);
+            field_error(c, path, "duplicate repository url (also spec.repositories[%d]); list all its branches on one entry", j);
+        }
+        if ((j = repo_index(out->repos, i, name, 0)) >= 0) {
+            snprintf(path, sizeof(path), "spec.repositories[%d].name", i);
+            field_error(c, path, "duplicate repository name \"%s\" (also spec.repositories[%d])", name, j);
         }
 
         snprintf(path, sizeof(path), "spec.repositories[%d].branches", i);

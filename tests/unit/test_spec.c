@@ -210,6 +210,9 @@ static void test_duplicate_names(void **state)
                      "spec.repositories[2].name", "duplicate repository name \"github.com/o/r\" (also spec.repositories[0])");
     expect_one_error("{\"repositories\":[{\"url\":\"https://a/b\",\"name\":\"same\"},{\"url\":\"https://c/d\",\"name\":\"same\"}]}",
                      "spec.repositories[1].name", "duplicate");
+    /* One URL under two names, which the CRD's CEL rule also refuses. */
+    expect_one_error("{\"repositories\":[{\"url\":\"https://a/b\",\"name\":\"one\"},{\"url\":\"https://a/b\",\"name\":\"two\"}]}",
+                     "spec.repositories[1].url", "duplicate repository url (also spec.repositories[0])");
 }
 
 static void test_bad_names(void **state)
