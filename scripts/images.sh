@@ -124,7 +124,9 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
   zoekt)
     ctx=$(mktemp -d)
     mkdir "$ctx/out"
-    cp "$(zoekt_bins "$arch")"/zoekt-webserver "$(zoekt_bins "$arch")"/zoekt-git-index "$ctx/out/"
+    local bins
+    bins=$(zoekt_bins "$arch")
+    cp "$bins/zoekt-webserver" "$bins/zoekt-git-index" "$ctx/out/"
     "${bh[@]}" "${args[@]}" --build-arg ZOEKT_BINARIES=prebuilt -f "$root/images/Dockerfile.zoekt" "$ctx" >&2
     rm -rf "$ctx" ;;
   operator|connector)

@@ -34,10 +34,13 @@ check "the CronJob carries the corpus's time zone" eventually 30 bash -c \
   "[ \"\$(kubectl -n $NS get cronjob kiritimati-indexer -o jsonpath='{.spec.timeZone}')\" = Pacific/Kiritimati ]"
 check "the CronJob without one has none" eventually 30 bash -c \
   "kubectl -n $NS get cronjob utc-indexer >/dev/null 2>&1 && [ -z \"\$(kubectl -n $NS get cronjob utc-indexer -o jsonpath='{.spec.timeZone}')\" ]"
+jobs_of() { # jobs_of CRONJOB: how many Jobs CRONJOB has started
+  kubectl -n "$NS" get jobs -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{"\n"}{end}' |
+    grep -cx "$1"
+}
+started() { [ "$(jobs_of "$1")" -ge 1 ]; }
 # The minute comes within 120 s; the controller acts within about 10 s of it.
-check "the CronJob controller starts a Job at that minute of Pacific/Kiritimati" eventually 200 bash -c \
-  "[ \"\$(kubectl -n $NS get jobs -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{\"\\n\"}{end}' | grep -cx kiritimati-indexer)\" -ge 1 ]"
-check "the same schedule in UTC starts none" bash -c \
-  "[ \"\$(kubectl -n $NS get jobs -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{\"\\n\"}{end}' | grep -cx utc-indexer)\" = 0 ]"
+check "the CronJob controller starts a Job at that minute of Pacific/Kiritimati" eventually 200 started kiritimati-indexer
+check "the same schedule in UTC starts none" test "$(jobs_of utc-indexer)" = 0
 check "operator a stops cleanly" op_stop a
 finish
