@@ -15,6 +15,7 @@
 #include "flag.h"
 #include "http.h"
 #include "log.h"
+#include "mem.h"
 #include "sig.h"
 #include "textfile.h"
 
@@ -521,6 +522,7 @@ int main(int argc, char **argv)
     };
     int rc;
 
+    mem_setup();
     if (argc >= 2 && strcmp(argv[1], "probe") == 0) {
         if (argc != 3) {
             fprintf(stderr, "Usage: zoekt-connector probe URL\n");

@@ -27,6 +27,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "log.h"
+#include "mem.h"
 #include "monotime.h"
 #include "sig.h"
 #include "yamljson.h"
@@ -658,6 +659,7 @@ int main(int argc, char **argv)
     static struct controller c;
     int rc;
 
+    mem_setup();
     if (argc > 1 && strcmp(argv[1], "render") == 0) {
         log_setup("zoekt-operator", LOG_WARN);
         return main_render(argc - 1, argv + 1);

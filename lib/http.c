@@ -1,6 +1,8 @@
 /* http.c: see http.h. */
 #include "http.h"
 
+#include "mem.h"
+
 #include <ctype.h>
 #include <curl/curl.h>
 #include <pthread.h>
@@ -59,7 +61,10 @@ struct http_xfer {
 
 int http_global_init(void)
 {
-    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? ZK_OK : ZK_ENOMEM;
+    /* curl allocates through mem.h too, so its allocation failures end the process as ours do. */
+    return curl_global_init_mem(CURL_GLOBAL_DEFAULT, mem_alloc, free, mem_realloc, mem_strdup, mem_calloc) == CURLE_OK
+               ? ZK_OK
+               : ZK_EIO;
 }
 
 void http_global_cleanup(void)
