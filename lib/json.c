@@ -87,22 +87,56 @@ cJSON *json_parse(const char *data, size_t len)
     return cJSON_ParseWithLength(data, len);
 }
 
-/* Appends s as cJSON prints a string: quoted, with '"', '\\' and the control bytes escaped (the five
- * with a letter of their own as such, the others as \u00xx) and every other byte as it is. Runs of
- * plain bytes are copied at once: a tool's answer is kilobytes of text with a newline every line. */
-static int json_put_string(struct buf *b, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (n > 0 bytes available), or 0 when s does not
+ * start one: a stray continuation byte, an overlong form, a surrogate, a value past U+10FFFF or a
+ * sequence cut short. */
+static size_t json_utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need, i;
+    unsigned lo = 0x80, hi = 0xbf; /* the range the second byte must be in */
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        need = 2;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        need = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        need = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    if (n < need || s[1] < lo || s[1] > hi)
+        return 0;
+    for (i = 2; i < need; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return need;
+}
+
+/* U+FFFD REPLACEMENT CHARACTER, written for bytes that are not UTF-8 under JSON_ESCAPE_UTF8. */
+#define JSON_REPLACEMENT "\xef\xbf\xbd"
+
+size_t json_escape(char *dst, size_t cap, const char *s, size_t len, size_t *used, unsigned flags)
 {
     static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
-    int rc = buf_putc(b, '"');
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    size_t out = 0;
 
-    for (; !rc && *p; p++) {
+    while (p < end) {
+        const unsigned char *run = p;
         char esc[6] = {'\\', 0, '0', '0', 0, 0};
-        size_t n = 2;
+        const char *piece = esc;
+        size_t n = 2, k = 1;
 
-        while (*p >= 32 && *p != '"' && *p != '\\')
+        /* Runs of plain bytes are copied at once: a tool's answer is kilobytes of text with a newline
+         * every line. Under JSON_ESCAPE_UTF8 only ASCII counts as plain. */
+        while (p < end && *p >= 32 && *p != '"' && *p != '\\' && (*p < 0x80 || !(flags & JSON_ESCAPE_UTF8)))
             p++;
-        if (!*p)
+        if ((size_t)(p - run) > cap - out)
+            p = run + (cap - out);
+        memcpy(dst + out, run, (size_t)(p - run));
+        out += (size_t)(p - run);
+        if (p == end || out == cap)
             break;
         switch (*p) {
         case '"': esc[1] = '"'; break;
@@ -113,17 +147,41 @@ static int json_put_string(struct buf *b, const char *s)
         case '\r': esc[1] = 'r'; break;
         case '\t': esc[1] = 't'; break;
         default:
+            if (*p >= 0x80) { /* only under JSON_ESCAPE_UTF8 */
+                k = json_utf8_len(p, (size_t)(end - p));
+                piece = k ? (const char *)p : JSON_REPLACEMENT;
+                n = k ? k : sizeof(JSON_REPLACEMENT) - 1;
+                k = k ? k : 1;
+                break;
+            }
             esc[1] = 'u';
             esc[4] = hex[*p >> 4];
             esc[5] = hex[*p & 15];
             n = 6;
         }
-        if (!(rc = buf_append(b, run, (size_t)(p - run))))
-            rc = buf_append(b, esc, n);
-        run = p + 1;
+        if (n > cap - out)
+            break;
+        memcpy(dst + out, piece, n);
+        out += n;
+        p += k;
     }
-    if (!rc)
-        rc = buf_append(b, run, (size_t)(p - run));
+    *used = (size_t)(p - (const unsigned char *)s);
+    return out;
+}
+
+/* Appends s as cJSON prints a string: quoted, escaped by json_escape, a piece at a time. */
+static int json_put_string(struct buf *b, const char *s)
+{
+    char piece[4096];
+    size_t left = s ? strlen(s) : 0, used, n;
+    int rc = buf_putc(b, '"');
+
+    while (!rc && left) {
+        n = json_escape(piece, sizeof(piece), s, left, &used, 0);
+        rc = buf_append(b, piece, n);
+        s += used;
+        left -= used;
+    }
     return rc ? rc : buf_putc(b, '"');
 }
 
@@ -170,7 +228,7 @@ static int json_put_value(struct buf *b, const cJSON *v)
     }
     /* Other numbers and raw text: exactly cJSON's own output for the value. */
     text = cJSON_PrintUnformatted(v);
-    rc = text ? buf_puts(b, text) : ZK_ENOMEM;
+    rc = text ? buf_puts(b, text) : ZK_EINVAL; /* a node of no type cJSON knows */
     cJSON_free(text);
     return rc;
 }

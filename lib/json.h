@@ -27,8 +27,23 @@ const char *json_path_str(const cJSON *root, const char *path, const char *def);
 cJSON *json_parse(const char *data, size_t len);
 
 /* Serialises compactly, exactly as cJSON_PrintUnformatted does, but faster for the large strings and
- * whole numbers of tool results. Returns a heap string the caller frees with free(), or NULL (out of
- * memory, or a node cJSON cannot print). */
+ * whole numbers of tool results. Returns a heap string the caller frees with free(), or NULL for a NULL
+ * node or one cJSON cannot print. */
 char *json_print(const cJSON *node);
+
+/* Flags for json_escape. */
+enum json_escape_flags {
+    /* Bytes that are not part of well-formed UTF-8 become U+FFFD, so the output is valid JSON text
+     * whatever the input holds. Without it bytes are copied as they are, as cJSON prints them. */
+    JSON_ESCAPE_UTF8 = 1,
+};
+
+/* The project's one JSON string escaper (json_print and lib/log use it). Writes the first len bytes
+ * of s, escaped as the inside of a JSON string literal (no quotes, no terminator), into dst, which has
+ * room for cap bytes; escapes '"', '\' and the control bytes as cJSON does. Stops before the first
+ * character whose escaped form does not fit whole, so the output never ends inside an escape or a
+ * UTF-8 sequence. Returns the bytes written and sets *used to the bytes of s they stand for (len when
+ * everything fit). Allocates nothing; async-signal-safe. */
+size_t json_escape(char *dst, size_t cap, const char *s, size_t len, size_t *used, unsigned flags);
 
 #endif

@@ -4,7 +4,11 @@
  * A record is {"ts":"...","level":"info","logger":"<program>","msg":"...", <key>: <value>...}; keys
  * and values are strings passed as NULL-terminated pairs, so a call site reads
  *     log_info("Applied object", "kind", "Deployment", "name", name, NULL);
- * Safe to call from several threads: each record is written with one write(2). */
+ * Safe to call from several threads and processes sharing stderr: each record is at most PIPE_BUF
+ * (4096) bytes and written with one write(2), which a pipe never interleaves with another. A record is
+ * valid JSON whatever its strings hold: invalid UTF-8 becomes U+FFFD, a string longer than 1 KB is
+ * cut and ends in "…", and pairs that no longer fit are left out and the record ends in
+ * "truncated":true. Logging never allocates, so it works when memory has run out (lib/mem). */
 #ifndef ZK_LOG_H
 #define ZK_LOG_H
 
