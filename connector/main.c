@@ -421,10 +421,7 @@ static int main_start(struct connector *c)
     c->curl_ready = 1;
     /* Every tool call asks Zoekt: kept connections spare each one a TCP connect (and, where Zoekt is
      * reached through a server that starts a thread per connection, that thread). */
-    if ((rc = http_pool_new(MAIN_ZOEKT_IDLE_CONNECTIONS, &c->cfg.zoekt_pool, &err)) != ZK_OK) {
-        log_error("Cannot create the connection pool for Zoekt", "error", err.msg, NULL);
-        goto out;
-    }
+    c->cfg.zoekt_pool = http_pool_new(MAIN_ZOEKT_IDLE_CONNECTIONS);
     if (c->use_stdio) {
         if (c->cfg.token_file != NULL || c->cfg.token_dir != NULL || c->cfg.allowed_origins != NULL)
             log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);

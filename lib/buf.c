@@ -2,6 +2,7 @@
 #include "buf.h"
 
 #include "err.h"
+#include "mem.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,11 +29,11 @@ void buf_free(struct buf *b)
     b->cap = 0;
 }
 
-/* Makes room for n more bytes plus the terminator. Frees the buffer on failure (see buf.h). */
+/* Makes room for n more bytes plus the terminator. Frees the buffer when that is past the bound (see
+ * buf.h). */
 static int buf_reserve(struct buf *b, size_t n)
 {
     size_t need, cap;
-    char *p;
 
     if (n > b->max || b->len > b->max - n) {
         buf_free(b);
@@ -49,12 +50,7 @@ static int buf_reserve(struct buf *b, size_t n)
         cap = b->max + 1;
     if (cap < need)
         cap = need;
-    p = realloc(b->data, cap);
-    if (!p) {
-        buf_free(b);
-        return ZK_ENOMEM;
-    }
-    b->data = p;
+    b->data = mem_realloc(b->data, cap);
     b->cap = cap;
     return ZK_OK;
 }
@@ -96,9 +92,10 @@ int buf_printf(struct buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap);
     va_end(ap);
+    /* The format attribute rules out a bad format, so only a text past INT_MAX bytes fails here. */
     if (n < 0) {
         buf_free(b);
-        return ZK_EINVAL;
+        return ZK_ETOOBIG;
     }
     if ((size_t)n < room) {
         b->len += (size_t)n;
@@ -150,7 +147,7 @@ char *buf_steal(struct buf *b)
     char *s = b->data;
 
     if (!s)
-        s = strdup("");
+        s = mem_strdup("");
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
@@ -171,10 +168,8 @@ int buf_read_file(struct buf *b, const char *path, struct zk_err *err)
     }
     while (rc == ZK_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
         rc = buf_append(b, chunk, n);
-    if (rc == ZK_ETOOBIG)
+    if (rc != ZK_OK)
         zk_err_set(err, rc, "%s: larger than %zu bytes", path, b->max);
-    else if (rc != ZK_OK)
-        zk_err_set(err, rc, "%s: out of memory", path);
     else if (ferror(f))
         rc = zk_err_set(err, ZK_EIO, "%s: read failed", path);
     if (f != stdin)

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ struct http_pool {
 
 /* A cancellable transfer in progress, and the multi handle to wake when its flag is set. */
 struct http_waiting {
-    const volatile int *cancel;
+    const atomic_int *cancel;
     CURLM *multi;
     struct http_waiting *next;
 };
@@ -72,14 +73,23 @@ void http_global_cleanup(void)
     curl_global_cleanup();
 }
 
-int http_pool_new(int max_idle, struct http_pool **out, struct zk_err *err)
+struct http_pool *http_pool_new(int max_idle)
 {
-    *out = calloc(1, sizeof(**out));
-    if (!*out)
-        return zk_err_set(err, ZK_ENOMEM, "out of memory creating a connection pool");
-    (*out)->max_idle = max_idle < 0 ? 0 : max_idle > HTTP_POOL_MAX ? HTTP_POOL_MAX : max_idle;
-    pthread_mutex_init(&(*out)->mu, NULL);
-    return ZK_OK;
+    struct http_pool *pool = mem_calloc(1, sizeof(*pool));
+
+    pool->max_idle = max_idle < 0 ? 0 : max_idle > HTTP_POOL_MAX ? HTTP_POOL_MAX : max_idle;
+    pthread_mutex_init(&pool->mu, NULL);
+    return pool;
+}
+
+/* libcurl allocates through lib/mem once http_global_init has run, but reports a failure by returning
+ * NULL, and a program that never called http_global_init (a test) gets curl's own malloc: either way
+ * a NULL from these constructors means memory ran out. */
+static void *http_curl_made(void *p)
+{
+    if (!p)
+        mem_oom(0);
+    return p;
 }
 
 void http_pool_free(struct http_pool *pool)
@@ -94,8 +104,7 @@ void http_pool_free(struct http_pool *pool)
     free(pool);
 }
 
-/* An idle slot from pool, or a new transfer without a multi handle; s->easy is NULL when out of
- * memory. */
+/* An idle slot from pool, or a new transfer without a multi handle. */
 static void http_pool_take(struct http_pool *pool, struct http_slot *s)
 {
     s->easy = NULL;
@@ -107,7 +116,7 @@ static void http_pool_take(struct http_pool *pool, struct http_slot *s)
         pthread_mutex_unlock(&pool->mu);
     }
     if (!s->easy)
-        s->easy = curl_easy_init();
+        s->easy = http_curl_made(curl_easy_init());
 }
 
 /* Returns the slot to pool for reuse, or cleans it up when there is no pool or the pool is full. The
@@ -197,17 +206,13 @@ int http_warning_text(const char *value, size_t len, char *out, size_t size)
 static void http_keep_warning(struct http_response *resp, const char *value, size_t len)
 {
     char text[HTTP_WARNING_MAX + 1];
-    char *copy;
 
     if (resp->nwarnings >= HTTP_MAX_WARNINGS || http_warning_text(value, len, text, sizeof(text)) != ZK_OK)
         return;
     for (int i = 0; i < resp->nwarnings; i++)
         if (strcmp(resp->warnings[i], text) == 0)
             return;
-    /* Out of memory the warning is lost rather than the request failed: it is advice, not the answer. */
-    copy = strdup(text);
-    if (copy)
-        resp->warnings[resp->nwarnings++] = copy;
+    resp->warnings[resp->nwarnings++] = mem_strdup(text);
 }
 
 static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
@@ -228,12 +233,8 @@ static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
     }
     rc = buf_append(&x->resp->body, data, n);
     if (rc) {
-        x->cb_rc = rc;
-        if (rc == ZK_ETOOBIG)
-            zk_err_set(x->err, rc, "%s %s: response body exceeds the limit of %zu bytes", x->req->method,
-                       x->req->url, x->resp->body.max);
-        else
-            zk_err_set(x->err, rc, "%s %s: out of memory reading the response", x->req->method, x->req->url);
+        x->cb_rc = zk_err_set(x->err, rc, "%s %s: response body exceeds the limit of %zu bytes", x->req->method,
+                              x->req->url, x->resp->body.max);
         return 0;
     }
     return n;
@@ -256,7 +257,7 @@ static int http_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl
     struct http_xfer *x = ud;
 
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    if (x->req->cancel && *x->req->cancel) {
+    if (x->req->cancel && atomic_load(x->req->cancel)) {
         x->cb_rc = ZK_ECANCELLED;
         return 1;
     }
@@ -297,9 +298,9 @@ static int http_set_tls(CURL *c, const struct http_tls *tls)
     return cc == CURLE_OK ? ZK_OK : ZK_EINVAL;
 }
 
-void http_cancel(volatile int *cancel)
+void http_cancel(atomic_int *cancel)
 {
-    __atomic_store_n(cancel, 1, __ATOMIC_SEQ_CST);
+    atomic_store(cancel, 1);
     pthread_mutex_lock(&http_waiting_mu);
     for (struct http_waiting *w = http_waiting_list; w; w = w->next)
         if (w->cancel == cancel)
@@ -336,11 +337,14 @@ static CURLcode http_perform(struct http_slot *s, const struct http_request *req
 
     if (!req->cancel)
         return curl_easy_perform(c);
-    if (!s->multi && (s->multi = curl_multi_init()) != NULL)
+    if (!s->multi) {
+        s->multi = http_curl_made(curl_multi_init());
         curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, HTTP_POOL_CONNS);
+    }
     m = s->multi;
-    if (!m || curl_multi_add_handle(m, c) != CURLM_OK)
-        return CURLE_OUT_OF_MEMORY;
+    /* Fails only for a handle that is already added somewhere, which a slot's transfer never is. */
+    if (curl_multi_add_handle(m, c) != CURLM_OK)
+        return CURLE_FAILED_INIT;
     waiting.cancel = req->cancel;
     waiting.multi = m;
     pthread_mutex_lock(&http_waiting_mu);
@@ -354,7 +358,7 @@ static CURLcode http_perform(struct http_slot *s, const struct http_request *req
         }
         if (!running)
             break;
-        if (*req->cancel) {
+        if (atomic_load(req->cancel)) {
             x->cb_rc = ZK_ECANCELLED;
             cc = CURLE_ABORTED_BY_CALLBACK;
             break;
@@ -423,24 +427,21 @@ static int http_curl_error(const struct http_request *req, CURLcode cc, char *de
 
 /* Appends the header "name: prefix value" (prefix may be "") to list, allocated to fit: a header has no
  * length limit here, because bearer tokens (OIDC tokens with group claims, exec plugins) run to tens of
- * kilobytes. Returns the new list, or NULL when out of memory (list is then unchanged). */
+ * kilobytes. Returns the new list. */
 static struct curl_slist *http_header_append(struct curl_slist *list, const char *name, const char *prefix,
                                              const char *value)
 {
-    struct curl_slist *h;
-    char *line;
+    char *line = mem_printf("%s: %s%s", name, prefix, value);
 
-    if (asprintf(&line, "%s: %s%s", name, prefix, value) < 0)
-        return NULL;
-    h = curl_slist_append(list, line);
+    list = http_curl_made(curl_slist_append(list, line));
     free(line);
-    return h;
+    return list;
 }
 
 int http_do(const struct http_request *req, struct http_response *resp, struct zk_err *err)
 {
     struct http_xfer x = {NULL, req, resp, err, 0};
-    struct curl_slist *headers = NULL, *h;
+    struct curl_slist *headers;
     char errbuf[CURL_ERROR_SIZE] = "";
     char *ct = NULL;
     struct http_slot slot = {NULL, NULL};
@@ -456,30 +457,14 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
 
     http_pool_take(req->pool, &slot);
     c = slot.easy;
-    if (!c) {
-        rc = zk_err_set(err, ZK_ENOMEM, "%s %s: cannot create a transfer", req->method, req->url);
-        goto out;
-    }
     x.curl = c;
-    h = http_header_append(headers, "Accept", "", req->accept ? req->accept : "application/json");
-    if (h && req->content_type) {
-        headers = h;
-        h = http_header_append(headers, "Content-Type", "", req->content_type);
-    }
-    if (h && req->bearer_token) {
-        headers = h;
-        h = http_header_append(headers, "Authorization", "Bearer ", req->bearer_token);
-    }
+    headers = http_header_append(NULL, "Accept", "", req->accept ? req->accept : "application/json");
+    if (req->content_type)
+        headers = http_header_append(headers, "Content-Type", "", req->content_type);
+    if (req->bearer_token)
+        headers = http_header_append(headers, "Authorization", "Bearer ", req->bearer_token);
     /* curl would send "Expect: 100-continue" for large bodies and wait for it; no server here needs that. */
-    if (h) {
-        headers = h;
-        h = curl_slist_append(headers, "Expect:");
-    }
-    if (!h) {
-        rc = zk_err_set(err, ZK_ENOMEM, "%s %s: out of memory building headers", req->method, req->url);
-        goto out;
-    }
-    headers = h;
+    headers = http_curl_made(curl_slist_append(headers, "Expect:"));
 
     curl_easy_setopt(c, CURLOPT_URL, req->url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
@@ -529,19 +514,15 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
 
 out:
     curl_slist_free_all(headers);
-    if (slot.easy)
-        http_pool_give(req->pool, &slot);
+    http_pool_give(req->pool, &slot);
     return rc;
 }
 
 char *http_escape(const char *s)
 {
-    char *e = curl_easy_escape(NULL, s, 0);
-    char *copy;
+    char *e = http_curl_made(curl_easy_escape(NULL, s, 0));
+    char *copy = mem_strdup(e);
 
-    if (!e)
-        return NULL;
-    copy = strdup(e);
     curl_free(e);
     return copy;
 }

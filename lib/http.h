@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "err.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* TLS settings. Certificates and keys can be given as files or as in-memory PEM (so that inline
@@ -48,8 +49,8 @@ struct http_pool;
 /* A pool that keeps at most max_idle idle transfers (at most 64): more requests at once than that open
  * connections that are closed after use. Each kept connection holds a TLS session and buffers (tens
  * of kilobytes), so max_idle is what the client's steady state runs at once, not its busiest burst.
- * *out is owned by the caller (http_pool_free, after every request using it has returned). */
-int http_pool_new(int max_idle, struct http_pool **out, struct zk_err *err);
+ * The pool is owned by the caller (http_pool_free, after every request using it has returned). */
+struct http_pool *http_pool_new(int max_idle) __attribute__((returns_nonnull));
 void http_pool_free(struct http_pool *pool);
 
 struct http_request {
@@ -68,8 +69,9 @@ struct http_request {
     http_data_fn *on_data;   /* when set, the body is streamed here instead of accumulated */
     void *ud;
     /* When set, a non-zero value aborts the transfer with ZK_ECANCELLED: at once when it is set with
-     * http_cancel, else within a second. Lets another thread stop a watch or a search. */
-    const volatile int *cancel;
+     * http_cancel, else within a second. Lets another thread stop a watch or a search, which is why
+     * it is an atomic: the transfer's thread reads it while the cancelling thread writes it. */
+    const atomic_int *cancel;
 };
 
 /* The bound on what a response's Warning headers may cost: the texts of the first HTTP_MAX_WARNINGS
@@ -117,10 +119,10 @@ int http_warning_text(const char *value, size_t len, char *out, size_t size);
 /* Sets *cancel to 1 and wakes every transfer in progress whose request's cancel is this flag, so
  * that it stops at once; a transfer that has not started waiting yet sees the flag when it does. The
  * one way to cancel: setting the flag alone is seen only within a second. Safe from any thread. */
-void http_cancel(volatile int *cancel);
+void http_cancel(atomic_int *cancel);
 
-/* Percent-encodes s for use as a query value or path segment. Returns a heap string the caller frees,
- * or NULL when out of memory. */
+/* Percent-encodes s (shorter than curl's input limit, 8 MB) for use as a query value or path segment.
+ * Returns a heap string the caller frees; never NULL. */
 char *http_escape(const char *s);
 
 #endif

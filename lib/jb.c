@@ -1,7 +1,7 @@
 /* jb.c: see jb.h. */
 #include "jb.h"
 
-#include <string.h>
+#include "mem.h"
 
 /* Records whether node exists and returns it. */
 static cJSON *jb_check(struct jb *b, cJSON *node)
@@ -75,24 +75,17 @@ void jb_push(struct jb *b, cJSON *arr, cJSON *item)
 void jb_set(struct jb *b, cJSON *obj, const char *key, cJSON *item)
 {
     cJSON *old = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-    size_t n = strlen(key) + 1;
 
     if (!old || !item) {
         jb_add(b, obj, key, item);
         return;
     }
-    /* cJSON_ReplaceItemInObject does not check the copy of the key it makes, and would put a nameless
-     * member in the tree when that copy fails; so the key is copied and checked here. */
+    /* The item takes the name of the member it replaces; cJSON frees names with free(), which is what
+     * lib/mem's memory is freed with too. */
     if (!(item->type & cJSON_StringIsConst))
         cJSON_free(item->string);
     item->type &= ~cJSON_StringIsConst;
-    item->string = cJSON_malloc(n);
-    if (!item->string) {
-        cJSON_Delete(item);
-        b->failed = 1;
-        return;
-    }
-    memcpy(item->string, key, n);
+    item->string = mem_strdup(key);
     cJSON_ReplaceItemViaPointer(obj, old, item); /* fails only for NULL arguments, excluded above */
 }
 

@@ -1,11 +1,15 @@
 /* jb.h: building cJSON trees with one sticky failure flag.
  *
  * Code that builds an object (a rendered child, a Lease, an Event, a status) should read like the
- * object it describes, one member per line, without an allocation check after each. Every function
- * here records an allocation failure in the builder instead, and carries on harmlessly: a NULL parent
- * or item is accepted and only keeps the flag set. The one check comes at the end, in jb_finish, which
- * never returns a partial tree: written to the API server, an object with members missing would remove
- * those fields (a Lease without its holder, a Deployment without its volumes).
+ * object it describes, one member per line, without a check after each. Memory is not what can fail:
+ * the programs make cJSON allocate through lib/mem (mem_setup), which ends the process when memory
+ * runs out. What the flag catches is a value that is missing: a NULL string (cJSON has no string node
+ * without text), a NULL item (a cJSON_Duplicate or cJSON_Parse that gave nothing), and the NULL parents
+ * those lead to. Every function accepts them harmlessly and only sets the flag, and so does any NULL a
+ * cJSON constructor returns (which, with cJSON's default allocator, a test may see). The one check
+ * comes at the end, in jb_finish, which never returns a partial tree: written to the API server, an
+ * object with members missing would remove those fields (a Lease without its holder, a Deployment
+ * without its volumes).
  *
  * A builder is one struct jb, zeroed ({0}) before the first call, used from one thread. Items passed
  * to jb_add and jb_push belong to the builder's tree from then on: when they cannot be added they are
@@ -16,17 +20,17 @@
 #include <cjson/cJSON.h>
 
 struct jb {
-    int failed; /* set by the first allocation that failed; never cleared */
+    int failed; /* set by the first missing value or node; never cleared */
 };
 
-/* New detached nodes, or NULL (and the flag set) when out of memory. */
+/* New detached nodes; NULL (and the flag set) only for a NULL s. */
 cJSON *jb_object(struct jb *b);
 cJSON *jb_array(struct jb *b);
 cJSON *jb_string(struct jb *b, const char *s);
 cJSON *jb_number(struct jb *b, double v);
 
-/* Add a member to obj and return it (NULL, flag set, when obj is NULL or out of memory). A NULL string
- * value counts as a failure, as cJSON has no string node without text. */
+/* Add a member to obj and return it (NULL, flag set, when obj is NULL). A NULL string value counts as
+ * a failure, as cJSON has no string node without text. */
 cJSON *jb_add_str(struct jb *b, cJSON *obj, const char *key, const char *value);
 cJSON *jb_add_num(struct jb *b, cJSON *obj, const char *key, double value);
 cJSON *jb_add_bool(struct jb *b, cJSON *obj, const char *key, int value);

@@ -3,6 +3,7 @@
 #include "jscan.h"
 
 #include "err.h"
+#include "mem.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -201,18 +202,18 @@ static size_t js_number_len(const unsigned char *s, size_t n)
 
 /* Makes room in d's tape for one more entry; 0 when it cannot. Each entry stands for a different byte
  * of the text (a key's or value's first byte, a closing bracket), so the tape never needs more entries
- * than the text has bytes, and its capacity stops there. */
+ * than the text has bytes, and its capacity stops there: a text that seemed to need more is refused
+ * as malformed. */
 static int js_grow(struct jscan_doc *d)
 {
     size_t cap = d->cap_tape ? d->cap_tape * 2 : d->len / 8 + 64;
-    struct jscan_entry *t;
 
     if (cap > d->len)
         cap = d->len;
     /* Only a broken count could want more than the text's length: refuse rather than overrun. */
-    if (cap <= d->cap_tape || !(t = realloc(d->tape, cap * sizeof(*t))))
+    if (cap <= d->cap_tape)
         return 0;
-    d->tape = t;
+    d->tape = mem_realloc(d->tape, cap * sizeof(*d->tape));
     d->cap_tape = cap;
     return 1;
 }
@@ -274,9 +275,8 @@ static int js_close(struct jscan_doc *d, uint32_t open, size_t i)
 
 /* Validates the value at i as cJSON's parse_value, parse_array and parse_object do, writing the tape
  * as it goes: in one loop, with the containers still open on a stack, because a call per value costs
- * more than the value takes to check. Returns the index after the value, or 0 (with *nomem set when
- * the tape could not grow). */
-static size_t js_validate(struct jscan_doc *d, size_t i, int *nomem)
+ * more than the value takes to check. Returns the index after the value, or 0. */
+static size_t js_validate(struct jscan_doc *d, size_t i)
 {
     const unsigned char *s = (const unsigned char *)d->s;
     uint32_t stack[JSCAN_NESTING_LIMIT], escaped;
@@ -289,7 +289,7 @@ static size_t js_validate(struct jscan_doc *d, size_t i, int *nomem)
             if (i >= d->len || s[i] != '"' || !(n = js_string(d, i, &escaped)))
                 return 0;
             if (!js_push(d, i, (uint32_t)(n - i) | escaped))
-                goto nomem;
+                return 0;
             i = js_ws(d, n);
             if (i >= d->len || s[i] != ':')
                 return 0;
@@ -306,11 +306,11 @@ static size_t js_validate(struct jscan_doc *d, size_t i, int *nomem)
                     return 0;
                 stack[depth++] = JS_OPEN(d->n_tape, object);
                 if (!js_push(d, i, 0))
-                    goto nomem;
+                    return 0;
                 i = js_ws(d, i + 1);
                 if (i < d->len && s[i] == (object ? '}' : ']')) {
                     if (!js_close(d, stack[--depth], i))
-                        goto nomem;
+                        return 0;
                     i++;
                     expect = JS_AFTER;
                 } else {
@@ -321,7 +321,7 @@ static size_t js_validate(struct jscan_doc *d, size_t i, int *nomem)
             if (!(n = js_scalar(d, i, &escaped)))
                 return 0;
             if (!js_push(d, i, (uint32_t)n | escaped))
-                goto nomem;
+                return 0;
             i += n;
             expect = JS_AFTER;
             break;
@@ -334,7 +334,7 @@ static size_t js_validate(struct jscan_doc *d, size_t i, int *nomem)
                 expect = JS_OPEN_OBJECT(stack[depth - 1]) ? JS_KEY : JS_VALUE;
             } else if (i < d->len && s[i] == (JS_OPEN_OBJECT(stack[depth - 1]) ? '}' : ']')) {
                 if (!js_close(d, stack[--depth], i))
-                    goto nomem;
+                    return 0;
                 i++;
             } else {
                 return 0;
@@ -342,15 +342,11 @@ static size_t js_validate(struct jscan_doc *d, size_t i, int *nomem)
             break;
         }
     }
-nomem:
-    *nomem = 1;
-    return 0;
 }
 
 int jscan_parse(struct jscan_doc *d, const char *text, size_t len, struct jscan *root)
 {
     size_t start = 0, end;
-    int nomem = 0;
 
     memset(d, 0, sizeof(*d));
     d->s = text;
@@ -364,8 +360,8 @@ int jscan_parse(struct jscan_doc *d, const char *text, size_t len, struct jscan 
     if (len > 4 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
         start = 3;
     start = js_ws(d, start);
-    if (!(end = js_validate(d, start, &nomem)))
-        return nomem ? ZK_ENOMEM : ZK_EPARSE;
+    if (!(end = js_validate(d, start)))
+        return ZK_EPARSE;
     /* The root's entry is the first one written: a container's opening bracket, or the one value. */
     root->p = text + start;
     root->len = end - start;
@@ -577,9 +573,7 @@ long long jscan_int(struct jscan v, long long def)
         n = n * 10 + (v.p[i] - '0');
     if (i == v.len)
         return neg ? -n : n;
-    s = v.len < sizeof(small) ? small : malloc(v.len + 1);
-    if (!s)
-        return def; /* out of memory for a number of more than 63 bytes, which no field read has */
+    s = v.len < sizeof(small) ? small : mem_alloc(v.len + 1);
     memcpy(s, v.p, v.len);
     s[v.len] = '\0';
     d = strtod(s, NULL);

@@ -76,7 +76,7 @@ enum jscan_type {
 /* Validates text (len bytes, not necessarily NUL-terminated; it must outlive d) as
  * cJSON_ParseWithLength would, and writes d's tape (which d owns). Returns ZK_OK with *root set to the
  * root value, ZK_EPARSE when cJSON would reject the text, ZK_ETOOBIG for a text longer than
- * JSCAN_TEXT_MAX, or ZK_ENOMEM. d is freed with jscan_doc_free in every case. */
+ * JSCAN_TEXT_MAX. d is freed with jscan_doc_free in every case. */
 int jscan_parse(struct jscan_doc *d, const char *text, size_t len, struct jscan *root);
 void jscan_doc_free(struct jscan_doc *d);
 

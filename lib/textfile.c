@@ -2,6 +2,7 @@
 #include "textfile.h"
 
 #include "buf.h"
+#include "mem.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ int textfile_first_line(const char *path, size_t max, char **out, struct zk_err 
     if (rc != ZK_OK)
         return rc;
     textfile_next_line(b.data ? b.data : "", b.len, &pos, &line, &n);
-    *out = strndup(line, n);
+    *out = mem_strndup(line, n);
     buf_free(&b);
-    return *out ? ZK_OK : zk_err_set(err, ZK_ENOMEM, "%s: out of memory", path);
+    return ZK_OK;
 }

@@ -14,8 +14,8 @@
 int textfile_next_line(const char *text, size_t len, size_t *pos, const char **line, size_t *n);
 
 /* Reads the file at path (at most max bytes; "-" is standard input) and puts its first value line in
- * *out, a heap string the caller frees: "" when the file holds none. Returns ZK_OK, or ZK_EIO, ZK_ETOOBIG
- * or ZK_ENOMEM with err naming the file; *out is NULL on failure. */
+ * *out, a heap string the caller frees: "" when the file holds none. Returns ZK_OK, or ZK_EIO or
+ * ZK_ETOOBIG with err naming the file; *out is NULL on failure. */
 int textfile_first_line(const char *path, size_t max, char **out, struct zk_err *err);
 
 #endif

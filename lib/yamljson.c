@@ -1,7 +1,7 @@
 /* yamljson.c: see yamljson.h. */
 #include "yamljson.h"
 
-#include "jb.h"
+#include "mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -31,9 +31,9 @@ static cJSON *yamljson_scalar(const char *s, int plain)
     return cJSON_CreateString(s);
 }
 
-/* Converts node and what it holds. Allocation failures go to b; a malformed document returns NULL
- * with ZK_EINVAL in err, leaving b alone. */
-static cJSON *yamljson_node(struct jb *b, yaml_document_t *doc, yaml_node_t *node, int depth, struct zk_err *err)
+/* Converts node and what it holds; a malformed document returns NULL with ZK_EINVAL in err. cJSON
+ * allocates through lib/mem (mem_setup), so its constructors do not return NULL. */
+static cJSON *yamljson_node(yaml_document_t *doc, yaml_node_t *node, int depth, struct zk_err *err)
 {
     cJSON *out = NULL, *v;
 
@@ -45,21 +45,18 @@ static cJSON *yamljson_node(struct jb *b, yaml_document_t *doc, yaml_node_t *nod
     case YAML_SCALAR_NODE:
         /* libyaml's loader tags every untagged scalar !!str, so the tag cannot tell "2" from
          * !!str 2; plain (unquoted) style is what decides, as in Kubernetes' decoder. */
-        out = yamljson_scalar((const char *)node->data.scalar.value,
-                              node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
-        b->failed |= !out;
-        return out;
+        return yamljson_scalar((const char *)node->data.scalar.value,
+                               node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
     case YAML_SEQUENCE_NODE:
-        out = jb_array(b);
+        out = cJSON_CreateArray();
         for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top; it++) {
-            v = yamljson_node(b, doc, yaml_document_get_node(doc, *it), depth + 1, err);
-            if (!v && err->code == ZK_EINVAL)
+            if (!(v = yamljson_node(doc, yaml_document_get_node(doc, *it), depth + 1, err)))
                 break;
-            jb_push(b, out, v);
+            cJSON_AddItemToArray(out, v);
         }
         break;
     case YAML_MAPPING_NODE:
-        out = jb_object(b);
+        out = cJSON_CreateObject();
         for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(doc, p->key);
 
@@ -68,10 +65,9 @@ static cJSON *yamljson_node(struct jb *b, yaml_document_t *doc, yaml_node_t *nod
                            (unsigned long)node->start_mark.line + 1);
                 break;
             }
-            v = yamljson_node(b, doc, yaml_document_get_node(doc, p->value), depth + 1, err);
-            if (!v && err->code == ZK_EINVAL)
+            if (!(v = yamljson_node(doc, yaml_document_get_node(doc, p->value), depth + 1, err)))
                 break;
-            jb_add(b, out, (const char *)k->data.scalar.value, v);
+            cJSON_AddItemToObject(out, (const char *)k->data.scalar.value, v);
         }
         break;
     default:
@@ -90,36 +86,27 @@ int yamljson_parse(const char *text, size_t n, cJSON **out, struct zk_err *err)
     yaml_parser_t parser;
     yaml_document_t doc;
     struct zk_err local;
-    struct jb b = {0};
-    cJSON *tree = NULL;
     int rc = ZK_OK;
 
     *out = NULL;
     if (!err)
         err = &local;
     zk_err_clear(err);
+    /* libyaml cannot be given lib/mem's allocator and reports a failed allocation by return code. */
     if (!yaml_parser_initialize(&parser))
-        return zk_err_set(err, ZK_ENOMEM, "out of memory");
+        mem_oom(sizeof(parser));
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
     if (!yaml_parser_load(&parser, &doc)) {
-        rc = zk_err_set(err, parser.error == YAML_MEMORY_ERROR ? ZK_ENOMEM : ZK_EINVAL, "line %lu: %s",
-                        (unsigned long)parser.problem_mark.line + 1,
+        if (parser.error == YAML_MEMORY_ERROR)
+            mem_oom(0);
+        rc = zk_err_set(err, ZK_EINVAL, "line %lu: %s", (unsigned long)parser.problem_mark.line + 1,
                         parser.problem ? parser.problem : "malformed YAML");
         goto out;
     }
     if (!yaml_document_get_root_node(&doc))
         rc = zk_err_set(err, ZK_EINVAL, "the file holds no document");
-    else
-        tree = yamljson_node(&b, &doc, yaml_document_get_root_node(&doc), 0, err);
-    if (rc == ZK_OK && err->code == ZK_EINVAL)
-        rc = ZK_EINVAL;
-    if (rc == ZK_OK) {
-        *out = jb_finish(&b, tree);
-        tree = NULL;
-        if (!*out)
-            rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-    }
-    cJSON_Delete(tree);
+    else if (!(*out = yamljson_node(&doc, yaml_document_get_root_node(&doc), 0, err)))
+        rc = err->code;
     yaml_document_delete(&doc);
 out:
     yaml_parser_delete(&parser);

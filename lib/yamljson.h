@@ -18,7 +18,7 @@
 /* Parses the first document of the n bytes at text (need not be NUL-terminated) into *out, a tree the
  * caller owns (cJSON_Delete). Returns ZK_OK; ZK_EINVAL when the text is not YAML, holds no document,
  * nests too deeply or has a mapping key that is not a scalar (err says which and, where it can, on
- * which line); or ZK_ENOMEM. *out is NULL on failure. */
+ * which line). *out is NULL on failure. */
 int yamljson_parse(const char *text, size_t n, cJSON **out, struct zk_err *err);
 
 #endif

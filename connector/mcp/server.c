@@ -10,6 +10,7 @@
 #include "monotime.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "20
 /* A tools/call that has been accepted and not yet answered. */
 struct inflight {
     cJSON *id; /* a copy of the request id */
-    volatile int cancel;
+    atomic_int cancel;
     struct inflight *next;
 };
 
@@ -308,7 +309,7 @@ static int inflight_remove(struct mcp_session *s, struct inflight **slot)
             break;
         }
     *slot = NULL;
-    cancelled = __atomic_load_n(&f->cancel, __ATOMIC_SEQ_CST);
+    cancelled = atomic_load(&f->cancel);
     pthread_mutex_unlock(&s->mu);
     cJSON_Delete(f->id);
     free(f);

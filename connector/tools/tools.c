@@ -47,7 +47,7 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
     return zk_err_set(err, ZK_EINVAL, "Unknown tool: %.200s", name ? name : "(none)");
 }
 
-void tools_cancel(volatile int *flag)
+void tools_cancel(atomic_int *flag)
 {
     http_cancel(flag);
 }

@@ -10,11 +10,12 @@
 #include "err.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 
 struct tool_ctx {
     const struct connector_config *cfg;
-    const volatile int *cancel; /* set with tools_cancel, by notifications/cancelled or a closed
-                                   connection; may be NULL */
+    const atomic_int *cancel; /* set with tools_cancel, by notifications/cancelled or a closed
+                                 connection; may be NULL */
 };
 
 struct tool_result {
@@ -36,7 +37,7 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
 
 /* Asks the tool call whose tool_ctx.cancel is flag to stop: sets the flag and wakes the call's Zoekt
  * request, which then ends at once with ZK_ECANCELLED. Safe from any thread. */
-void tools_cancel(volatile int *flag);
+void tools_cancel(atomic_int *flag);
 
 void tool_result_init(struct tool_result *r);
 void tool_result_free(struct tool_result *r);

@@ -11,6 +11,7 @@
 #include "connector/zoekt/result.h"
 #include "err.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 struct http_pool;
@@ -26,7 +27,7 @@ struct zc_conn {
     const char *base_url;        /* zoekt-webserver (or nginx in front of it), no trailing slash */
     const char *token;           /* bearer token, or NULL */
     long timeout_ms;             /* whole request */
-    const volatile int *cancel;  /* may be NULL */
+    const atomic_int *cancel;    /* may be NULL */
     struct http_pool *pool;      /* keeps connections to Zoekt open between requests; may be NULL */
 };
 

@@ -18,6 +18,7 @@
 #include "log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ struct informer {
     void *ud;
     pthread_t thread;
     int started;
-    volatile int cancel;
+    atomic_int cancel;
     pthread_mutex_t mu;
     struct informer_table *cache; /* guarded by mu; replaced whole by a relist */
     int synced;
@@ -455,14 +456,14 @@ static void *informer_main(void *arg)
         .cancel = &inf->cancel,
     };
 
-    while (!inf->cancel) {
+    while (!atomic_load(&inf->cancel)) {
         struct zk_err err = {0};
         int rc = watch_run(inf->client, &o, &err);
 
-        if (rc == ZK_ECANCELLED || inf->cancel)
+        if (rc == ZK_ECANCELLED || atomic_load(&inf->cancel))
             break;
         log_error("Watch failed; retrying", "resource", inf->resource->plural, "error", err.msg, NULL);
-        for (int i = 0; i < INFORMER_RETRY_SECONDS * 10 && !inf->cancel; i++) {
+        for (int i = 0; i < INFORMER_RETRY_SECONDS * 10 && !atomic_load(&inf->cancel); i++) {
             struct timespec ts = {0, 100 * 1000 * 1000};
 
             nanosleep(&ts, NULL);

@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "textfile.h"
 
 #include <ctype.h>
@@ -26,6 +27,8 @@
 #define KCLI_MAX_BODY (64u * 1024 * 1024)
 /* How much of a streamed body is kept to explain an error status. */
 #define KCLI_STREAM_HEAD (64u * 1024)
+/* The longest request URL built: far past any the API needs, short of what a server accepts. */
+#define KCLI_URL_MAX (64u * 1024)
 #define KCLI_MAX_TOKEN (64u * 1024)
 /* client-go re-reads a token file every minute: projected tokens are refreshed at 80% of their life. */
 #define KCLI_TOKEN_PERIOD_S 60
@@ -147,38 +150,25 @@ static int kcli_token(struct kube_client *c, int force, char **out, int *changed
             c->token_expiry = expiry;
         }
     }
-    if (!rc && c->token) {
-        *out = strdup(c->token);
-        if (!*out)
-            rc = zk_err_set(err, ZK_ENOMEM, "out of memory copying the bearer token");
-    }
+    if (!rc && c->token)
+        *out = mem_strdup(c->token);
     pthread_mutex_unlock(&c->token_lock);
     return rc;
 }
 
 int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_client **out, struct zk_err *err)
 {
-    struct kube_client *c = calloc(1, sizeof(*c));
+    struct kube_client *c;
     char *tok = NULL;
     int changed, rc;
 
     *out = NULL;
-    if (!c)
-        return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
-    if (!cfg->server || !cfg->server[0]) {
-        free(c);
+    if (!cfg->server || !cfg->server[0])
         return zk_err_set(err, ZK_EINVAL, "Kubernetes client: the configuration has no server");
-    }
-    if (kube_config_copy(cfg, &c->cfg)) {
-        free(c);
-        return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
-    }
+    c = mem_calloc(1, sizeof(*c));
+    kube_config_copy(cfg, &c->cfg);
     pthread_mutex_init(&c->token_lock, NULL);
-    rc = http_pool_new(KCLI_IDLE_CONNECTIONS, &c->pool, err);
-    if (rc) {
-        kube_client_free(c);
-        return rc;
-    }
+    c->pool = http_pool_new(KCLI_IDLE_CONNECTIONS);
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : KCLI_DEFAULT_TIMEOUT_MS;
     c->tls = (struct http_tls){
         .ca_file = c->cfg.ca_file,
@@ -192,13 +182,8 @@ int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_
         .key_pem_len = c->cfg.key_pem_len,
         .insecure = c->cfg.insecure,
     };
-    if (c->cfg.token) {
-        c->token = strdup(c->cfg.token);
-        if (!c->token) {
-            kube_client_free(c);
-            return zk_err_set(err, ZK_ENOMEM, "out of memory creating the Kubernetes client");
-        }
-    }
+    if (c->cfg.token)
+        c->token = mem_strdup(c->cfg.token);
     /* Read a token file or run the exec plugin now, so that a missing file or a plugin that fails is
      * reported at startup rather than on first use. */
     rc = kcli_token(c, 0, &tok, &changed, err);
@@ -233,11 +218,8 @@ const char *kube_client_namespace(const struct kube_client *c)
 static int kcli_put_segment(struct buf *b, const char *s)
 {
     char *e = http_escape(s);
-    int rc;
+    int rc = buf_putc(b, '/');
 
-    if (!e)
-        return ZK_ENOMEM;
-    rc = buf_putc(b, '/');
     if (!rc)
         rc = buf_puts(b, e);
     free(e);
@@ -251,7 +233,7 @@ char *kube_url(const struct kube_client *c, const struct kube_resource *r, const
     char sep = '?';
     int rc;
 
-    buf_init(&b, 64 * 1024);
+    buf_init(&b, KCLI_URL_MAX);
     rc = buf_puts(&b, c->cfg.server);
     if (!rc)
         rc = buf_puts(&b, r->group && r->group[0] ? "/apis" : "/api");
@@ -276,10 +258,6 @@ char *kube_url(const struct kube_client *c, const struct kube_resource *r, const
         if (!query[i + 1])
             continue;
         e = http_escape(query[i + 1]);
-        if (!e) {
-            rc = ZK_ENOMEM;
-            break;
-        }
         rc = buf_printf(&b, "%c%s=%s", sep, query[i], e);
         free(e);
         sep = '&';
@@ -448,8 +426,9 @@ static int kcli_stream_data(void *ud, const char *data, size_t len, struct zk_er
     struct kcli_stream_ctx *x = ud;
     size_t room = KCLI_STREAM_HEAD - x->head.len;
 
+    /* Only the head of an error answer is kept, within the buffer's bound: the append cannot fail. */
     if (x->resp->status >= 300 && room > 0 && buf_append(&x->head, data, len < room ? len : room))
-        return zk_err_set(err, ZK_ENOMEM, "out of memory reading a stream");
+        return zk_err_set(err, ZK_ETOOBIG, "reading a stream: the error answer passes %u bytes", KCLI_STREAM_HEAD);
     return x->s->on_data(x->s->ud, data, len, err);
 }
 
@@ -466,7 +445,7 @@ static void kcli_log_warnings(const char *method, const char *path, const struct
 
 /* One request with the token and the 401 retry. When s is set the body streams to it. */
 static int kcli_do(struct kube_client *c, const char *method, const char *url, const char *content_type,
-                   const char *body, size_t body_len, const volatile int *cancel, const struct kube_stream *s,
+                   const char *body, size_t body_len, const atomic_int *cancel, const struct kube_stream *s,
                    cJSON **out, struct kube_err *err)
 {
     struct http_response resp = {0};
@@ -564,15 +543,16 @@ static int kcli_send(struct kube_client *c, const char *method, const char *url,
     int rc;
 
     if (!body)
-        return kcli_fail(err, ZK_ENOMEM, url, "out of memory serialising the body");
+        return kcli_fail(err, ZK_EINVAL, url, "the body holds a value JSON cannot express");
     rc = kube_request(c, method, url, content_type, body, strlen(body), out, err);
     free(body);
     return rc;
 }
 
-static int kcli_url_oom(struct kube_err *err)
+/* kube_url's one failure. */
+static int kcli_url_too_long(struct kube_err *err)
 {
-    return kcli_fail(err, ZK_ENOMEM, "building a request URL", "out of memory");
+    return kcli_fail(err, ZK_ETOOBIG, "building a request URL", "longer than 64 KB");
 }
 
 int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name, cJSON **out,
@@ -583,7 +563,7 @@ int kube_get(struct kube_client *c, const struct kube_resource *r, const char *n
 
     *out = NULL;
     if (!url)
-        return kcli_url_oom(err);
+        return kcli_url_too_long(err);
     rc = kube_request(c, "GET", url, NULL, NULL, 0, out, err);
     free(url);
     return rc;
@@ -608,7 +588,7 @@ static int kcli_list_page(struct kube_client *c, const struct kube_resource *r, 
     }
     url = kube_url(c, r, ns, NULL, NULL, query);
     if (!url)
-        return kcli_url_oom(err);
+        return kcli_url_too_long(err);
     rc = kcli_do(c, "GET", url, NULL, NULL, 0, o ? o->cancel : NULL, NULL, page, err);
     free(url);
     if (!rc && (!*page || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(*page, "items")))) {
@@ -646,13 +626,8 @@ int kube_list(struct kube_client *c, const struct kube_resource *r, const char *
         {
             const char *next = json_path_str(page, "metadata.continue", "");
 
-            if (next[0]) {
-                cont = strdup(next);
-                if (!cont) {
-                    rc = kcli_fail(err, ZK_ENOMEM, r->plural, "out of memory listing");
-                    goto out;
-                }
-            }
+            if (next[0])
+                cont = mem_strdup(next);
         }
         if (!list) {
             list = page;
@@ -687,7 +662,7 @@ int kube_create(struct kube_client *c, const struct kube_resource *r, const char
     if (out)
         *out = NULL;
     if (!url)
-        return kcli_url_oom(err);
+        return kcli_url_too_long(err);
     rc = kcli_send(c, "POST", url, "application/json", obj, &res, err);
     free(url);
     if (out)
@@ -705,7 +680,7 @@ int kube_delete(struct kube_client *c, const struct kube_resource *r, const char
     int rc;
 
     if (!url)
-        return kcli_url_oom(err);
+        return kcli_url_too_long(err);
     rc = kube_request(c, "DELETE", url, NULL, NULL, 0, NULL, err);
     free(url);
     return rc;
@@ -723,7 +698,7 @@ static int kcli_write(struct kube_client *c, const char *method, const char *con
     if (out)
         *out = NULL;
     if (!url)
-        return kcli_url_oom(err);
+        return kcli_url_too_long(err);
     rc = kcli_send(c, method, url, content_type, obj, &res, err);
     free(url);
     if (out)
@@ -774,7 +749,7 @@ int kube_discover(struct kube_client *c, const struct kube_resource *r, int *ser
 
     *served = 0;
     if (!url)
-        return kcli_url_oom(err);
+        return kcli_url_too_long(err);
     rc = kube_request(c, "GET", url, NULL, NULL, 0, &doc, err);
     free(url);
     if (rc == ZK_EAPI && err->reason == KUBE_REASON_NOT_FOUND) {
@@ -807,15 +782,11 @@ int kube_parse_minor(const cJSON *version)
 
 int kube_server_minor(struct kube_client *c, int *minor, struct kube_err *err)
 {
-    size_t n = strlen(c->cfg.server) + sizeof("/version");
-    char *url = malloc(n);
+    char *url = mem_printf("%s/version", c->cfg.server);
     cJSON *doc = NULL;
     int rc;
 
     *minor = -1;
-    if (!url)
-        return kcli_url_oom(err);
-    snprintf(url, n, "%s/version", c->cfg.server);
     rc = kube_request(c, "GET", url, NULL, NULL, 0, &doc, err);
     free(url);
     if (rc)

@@ -23,6 +23,7 @@
 #include "kube/config.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 enum kube_reason {
@@ -75,7 +76,8 @@ const char *kube_client_namespace(const struct kube_client *c);
 
 /* Builds the URL of a collection or object: server + "/apis/<g>/<v>[/namespaces/<ns>]/<plural>[/<name>[/<sub>]]"
  * with every segment escaped, and the query string from the NULL-terminated key, value pairs in query
- * (values escaped; a NULL value skips the pair). Returns a heap string the caller frees, or NULL. */
+ * (values escaped; a NULL value skips the pair). Returns a heap string the caller frees, or NULL when
+ * the URL would pass 64 KB. */
 char *kube_url(const struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
                const char *subresource, const char *const *query);
 
@@ -99,7 +101,7 @@ struct kube_list_opts {
     const char *label_selector; /* NULL: none */
     const char *field_selector; /* NULL: none */
     long limit;                 /* page size; 0: the server's default (everything) */
-    const volatile int *cancel; /* NULL, or a flag that aborts the list with ZK_ECANCELLED when set */
+    const atomic_int *cancel; /* NULL, or a flag that aborts the list with ZK_ECANCELLED when set */
 };
 
 /* LISTs every page (following continue tokens; a 410 on a continue token restarts the list once) and
@@ -161,7 +163,7 @@ struct kube_stream {
     const char *url;
     http_data_fn *on_data;
     void *ud;
-    const volatile int *cancel;
+    const atomic_int *cancel;
     long timeout_ms;
 };
 int kube_stream_get(struct kube_client *c, const struct kube_stream *s, struct kube_err *err);

@@ -6,6 +6,7 @@
 #include "kube/config.h"
 
 #include "buf.h"
+#include "mem.h"
 #include "textfile.h"
 
 #include <ctype.h>
@@ -55,21 +56,19 @@ static int kcfg_read_file(const char *path, char **out, size_t *len, struct zk_e
         return rc;
     *len = b.len;
     *out = buf_steal(&b);
-    return *out ? ZK_OK : zk_err_set(err, ZK_ENOMEM, "%s: out of memory", path);
+    return ZK_OK;
 }
 
 /* Decodes standard base64, ignoring whitespace (kubeconfigs sometimes wrap long values). The result is
  * a heap buffer the caller frees, NUL-terminated for convenience (not counted in *len). Returns ZK_EINVAL
- * for any other character or a bad length, ZK_ENOMEM when allocation fails. */
+ * for any other character or a bad length. */
 static int kcfg_base64_decode(const char *s, char **out, size_t *len)
 {
     size_t n = strlen(s), o = 0, q = 0, pad = 0;
     unsigned int acc = 0;
-    char *p = malloc(n / 4 * 3 + 4);
+    char *p = mem_alloc(n / 4 * 3 + 4);
 
     *out = NULL;
-    if (!p)
-        return ZK_ENOMEM;
     for (const char *c = s; *c; c++) {
         int v;
 
@@ -162,24 +161,13 @@ static yaml_node_t *kcfg_find_named(yaml_document_t *doc, yaml_node_t *root, con
     return NULL;
 }
 
-/* Copies s into *dst (NULL stays NULL). Relative paths are resolved against base_dir when one is
- * given, as kubectl resolves paths relative to the kubeconfig file that names them. */
-static int kcfg_dup_path(char **dst, const char *s, const char *base_dir)
+/* A copy of s (NULL stays NULL). Relative paths are resolved against base_dir when one is given, as
+ * kubectl resolves paths relative to the kubeconfig file that names them. */
+static char *kcfg_dup_path(const char *s, const char *base_dir)
 {
-    size_t n;
-
     if (!s)
-        return ZK_OK;
-    if (s[0] == '/' || !base_dir) {
-        *dst = strdup(s);
-        return *dst ? ZK_OK : ZK_ENOMEM;
-    }
-    n = strlen(base_dir) + strlen(s) + 2;
-    *dst = malloc(n);
-    if (!*dst)
-        return ZK_ENOMEM;
-    snprintf(*dst, n, "%s/%s", base_dir, s);
-    return ZK_OK;
+        return NULL;
+    return s[0] == '/' || !base_dir ? mem_strdup(s) : mem_printf("%s/%s", base_dir, s);
 }
 
 /* Decodes the base64 member key of node (if present) into *dst and *dst_len. what names the field in
@@ -193,16 +181,9 @@ static int kcfg_data(yaml_document_t *doc, yaml_node_t *node, const char *key, c
     if (!v)
         return ZK_OK;
     rc = kcfg_base64_decode(v, dst, dst_len);
-    if (rc == ZK_EINVAL)
-        return zk_err_set(err, rc, "kubeconfig %s: %s.%s is not valid base64", source, what, key);
     if (rc)
-        return zk_err_set(err, rc, "kubeconfig %s: out of memory decoding %s.%s", source, what, key);
+        return zk_err_set(err, rc, "kubeconfig %s: %s.%s is not valid base64", source, what, key);
     return ZK_OK;
-}
-
-static int kcfg_oom(const char *source, struct zk_err *err)
-{
-    return zk_err_set(err, ZK_ENOMEM, "kubeconfig %s: out of memory", source);
 }
 
 /* The strings of a sequence of scalars as a NULL-terminated array (prefix, if not NULL, first), into
@@ -219,17 +200,16 @@ static int kcfg_strv(yaml_document_t *doc, yaml_node_t *seq, const char *prefix,
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s must be a list", source, what);
     if (seq)
         n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-    if (!(v = calloc(n + 2, sizeof(*v))))
-        return kcfg_oom(source, err);
-    if (prefix && !(v[k++] = strdup(prefix)))
-        rc = kcfg_oom(source, err);
+    v = mem_calloc(n + 2, sizeof(*v));
+    if (prefix)
+        v[k++] = mem_strdup(prefix);
     for (size_t i = 0; i < n && rc == ZK_OK; i++) {
         yaml_node_t *item = yaml_document_get_node(doc, seq->data.sequence.items.start[i]);
 
         if (!item || item->type != YAML_SCALAR_NODE)
             rc = zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s[%zu] must be a string", source, what, i);
-        else if (!(v[k++] = strdup((const char *)item->data.scalar.value)))
-            rc = kcfg_oom(source, err);
+        else
+            v[k++] = mem_strdup((const char *)item->data.scalar.value);
     }
     if (rc != ZK_OK) {
         for (char **p = v; *p; p++)
@@ -267,12 +247,8 @@ static int kcfg_exec(yaml_document_t *doc, yaml_node_t *node, const char *source
                           "terminal to ask from: use a plugin that runs unattended", source, what);
     if (env && env->type != YAML_SEQUENCE_NODE)
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.exec.env must be a list of {name, value}", source, what);
-    if (!(x = calloc(1, sizeof(*x))))
-        return kcfg_oom(source, err);
-    if (kcfg_dup_path(&path, command, strchr(command, '/') ? base_dir : NULL)) {
-        rc = kcfg_oom(source, err);
-        goto out;
-    }
+    x = mem_calloc(1, sizeof(*x));
+    path = kcfg_dup_path(command, strchr(command, '/') ? base_dir : NULL);
     {
         char field[320];
 
@@ -283,26 +259,18 @@ static int kcfg_exec(yaml_document_t *doc, yaml_node_t *node, const char *source
     }
     if (env)
         n = (size_t)(env->data.sequence.items.top - env->data.sequence.items.start);
-    if (!(x->env = calloc(n + 1, sizeof(*x->env))) || !(x->api_version = strdup(api)) ||
-        (hint && !(x->install_hint = strdup(hint)))) {
-        rc = kcfg_oom(source, err);
-        goto out;
-    }
+    x->env = mem_calloc(n + 1, sizeof(*x->env));
+    x->api_version = mem_strdup(api);
+    x->install_hint = hint ? mem_strdup(hint) : NULL;
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *e = yaml_document_get_node(doc, env->data.sequence.items.start[i]);
         const char *name = kcfg_str(doc, e, "name"), *value = kcfg_str(doc, e, "value");
-        size_t len;
 
         if (!name || strchr(name, '=')) {
             rc = zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.exec.env[%zu] needs a name without '='", source, what, i);
             goto out;
         }
-        len = strlen(name) + (value ? strlen(value) : 0) + 2;
-        if (!(x->env[i] = malloc(len))) {
-            rc = kcfg_oom(source, err);
-            goto out;
-        }
-        snprintf(x->env[i], len, "%s=%s", name, value ? value : "");
+        x->env[i] = mem_printf("%s=%s", name, value ? value : "");
     }
     *out = x;
     x = NULL;
@@ -390,9 +358,7 @@ static int kcfg_from_documents(struct kcfg_src *srcs, size_t n, const char *labe
     if (!server)
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: clusters[%s].cluster.server is not set", cs->source,
                           cluster_name);
-    cfg->server = strdup(server);
-    if (!cfg->server)
-        return kcfg_oom(cs->source, err);
+    cfg->server = mem_strdup(server);
     len = strlen(cfg->server);
     while (len > 0 && cfg->server[len - 1] == '/')
         cfg->server[--len] = '\0';
@@ -402,8 +368,7 @@ static int kcfg_from_documents(struct kcfg_src *srcs, size_t n, const char *labe
                    err);
     if (rc)
         return rc;
-    if (kcfg_dup_path(&cfg->ca_file, kcfg_str(&cs->doc, cluster, "certificate-authority"), cs->base_dir))
-        return kcfg_oom(cs->source, err);
+    cfg->ca_file = kcfg_dup_path(kcfg_str(&cs->doc, cluster, "certificate-authority"), cs->base_dir);
     insecure = kcfg_str(&cs->doc, cluster, "insecure-skip-tls-verify");
     if (insecure && strcmp(insecure, "true") != 0 && strcmp(insecure, "false") != 0)
         return zk_err_set(err, ZK_EINVAL, "kubeconfig %s: %s.insecure-skip-tls-verify must be true or false, not \"%s\"",
@@ -417,11 +382,10 @@ static int kcfg_from_documents(struct kcfg_src *srcs, size_t n, const char *labe
         rc = kcfg_data(&us->doc, user, "client-key-data", us->source, what, &cfg->key_pem, &cfg->key_pem_len, err);
     if (rc)
         return rc;
-    if (kcfg_dup_path(&cfg->cert_file, kcfg_str(&us->doc, user, "client-certificate"), us->base_dir) ||
-        kcfg_dup_path(&cfg->key_file, kcfg_str(&us->doc, user, "client-key"), us->base_dir) ||
-        kcfg_dup_path(&cfg->token_file, kcfg_str(&us->doc, user, "tokenFile"), us->base_dir) ||
-        kcfg_dup_path(&cfg->token, kcfg_str(&us->doc, user, "token"), NULL))
-        return kcfg_oom(us->source, err);
+    cfg->cert_file = kcfg_dup_path(kcfg_str(&us->doc, user, "client-certificate"), us->base_dir);
+    cfg->key_file = kcfg_dup_path(kcfg_str(&us->doc, user, "client-key"), us->base_dir);
+    cfg->token_file = kcfg_dup_path(kcfg_str(&us->doc, user, "tokenFile"), us->base_dir);
+    cfg->token = kcfg_dup_path(kcfg_str(&us->doc, user, "token"), NULL);
     /* Auth providers (gcp, azure, oidc) were removed from kubectl in favour of exec plugins. Ignoring
      * one would send unauthenticated requests and report a puzzling 401 or 403 later. */
     provider = kcfg_get(&us->doc, user, "auth-provider");
@@ -439,9 +403,7 @@ static int kcfg_from_documents(struct kcfg_src *srcs, size_t n, const char *labe
                           "reverse", us->source, what);
 
     ns = kcfg_str(&xs->doc, ctx, "namespace");
-    cfg->namespace = strdup(ns ? ns : "default");
-    if (!cfg->namespace)
-        return kcfg_oom(xs->source, err);
+    cfg->namespace = mem_strdup(ns ? ns : "default");
     return ZK_OK;
 }
 
@@ -453,12 +415,16 @@ static int kcfg_load_doc(const char *yaml, size_t len, const char *source, const
     int rc = ZK_OK;
 
     memset(src, 0, sizeof(*src));
+    /* libyaml cannot be given lib/mem's allocator and reports a failed allocation by return code. */
     if (!yaml_parser_initialize(&parser))
-        return kcfg_oom(source, err);
+        mem_oom(sizeof(parser));
     yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-    if (!yaml_parser_load(&parser, &src->doc))
+    if (!yaml_parser_load(&parser, &src->doc)) {
+        if (parser.error == YAML_MEMORY_ERROR)
+            mem_oom(0);
         rc = zk_err_set(err, ZK_EINVAL, "kubeconfig %s: invalid YAML at line %zu: %s", source,
                         parser.problem_mark.line + 1, parser.problem ? parser.problem : "parse error");
+    }
     yaml_parser_delete(&parser);
     src->source = source;
     src->base_dir = base_dir;
@@ -482,16 +448,16 @@ int kube_config_from_yaml(const char *yaml, size_t len, const char *source, cons
     return rc;
 }
 
-/* The folder of path, for relative paths in it: a heap string, or NULL when out of memory. */
+/* The folder of path, for relative paths in it: a heap string. */
 static char *kcfg_dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
 
     if (!slash)
-        return strdup(".");
+        return mem_strdup(".");
     if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
+        return mem_strdup("/");
+    return mem_strndup(path, (size_t)(slash - path));
 }
 
 /* Reads, parses and merges the n files in paths (see struct kcfg_src); label names them together. */
@@ -510,10 +476,7 @@ static int kcfg_load_files(char *const *paths, size_t n, const char *label, cons
             zk_err_prefix(err, "kubeconfig");
             break;
         }
-        if (!(dirs[i] = kcfg_dir_of(paths[i]))) {
-            rc = kcfg_oom(paths[i], err);
-            break;
-        }
+        dirs[i] = kcfg_dir_of(paths[i]);
         rc = kcfg_load_doc(texts[i], len, paths[i], dirs[i], &srcs[i], err);
         if (rc == ZK_OK)
             loaded++;
@@ -541,13 +504,11 @@ int kube_config_from_file(const char *path, const char *context, struct kube_con
 /* A $KUBECONFIG list: its files that exist, merged; kubectl skips the missing ones too. */
 static int kcfg_load_list(const char *list, const char *context, struct kube_config *cfg, struct zk_err *err)
 {
-    char *copy = strdup(list), *paths[KCFG_MAX_FILES], *save = NULL, *p;
+    char *copy = mem_strdup(list), *paths[KCFG_MAX_FILES], *save = NULL, *p;
     size_t n = 0;
     int rc;
 
     memset(cfg, 0, sizeof(*cfg));
-    if (!copy)
-        return kcfg_oom(list, err);
     for (p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
         if (access(p, F_OK) != 0)
             continue;
@@ -568,7 +529,6 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, struct z
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     char path[4096];
-    size_t n;
     int rc;
 
     memset(cfg, 0, sizeof(*cfg));
@@ -577,27 +537,21 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, struct z
     if (!host || !*host || !port || !*port)
         return zk_err_set(err, ZK_EINVAL, "in-cluster configuration: KUBERNETES_SERVICE_HOST and "
                           "KUBERNETES_SERVICE_PORT must both be set");
-    n = strlen(host) + strlen(port) + 16;
-    cfg->server = malloc(n);
-    if (!cfg->server) {
-        rc = zk_err_set(err, ZK_ENOMEM, "in-cluster configuration: out of memory");
-        goto out;
-    }
     /* An IPv6 literal needs brackets in a URL, or its colons would be read as the port separator. */
-    snprintf(cfg->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
+    cfg->server = strchr(host, ':') ? mem_printf("https://[%s]:%s", host, port) : mem_printf("https://%s:%s", host, port);
 
     snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
     if (access(path, R_OK) != 0) {
         rc = zk_err_set(err, ZK_EIO, "in-cluster configuration: %s: %s", path, strerror(errno));
         goto out;
     }
-    cfg->ca_file = strdup(path);
+    cfg->ca_file = mem_strdup(path);
     snprintf(path, sizeof(path), "%s/token", sa_dir);
     if (access(path, R_OK) != 0) {
         rc = zk_err_set(err, ZK_EIO, "in-cluster configuration: %s: %s", path, strerror(errno));
         goto out;
     }
-    cfg->token_file = strdup(path);
+    cfg->token_file = mem_strdup(path);
     snprintf(path, sizeof(path), "%s/namespace", sa_dir);
     if (access(path, F_OK) == 0) {
         rc = textfile_first_line(path, KCFG_MAX_FILE, &cfg->namespace, err);
@@ -608,11 +562,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, struct z
     }
     if (!cfg->namespace || !cfg->namespace[0]) {
         free(cfg->namespace);
-        cfg->namespace = strdup("default");
-    }
-    if (!cfg->ca_file || !cfg->token_file || !cfg->namespace) {
-        rc = zk_err_set(err, ZK_ENOMEM, "in-cluster configuration: out of memory");
-        goto out;
+        cfg->namespace = mem_strdup("default");
     }
     rc = ZK_OK;
 out:
@@ -642,42 +592,42 @@ int kube_config_load(const char *explicit_path, const char *context, struct kube
                       "and not running in a cluster (KUBERNETES_SERVICE_HOST is unset)", home ? home : "$HOME");
 }
 
-/* Copies n bytes (plus a terminator) of s into *dst; NULL stays NULL. */
-static int kcfg_dup_mem(char **dst, const char *s, size_t n)
+/* A copy of the n bytes at s plus a terminator; NULL stays NULL. Decoded certificate data may hold
+ * NUL bytes, so this copies by length, not as a string. */
+static char *kcfg_dup_mem(const char *s, size_t n)
 {
+    char *d;
+
     if (!s)
-        return ZK_OK;
-    *dst = malloc(n + 1);
-    if (!*dst)
-        return ZK_ENOMEM;
-    memcpy(*dst, s, n);
-    (*dst)[n] = '\0';
-    return ZK_OK;
+        return NULL;
+    d = mem_alloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
 }
 
-int kube_config_copy(const struct kube_config *src, struct kube_config *dst)
+/* A copy of the string s; NULL stays NULL. */
+static char *kcfg_dup_str(const char *s)
+{
+    return s ? mem_strdup(s) : NULL;
+}
+
+void kube_config_copy(const struct kube_config *src, struct kube_config *dst)
 {
     memset(dst, 0, sizeof(*dst));
-    if (kcfg_dup_mem(&dst->server, src->server, src->server ? strlen(src->server) : 0) ||
-        kcfg_dup_mem(&dst->ca_file, src->ca_file, src->ca_file ? strlen(src->ca_file) : 0) ||
-        kcfg_dup_mem(&dst->ca_pem, src->ca_pem, src->ca_pem_len) ||
-        kcfg_dup_mem(&dst->cert_file, src->cert_file, src->cert_file ? strlen(src->cert_file) : 0) ||
-        kcfg_dup_mem(&dst->cert_pem, src->cert_pem, src->cert_pem_len) ||
-        kcfg_dup_mem(&dst->key_file, src->key_file, src->key_file ? strlen(src->key_file) : 0) ||
-        kcfg_dup_mem(&dst->key_pem, src->key_pem, src->key_pem_len) ||
-        kcfg_dup_mem(&dst->token, src->token, src->token ? strlen(src->token) : 0) ||
-        kcfg_dup_mem(&dst->token_file, src->token_file, src->token_file ? strlen(src->token_file) : 0) ||
-        kcfg_dup_mem(&dst->namespace, src->namespace, src->namespace ? strlen(src->namespace) : 0)) {
-        kube_config_free(dst);
-        return ZK_ENOMEM;
-    }
-    if (kube_exec_copy(src->exec, &dst->exec)) {
-        kube_config_free(dst);
-        return ZK_ENOMEM;
-    }
+    dst->server = kcfg_dup_str(src->server);
+    dst->ca_file = kcfg_dup_str(src->ca_file);
+    dst->ca_pem = kcfg_dup_mem(src->ca_pem, src->ca_pem_len);
+    dst->cert_file = kcfg_dup_str(src->cert_file);
+    dst->cert_pem = kcfg_dup_mem(src->cert_pem, src->cert_pem_len);
+    dst->key_file = kcfg_dup_str(src->key_file);
+    dst->key_pem = kcfg_dup_mem(src->key_pem, src->key_pem_len);
+    dst->token = kcfg_dup_str(src->token);
+    dst->token_file = kcfg_dup_str(src->token_file);
+    dst->namespace = kcfg_dup_str(src->namespace);
+    dst->exec = kube_exec_copy(src->exec);
     dst->ca_pem_len = src->ca_pem_len;
     dst->cert_pem_len = src->cert_pem_len;
     dst->key_pem_len = src->key_pem_len;
     dst->insecure = src->insecure;
-    return ZK_OK;
 }

@@ -50,9 +50,8 @@ int kube_config_from_yaml(const char *yaml, size_t len, const char *source, cons
  * tokens rotate and must be re-read), namespace. Same contract. */
 int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, struct zk_err *err);
 
-/* Deep-copies src into *dst, which the caller then owns (kube_config_free). On failure *dst is empty
- * and ZK_ENOMEM is returned. */
-int kube_config_copy(const struct kube_config *src, struct kube_config *dst);
+/* Deep-copies src into *dst, which the caller then owns (kube_config_free). */
+void kube_config_copy(const struct kube_config *src, struct kube_config *dst);
 
 /* Frees every member and leaves *cfg empty (all NULL). Safe on an empty or zeroed config. */
 void kube_config_free(struct kube_config *cfg);

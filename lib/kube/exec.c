@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "mem.h"
 #include "rfc3339.h"
 #include "monotime.h"
 
@@ -44,8 +45,8 @@ static void strv_free(char **v)
     free(v);
 }
 
-/* A deep copy of the NULL-terminated v (NULL gives NULL); *ok is cleared when memory ran out. */
-static char **strv_dup(char *const *v, int *ok)
+/* A deep copy of the NULL-terminated v (NULL gives NULL). */
+static char **strv_dup(char *const *v)
 {
     size_t n = 0;
     char **d;
@@ -54,18 +55,9 @@ static char **strv_dup(char *const *v, int *ok)
         return NULL;
     while (v[n])
         n++;
-    d = calloc(n + 1, sizeof(*d));
-    if (!d) {
-        *ok = 0;
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!(d[i] = strdup(v[i]))) {
-            strv_free(d);
-            *ok = 0;
-            return NULL;
-        }
-    }
+    d = mem_calloc(n + 1, sizeof(*d));
+    for (size_t i = 0; i < n; i++)
+        d[i] = mem_strdup(v[i]);
     return d;
 }
 
@@ -80,28 +72,18 @@ void kube_exec_free(struct kube_exec *x)
     free(x);
 }
 
-int kube_exec_copy(const struct kube_exec *src, struct kube_exec **dst)
+struct kube_exec *kube_exec_copy(const struct kube_exec *src)
 {
     struct kube_exec *x;
-    int ok = 1;
 
-    *dst = NULL;
     if (!src)
-        return ZK_OK;
-    if (!(x = calloc(1, sizeof(*x))))
-        return ZK_ENOMEM;
-    x->argv = strv_dup(src->argv, &ok);
-    x->env = strv_dup(src->env, &ok);
-    if (src->api_version && !(x->api_version = strdup(src->api_version)))
-        ok = 0;
-    if (src->install_hint && !(x->install_hint = strdup(src->install_hint)))
-        ok = 0;
-    if (!ok) {
-        kube_exec_free(x);
-        return ZK_ENOMEM;
-    }
-    *dst = x;
-    return ZK_OK;
+        return NULL;
+    x = mem_calloc(1, sizeof(*x));
+    x->argv = strv_dup(src->argv);
+    x->env = strv_dup(src->env);
+    x->api_version = src->api_version ? mem_strdup(src->api_version) : NULL;
+    x->install_hint = src->install_hint ? mem_strdup(src->install_hint) : NULL;
+    return x;
 }
 
 int kube_exec_parse(const char *output, size_t len, const char *api_version, struct kube_exec_cred *out,
@@ -143,8 +125,7 @@ int kube_exec_parse(const char *output, size_t len, const char *api_version, str
         rc = zk_err_set(err, ZK_EPARSE, "status.expirationTimestamp \"%s\" is not an RFC 3339 time", expiry);
         goto out;
     }
-    if (!(out->token = strdup(token)))
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory keeping its token");
+    out->token = mem_strdup(token);
 out:
     if (rc)
         out->expiry = 0;
@@ -153,7 +134,8 @@ out:
 }
 
 /* environ plus the kubeconfig's env entries and KUBERNETES_EXEC_INFO, as a new array whose strings
- * belong to environ, x and info (only the array is the caller's to free; posix_spawn copies them). */
+ * belong to environ, x and info (only the array is the caller's to free; posix_spawn copies them).
+ * Never NULL. */
 static char **kexec_envp(const struct kube_exec *x, char *info)
 {
     size_t n = 0, m = 0, k = 0;
@@ -163,8 +145,7 @@ static char **kexec_envp(const struct kube_exec *x, char *info)
         n++;
     while (x->env && x->env[m])
         m++;
-    if (!(envp = calloc(n + m + 2, sizeof(*envp))))
-        return NULL;
+    envp = mem_calloc(n + m + 2, sizeof(*envp));
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "KUBERNETES_EXEC_INFO=", 21) != 0)
             envp[k++] = environ[i];
@@ -208,8 +189,9 @@ static int kexec_collect(int out_fd, int err_fd, struct buf *out, struct buf *er
             if (i == 1 && errs->len < KEXEC_STDERR_KEEP) {
                 size_t room = KEXEC_STDERR_KEEP - errs->len;
 
+                /* Cut to what is kept, which is within the buffer's bound: cannot fail. */
                 if (buf_append(errs, chunk, (size_t)n < room ? (size_t)n : room))
-                    return zk_err_set(err, ZK_ENOMEM, "out of memory reading its stderr");
+                    return zk_err_set(err, ZK_ETOOBIG, "it printed more than %d bytes to stderr", KEXEC_STDERR_KEEP);
             }
         }
     }
@@ -234,28 +216,29 @@ int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_c
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, rc, status = 0, have_actions = 0;
     posix_spawn_file_actions_t fa;
     struct buf stdout_buf, stderr_buf;
-    char info[256], **envp = NULL;
+    char info[256], version[128], **envp;
     const char *cmd = x->argv[0];
+    size_t used;
     pid_t pid = -1;
 
     memset(out, 0, sizeof(*out));
     buf_init(&stdout_buf, KUBE_EXEC_MAX_OUTPUT);
     buf_init(&stderr_buf, KEXEC_STDERR_KEEP + 1);
+    /* The version comes from the kubeconfig: escaped, so that the plugin reads JSON whatever it holds
+     * (kube_exec_parse refuses an answer in another version, so a cut one fails there, visibly). */
+    version[json_escape(version, sizeof(version) - 1, x->api_version, strlen(x->api_version), &used,
+                        JSON_ESCAPE_UTF8)] = '\0';
     snprintf(info, sizeof(info),
              "KUBERNETES_EXEC_INFO={\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}",
-             x->api_version);
-    if (!(envp = kexec_envp(x, info))) {
-        rc = zk_err_set(err, ZK_ENOMEM, "exec credential plugin %s: out of memory", cmd);
-        goto out;
-    }
+             version);
+    envp = kexec_envp(x, info);
     if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) {
         rc = zk_err_set(err, ZK_EIO, "exec credential plugin %s: pipe: %s", cmd, strerror(errno));
         goto out;
     }
-    if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
-        rc = zk_err_set(err, ZK_ENOMEM, "exec credential plugin %s: %s", cmd, strerror(rc));
-        goto out;
-    }
+    /* Fails only for want of memory (POSIX), which lib/mem's policy ends the process for. */
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        mem_oom(sizeof(fa));
     have_actions = 1;
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);

@@ -48,8 +48,8 @@ int kube_exec_run(const struct kube_exec *x, long timeout_ms, struct kube_exec_c
 /* Scrubs and frees the token; leaves *c empty. Safe on an empty credential. */
 void kube_exec_cred_free(struct kube_exec_cred *c);
 
-/* Deep-copies src (NULL gives NULL) into *dst. Returns ZK_OK or ZK_ENOMEM (with *dst NULL). */
-int kube_exec_copy(const struct kube_exec *src, struct kube_exec **dst);
+/* A deep copy of src (NULL gives NULL), freed with kube_exec_free. */
+struct kube_exec *kube_exec_copy(const struct kube_exec *src);
 
 /* Frees x and everything in it. Safe on NULL. */
 void kube_exec_free(struct kube_exec *x);

@@ -8,6 +8,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "monotime.h"
 
 #include <stdint.h>
@@ -119,18 +120,13 @@ struct watch_state {
     struct zk_err line_err;  /* why a line was rejected */
 };
 
-static int watch_set_rv(struct watch_state *st, const char *rv)
+/* Keeps rv as the version to watch from; a missing or empty one keeps the last. */
+static void watch_set_rv(struct watch_state *st, const char *rv)
 {
-    char *copy;
-
     if (!rv || !rv[0])
-        return ZK_OK;
-    copy = strdup(rv);
-    if (!copy)
-        return ZK_ENOMEM;
+        return;
     free(st->rv);
-    st->rv = copy;
-    return ZK_OK;
+    st->rv = mem_strdup(rv);
 }
 
 static int watch_on_line(void *ud, const char *line, size_t len)
@@ -148,11 +144,11 @@ static int watch_on_line(void *ud, const char *line, size_t len)
     case WATCH_KIND_DELETED:
         st->o->on_event(st->o->ud, types[ev.kind], ev.object);
         st->progress++;
-        rc = watch_set_rv(st, ev.resource_version);
+        watch_set_rv(st, ev.resource_version);
         break;
     case WATCH_KIND_BOOKMARK:
         st->progress++;
-        rc = watch_set_rv(st, ev.resource_version);
+        watch_set_rv(st, ev.resource_version);
         break;
     case WATCH_KIND_ERROR:
         /* The server ends the stream after an ERROR; stop reading and let the loop decide. */
@@ -162,8 +158,6 @@ static int watch_on_line(void *ud, const char *line, size_t len)
         zk_err_set(&st->line_err, rc, "%s", st->event_err.base.msg);
         break;
     }
-    if (rc == ZK_ENOMEM)
-        zk_err_set(&st->line_err, rc, "out of memory keeping the resourceVersion");
     watch_event_free(&ev);
     return rc;
 }
@@ -182,7 +176,7 @@ static int watch_on_data(void *ud, const char *data, size_t len, struct zk_err *
 
 static int watch_cancelled(const struct watch_opts *o)
 {
-    return o->cancel && *o->cancel;
+    return o->cancel && atomic_load(o->cancel);
 }
 
 /* Sleeps ms milliseconds, waking early when cancelled. */
@@ -225,10 +219,8 @@ static int watch_list(struct watch_state *st, struct kube_err *kerr)
     if (rc)
         return rc;
     o->on_list(o->ud, cJSON_GetObjectItemCaseSensitive(list, "items"));
-    rc = watch_set_rv(st, json_path_str(list, "metadata.resourceVersion", NULL));
+    watch_set_rv(st, json_path_str(list, "metadata.resourceVersion", NULL));
     cJSON_Delete(list);
-    if (rc)
-        return zk_err_set(&kerr->base, rc, "out of memory keeping the resourceVersion");
     log_debug("Listed", "resource", o->resource->plural, "resourceVersion", st->rv, NULL);
     return ZK_OK;
 }
@@ -253,7 +245,7 @@ static int watch_stream(struct watch_state *st, long timeout_s, size_t max_line,
     snprintf(tmo, sizeof(tmo), "%ld", timeout_s);
     url = kube_url(st->c, o->resource, o->namespace, NULL, NULL, query);
     if (!url)
-        return zk_err_set(&kerr->base, ZK_ENOMEM, "out of memory building the watch URL");
+        return zk_err_set(&kerr->base, ZK_ETOOBIG, "watch %s: the URL would pass 64 KB", o->resource->plural);
     s.url = url;
     st->saw_error_event = 0;
     st->progress = 0;
@@ -282,8 +274,7 @@ int watch_run(struct kube_client *c, const struct watch_opts *o, struct zk_err *
     int first_list = 1, rc;
     const char *plural = o->resource->plural;
 
-    if (watch_set_rv(&st, o->resource_version))
-        return zk_err_set(err, ZK_ENOMEM, "watch %s: out of memory", plural);
+    watch_set_rv(&st, o->resource_version);
     for (;;) {
         if (watch_cancelled(o)) {
             rc = zk_err_set(err, ZK_ECANCELLED, "watch %s: cancelled", plural);

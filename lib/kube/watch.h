@@ -18,6 +18,7 @@
 #include "kube/client.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 
 enum watch_event_type { WATCH_ADDED, WATCH_MODIFIED, WATCH_DELETED };
 
@@ -35,7 +36,7 @@ struct watch_opts {
     watch_list_fn *on_list;
     watch_event_fn *on_event;
     void *ud;
-    const volatile int *cancel; /* set non-zero (from any thread) to make watch_run return promptly */
+    const atomic_int *cancel; /* set non-zero (from any thread) to make watch_run return promptly */
     /* NULL: start with a LIST. Otherwise watch from this version without listing first, as an informer
      * resuming from a version it kept would; on_list is then called only if the server says the version
      * is gone. Copied: it need not outlive the call. */

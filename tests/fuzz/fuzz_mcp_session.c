@@ -39,15 +39,15 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
     (void)ctx;
     (void)err;
     if (strcmp(name, "echo") == 0) {
-        buf_puts(&out->text, json_str(args, "text", ""));
+        if (buf_puts(&out->text, json_str(args, "text", "")) != ZK_OK)
+            return ZK_ETOOBIG;
         out->structured = cJSON_CreateObject();
         cJSON_AddStringToObject(out->structured, "echo", json_str(args, "text", ""));
         return ZK_OK;
     }
     if (strcmp(name, "fail") == 0) {
-        buf_puts(&out->text, "boom");
         out->is_error = 1;
-        return ZK_OK;
+        return buf_puts(&out->text, "boom");
     }
     return ZK_EINVAL;
 }
@@ -61,9 +61,9 @@ int tools_index_status(const struct connector_config *cfg, char **json_out, stru
 }
 
 /* The fake calls make no request to wake: setting the flag is all. */
-void tools_cancel(volatile int *flag)
+void tools_cancel(atomic_int *flag)
 {
-    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    atomic_store(flag, 1);
 }
 
 /* ---- checks ---------------------------------------------------------------------------------- */

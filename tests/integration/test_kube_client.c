@@ -796,7 +796,7 @@ struct mirror {
     char log[4096];
     struct kube_client *c;
     struct watch_opts o;
-    volatile int cancel;
+    atomic_int cancel;
     int rc;
     struct zk_err err;
 };

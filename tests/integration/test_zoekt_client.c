@@ -163,7 +163,7 @@ static void test_hang_times_out(void **state)
 
 static void test_cancel_stops_a_hang(void **state)
 {
-    static volatile int cancel = 1;
+    static atomic_int cancel = 1;
     struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL};
     struct zc_search_opts so = {30, 2, 1, 0};
     struct zk_err err = {0};
@@ -190,7 +190,7 @@ static void *cancel_soon(void *flag)
  * its own next look at the flag. */
 static void test_cancel_wakes_a_waiting_search(void **state)
 {
-    static volatile int cancel;
+    static atomic_int cancel;
     struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL};
     struct zc_search_opts so = {30, 2, 1, 0};
     struct zk_err err = {0};

@@ -116,7 +116,7 @@ static void test_copy_is_deep(void **state)
 
     (void)state;
     assert_int_equal(parse(KUBECONFIG, NULL, &cfg, &err), ZK_OK);
-    assert_int_equal(kube_config_copy(&cfg, &copy), ZK_OK);
+    kube_config_copy(&cfg, &copy);
     assert_ptr_not_equal(copy.key_pem, cfg.key_pem);
     assert_int_equal(copy.key_pem_len, cfg.key_pem_len);
     assert_memory_equal(copy.key_pem, cfg.key_pem, cfg.key_pem_len);
@@ -222,7 +222,7 @@ static void test_exec_plugin(void **state)
     assert_null(cfg.exec->env[2]);
     assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1beta1");
     assert_string_equal(cfg.exec->install_hint, "install the AWS CLI");
-    assert_int_equal(kube_config_copy(&cfg, &copy), ZK_OK);
+    kube_config_copy(&cfg, &copy);
     kube_config_free(&cfg);
     assert_string_equal(copy.exec->argv[6], "org");
     assert_string_equal(copy.exec->env[0], "AWS_PROFILE=platform");

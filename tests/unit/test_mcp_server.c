@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 
 /* ---- fake tools ---------------------------------------------------------------------------- */
 
-static volatile int wait_started;
+static atomic_int wait_started;
 
 cJSON *tools_list(void)
 {
@@ -41,23 +42,22 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
 
     (void)err;
     if (strcmp(name, "echo") == 0) {
-        buf_puts(&out->text, json_str(args, "text", ""));
+        if (buf_puts(&out->text, json_str(args, "text", "")) != ZK_OK)
+            return ZK_ETOOBIG;
         out->structured = cJSON_CreateObject();
         cJSON_AddStringToObject(out->structured, "echo", json_str(args, "text", ""));
         return ZK_OK;
     }
     if (strcmp(name, "fail") == 0) {
-        buf_puts(&out->text, "boom");
         out->is_error = 1;
-        return ZK_OK;
+        return buf_puts(&out->text, "boom");
     }
     if (strcmp(name, "wait") == 0) {
-        __atomic_store_n(&wait_started, 1, __ATOMIC_SEQ_CST);
+        atomic_store(&wait_started, 1);
         /* Waits for the cancel flag, at most 5 s so that a broken cancellation fails the test. */
-        for (i = 0; i < 5000 && !(ctx->cancel != NULL && *ctx->cancel); i++)
+        for (i = 0; i < 5000 && !(ctx->cancel != NULL && atomic_load(ctx->cancel)); i++)
             nanosleep(&ms, NULL);
-        buf_puts(&out->text, ctx->cancel != NULL && *ctx->cancel ? "cancelled" : "not cancelled");
-        return ZK_OK;
+        return buf_puts(&out->text, ctx->cancel != NULL && atomic_load(ctx->cancel) ? "cancelled" : "not cancelled");
     }
     return ZK_EINVAL;
 }
@@ -71,9 +71,9 @@ int tools_index_status(const struct connector_config *cfg, char **json_out, stru
 }
 
 /* The fake calls make no request to wake: setting the flag is all. */
-void tools_cancel(volatile int *flag)
+void tools_cancel(atomic_int *flag)
 {
-    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    atomic_store(flag, 1);
 }
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -324,12 +324,12 @@ static void test_cancellation(void **state)
     cJSON *r;
 
     (void)state;
-    __atomic_store_n(&wait_started, 0, __ATOMIC_SEQ_CST);
+    atomic_store(&wait_started, 0);
     assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
     assert_null(reply);
     assert_non_null(rn.call);
     assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
-    while (!__atomic_load_n(&wait_started, __ATOMIC_SEQ_CST))
+    while (!atomic_load(&wait_started))
         nanosleep(&ms, NULL);
     /* The same id again while it runs is refused. */
     assert_error(send_msg(s, req), JSONRPC_INVALID_REQUEST);
@@ -357,10 +357,10 @@ static void test_call_cancel_from_another_thread(void **state)
     cJSON *r;
 
     (void)state;
-    __atomic_store_n(&wait_started, 0, __ATOMIC_SEQ_CST);
+    atomic_store(&wait_started, 0);
     assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
     assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
-    while (!__atomic_load_n(&wait_started, __ATOMIC_SEQ_CST))
+    while (!atomic_load(&wait_started))
         nanosleep(&ms, NULL);
     /* What a transport does when its peer hangs up. */
     mcp_call_cancel(rn.call);
@@ -383,10 +383,10 @@ static void test_close_cancels_and_refuses(void **state)
     pthread_t th;
 
     (void)state;
-    __atomic_store_n(&wait_started, 0, __ATOMIC_SEQ_CST);
+    atomic_store(&wait_started, 0);
     assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
     assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
-    while (!__atomic_load_n(&wait_started, __ATOMIC_SEQ_CST))
+    while (!atomic_load(&wait_started))
         nanosleep(&ms, NULL);
     mcp_session_close(s);
     pthread_join(th, NULL);

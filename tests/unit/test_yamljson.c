@@ -1,6 +1,6 @@
 /* Unit tests for lib/yamljson: scalars resolve as Kubernetes' decoder resolves them, only the first
- * document counts, malformed text is refused with a reason, and a tree is whole or absent whichever
- * allocation fails. */
+ * document counts, and malformed text is refused with a reason. (What allocation failures do is
+ * tests/unit/test_mem.c's to show.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "tests/support/failalloc.h"
+#include "mem.h"
 #include "yamljson.h"
 
 static const char corpus[] = "apiVersion: codesearch.dev/v1alpha1\n"
@@ -73,29 +73,12 @@ static void test_malformed_text_is_refused_with_a_reason(void **state)
     expect_refused(deep, "nested too deeply");
 }
 
-static cJSON *parse_corpus(void *arg)
-{
-    struct zk_err err;
-    cJSON *tree;
-    int rc = yamljson_parse(corpus, strlen(corpus), &tree, &err);
-
-    (void)arg;
-    assert_int_equal(rc, tree ? ZK_OK : ZK_ENOMEM);
-    return tree;
-}
-
-static void test_allocation_failures(void **state)
-{
-    (void)state;
-    assert_true(failalloc_whole_or_nothing(parse_corpus, NULL) > 20);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalars_resolve_as_kubernetes_does),
         cmocka_unit_test(test_malformed_text_is_refused_with_a_reason),
-        cmocka_unit_test(test_allocation_failures),
     };
+    mem_setup(); /* as the operator's main does; tests/unit/test_mem.c runs the parser out of memory */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
