@@ -87,8 +87,10 @@ build/san/libtestsupport.a: $(patsubst %.c,build/san/%.o,$(SUPPORT_SRC))
 build/san/tests/%: build/san/tests/%.o build/san/libtestsupport.a $(SAN_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
-# test_mcp_http makes mutex creation fail on demand, to reach the transport's failure paths.
+# test_mcp_http makes mutex creation fail on demand, to reach the transport's failure paths; test_mem
+# makes the Nth allocation fail, to show that running out of memory ends the process and nothing else.
 build/san/tests/integration/test_mcp_http: TEST_LDFLAGS := -Wl,--wrap=pthread_mutex_init
+build/san/tests/unit/test_mem: TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 build/rel/tests/bench/%: build/rel/tests/bench/%.o build/rel/libconn.a build/rel/libctrl.a build/rel/libzk.a
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_FLAGS) -o $@ $^ $(PKG_LIBS)
