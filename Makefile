@@ -20,6 +20,13 @@ VERSION   := 0.1.0
 CPPFLAGS  := -Ilib -I. -DZK_VERSION='"$(VERSION)"'
 REL_FLAGS := -O2 -g
 SAN_FLAGS := -O2 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
+# ThreadSanitizer cannot share a binary with AddressSanitizer: the suites that start threads are built a
+# third time, under build/tsan/, and run as tsan/<suite> next to their san/ selves.
+TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+TSAN_UNIT  := test_fanout test_front test_http test_mcp_server test_peerwatch test_queue test_serve
+# Integration programs that start threads and need no cluster (test_zoekt_client's server is the san
+# build of tests/tools/zoekt-replay).
+TSAN_INTEG := test_mcp_http test_zoekt_client
 
 LIB_SRC   := $(sort $(wildcard lib/*.c lib/*/*.c))
 CTRL_SRC  := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c controller/*/*.c)))
@@ -49,14 +56,15 @@ $(BUILD_DIR)/%.o: %.c
 build/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-$(BUILD_DIR)/%.o: %.S
+build/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) -I. -c $< -o $@
-build/san/%.o: %.S
+	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD_DIR)/%.o build/san/%.o build/tsan/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) -I. -c $< -o $@
 # Files pulled in with .incbin are invisible to dependency tracking: name them.
-build/rel/controller/assets/assets.o build/san/controller/assets/assets.o: $(filter-out %.S %.h,$(wildcard controller/assets/*))
+build/rel/controller/assets/assets.o build/san/controller/assets/assets.o build/tsan/controller/assets/assets.o: \
+  $(filter-out %.S %.h,$(wildcard controller/assets/*))
 
 define variant
 build/$(1)/libzk.a: $(call objs,$(1),$(LIB_SRC))
@@ -74,6 +82,7 @@ build/$(1)/bin/zoekt-connector: build/$(1)/connector/main.o build/$(1)/libconn.a
 endef
 $(eval $(call variant,$(patsubst build/%,%,$(BUILD_DIR)),$(REL_FLAGS)))
 $(eval $(call variant,san,$(SAN_FLAGS)))
+$(eval $(call variant,tsan,$(TSAN_FLAGS)))
 
 $(BIN_DIR)/%: $(BUILD_DIR)/bin/%
 	@mkdir -p $(BIN_DIR); cp $< $@
@@ -83,13 +92,18 @@ SAN_LIBS := build/san/libctrl.a build/san/libconn.a build/san/libzk.a
 # Helpers the cmocka test programs share (tests/support/): an archive, so each program links only what
 # it uses.
 build/san/libtestsupport.a: $(patsubst %.c,build/san/%.o,$(SUPPORT_SRC))
+build/tsan/libtestsupport.a: $(patsubst %.c,build/tsan/%.o,$(SUPPORT_SRC))
+build/san/libtestsupport.a build/tsan/libtestsupport.a:
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 build/san/tests/%: build/san/tests/%.o build/san/libtestsupport.a $(SAN_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
+build/tsan/tests/%: build/tsan/tests/%.o build/tsan/libtestsupport.a build/tsan/libctrl.a build/tsan/libconn.a build/tsan/libzk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_FLAGS) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
 # test_mcp_http makes mutex creation fail on demand, to reach the transport's failure paths; test_mem
 # makes the Nth allocation fail, to show that running out of memory ends the process and nothing else.
-build/san/tests/integration/test_mcp_http: TEST_LDFLAGS := -Wl,--wrap=pthread_mutex_init
+build/san/tests/integration/test_mcp_http build/tsan/tests/integration/test_mcp_http: TEST_LDFLAGS := -Wl,--wrap=pthread_mutex_init
 build/san/tests/unit/test_mem: TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 build/rel/tests/bench/%: build/rel/tests/bench/%.o build/rel/libconn.a build/rel/libctrl.a build/rel/libzk.a
 	@mkdir -p $(dir $@)
@@ -104,8 +118,10 @@ INTEG_BINS := $(patsubst %.c,build/san/%,$(INTEG_SRC))
 TOOL_BINS  := $(patsubst %.c,build/san/%,$(TOOL_SRC))
 BENCH_BINS := $(patsubst %.c,build/rel/%,$(BENCH_SRC))
 FUZZ_REPLAY_BINS := $(patsubst %.c,build/san/%,$(FUZZ_SRC))
+TSAN_UNIT_BINS  := $(patsubst %,build/tsan/tests/unit/%,$(TSAN_UNIT))
+TSAN_INTEG_BINS := $(patsubst %,build/tsan/tests/integration/%,$(TSAN_INTEG))
 TEST_BUILD := all build/san/bin/zoekt-operator build/san/bin/zoekt-connector $(UNIT_BINS) $(INTEG_BINS) $(TOOL_BINS) \
-              $(FUZZ_REPLAY_BINS)
+              $(FUZZ_REPLAY_BINS) $(TSAN_UNIT_BINS) $(TSAN_INTEG_BINS)
 
 deps:
 	@scripts/deps.sh
@@ -133,7 +149,7 @@ test: deps
 
 test-unit:
 	@scripts/check-layers.sh
-	@$(MAKE) --no-print-directory $(UNIT_BINS)
+	@$(MAKE) --no-print-directory $(UNIT_BINS) $(TSAN_UNIT_BINS)
 	@tests/run.sh unit
 
 demo: deps

@@ -17,6 +17,8 @@
 #
 # Usage: tests/run.sh [unit|fuzz|integration|mcp ...]   (default: all groups)
 # The fuzz group replays each fuzz target's seed corpus (tests/fuzz/); `make fuzz` does the fuzzing.
+# The unit and integration groups also run the ThreadSanitizer builds of the suites that start threads
+# (build/tsan/, see TSAN_UNIT and TSAN_INTEG in the Makefile), as tsan/<suite>.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +28,8 @@ mkdir -p "$logs"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# A data race fails its suite at once (TSan's own exit code, 66), with both stacks in the log.
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 export ZK_ROOT=$root
 export ZK_BIN=$root/build/san/bin
 export KUBECONFIG=${KUBECONFIG:-$root/.cluster/kubeconfig}
@@ -93,6 +97,9 @@ for g in "${groups[@]}"; do
   unit)
     for t in build/san/tests/unit/test_*; do
       [ -x "$t" ] && run_suite "unit/$(basename "$t")" "$t"
+    done
+    for t in build/tsan/tests/unit/test_*; do
+      [ -x "$t" ] && run_suite "tsan/unit/$(basename "$t")" "$t"
     done ;;
   fuzz)
     for t in build/san/tests/fuzz/fuzz_*; do
@@ -101,6 +108,9 @@ for g in "${groups[@]}"; do
   integration)
     for t in build/san/tests/integration/test_*; do
       [ -x "$t" ] && run_suite "integration/$(basename "$t")" "$t"
+    done
+    for t in build/tsan/tests/integration/test_*; do
+      [ -x "$t" ] && run_suite "tsan/integration/$(basename "$t")" "$t"
     done
     for t in tests/integration/test_*.sh; do
       [ -f "$t" ] && run_suite "integration/$(basename "$t")" bash "$t"
