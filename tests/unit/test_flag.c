@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <limits.h>
+#include <string.h>
 
 #include "err.h"
 #include "flag.h"
@@ -86,6 +87,111 @@ static void test_duration(void **state)
     assert_int_equal(ms, 3L * 86400000);
 }
 
+/* The destinations a table fills, and the table, as a program declares them. */
+struct opts {
+    const char *name;
+    int help, elect, workers;
+    long offset, timeout_ms, period_s;
+    size_t budget;
+    double lease;
+    int odd;
+};
+
+static int parse_odd(const char *value, void *dst)
+{
+    long v;
+
+    if (flag_long(value, LONG_MIN, LONG_MAX, &v) != ZK_OK || v % 2 == 0)
+        return ZK_EINVAL;
+    *(int *)dst = (int)v;
+    return ZK_OK;
+}
+
+static int parse(struct opts *o, struct zk_err *err, int argc, char **argv)
+{
+    const struct flag flags[] = {
+        {"name", FLAG_STRING, &o->name, 0, 0, NULL, NULL},
+        {"help", FLAG_SWITCH, &o->help, 0, 0, NULL, NULL},
+        {"leader-elect", FLAG_BOOL, &o->elect, 0, 0, NULL, NULL},
+        {"workers", FLAG_INT, &o->workers, 1, 64, NULL, NULL},
+        {"offset", FLAG_LONG, &o->offset, LONG_MIN, LONG_MAX, NULL, NULL},
+        {"budget", FLAG_SIZE, &o->budget, 1024, 65536, NULL, NULL},
+        {"lease", FLAG_SECONDS, &o->lease, 0, 0, NULL, NULL},
+        {"timeout", FLAG_DURATION_MS, &o->timeout_ms, 0, 600000, NULL, NULL},
+        {"period", FLAG_DURATION_S, &o->period_s, 0, 0, NULL, NULL},
+        {"odd", FLAG_FUNC, &o->odd, 0, 0, parse_odd, "an odd number"},
+    };
+
+    memset(o, 0, sizeof(*o));
+    o->elect = -1;
+    return flag_parse(flags, sizeof(flags) / sizeof(flags[0]), argc, argv, err);
+}
+
+#define ARGV(...) ((char *[]){"prog", __VA_ARGS__, NULL})
+#define ARGC(...) ((int)(sizeof((char *[]){"prog", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(o, err, ...) parse(o, err, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+static void test_parse_fills_every_type(void **state)
+{
+    struct zk_err err = {0};
+    struct opts o;
+
+    (void)state;
+    assert_int_equal(PARSE(&o, &err, "--name", "a b", "--help", "--leader-elect=false", "--workers=8", "--offset",
+                           "-5", "--budget", "2048", "--lease=2.5", "--timeout", "1m30s", "--period", "5m", "--odd",
+                           "7"),
+                     ZK_OK);
+    assert_string_equal(o.name, "a b");
+    assert_int_equal(o.help, 1);
+    assert_int_equal(o.elect, 0);
+    assert_int_equal(o.workers, 8);
+    assert_int_equal(o.offset, -5);
+    assert_int_equal(o.budget, 2048);
+    assert_true(o.lease == 2.5);
+    assert_int_equal(o.timeout_ms, 90000);
+    assert_int_equal(o.period_s, 300);
+    assert_int_equal(o.odd, 7);
+    /* A bare boolean flag means true, and a flag given twice keeps the last value. */
+    assert_int_equal(PARSE(&o, &err, "--leader-elect", "--workers", "2", "--workers", "3"), ZK_OK);
+    assert_int_equal(o.elect, 1);
+    assert_int_equal(o.workers, 3);
+}
+
+/* Each refusal names the argument and says what was expected, in one wording for every flag. */
+static void test_parse_refusals_say_what_was_expected(void **state)
+{
+    const struct {
+        int argc;
+        char **argv;
+        const char *msg;
+    } cases[] = {
+        {ARGC("--workers", "0"), ARGV("--workers", "0"), "invalid --workers 0: expected a whole number from 1 to 64"},
+        {ARGC("--offset=x"), ARGV("--offset=x"), "invalid --offset x: expected a whole number"},
+        {ARGC("--budget", "10"), ARGV("--budget", "10"), "invalid --budget 10: expected a whole number from 1024 to 65536"},
+        {ARGC("--lease", "5x"), ARGV("--lease", "5x"), "invalid --lease 5x: expected a positive number of seconds"},
+        {ARGC("--timeout=11m"), ARGV("--timeout=11m"),
+         "invalid --timeout 11m: expected a duration such as 30s, 1500ms or 2m, at most 10m"},
+        {ARGC("--period", "1500ms"), ARGV("--period", "1500ms"),
+         "invalid --period 1500ms: expected a duration in whole seconds such as 30s, 5m or 1h"},
+        {ARGC("--leader-elect=yes"), ARGV("--leader-elect=yes"), "invalid --leader-elect yes: expected true or false"},
+        {ARGC("--odd", "4"), ARGV("--odd", "4"), "invalid --odd 4: expected an odd number"},
+        {ARGC("--no-such"), ARGV("--no-such"), "unknown flag --no-such"},
+        {ARGC("-x"), ARGV("-x"), "unknown flag -x"},
+        {ARGC("--workers"), ARGV("--workers"), "--workers needs a value"},
+        {ARGC("--help=1"), ARGV("--help=1"), "--help takes no value"},
+        {ARGC("--help", "extra"), ARGV("--help", "extra"), "unexpected argument extra"},
+    };
+    struct zk_err err;
+    struct opts o;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(&err, 0, sizeof(err));
+        assert_int_equal(parse(&o, &err, cases[i].argc, cases[i].argv), ZK_EINVAL);
+        assert_string_equal(err.msg, cases[i].msg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -93,6 +199,8 @@ int main(void)
         cmocka_unit_test(test_bool),
         cmocka_unit_test(test_positive),
         cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_parse_fills_every_type),
+        cmocka_unit_test(test_parse_refusals_say_what_was_expected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
