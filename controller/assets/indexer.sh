@@ -14,6 +14,12 @@
 # atomic, so the webserver never sees half a shard, and a run killed at its deadline leaves the
 # previous shards serving). Shards and mirrors of repositories no longer listed are removed.
 #
+# Every shard this script replaces or removes is first hard-linked into $INDEX_DIR/.retired, and the
+# link is kept for $RETIRED_GRACE_SECONDS (default 900) before a later run prunes it. zoekt-webserver
+# maps shards and closes them; on NFS (EFS) the server frees an inode once its last name is gone, and
+# the webserver's mapping of a shard renamed over by another client then faults (upstream Zoekt
+# #1109). The link keeps the inode until the webserver has long stopped using it (docs/indexer.md).
+#
 # Output: one JSON object per line on stdout for each repository ("indexed", "failed" or "removed"),
 # then one summary line, also written to $TERMINATION_LOG for the controller to read from the pod's
 # status. Exit status: 0 when at least one repository was indexed, 1 otherwise.
@@ -36,6 +42,11 @@ REPOS_DIR=${REPOS_DIR%/}
 INDEX_DIR=${INDEX_DIR%/}
 ZOEKT_GIT_INDEX=${ZOEKT_GIT_INDEX:-zoekt-git-index}
 TERMINATION_LOG=${TERMINATION_LOG:-/dev/termination-log}
+# Where replaced and removed shards keep a name until no webserver can still be mapping them. A
+# folder inside $INDEX_DIR, so the link is on the same file system; zoekt-webserver loads only
+# $INDEX_DIR/*.zoekt and never looks into subfolders.
+RETIRED_DIR=$INDEX_DIR/.retired
+RETIRED_GRACE_SECONDS=${RETIRED_GRACE_SECONDS:-900}
 # A transfer slower than 1 KB/s for a minute is abandoned rather than left to eat the Job's deadline.
 export GIT_HTTP_LOW_SPEED_LIMIT="${GIT_HTTP_LOW_SPEED_LIMIT:-1000}"
 export GIT_HTTP_LOW_SPEED_TIME="${GIT_HTTP_LOW_SPEED_TIME:-60}"
@@ -53,6 +64,11 @@ shard_prefix() {
     printf '%s' "$1" | sed -e 's|/|%2F|g'
 }
 
+# shard_owner SHARD: the prefix of the repository SHARD belongs to (its name without _v<n>.<n>.zoekt).
+shard_owner() {
+    basename "$1" | sed -e 's/_v[0-9]*\.[0-9]*\.zoekt$//'
+}
+
 # first_lines FILE: the first three non-empty lines of FILE on one line, cut to 300 characters, for
 # error messages (git puts the cause first and generic advice after it).
 first_lines() {
@@ -67,7 +83,11 @@ fail_all() {
 }
 
 [ -r "$REPOS_FILE" ] || fail_all "repository list $REPOS_FILE is not readable"
-mkdir -p "$REPOS_DIR" "$INDEX_DIR" "$WORK_DIR" || fail_all "cannot create $REPOS_DIR, $INDEX_DIR or $WORK_DIR"
+case $RETIRED_GRACE_SECONDS in
+'' | *[!0-9]*) fail_all "RETIRED_GRACE_SECONDS must be a number of seconds, not '$RETIRED_GRACE_SECONDS'" ;;
+esac
+mkdir -p "$REPOS_DIR" "$INDEX_DIR" "$RETIRED_DIR" "$WORK_DIR" ||
+    fail_all "cannot create $REPOS_DIR, $INDEX_DIR, $RETIRED_DIR or $WORK_DIR"
 chmod 700 "$WORK_DIR"
 export HOME="$WORK_DIR"
 
@@ -77,9 +97,34 @@ if command -v flock >/dev/null 2>&1; then
     flock -n 9 || fail_all "another indexer run holds $DATA_DIR/.indexer.lock"
 fi
 
+# retire SHARD: gives SHARD a second name in $RETIRED_DIR, before its name in $INDEX_DIR is renamed
+# over or removed, so that there is no instant at which its inode has no name. The retired name starts
+# with the time of retirement (a hard link shares the shard's mtime, which is when it was written).
+# On failure, ln's message is in $WORK_DIR/ln.log.
+retired=0
+retire() {
+    [ -e "$1" ] || return 0
+    retired=$((retired + 1))
+    ln "$1" "$RETIRED_DIR/$(now).$$.$retired.$(basename "$1")" 2>"$WORK_DIR/ln.log"
+}
+
+# prune_retired: removes the retired names older than the grace. Files not named by retire are left.
+prune_retired() {
+    pruned_at=$(now)
+    for f in "$RETIRED_DIR"/*; do
+        [ -f "$f" ] || continue
+        stamp=${f##*/}
+        stamp=${stamp%%.*}
+        case $stamp in '' | *[!0-9]*) continue ;; esac
+        [ $((pruned_at - stamp)) -ge "$RETIRED_GRACE_SECONDS" ] && rm -f "$f"
+    done
+}
+
 # Leftovers of a run that was killed (deadline, eviction): temporary shard directories and clones.
+# Retired names are not leftovers: they are pruned by age only, whatever run made them.
 rm -rf "$INDEX_DIR"/.tmp.* 2>/dev/null
 find "$REPOS_DIR" -type d -name '*.git.tmp' -prune -exec rm -rf {} + 2>/dev/null
+prune_retired
 
 # Git configuration for this process only (GIT_CONFIG_COUNT, git >= 2.31): mirrors on a shared volume
 # may be owned by another uid than this pod's, which git otherwise refuses.
@@ -213,6 +258,17 @@ index_repo() {
         report_failure "$name" "$step" "zoekt-git-index wrote no shard for $prefix" "$started"
         return
     fi
+    # Retire every current shard of this repository first, so that a failure leaves them all in place
+    # and serving. A shard that cannot be retired is not replaced: a stale repository until the next
+    # run is better than a webserver faulting on a freed inode (docs/indexer.md).
+    for f in "$INDEX_DIR/$prefix"_v*.zoekt; do
+        [ -f "$f" ] && [ "$(shard_owner "$f")" = "$prefix" ] || continue
+        retire "$f" || {
+            rm -rf "$tmp"
+            report_failure "$name" "$step" "cannot keep a name for the shard $(basename "$f") in $RETIRED_DIR, so the previous shards keep serving: $(first_lines "$WORK_DIR/ln.log")" "$started"
+            return
+        }
+    done
     # Install the new shards, then drop older shards of this repository that the new set no longer
     # has (a repository that shrank from two shards to one).
     new="$WORK_DIR/new-shards"
@@ -226,7 +282,7 @@ index_repo() {
         }
     done
     for f in "$INDEX_DIR/$prefix"_v*.zoekt; do
-        [ -f "$f" ] || continue
+        [ -f "$f" ] && [ "$(shard_owner "$f")" = "$prefix" ] || continue
         grep -Fxq -- "$(basename "$f")" "$new" || rm -f "$f" "$f.meta"
     done
     rm -rf "$tmp"
@@ -251,16 +307,29 @@ done <"$REPOS_FILE"
 # which this operator does not run, so every shard here belongs to one repository.
 for f in "$INDEX_DIR"/*.zoekt; do
     [ -f "$f" ] || continue
-    prefix=$(basename "$f" | sed -e 's/_v[0-9]*\.[0-9]*\.zoekt$//')
+    prefix=$(shard_owner "$f")
     grep -Fxq -- "$prefix" "$listed" && continue
+    repo_name=$(printf '%s' "$prefix" | sed -e 's|%2F|/|g')
+    if ! retire "$f"; then
+        # Kept serving rather than freed under the webserver; reported, and retried by the next run.
+        failed=$((failed + 1))
+        printf '%s\n' "$repo_name" >>"$failed_names"
+        printf '{"repository":"%s","status":"failed","step":"remove","shard":"%s","error":"%s"}\n' \
+            "$(json_str "$repo_name")" "$(json_str "$(basename "$f")")" \
+            "$(json_str "cannot keep a name for the shard in $RETIRED_DIR, so it is not removed: $(first_lines "$WORK_DIR/ln.log")")"
+        continue
+    fi
     rm -f "$f" "$f.meta"
     removed=$((removed + 1))
     printf '{"repository":"%s","status":"removed","shard":"%s"}\n' \
-        "$(json_str "$(printf '%s' "$prefix" | sed -e 's|%2F|/|g')")" "$(json_str "$(basename "$f")")"
+        "$(json_str "$repo_name")" "$(json_str "$(basename "$f")")"
 done
 find "$REPOS_DIR" -type d -name '*.git' -prune 2>/dev/null | while read -r m; do
     grep -Fxq -- "$m" "$listed_mirrors" || rm -rf "$m"
 done
+
+# Links retired early in a long run may already be past the grace.
+prune_retired
 
 # The summary names at most 20 failed repositories: the termination message is cut at 4 KiB.
 names=$(head -n 20 "$failed_names" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
@@ -270,5 +339,5 @@ printf '%s\n' "$summary"
 if [ -w "$TERMINATION_LOG" ] || { [ ! -e "$TERMINATION_LOG" ] && [ -w "$(dirname "$TERMINATION_LOG")" ]; }; then
     printf '%s\n' "$summary" >"$TERMINATION_LOG"
 fi
-rm -f "$WORK_DIR/ssh-key" "$WORK_DIR/credential-helper" "$WORK_DIR/git.log" "$WORK_DIR/new-shards"
+rm -f "$WORK_DIR/ssh-key" "$WORK_DIR/credential-helper" "$WORK_DIR/git.log" "$WORK_DIR/new-shards" "$WORK_DIR/ln.log"
 [ "$indexed" -gt 0 ]

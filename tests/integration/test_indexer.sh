@@ -40,6 +40,10 @@ line_for() { grep -F "\"repository\":\"$1\"" "$T/out"; }
 all_json() { python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/out"; }
 shard() { echo "$T/data/index/$(printf '%s' "$1" | sed 's|/|%2F|g')_v16.00000.zoekt"; }
 rev_of() { git --git-dir="$T/remotes/$1.git" rev-parse "$2"; }
+# retired SHARD_FILE_NAME: the retired names of that shard, one a line.
+retired() { find "$T/data/index/.retired" -type f -name "*.$1" | sort; }
+# retired_holding SHARD_FILE_NAME TEXT: some retired name of that shard holds TEXT (a revision).
+retired_holding() { local f; for f in $(retired "$1"); do grep -qF -- "$2" "$f" && return 0; done; return 1; }
 
 cat >"$T/repos.txt" <<EOF
 # name url branches
@@ -82,12 +86,16 @@ check "second run fetches alpha" grep -q '"status":"indexed","step":"index"' <(l
 check "the mirror has the new commit" test "$(git --git-dir="$T/data/repos/local/alpha.git" rev-parse main)" = "$(rev_of alpha main)"
 check "alpha's shard was replaced" grep -q "$(rev_of alpha main)" "$(shard local/alpha)"
 check "the new shard is not the old one" test "$(rev_of alpha main)" != "$old_alpha"
+check "the replaced shard keeps a name in .retired (the webserver may still map it)" \
+  retired_holding local%2Falpha_v16.00000.zoekt "$old_alpha"
+check "beta, replaced too, is retired as well" test "$(retired local%2Fbeta_v16.00000.zoekt | wc -l)" -eq 1
 
 # ---- a repository shrinks from two shards to one ----------------------------------------------
 FAKE_SHARDS=2 run_indexer
 check "two shards installed" test -f "$T/data/index/local%2Falpha_v16.00001.zoekt"
 run_indexer
 check "the stale second shard is removed" test ! -e "$T/data/index/local%2Falpha_v16.00001.zoekt"
+check "the stale second shard keeps a name in .retired" test -n "$(retired local%2Falpha_v16.00001.zoekt)"
 check "the first shard stays" test -f "$(shard local/alpha)"
 
 # ---- a failing index keeps the previous shard --------------------------------------------------
@@ -100,10 +108,11 @@ check "it is reported with the indexer's error" \
 check "its previous shard keeps serving" test "$(cat "$(shard local/alpha)")" = "$before"
 
 # ---- a run killed mid-index (the Job's deadline) leaves no half shard -------------------------
+retired_before=$(find "$T/data/index/.retired" -type f | sort)
 ( FAKE_HANG=local/beta setsid env REPOS_FILE="$T/repos.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" \
     CREDENTIALS_DIR="$T/creds" TERMINATION_LOG="$T/termination-log" ZOEKT_GIT_INDEX="$T/bin/zoekt-git-index" \
     FAKE_CALLS="$T/calls" dash "$SCRIPT" >/dev/null 2>&1 & echo $! >"$T/hang.pid"; wait ) &
-partial() { grep -rqs partial "$T/data/index"; }
+partial() { grep -rqs partial "$T/data/index" --exclude-dir=.retired; }
 check "the hanging run wrote a partial shard in its temporary directory" eventually 10 partial
 kill -- -"$(cat "$T/hang.pid")" 2>/dev/null
 wait
@@ -111,12 +120,69 @@ check "the partial shard never reached the index" test -z "$(grep -ls partial "$
 check "beta's previous shard is intact" grep -q "$(rev_of beta main)" "$(shard local/beta)"
 run_indexer
 check "the next run clears the leftovers" test -z "$(find "$T/data/index" -name '.tmp.*')"
+all_exist() { local f; [ $# -gt 0 ] || return 1; for f in "$@"; do [ -e "$f" ] || return 1; done; }
+# shellcheck disable=SC2086 # one path a word: $T has no spaces (mktemp)
+check "but leaves every retired name younger than the grace" all_exist $retired_before
+
+# ---- retired names are pruned once older than the grace (RETIRED_GRACE_SECONDS, default 900) ------
+aged=$(retired local%2Falpha_v16.00001.zoekt | head -n 1)
+old_name="$T/data/index/.retired/$(( $(date +%s) - 901 )).${aged#*/.retired/*.}"
+mv "$aged" "$old_name"
+young=$(retired local%2Fbeta_v16.00000.zoekt | head -n 1)
+run_indexer
+check "a retired name older than the grace is pruned by the next run" test ! -e "$old_name"
+check "a younger one is kept" test -e "$young"
+RETIRED_GRACE_SECONDS=0 run_indexer
+check "with a grace of 0 every retired name is pruned by the run" test -z "$(find "$T/data/index/.retired" -type f)"
+RETIRED_GRACE_SECONDS=15m run_indexer
+rc=$?
+check "a grace that is not a number of seconds fails the run" \
+  bash -c "test $rc -ne 0 && grep -q 'RETIRED_GRACE_SECONDS must be a number of seconds' '$T/out'"
+
+# ---- a shard that cannot be retired is neither replaced nor removed ------------------------------
+cat >"$T/bin/ln" <<'EOF2'
+#!/bin/sh
+echo "ln: failed to create hard link: Operation not permitted" >&2
+exit 1
+EOF2
+chmod +x "$T/bin/ln"
+before=$(cat "$(shard local/alpha)")
+echo change2 >>"$T/work-alpha/README"
+git -C "$T/work-alpha" commit -q -am update2
+git -C "$T/work-alpha" push -q "$T/remotes/alpha.git" main
+run_indexer
+check "a replacement whose retirement fails is reported with ln's reason" \
+  grep -q '"status":"failed","step":"index","error":"cannot keep a name for the shard local%2Falpha_v16.00000.zoekt in .*Operation not permitted"' <(line_for local/alpha)
+check "and the previous shard keeps serving" test "$(cat "$(shard local/alpha)")" = "$before"
+check "and no temporary directory is left" test -z "$(find "$T/data/index" -name '.tmp.*')"
+cp "$T/repos.txt" "$T/repos.keep"
+grep -v alpha "$T/repos.keep" >"$T/repos.txt"
+run_indexer
+check "a removal whose retirement fails is reported as failed, not removed" \
+  grep -q '"status":"failed","step":"remove","shard":"local%2Falpha_v16.00000.zoekt","error":"cannot keep a name' <(line_for local/alpha)
+check "and the shard stays" test "$(cat "$(shard local/alpha)")" = "$before"
+check "the summary names it" grep -q '"failedRepositories":\[.*"local/alpha"' "$T/out"
+rm -f "$T/bin/ln"
+mv "$T/repos.keep" "$T/repos.txt"
+run_indexer
+check "with hard links back, the replacement goes through" grep -q "$(rev_of alpha main)" "$(shard local/alpha)"
+
+# ---- a repository whose name extends another's (alpha, alpha_v1) keeps its shard ---------------
+make_remote alpha_v1 main
+echo "local/alpha_v1 file://$T/remotes/alpha_v1.git" >>"$T/repos.txt"
+run_indexer
+FAKE_FAIL=local/alpha_v1 run_indexer
+check "indexing local/alpha leaves local/alpha_v1's shard alone (its own failed index keeps it serving)" \
+  test -f "$(shard local/alpha_v1)"
+grep -v alpha_v1 "$T/repos.txt" >"$T/repos.new" && mv "$T/repos.new" "$T/repos.txt"
+run_indexer
 
 # ---- beta is no longer listed ------------------------------------------------------------------
 grep -v beta "$T/repos.txt" >"$T/repos.new" && mv "$T/repos.new" "$T/repos.txt"
 run_indexer
 check "beta's removal is reported" grep -q '"status":"removed","shard":"local%2Fbeta_v16.00000.zoekt"' <(line_for local/beta)
 check "beta's shard is gone" test ! -e "$(shard local/beta)"
+check "beta's removed shard keeps a name in .retired" test -n "$(retired local%2Fbeta_v16.00000.zoekt)"
 check "beta's mirror is gone" test ! -e "$T/data/repos/local/beta.git"
 check "alpha stays" test -f "$(shard local/alpha)"
 
@@ -186,7 +252,7 @@ check "neither reached zoekt-git-index" bash -c "! grep -q 'headless.git\$' '$T/
 # ---- busybox: upstream's zoekt image is Alpine, whose sh and tools are busybox applets ----------
 if command -v busybox >/dev/null 2>&1; then
   mkdir -p "$T/busybox"
-  for a in sh cat chmod cp cut date dirname basename find grep head mkdir mktemp mv rm sed tail tr; do
+  for a in sh cat chmod cp cut date dirname basename find grep head ln mkdir mktemp mv rm sed tail tr; do
     ln -sf "$(command -v busybox)" "$T/busybox/$a"
   done
   printf 'local/alpha file://%s/remotes/alpha.git\nlocal/broken file://%s/remotes/missing.git\n' "$T" "$T" >"$T/repos.txt"
