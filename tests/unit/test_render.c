@@ -12,7 +12,6 @@
 #include "buf.h"
 #include "controller/corpus/render.h"
 #include "json.h"
-#include "tests/support/failalloc.h"
 #include "tests/support/fixture.h"
 
 #include <stdio.h>
@@ -702,31 +701,6 @@ static void test_yaml_parses(void **state)
     fx_free(&fx);
 }
 
-static cJSON *render_all(void *arg)
-{
-    const struct fixture *fx = arg;
-    struct zk_err err = {0};
-    cJSON *out = NULL;
-    int rc = render_children(fx->corpus, fx->spec, &out, &err);
-
-    assert_int_equal(rc, out ? ZK_OK : ZK_ENOMEM);
-    return out;
-}
-
-/* Whatever allocation fails, render_children returns either the complete objects or ZK_ENOMEM and
- * nothing: a partial object would make server-side apply remove the fields it lacks. */
-static void test_allocation_failures(void **state)
-{
-    struct fixture fx;
-
-    (void)state;
-    render_fx(&fx, load_corpus());
-    cJSON_Delete(fx.children);
-    fx.children = NULL;
-    assert_true(failalloc_whole_or_nothing(render_all, &fx) > 500); /* every allocation point was tried */
-    fx_free(&fx);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -747,7 +721,6 @@ int main(void)
         cmocka_unit_test(test_nginx_conf),
         cmocka_unit_test(test_repos_list),
         cmocka_unit_test(test_yaml_parses),
-        cmocka_unit_test(test_allocation_failures),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
