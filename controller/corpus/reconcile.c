@@ -407,8 +407,10 @@ static void reconcile_report_applies(struct reconcile_pass *p, struct reconcile_
             if (a->rc != ZK_OK) {
                 events_emit(p->ctx->events, p->corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind,
                             name, a->kerr.base.msg);
+                /* The status gets the server's own words; the request line is for logs and Events. */
                 if (p->apply_err.code == ZK_OK)
-                    zk_err_set(&p->apply_err, a->rc, "%s %s: %s", kind, name, a->kerr.base.msg);
+                    zk_err_set(&p->apply_err, a->rc, "%s %s: %s", kind, name,
+                               a->kerr.message[0] ? a->kerr.message : a->kerr.base.msg);
             } else {
                 size_t used = strlen(changed);
 
