@@ -143,20 +143,56 @@ static void test_golden(void **state)
     fx_free(&fx);
 }
 
+/* The corpus as the API server hands it over after the controller's own status write: a new
+ * resourceVersion and generation, managedFields, a status, an annotation another client set. */
+static cJSON *corpus_after_a_status_write(void)
+{
+    cJSON *c = load_corpus(), *meta = cJSON_GetObjectItemCaseSensitive(c, "metadata"), *ann;
+
+    cJSON_DeleteItemFromObject(meta, "resourceVersion");
+    cJSON_AddStringToObject(meta, "resourceVersion", "987654");
+    cJSON_DeleteItemFromObject(meta, "generation");
+    cJSON_AddNumberToObject(meta, "generation", 42);
+    cJSON_AddStringToObject(meta, "creationTimestamp", "2026-11-28T00:00:00Z");
+    cJSON_AddItemToObject(meta, "managedFields", cJSON_Parse("[{\"manager\":\"zoekt-operator\","
+                                                             "\"operation\":\"Update\",\"subresource\":\"status\"}]"));
+    ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    if (!ann)
+        ann = cJSON_AddObjectToObject(meta, "annotations");
+    cJSON_AddStringToObject(ann, "kubectl.kubernetes.io/last-applied-configuration", "{}");
+    cJSON_DeleteItemFromObject(c, "status");
+    cJSON_AddItemToObject(c, "status", cJSON_Parse("{\"observedGeneration\":42,\"repositoryCount\":3}"));
+    return c;
+}
+
+/* The children depend on the spec, the name, the namespace and the uid, and on nothing else: not on
+ * what the server keeps about the corpus, nor on an earlier render in the same process. If they
+ * depended on the resourceVersion or the status, every status write would make every child look
+ * changed and be applied again, forever; if a render kept state, the second corpus a worker
+ * reconciled would get some of the first one's children. */
 static void test_deterministic(void **state)
 {
-    struct fixture a, b;
-    char *ja, *jb;
+    struct fixture a, other, b;
+    char *ja, *jo, *jb;
 
     (void)state;
     render_fx(&a, load_corpus());
-    render_fx(&b, load_corpus());
+    other.corpus = load_corpus();
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(other.corpus, "metadata"), "name",
+                              cJSON_CreateString("another"));
+    render_fx(&other, other.corpus);
+    render_fx(&b, corpus_after_a_status_write());
     ja = json_print(a.children);
+    jo = json_print(other.children);
     jb = json_print(b.children);
     assert_string_equal(ja, jb);
+    /* Not vacuous: a corpus that differs where it matters renders differently. */
+    assert_string_not_equal(ja, jo);
     free(ja);
+    free(jo);
     free(jb);
     fx_free(&a);
+    fx_free(&other);
     fx_free(&b);
 }
 
