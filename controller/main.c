@@ -5,8 +5,9 @@
  *
  * Running the controller: load the kubeconfig (or the in-cluster service account), check by discovery
  * that the server serves the CronJob and PodDisruptionBudget versions the children use, start an
- * informer per resource, serve /healthz /readyz /metrics, take part in leader election, and once
- * leading and synced, run --workers reconcile threads over the work queue. SIGTERM or SIGINT stops the
+ * informer per resource, serve /healthz /readyz /metrics, take part in leader election, and hand the
+ * corpus reconciler to controller/runtime/controller, which runs --workers reconcile threads over the
+ * work queue once this replica leads and its caches are complete. SIGTERM or SIGINT stops the
  * watches, lets in-flight reconciles finish, releases the Lease and exits 0; a second signal exits 1
  * at once. Losing the Lease exits 1, and the Deployment restarts the process as a fresh candidate. */
 #include "controller/corpus/api.h"
@@ -14,6 +15,7 @@
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
 #include "controller/corpus/status.h"
+#include "controller/runtime/controller.h"
 #include "controller/runtime/events.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/leader.h"
@@ -35,16 +37,14 @@
 #include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-
-#define MAIN_MAX_WORKERS 64
 /* main_parse_flags' answer when the flags are good and the controller should start: not an exit status. */
 #define MAIN_GO_ON (-1)
 #define MAIN_RENDER_MAX_FILE (4 * 1024 * 1024)
@@ -69,13 +69,15 @@ struct options {
     long clock_offset;
 };
 
-static volatile sig_atomic_t main_signals;
-static volatile int main_lost;
+/* How many stop signals arrived: set by the handler, read by the main thread. A lock-free atomic, so
+ * the handler may touch it whichever thread it interrupts. */
+static atomic_int main_signals;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may only touch a lock-free atomic");
 
 static void main_on_signal(int sig)
 {
     (void)sig;
-    if (main_signals++ > 0)
+    if (atomic_fetch_add(&main_signals, 1) > 0)
         _exit(1); /* a second signal: the user does not want to wait for the drain */
 }
 
@@ -129,7 +131,7 @@ static int main_render(int argc, char **argv)
     struct buf text;
     cJSON *corpus = NULL, *children = NULL;
     char *yaml = NULL;
-    int opt, rc, status = 1;
+    int opt, status = 1;
 
     optind = 1;
     while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
@@ -152,17 +154,12 @@ static int main_render(int argc, char **argv)
         fprintf(stderr, "zoekt-operator render: %s: %s\n", file, err.msg);
         goto out;
     }
-    rc = spec_parse(corpus, &spec, &errs);
-    if (rc == ZK_EINVAL) {
+    if (spec_parse(corpus, &spec, &errs) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s: invalid spec:\n", file);
         for (int i = 0; i < errs.count; i++)
             fprintf(stderr, "  %s: %s\n", errs.items[i].field, errs.items[i].message);
         if (errs.dropped)
             fprintf(stderr, "  and %d more\n", errs.dropped);
-        goto out;
-    }
-    if (rc != ZK_OK) {
-        fprintf(stderr, "zoekt-operator render: out of memory\n");
         goto out;
     }
     /* A corpus file in Git has no uid; the ownerReferences then name a placeholder one. */
@@ -198,86 +195,50 @@ out:
 
 /* ---- the controller ------------------------------------------------------------------------------ */
 
-struct controller {
+/* Everything the running operator holds; the generic loop is controller/runtime/controller's, this
+ * file only wires the corpus reconciler into it. */
+struct operator {
     struct options opt;
     struct kube_client *client;
     struct queue *queue;
     struct metrics *metrics;
     struct events *events;
     struct leader *leader;
+    struct controller *controller;
     struct serve *serve;
     struct reconcile_ctx rctx;
     struct informer *informers[RK_COUNT + 1]; /* the children's, then the corpora's */
     int ninformers;
     struct kube_config cfg;
     char identity[256]; /* this replica's name in the Lease and in Events */
-    pthread_t workers[MAIN_MAX_WORKERS];
-    int nworkers;
 };
 
+/* An informer_enqueue_fn: a change to a corpus or one of its children queues the corpus. */
 static void main_enqueue(void *ud, const char *key)
 {
-    struct controller *c = ud;
-
-    if (queue_add(c->queue, key) != ZK_OK)
-        log_error("Could not queue a corpus: out of memory", "corpus", key, NULL);
+    queue_add(ud, key);
 }
 
-static int main_synced(struct controller *c)
+/* A controller_reconcile_fn: one reconcile of one corpus. */
+static int main_reconcile(void *ud, const char *key, double *requeue_after, struct zk_err *err)
 {
-    for (int i = 0; i < c->ninformers; i++)
-        if (!informer_has_synced(c->informers[i]))
-            return 0;
-    return 1;
+    return reconcile(ud, key, requeue_after, err);
 }
 
 static int main_ready(void *ud)
 {
-    return main_synced(ud);
+    struct operator *op = ud;
+
+    return informer_all_synced(op->informers, op->ninformers);
 }
 
 static int main_metrics(void *ud, struct buf *out)
 {
-    struct controller *c = ud;
+    struct operator *op = ud;
     struct queue_stats qs;
 
-    queue_stats(c->queue, &qs);
-    return metrics_render(c->metrics, &qs, out);
-}
-
-static void main_on_lost(void *ud)
-{
-    (void)ud;
-    main_lost = 1;
-}
-
-static void *main_worker(void *arg)
-{
-    struct controller *c = arg;
-    char *key;
-
-    while (queue_get(c->queue, &key) == ZK_OK) {
-        struct zk_err err = {0};
-        double start = monotime_s(), requeue = 0;
-        int rc = reconcile(&c->rctx, key, &requeue, &err);
-
-        metrics_reconcile_done(c->metrics, monotime_s() - start, rc == ZK_OK);
-        if (rc == ZK_OK) {
-            queue_forget(c->queue, key);
-            if (requeue > 0)
-                queue_add_after(c->queue, key, requeue);
-            log_debug("Reconciled", "corpus", key, NULL);
-        } else {
-            char failures[16];
-
-            queue_add_rate_limited(c->queue, key);
-            snprintf(failures, sizeof(failures), "%d", queue_failures(c->queue, key));
-            log_error("Reconcile failed; will retry", "corpus", key, "error", err.msg, "failures", failures, NULL);
-        }
-        queue_done(c->queue, key);
-        free(key);
-    }
-    return NULL;
+    queue_stats(op->queue, &qs);
+    return metrics_render(op->metrics, &qs, out);
 }
 
 /* A duration flag in whole seconds: plain seconds ("30") or with units ("5m", "1h30m"). */
@@ -360,8 +321,8 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
             }
             break;
         case F_WORKERS:
-            if (flag_long(optarg, 1, MAIN_MAX_WORKERS, &v) != ZK_OK) {
-                fprintf(stderr, "zoekt-operator: --workers takes 1 to %d\n", MAIN_MAX_WORKERS);
+            if (flag_long(optarg, 1, CONTROLLER_MAX_WORKERS, &v) != ZK_OK) {
+                fprintf(stderr, "zoekt-operator: --workers takes 1 to %d\n", CONTROLLER_MAX_WORKERS);
                 return 2;
             }
             o->workers = (int)v;
@@ -411,34 +372,34 @@ static void main_identity(char *dst, size_t len)
     snprintf(dst, len, "%s_%ld", host, (long)getpid());
 }
 
-static int main_start_informers(struct controller *c, struct zk_err *err)
+static int main_start_informers(struct operator *op, struct zk_err *err)
 {
     struct informer_opts io = {0};
     int rc;
 
-    io.namespace = c->opt.namespace;
+    io.namespace = op->opt.namespace;
     io.enqueue = main_enqueue;
-    io.ud = c;
+    io.ud = op->queue;
     io.key_of = api_corpus_key;
     for (int k = 0; k < RK_COUNT; k++) {
         /* Only the indexer's Pods matter (their termination messages); the search pods would only
          * add traffic. */
         io.label_selector = k == RK_POD ? API_INDEXER_POD_SELECTOR : API_CHILD_SELECTOR;
-        io.resource = &c->rctx.resources[k];
+        io.resource = &op->rctx.resources[k];
         io.prune = k == RK_JOB || k == RK_POD ? reconcile_prune_observed : status_prune_child;
-        rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
+        rc = informer_start(op->client, &io, &op->informers[op->ninformers], err);
         if (rc != ZK_OK)
             return rc;
-        c->rctx.children[k] = c->informers[c->ninformers++];
+        op->rctx.children[k] = op->informers[op->ninformers++];
     }
     io.resource = &api_corpus_resource;
     io.key_of = informer_self_key;
     io.label_selector = NULL;
     io.prune = informer_prune_server_fields;
-    rc = informer_start(c->client, &io, &c->informers[c->ninformers], err);
+    rc = informer_start(op->client, &io, &op->informers[op->ninformers], err);
     if (rc != ZK_OK)
         return rc;
-    c->rctx.corpora = c->informers[c->ninformers++];
+    op->rctx.corpora = op->informers[op->ninformers++];
     return ZK_OK;
 }
 
@@ -449,25 +410,15 @@ static void main_sleep(double secs)
     nanosleep(&ts, NULL);
 }
 
-/* Enqueues every cached corpus: the periodic resync. */
-static void main_resync(struct controller *c)
-{
-    cJSON *keys = informer_keys(c->rctx.corpora);
-    const cJSON *k;
-
-    cJSON_ArrayForEach(k, keys) main_enqueue(c, k->valuestring);
-    cJSON_Delete(keys);
-}
-
 /* Whether the server serves r. The API server may be briefly unavailable at start (a restart, a
  * rollout), so the lookup is retried for half a minute. */
-static int main_served(struct controller *c, const struct kube_resource *r, int *served, struct kube_err *kerr)
+static int main_served(struct operator *op, const struct kube_resource *r, int *served, struct kube_err *kerr)
 {
     int rc;
 
     for (int i = 0;; i++) {
-        rc = kube_discover(c->client, r, served, kerr);
-        if (rc == ZK_OK || i >= 30 || main_signals)
+        rc = kube_discover(op->client, r, served, kerr);
+        if (rc == ZK_OK || i >= 30 || atomic_load(&main_signals))
             return rc;
         main_sleep(1);
     }
@@ -477,7 +428,7 @@ static int main_served(struct controller *c, const struct kube_resource *r, int 
  * versions lack: batch/v1 CronJobs and policy/v1 PodDisruptionBudgets (both since 1.21). The children
  * are rendered for the supported versions only, 1.33 to 1.37, so a server without them is refused
  * rather than given objects it would reject. Returns ZK_OK, or a failure already logged. */
-static int main_discover(struct controller *c)
+static int main_discover(struct operator *op)
 {
     static const enum reconcile_kind needed[] = {RK_CRONJOB, RK_PDB};
     const struct kube_resource *missing = NULL;
@@ -486,30 +437,30 @@ static int main_discover(struct controller *c)
     int served, minor, rc;
     char version[16];
 
-    rc = kube_config_load(c->opt.kubeconfig, NULL, &c->cfg, &err);
+    rc = kube_config_load(op->opt.kubeconfig, NULL, &op->cfg, &err);
     if (rc == ZK_OK)
-        rc = kube_client_new(&c->cfg, 0, &c->client, &err);
+        rc = kube_client_new(&op->cfg, 0, &op->client, &err);
     if (rc != ZK_OK) {
         log_error("Cannot configure the Kubernetes client", "error", err.msg, NULL);
         return rc;
     }
-    if (c->cfg.insecure)
+    if (op->cfg.insecure)
         log_warn("TLS verification of the API server is disabled by the kubeconfig (insecure-skip-tls-verify)",
                  NULL);
-    reconcile_resources(c->rctx.resources);
+    reconcile_resources(op->rctx.resources);
     for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]) && !missing; i++) {
-        rc = main_served(c, &c->rctx.resources[needed[i]], &served, &kerr);
+        rc = main_served(op, &op->rctx.resources[needed[i]], &served, &kerr);
         if (rc != ZK_OK) {
             log_error("Cannot reach the API server for discovery", "error", kerr.base.msg, NULL);
             return rc;
         }
         if (!served)
-            missing = &c->rctx.resources[needed[i]];
+            missing = &op->rctx.resources[needed[i]];
     }
     /* Only what the server serves can refuse it. The version names the server in messages and is
      * warned about below 1.33: such a server may well work if it serves both kinds, but nobody tests
      * it. */
-    if (kube_server_minor(c->client, &minor, &kerr) != ZK_OK) {
+    if (kube_server_minor(op->client, &minor, &kerr) != ZK_OK) {
         log_warn("Cannot read the API server's version; not checking the supported range", "error",
                  kerr.base.msg, NULL);
         minor = -1;
@@ -533,90 +484,84 @@ static int main_discover(struct controller *c)
     return ZK_OK;
 }
 
-/* Starts everything but the workers: metrics, the queue, Events, the informers, the /healthz server
- * and leader election. Returns ZK_OK, or a failure already logged; main_stop undoes what was started. */
-static int main_start(struct controller *c)
+/* Starts metrics, the queue, Events, the informers, the /healthz server, leader election and the
+ * controller loop, which starts the workers once the caches are complete and this replica leads.
+ * Returns ZK_OK, or a failure already logged; main_stop undoes what was started. */
+static int main_start(struct operator *op)
 {
     struct zk_err err = {0};
-    struct serve_opts so = {c->opt.metrics_addr, main_ready, main_metrics, c};
+    struct serve_opts so = {op->opt.metrics_addr, main_ready, main_metrics, op};
+    struct controller_opts co = {
+        .reconcile = main_reconcile,
+        .ud = &op->rctx,
+        .key_label = "corpus",
+        .workers = op->opt.workers,
+        .resync_period = (double)op->opt.resync_period,
+    };
     int rc;
 
-    if ((rc = metrics_new(&c->metrics, &err)) != ZK_OK || (rc = queue_new(NULL, &c->queue, &err)) != ZK_OK) {
-        log_error("Cannot start", "error", err.msg, NULL);
-        return rc;
-    }
-    main_identity(c->identity, sizeof(c->identity));
-    if ((rc = events_new(c->client, c->metrics, "zoekt-operator", c->identity, &c->events, &err)) != ZK_OK) {
-        log_error("Cannot start", "error", err.msg, NULL);
-        return rc;
-    }
-    c->rctx.client = c->client;
-    c->rctx.events = c->events;
-    c->rctx.metrics = c->metrics;
-    c->rctx.index_url_template = c->opt.index_url_template;
-    c->rctx.index_period_seconds = c->opt.index_period;
-    c->rctx.clock_offset_seconds = c->opt.clock_offset;
-    if (c->opt.clock_offset)
+    op->metrics = metrics_new();
+    op->queue = queue_new(NULL);
+    main_identity(op->identity, sizeof(op->identity));
+    op->events = events_new(op->client, op->metrics, "zoekt-operator", op->identity);
+    op->rctx.client = op->client;
+    op->rctx.events = op->events;
+    op->rctx.metrics = op->metrics;
+    op->rctx.index_url_template = op->opt.index_url_template;
+    op->rctx.index_period_seconds = op->opt.index_period;
+    op->rctx.clock_offset_seconds = op->opt.clock_offset;
+    if (op->opt.clock_offset)
         log_warn("The controller's clock is shifted (--clock-offset): for tests only", NULL);
 
-    if ((rc = main_start_informers(c, &err)) != ZK_OK) {
+    if ((rc = main_start_informers(op, &err)) != ZK_OK) {
         log_error("Cannot start the informers", "error", err.msg, NULL);
         return rc;
     }
-    if ((rc = serve_start(&so, &c->serve, &err)) != ZK_OK) {
+    if ((rc = serve_start(&so, &op->serve, &err)) != ZK_OK) {
         log_error("Cannot serve metrics", "error", err.msg, NULL);
         return rc;
     }
-    log_info("Serving /healthz, /readyz and /metrics", "addr", c->opt.metrics_addr, NULL);
-    if (c->opt.leader_elect) {
+    log_info("Serving /healthz, /readyz and /metrics", "addr", op->opt.metrics_addr, NULL);
+    if (op->opt.leader_elect) {
         struct leader_opts lo = {
-            .namespace = c->opt.lease_namespace ? c->opt.lease_namespace : kube_client_namespace(c->client),
-            .name = c->opt.lease_name,
-            .identity = c->identity,
-            .lease_duration = c->opt.lease_duration,
-            .renew_deadline = c->opt.renew_deadline,
-            .retry_period = c->opt.retry_period,
-            .on_lost = main_on_lost,
-            .metrics = c->metrics,
+            .namespace = op->opt.lease_namespace ? op->opt.lease_namespace : kube_client_namespace(op->client),
+            .name = op->opt.lease_name,
+            .identity = op->identity,
+            .lease_duration = op->opt.lease_duration,
+            .renew_deadline = op->opt.renew_deadline,
+            .retry_period = op->opt.retry_period,
+            .metrics = op->metrics,
         };
 
-        if ((rc = leader_start(c->client, &lo, &c->leader, &err)) != ZK_OK) {
+        if ((rc = leader_start(op->client, &lo, &op->leader, &err)) != ZK_OK) {
             log_error("Cannot start leader election", "error", err.msg, NULL);
             return rc;
         }
     } else {
-        metrics_set_leader(c->metrics, 1);
+        metrics_set_leader(op->metrics, 1);
+    }
+    co.queue = op->queue;
+    co.informers = op->informers;
+    co.ninformers = op->ninformers;
+    co.primary = op->rctx.corpora;
+    co.leader = op->leader;
+    co.metrics = op->metrics;
+    if ((rc = controller_start(&co, &op->controller, &err)) != ZK_OK) {
+        log_error("Cannot start the controller", "error", err.msg, NULL);
+        return rc;
     }
     return ZK_OK;
 }
 
-/* Waits for complete caches and the Lease, starts the workers, and resyncs every corpus each period
- * until a signal arrives or leadership is lost. Returns the exit status. */
-static int main_run(struct controller *c)
+/* Runs until a signal arrives or leadership is lost, handing freed memory back now and then. Returns
+ * the exit status. */
+static int main_run(struct operator *op)
 {
-    double next_resync, next_trim;
+    double next_trim = monotime_s() + MAIN_TRIM_SECONDS;
+    int lost = 0;
 
-    /* Reconcile only as the leader and only with complete caches: a reconcile over a half-filled
-     * cache would see children as missing and write them again. */
-    while (!main_signals && !main_lost && (!main_synced(c) || (c->leader && !leader_is_leading(c->leader))))
-        main_sleep(0.05);
-    if (!main_signals && !main_lost) {
-        char n[16];
-
-        snprintf(n, sizeof(n), "%d", c->opt.workers);
-        log_info("Starting workers", "workers", n, NULL);
-        for (; c->nworkers < c->opt.workers; c->nworkers++)
-            if (pthread_create(&c->workers[c->nworkers], NULL, main_worker, c) != 0)
-                break;
-    }
-    next_resync = monotime_s() + (double)c->opt.resync_period;
-    next_trim = monotime_s() + MAIN_TRIM_SECONDS;
-    while (!main_signals && !main_lost) {
+    while (!atomic_load(&main_signals) && !(lost = op->leader && leader_lost(op->leader))) {
         main_sleep(0.1);
-        if (monotime_s() >= next_resync) {
-            main_resync(c);
-            next_resync = monotime_s() + (double)c->opt.resync_period;
-        }
         /* glibc returns only the top of a heap to the system by itself; what a burst of work (a
          * relist, many corpora created at once) freed below live memory stays resident until
          * trimmed. */
@@ -625,38 +570,35 @@ static int main_run(struct controller *c)
             next_trim = monotime_s() + MAIN_TRIM_SECONDS;
         }
     }
-    log_info(main_lost ? "Leadership lost; exiting so that a fresh candidate starts" : "Shutting down", NULL);
-    return main_lost ? 1 : 0;
+    log_info(lost ? "Leadership lost; exiting so that a fresh candidate starts" : "Shutting down", NULL);
+    return lost ? 1 : 0;
 }
 
 /* Stops and frees whatever main_discover and main_start started, in an order that matters: stop taking
  * work and let in-flight reconciles finish, then give the Lease up (the standby may take over at once),
  * then stop the watches. */
-static void main_stop(struct controller *c)
+static void main_stop(struct operator *op)
 {
-    if (c->queue)
-        queue_shutdown(c->queue);
-    for (int i = 0; i < c->nworkers; i++)
-        pthread_join(c->workers[i], NULL);
-    leader_free(c->leader);
-    for (int i = 0; i < c->ninformers; i++)
-        informer_cancel(c->informers[i]);
-    for (int i = 0; i < c->ninformers; i++)
-        informer_stop(c->informers[i]);
-    serve_stop(c->serve);
-    for (int i = 0; i < c->ninformers; i++)
-        informer_free(c->informers[i]);
-    events_free(c->events);
-    queue_free(c->queue);
-    metrics_free(c->metrics);
-    reconcile_ctx_free(&c->rctx);
-    kube_client_free(c->client);
-    kube_config_free(&c->cfg);
+    controller_free(op->controller);
+    leader_free(op->leader);
+    for (int i = 0; i < op->ninformers; i++)
+        informer_cancel(op->informers[i]);
+    for (int i = 0; i < op->ninformers; i++)
+        informer_stop(op->informers[i]);
+    serve_stop(op->serve);
+    for (int i = 0; i < op->ninformers; i++)
+        informer_free(op->informers[i]);
+    events_free(op->events);
+    queue_free(op->queue);
+    metrics_free(op->metrics);
+    reconcile_ctx_free(&op->rctx);
+    kube_client_free(op->client);
+    kube_config_free(&op->cfg);
 }
 
 int main(int argc, char **argv)
 {
-    static struct controller c;
+    static struct operator op;
     int rc;
 
     mem_setup();
@@ -664,7 +606,7 @@ int main(int argc, char **argv)
         log_setup("zoekt-operator", LOG_WARN);
         return main_render(argc - 1, argv + 1);
     }
-    c.opt = (struct options){
+    op.opt = (struct options){
         .metrics_addr = ":8080",
         .leader_elect = 1,
         .lease_name = "zoekt-operator-leader",
@@ -676,10 +618,10 @@ int main(int argc, char **argv)
         .workers = 2,
         .log_level = "info",
     };
-    rc = main_parse_flags(argc, argv, &c.opt);
+    rc = main_parse_flags(argc, argv, &op.opt);
     if (rc != MAIN_GO_ON)
         return rc;
-    log_setup("zoekt-operator", (enum log_level)log_level_parse(c.opt.log_level));
+    log_setup("zoekt-operator", (enum log_level)log_level_parse(op.opt.log_level));
     if (http_global_init() != ZK_OK) {
         log_error("Cannot initialise libcurl", NULL);
         return 1;
@@ -696,9 +638,9 @@ int main(int argc, char **argv)
     sig_on_stop(main_on_signal);
     /* A closed connection must not kill the process through a write to it. */
     signal(SIGPIPE, SIG_IGN);
-    reconcile_ctx_init(&c.rctx);
-    rc = main_discover(&c) == ZK_OK && main_start(&c) == ZK_OK ? main_run(&c) : 1;
-    main_stop(&c);
+    reconcile_ctx_init(&op.rctx);
+    rc = main_discover(&op) == ZK_OK && main_start(&op) == ZK_OK ? main_run(&op) : 1;
+    main_stop(&op);
     log_info("Stopped", "exit", rc ? "1" : "0", NULL);
     http_global_cleanup();
     return rc;

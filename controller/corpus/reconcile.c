@@ -10,6 +10,7 @@
 #include "http.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "rfc3339.h"
 
 #include <stdint.h>
@@ -36,14 +37,11 @@ struct reconcile_memo {
     time_t last_read;       /* wall time of the last attempt, 0: never */
     int have_index;         /* index holds the last good answer */
     struct index_status index;
-    char *error;            /* why the last attempt failed (heap, or reconcile_oom), NULL when it worked */
+    char *error;            /* why the last attempt failed (heap), NULL when it worked */
     char jobs_finished[40]; /* reconcile_jobs_finished at the last attempt */
     uint64_t settled;       /* reconcile_fingerprint when no child needed an apply; 0: not known */
     struct reconcile_memo *next;
 };
-
-/* The failure recorded when even its message could not be kept. */
-static char reconcile_oom[] = "out of memory";
 
 void reconcile_resources(struct kube_resource out[RK_COUNT])
 {
@@ -66,7 +64,9 @@ void reconcile_resources(struct kube_resource out[RK_COUNT])
 
 void reconcile_ctx_init(struct reconcile_ctx *ctx)
 {
-    pthread_mutex_init(&ctx->memo_mu, NULL);
+    /* Fails only for want of resources, which ends the process as a failed allocation does. */
+    if (pthread_mutex_init(&ctx->memo_mu, NULL) != 0)
+        mem_oom(sizeof(ctx->memo_mu));
     ctx->memos = NULL;
 }
 
@@ -74,11 +74,8 @@ void reconcile_ctx_init(struct reconcile_ctx *ctx)
  * is a heap copy: a fixed buffer in every corpus's memo cost half a kilobyte per corpus. */
 static void reconcile_memo_set_error(struct reconcile_memo *m, const char *msg)
 {
-    if (m->error != reconcile_oom)
-        free(m->error);
-    m->error = msg ? strdup(msg) : NULL;
-    if (msg && !m->error)
-        m->error = reconcile_oom;
+    free(m->error);
+    m->error = msg ? mem_strdup(msg) : NULL;
 }
 
 static void reconcile_memo_free(struct reconcile_memo *m)
@@ -100,10 +97,9 @@ void reconcile_ctx_free(struct reconcile_ctx *ctx)
     pthread_mutex_destroy(&ctx->memo_mu);
 }
 
-/* The memo of key, created when create is set; NULL when absent or out of memory. A memo is only
- * touched by the worker reconciling its key (the queue never runs a key twice at once), so only the
- * list itself needs the lock. */
-static struct reconcile_memo *reconcile_memo_find(struct reconcile_ctx *ctx, const char *key, int create)
+/* The memo of key, created on first use. A memo is only touched by the worker reconciling its key
+ * (the queue never runs a key twice at once), so only the list itself needs the lock. */
+static struct reconcile_memo *reconcile_memo_get(struct reconcile_ctx *ctx, const char *key)
 {
     struct reconcile_memo *m;
 
@@ -111,18 +107,11 @@ static struct reconcile_memo *reconcile_memo_find(struct reconcile_ctx *ctx, con
     for (m = ctx->memos; m; m = m->next)
         if (strcmp(m->key, key) == 0)
             break;
-    if (!m && create) {
-        m = calloc(1, sizeof(*m));
-        if (m) {
-            m->key = strdup(key);
-            if (!m->key) {
-                free(m);
-                m = NULL;
-            } else {
-                m->next = ctx->memos;
-                ctx->memos = m;
-            }
-        }
+    if (!m) {
+        m = mem_calloc(1, sizeof(*m));
+        m->key = mem_strdup(key);
+        m->next = ctx->memos;
+        ctx->memos = m;
     }
     pthread_mutex_unlock(&ctx->memo_mu);
     return m;
@@ -365,51 +354,50 @@ int reconcile_needs_siblings(const char *kind)
     return 0;
 }
 
-/* Applies every child that is not already as desired, in two waves (reconcile_needs_siblings), the
- * children of one wave at the same time; *applied is how many it sent. Returns the first failure,
- * after trying all. */
-static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corpus, const cJSON *children,
-                                    size_t *applied, struct zk_err *err)
+/* What one reconcile of a corpus found, gathered for the one status computation at its end. */
+struct reconcile_pass {
+    struct reconcile_ctx *ctx;
+    const char *key;
+    char ns[256];
+    const char *name;
+    uint64_t corpus_fp; /* taken before the corpus was read: reconcile_fingerprint */
+    cJSON *corpus;
+    struct corpus_spec *spec;
+    struct spec_errors errs;
+    struct render_names names;
+    char endpoint[RECONCILE_URL_MAX];
+    cJSON *children, *deployment, *cronjob, *jobs, *pods;
+    struct zk_err apply_err; /* the first child the API server refused; code ZK_OK when none */
+    double retry_after;      /* seconds: the next look at a missing Secret, 0 when none is missing */
+    struct status_input in;
+};
+
+static void reconcile_pass_free(struct reconcile_pass *p)
 {
-    const char *ns = json_path_str(corpus, "metadata.namespace", "");
-    struct reconcile_apply waves[2][RK_COUNT];
-    size_t n[2] = {0, 0};
+    spec_free(p->spec);
+    cJSON_Delete(p->corpus);
+    cJSON_Delete(p->children);
+    cJSON_Delete(p->deployment);
+    cJSON_Delete(p->cronjob);
+    cJSON_Delete(p->jobs);
+    cJSON_Delete(p->pods);
+}
+
+/* The index (an enum reconcile_kind) of the children of kind that the controller watches, or -1. */
+static int reconcile_kind_index(const struct reconcile_ctx *ctx, const char *kind)
+{
+    for (int k = 0; k < RK_COUNT; k++)
+        if (strcmp(ctx->resources[k].kind, kind) == 0 && ctx->children[k])
+            return k;
+    return -1;
+}
+
+/* Reports how the applies of both waves went: an Event for each refusal and one listing what was
+ * created or updated; the first refusal is kept in p->apply_err for the status. */
+static void reconcile_report_applies(struct reconcile_pass *p, struct reconcile_apply waves[2][RK_COUNT],
+                                     const size_t n[2])
+{
     char changed[512] = "";
-    const cJSON *child;
-    int first = ZK_OK;
-
-    cJSON_ArrayForEach(child, children) {
-        const char *kind = json_str(child, "kind", "");
-        const char *name = json_path_str(child, "metadata.name", "");
-        const struct kube_resource *res = NULL;
-        struct informer *cache = NULL;
-        int w = reconcile_needs_siblings(kind);
-        cJSON *observed;
-        char diff[256];
-
-        for (int k = 0; k < RK_COUNT; k++) {
-            if (strcmp(ctx->resources[k].kind, kind) == 0) {
-                res = &ctx->resources[k];
-                cache = ctx->children[k];
-            }
-        }
-        if (!res || !cache || n[w] == RK_COUNT) {
-            if (first == ZK_OK)
-                first = zk_err_set(err, ZK_EINVAL, "rendered a child of unknown kind \"%s\" (or too many)", kind);
-            continue;
-        }
-        observed = informer_get(cache, ns, name);
-        if (reconcile_needs_apply(child, observed, diff, sizeof(diff))) {
-            log_info("Applying child", "corpus", json_path_str(corpus, "metadata.name", ""), "kind", kind, "name",
-                     name, "reason", observed ? diff : "absent", NULL);
-            waves[w][n[w]++] = (struct reconcile_apply){.ctx = ctx, .ns = ns, .child = child, .res = res,
-                                                        .existed = observed != NULL};
-        }
-        cJSON_Delete(observed);
-    }
-    *applied = n[0] + n[1];
-    fanout_run(n[0], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[0]);
-    fanout_run(n[1], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[1]);
 
     for (int w = 0; w < 2; w++) {
         for (size_t i = 0; i < n[w]; i++) {
@@ -417,10 +405,12 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
             const char *kind = a->res->kind, *name = json_path_str(a->child, "metadata.name", "");
 
             if (a->rc != ZK_OK) {
-                events_emit(ctx->events, corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind, name,
-                            a->kerr.base.msg);
-                if (first == ZK_OK)
-                    first = zk_err_set(err, a->rc, "%s", a->kerr.base.msg);
+                events_emit(p->ctx->events, p->corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind,
+                            name, a->kerr.base.msg);
+                /* The status gets the server's own words; the request line is for logs and Events. */
+                if (p->apply_err.code == ZK_OK)
+                    zk_err_set(&p->apply_err, a->rc, "%s %s: %s", kind, name,
+                               a->kerr.message[0] ? a->kerr.message : a->kerr.base.msg);
             } else {
                 size_t used = strlen(changed);
 
@@ -430,8 +420,41 @@ static int reconcile_apply_children(struct reconcile_ctx *ctx, const cJSON *corp
         }
     }
     if (changed[0])
-        events_emit(ctx->events, corpus, "Normal", "Applied", "Applied children: %s", changed);
-    return first;
+        events_emit(p->ctx->events, p->corpus, "Normal", "Applied", "Applied children: %s", changed);
+}
+
+/* Applies every rendered child that is not already as desired, in two waves (reconcile_needs_siblings),
+ * the children of one wave at the same time; *applied is how many it sent. A child the API server
+ * refuses does not stop the others, nor the status that says so: it is recorded in p->apply_err.
+ * Returns ZK_OK, or ZK_EINVAL when render gave a child of a kind the controller does not watch. */
+static int reconcile_apply_children(struct reconcile_pass *p, size_t *applied, struct zk_err *err)
+{
+    struct reconcile_apply waves[2][RK_COUNT];
+    size_t n[2] = {0, 0};
+    const cJSON *child;
+
+    cJSON_ArrayForEach(child, p->children) {
+        const char *kind = json_str(child, "kind", ""), *name = json_path_str(child, "metadata.name", "");
+        int k = reconcile_kind_index(p->ctx, kind), w = reconcile_needs_siblings(kind);
+        cJSON *observed;
+        char diff[256];
+
+        if (k < 0 || n[w] == RK_COUNT)
+            return zk_err_set(err, ZK_EINVAL, "rendered a child of unknown kind \"%s\" (or too many)", kind);
+        observed = informer_get(p->ctx->children[k], p->ns, name);
+        if (reconcile_needs_apply(child, observed, diff, sizeof(diff))) {
+            log_info("Applying child", "corpus", p->name, "kind", kind, "name", name, "reason",
+                     observed ? diff : "absent", NULL);
+            waves[w][n[w]++] = (struct reconcile_apply){.ctx = p->ctx, .ns = p->ns, .child = child,
+                                                        .res = &p->ctx->resources[k], .existed = observed != NULL};
+        }
+        cJSON_Delete(observed);
+    }
+    *applied = n[0] + n[1];
+    fanout_run(n[0], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[0]);
+    fanout_run(n[1], RECONCILE_APPLY_THREADS, reconcile_apply_one, waves[1]);
+    reconcile_report_applies(p, waves, n);
+    return ZK_OK;
 }
 
 /* A fingerprint of what decides whether a child needs an apply: the cached corpus (corpus_fp) and
@@ -487,7 +510,8 @@ static int reconcile_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, con
     return ZK_OK;
 }
 
-/* Writes status through /status when it differs from the cached one. */
+/* Writes status through /status when it differs from the cached one, and an Event for each condition
+ * transition worth one. */
 static int reconcile_write_status(struct reconcile_ctx *ctx, const cJSON *corpus, cJSON *status, struct zk_err *err)
 {
     const cJSON *old = json_obj(corpus, "status");
@@ -499,8 +523,6 @@ static int reconcile_write_status(struct reconcile_ctx *ctx, const cJSON *corpus
     if (old && cJSON_Compare(old, status, 1))
         return ZK_OK;
     obj = cJSON_Duplicate(corpus, 1);
-    if (!obj)
-        return zk_err_set(err, ZK_ENOMEM, "out of memory");
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
     cJSON_AddItemReferenceToObject(obj, "status", status);
     /* PUT with the cached resourceVersion: a status computed from a stale corpus is refused (Conflict)
@@ -524,153 +546,177 @@ static double reconcile_min_requeue(double a, double b)
     return a < b ? a : b;
 }
 
+/* Checks the Secrets and the ConfigMap the spec names: a child that mounts a missing one would never
+ * start, so the pass applies nothing until it exists and looks again after
+ * RECONCILE_SECRET_RETRY_SECONDS (Secrets are not watched). */
+static int reconcile_check_refs(struct reconcile_pass *p, struct zk_err *err)
+{
+    const struct corpus_spec *spec = p->spec;
+    const char *refs[3] = {spec->credentials_secret, spec->gateway.tokens_secret, spec->git_ca.name};
+    const struct kube_resource *kinds[3] = {&reconcile_secret, &reconcile_secret,
+                                            spec->git_ca.is_secret ? &reconcile_secret : &reconcile_configmap};
+
+    for (int i = 0; i < 3; i++) {
+        int absent, rc;
+
+        if (!refs[i])
+            continue;
+        rc = reconcile_ref_exists(p->ctx, kinds[i], p->ns, refs[i], &absent, err);
+        if (rc != ZK_OK)
+            return rc;
+        if (absent) {
+            p->in.missing_ref = refs[i];
+            p->in.missing_kind = kinds[i]->kind;
+            p->retry_after = RECONCILE_SECRET_RETRY_SECONDS;
+            return ZK_OK;
+        }
+    }
+    return ZK_OK;
+}
+
+/* Brings the children to their desired form, unless a resync finds the corpus settled: while the
+ * fingerprint of the corpus and of every cached child is the one under which no child needed an
+ * apply, rendering and comparing would find nothing to do (that was most of a resync's CPU). */
+static int reconcile_children(struct reconcile_pass *p, struct reconcile_memo *memo, struct zk_err *err)
+{
+    uint64_t fp = reconcile_fingerprint(p->ctx, p->corpus_fp, p->ns, &p->names);
+    size_t applied = 0;
+    int rc;
+
+    if (fp == memo->settled)
+        return ZK_OK;
+    memo->settled = 0;
+    rc = render_children(p->corpus, p->spec, &p->children, err);
+    if (rc == ZK_OK)
+        rc = reconcile_apply_children(p, &applied, err);
+    if (rc == ZK_OK && applied == 0)
+        memo->settled = fp;
+    return rc;
+}
+
+/* Reads /index-status when it was never read, after an indexer Job finished since the last read,
+ * every index period, and RECONCILE_INDEX_RETRY_SECONDS after a failed read. */
+static void reconcile_index(struct reconcile_pass *p, struct reconcile_memo *memo, long period)
+{
+    time_t now = p->in.now;
+    char finished[40];
+
+    reconcile_jobs_finished(p->jobs, finished, sizeof(finished));
+    if (memo->last_read == 0 || now - memo->last_read >= period || strcmp(finished, memo->jobs_finished) != 0 ||
+        (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS)) {
+        snprintf(memo->jobs_finished, sizeof(memo->jobs_finished), "%s", finished);
+        reconcile_read_index(p->ctx, memo, p->ns, p->name, p->names.service, p->spec->gateway.port, now);
+    }
+    p->in.index = memo->have_index ? &memo->index : NULL;
+    p->in.index_error = memo->error;
+    {
+        long next_read = (memo->error && RECONCILE_INDEX_RETRY_SECONDS < period ? RECONCILE_INDEX_RETRY_SECONDS
+                                                                                 : period) -
+                         (long)(now - memo->last_read);
+
+        p->retry_after = next_read > 0 ? (double)next_read : 1;
+    }
+}
+
+/* Everything a status needs of a corpus with a valid spec whose references exist: applies what
+ * differs, starts a requested reindex, and observes the children and the index. */
+static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
+{
+    struct reconcile_ctx *ctx = p->ctx;
+    long period = ctx->index_period_seconds > 0 ? ctx->index_period_seconds : RECONCILE_DEFAULT_INDEX_PERIOD;
+    struct reconcile_memo *memo = reconcile_memo_get(ctx, p->key);
+    int rc;
+
+    rc = reconcile_children(p, memo, err);
+    if (rc == ZK_OK)
+        rc = reconcile_reindex(ctx, p->corpus, p->spec, &p->in.reindex_honoured, err);
+    if (rc != ZK_OK)
+        return rc;
+    p->deployment = informer_get(ctx->children[RK_DEPLOYMENT], p->ns, p->names.deployment);
+    p->cronjob = informer_get(ctx->children[RK_CRONJOB], p->ns, p->names.cronjob);
+    p->jobs = informer_list_for(ctx->children[RK_JOB], p->key);
+    p->pods = informer_list_for(ctx->children[RK_POD], p->key);
+    p->in.deployment = p->deployment;
+    p->in.cronjob = p->cronjob;
+    p->in.jobs = p->jobs;
+    p->in.pods = p->pods;
+    if (p->apply_err.code != ZK_OK)
+        p->in.apply_failure = p->apply_err.msg;
+    reconcile_index(p, memo, period);
+    return ZK_OK;
+}
+
+/* Fills p->in as far as the corpus gets: an invalid spec or a missing reference stops the pass early,
+ * with the status saying why; otherwise reconcile_observe. Returns a failure that leaves nothing to
+ * report in the status (an API error reading a Secret, a failed reindex). */
+static int reconcile_gather(struct reconcile_pass *p, struct zk_err *err)
+{
+    int rc;
+
+    if (spec_parse(p->corpus, &p->spec, &p->errs) != ZK_OK) {
+        p->in.spec_errors = &p->errs;
+        return ZK_OK;
+    }
+    render_child_names(p->name, &p->names);
+    snprintf(p->endpoint, sizeof(p->endpoint), "http://%s.%s.svc:%d", p->names.service, p->ns,
+             p->spec->gateway.port);
+    p->in.spec = p->spec;
+    p->in.endpoint = p->endpoint;
+    rc = reconcile_check_refs(p, err);
+    if (rc != ZK_OK || p->in.missing_ref)
+        return rc;
+    return reconcile_observe(p, err);
+}
+
+/* The one status computation and write of a pass, and when to come back: the soonest of the status's
+ * own deadline (freshness) and the pass's (the next /index-status read, a missing Secret). */
+static int reconcile_publish(struct reconcile_pass *p, double *requeue_after, struct zk_err *err)
+{
+    long status_requeue;
+    cJSON *status = status_compute(&p->in, &status_requeue);
+    int rc = reconcile_write_status(p->ctx, p->corpus, status, err);
+
+    cJSON_Delete(status);
+    if (rc == ZK_OK)
+        *requeue_after = reconcile_min_requeue((double)status_requeue, p->retry_after);
+    return rc;
+}
+
 int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after, struct zk_err *err)
 {
     const char *slash = strchr(key, '/');
-    char ns[256], endpoint[RECONCILE_URL_MAX], finished[40];
-    struct corpus_spec *spec = NULL;
-    struct spec_errors errs = {0};
-    struct render_names names;
-    struct status_input in = {0};
-    struct reconcile_memo *memo;
-    uint64_t corpus_fp, fp;
-    size_t applied;
-    cJSON *corpus = NULL, *children = NULL, *status = NULL, *deployment = NULL, *cronjob = NULL, *jobs = NULL;
-    cJSON *pods = NULL;
-    const char *missing = NULL, *name;
-    long period = ctx->index_period_seconds > 0 ? ctx->index_period_seconds : RECONCILE_DEFAULT_INDEX_PERIOD;
-    long status_requeue = 0;
-    time_t now = reconcile_now(ctx);
-    int rc;
+    struct reconcile_pass p = {.ctx = ctx, .key = key};
+    int rc = ZK_OK;
 
     *requeue_after = 0;
-    if (!slash || (size_t)(slash - key) >= sizeof(ns))
+    if (!slash || (size_t)(slash - key) >= sizeof(p.ns))
         return zk_err_set(err, ZK_EINVAL, "bad key \"%s\"", key);
-    memcpy(ns, key, (size_t)(slash - key));
-    ns[slash - key] = '\0';
-    name = slash + 1;
+    memcpy(p.ns, key, (size_t)(slash - key));
+    p.ns[slash - key] = '\0';
+    p.name = slash + 1;
 
-    corpus_fp = informer_fingerprint(ctx->corpora, ns, name); /* before the read: reconcile_fingerprint */
-    corpus = informer_get(ctx->corpora, ns, name);
-    if (!corpus) {
+    p.corpus_fp = informer_fingerprint(ctx->corpora, p.ns, p.name);
+    p.corpus = informer_get(ctx->corpora, p.ns, p.name);
+    if (!p.corpus) {
         /* Deleted: the garbage collector removes the children through their ownerReferences. */
         reconcile_memo_drop(ctx, key);
         return ZK_OK;
     }
-    if (json_path(corpus, "metadata.deletionTimestamp")) {
-        rc = ZK_OK;
-        goto out;
-    }
-    in.corpus = corpus;
-    in.now = now;
-    rc = spec_parse(corpus, &spec, &errs);
-    if (rc == ZK_EINVAL) {
-        in.spec_errors = &errs;
-        rc = status_compute(&in, &status, &status_requeue, err);
+    /* Being deleted: the same, once the finalizers of others are done. */
+    if (!json_path(p.corpus, "metadata.deletionTimestamp")) {
+        p.in.corpus = p.corpus;
+        p.in.now = reconcile_now(ctx);
+        rc = reconcile_gather(&p, err);
         if (rc == ZK_OK)
-            rc = reconcile_write_status(ctx, corpus, status, err);
-        goto out;
-    }
-    if (rc != ZK_OK) {
-        rc = zk_err_set(err, rc, "parsing the spec: out of memory");
-        goto out;
-    }
-
-    render_child_names(name, &names);
-    snprintf(endpoint, sizeof(endpoint), "http://%s.%s.svc:%d", names.service, ns, spec->gateway.port);
-    in.spec = spec;
-    in.endpoint = endpoint;
-
-    /* A child that mounts a missing Secret or ConfigMap would never start: apply nothing until it
-     * exists. */
-    {
-        const char *refs[3] = {spec->credentials_secret, spec->gateway.tokens_secret, spec->git_ca.name};
-        const struct kube_resource *kinds[3] = {&reconcile_secret, &reconcile_secret,
-                                                spec->git_ca.is_secret ? &reconcile_secret : &reconcile_configmap};
-
-        for (int i = 0; i < 3 && !missing; i++) {
-            int absent;
-
-            if (!refs[i])
-                continue;
-            rc = reconcile_ref_exists(ctx, kinds[i], ns, refs[i], &absent, err);
-            if (rc != ZK_OK)
-                goto out;
-            if (absent) {
-                missing = refs[i];
-                in.missing_kind = kinds[i]->kind;
-            }
+            rc = reconcile_publish(&p, requeue_after, err);
+        /* A refused child is in the status now, and is retried with backoff like any failure. */
+        if (rc == ZK_OK && p.apply_err.code != ZK_OK) {
+            *requeue_after = 0;
+            rc = zk_err_set(err, p.apply_err.code, "applying %s", p.apply_err.msg);
         }
-    }
-    if (missing) {
-        in.missing_ref = missing;
-        rc = status_compute(&in, &status, &status_requeue, err);
-        if (rc == ZK_OK)
-            rc = reconcile_write_status(ctx, corpus, status, err);
-        *requeue_after = RECONCILE_SECRET_RETRY_SECONDS;
-        goto out;
-    }
-
-    memo = reconcile_memo_find(ctx, key, 1);
-    if (!memo) {
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto out;
-    }
-    /* A resync of a settled corpus renders and compares nothing: that was most of its CPU. */
-    fp = reconcile_fingerprint(ctx, corpus_fp, ns, &names);
-    if (fp != memo->settled) {
-        memo->settled = 0;
-        rc = render_children(corpus, spec, &children, err);
         if (rc != ZK_OK)
-            goto out;
-        rc = reconcile_apply_children(ctx, corpus, children, &applied, err);
-        if (rc != ZK_OK)
-            goto out;
-        if (applied == 0)
-            memo->settled = fp;
+            zk_err_prefix(err, "reconcile %s", key);
     }
-    rc = reconcile_reindex(ctx, corpus, spec, &in.reindex_honoured, err);
-    if (rc != ZK_OK)
-        goto out;
-
-    deployment = informer_get(ctx->children[RK_DEPLOYMENT], ns, names.deployment);
-    cronjob = informer_get(ctx->children[RK_CRONJOB], ns, names.cronjob);
-    jobs = informer_list_for(ctx->children[RK_JOB], key);
-    pods = informer_list_for(ctx->children[RK_POD], key);
-    in.deployment = deployment;
-    in.cronjob = cronjob;
-    in.jobs = jobs;
-    in.pods = pods;
-
-    reconcile_jobs_finished(jobs, finished, sizeof(finished));
-    if (memo->last_read == 0 || now - memo->last_read >= period || strcmp(finished, memo->jobs_finished) != 0 ||
-        (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS)) {
-        snprintf(memo->jobs_finished, sizeof(memo->jobs_finished), "%s", finished);
-        reconcile_read_index(ctx, memo, ns, name, names.service, spec->gateway.port, now);
-    }
-    in.index = memo->have_index ? &memo->index : NULL;
-    in.index_error = memo->error;
-
-    rc = status_compute(&in, &status, &status_requeue, err);
-    if (rc == ZK_OK)
-        rc = reconcile_write_status(ctx, corpus, status, err);
-    if (rc == ZK_OK) {
-        long next_read = (memo->error && RECONCILE_INDEX_RETRY_SECONDS < period ? RECONCILE_INDEX_RETRY_SECONDS
-                                                                                      : period) -
-                         (long)(now - memo->last_read);
-
-        *requeue_after = reconcile_min_requeue((double)status_requeue, next_read > 0 ? (double)next_read : 1);
-    }
-out:
-    if (rc != ZK_OK)
-        zk_err_prefix(err, "reconcile %s", key);
-    spec_free(spec);
-    cJSON_Delete(corpus);
-    cJSON_Delete(children);
-    cJSON_Delete(status);
-    cJSON_Delete(deployment);
-    cJSON_Delete(cronjob);
-    cJSON_Delete(jobs);
-    cJSON_Delete(pods);
+    reconcile_pass_free(&p);
     return rc;
 }

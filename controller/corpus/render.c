@@ -1,16 +1,18 @@
 /* render.c: see render.h.
  *
  * Objects are built with cJSON in a fixed member order, so the same input always prints to the same
- * bytes. They are built through lib/jb, which records allocation failures rather than having them
- * checked after every member: the builders stay readable as the manifests they describe, and the entry
- * points turn a failure into ZK_ENOMEM. A partially built object is never returned, since applying it
- * would remove the missing fields. */
+ * bytes. They are built through lib/jb, which records a member that could not be added (a value the
+ * spec left NULL) rather than having it checked after every member: the builders stay readable as the
+ * manifests they describe, and the entry points turn such a failure into ZK_EINVAL. A partially built
+ * object is never returned, since applying it would remove the missing fields. Memory runs out only by
+ * ending the process (lib/mem.h). */
 #include "controller/corpus/render.h"
 
 #include "buf.h"
 #include "controller/assets/assets.h"
 #include "jb.h"
 #include "json.h"
+#include "mem.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -358,8 +360,6 @@ int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err
     if (rc != ZK_OK)
         return zk_err_set(err, rc, "rendering the repository list: %s", zk_strerror(rc));
     *list = buf_steal(&b);
-    if (!*list)
-        return zk_err_set(err, ZK_ENOMEM, "rendering the repository list: out of memory");
     return ZK_OK;
 }
 
@@ -401,8 +401,6 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
     if (rc != ZK_OK)
         return zk_err_set(err, rc, "rendering nginx.conf: %s", zk_strerror(rc));
     *conf = buf_steal(&b);
-    if (!*conf)
-        return zk_err_set(err, ZK_ENOMEM, "rendering nginx.conf: out of memory");
     return ZK_OK;
 }
 
@@ -462,9 +460,7 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
      * not restart every search pod (with hundreds of repositories, the list changes often). Changes to
      * the pods' own arguments roll them anyway, because they change the pod template itself. */
     sha256_hex(nginx, strlen(nginx), hash, sizeof(hash));
-    *hash_out = strdup(hash);
-    if (!*hash_out)
-        goto out;
+    *hash_out = mem_strdup(hash);
     *cm = o;
     o = NULL;
     rc = ZK_OK;
@@ -840,7 +836,7 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON *
     free(hash);
     *children = jb_finish(&b, arr);
     if (!*children)
-        return zk_err_set(err, ZK_ENOMEM, "rendering %s/%s: out of memory", c.ns, c.name);
+        return zk_err_set(err, ZK_EINVAL, "rendering %s/%s: a member of a child had no value", c.ns, c.name);
     return ZK_OK;
 }
 
@@ -871,7 +867,7 @@ int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, cons
     jb_add(&b, o, "spec", job_spec(&c));
     *job = jb_finish(&b, o);
     if (!*job)
-        return zk_err_set(err, ZK_ENOMEM, "rendering a reindex Job for %s/%s: out of memory", c.ns, c.name);
+        return zk_err_set(err, ZK_EINVAL, "rendering a reindex Job for %s/%s: a member had no value", c.ns, c.name);
     return ZK_OK;
 }
 
@@ -968,8 +964,9 @@ int render_yaml(const cJSON *children, char **yaml, struct zk_err *err)
 
     *yaml = NULL;
     buf_init(&b, 64u << 20);
+    /* libyaml cannot be given an allocator: it reports a failed allocation by return code. */
     if (!yaml_emitter_initialize(&em))
-        return zk_err_set(err, ZK_ENOMEM, "emitting YAML: out of memory");
+        mem_oom(sizeof(em));
     yaml_emitter_set_output(&em, yaml_write, &b);
     yaml_emitter_set_unicode(&em, 1);
     yaml_emitter_set_width(&em, -1);
@@ -982,8 +979,11 @@ int render_yaml(const cJSON *children, char **yaml, struct zk_err *err)
              emit_node(&em, doc) && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev);
     }
     ok = ok && yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev) && yaml_emitter_flush(&em);
+    if (!ok && em.error == YAML_MEMORY_ERROR)
+        mem_oom(0);
     if (!ok) {
-        int rc = em.error == YAML_MEMORY_ERROR || b.data == NULL ? ZK_ENOMEM : ZK_EINVAL;
+        /* A writer error: the stream outgrew the buffer's bound. */
+        int rc = em.error == YAML_WRITER_ERROR ? ZK_ETOOBIG : ZK_EINVAL;
 
         zk_err_set(err, rc, "emitting YAML: %s", em.problem ? em.problem : zk_strerror(rc));
         yaml_emitter_delete(&em);
@@ -992,7 +992,5 @@ int render_yaml(const cJSON *children, char **yaml, struct zk_err *err)
     }
     yaml_emitter_delete(&em);
     *yaml = buf_steal(&b);
-    if (!*yaml)
-        return zk_err_set(err, ZK_ENOMEM, "emitting YAML: out of memory");
     return ZK_OK;
 }

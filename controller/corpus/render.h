@@ -48,7 +48,7 @@ void render_instance_label(const char *corpus_name, char *dst);
 /* The nginx configuration the gateway runs: controller/assets/nginx.conf with the port from the spec,
  * the given writable run directory ("/tmp" in the pod) and auth_request on every route but /healthz,
  * /readyz and /index-status when the spec names a token Secret. *conf is a heap string the caller
- * frees. Returns ZK_OK or ZK_ENOMEM. */
+ * frees. Returns ZK_OK, or ZK_ETOOBIG when the result outgrows its bound. */
 int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char **conf, struct zk_err *err);
 
 /* The repository list file the indexer reads: one "name url [branches]" line per repository,
@@ -57,7 +57,7 @@ int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err
 
 /* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, Service,
  * Deployment, CronJob). *children is a new cJSON array owned by the caller. The PVC is omitted when
- * spec->storage.existing_claim is set. Returns ZK_OK, ZK_ENOMEM, or ZK_EINVAL for an unusable corpus
+ * spec->storage.existing_claim is set. Returns ZK_OK, or ZK_EINVAL for an unusable corpus
  * object (no name/uid). */
 int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON **children, struct zk_err *err);
 

@@ -1,12 +1,13 @@
 /* spec.c: see spec.h.
  *
- * Parsing is one pass over the spec with a small context that records field errors and allocation
- * failure separately: a field error lets parsing continue (so every problem is reported at once),
- * while an allocation failure only marks the context and is turned into ZK_ENOMEM at the end. */
+ * Parsing is one pass over the spec with a small context that records field errors: a field error lets
+ * parsing continue, so every problem is reported at once. Allocations go through lib/mem, which ends
+ * the process when memory runs out, so parsing has no failure of its own besides field errors. */
 #include "controller/corpus/spec.h"
 
 #include "jb.h"
 #include "json.h"
+#include "mem.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -17,7 +18,6 @@
 
 struct pctx {
     struct spec_errors *errs;
-    int oom;
 };
 
 static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
@@ -39,16 +39,10 @@ static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
     va_end(ap);
 }
 
-static char *dup_or_oom(struct pctx *c, const char *s)
+/* A heap copy of s, or NULL when s is NULL (an optional field left out). */
+static char *dup_opt(const char *s)
 {
-    char *d;
-
-    if (!s)
-        return NULL;
-    d = strdup(s);
-    if (!d)
-        c->oom = 1;
-    return d;
+    return s ? mem_strdup(s) : NULL;
 }
 
 /* ---- small validators ----------------------------------------------------------------------- */
@@ -587,16 +581,9 @@ static const cJSON *opt_arr(struct pctx *c, const cJSON *obj, const char *key, c
     return v;
 }
 
-static cJSON *dup_json(struct pctx *c, const cJSON *v)
+static cJSON *dup_json(const cJSON *v)
 {
-    cJSON *d;
-
-    if (!v)
-        return NULL;
-    d = cJSON_Duplicate(v, 1);
-    if (!d)
-        c->oom = 1;
-    return d;
+    return v ? cJSON_Duplicate(v, 1) : NULL;
 }
 
 /* A {name: ...} reference to a Secret in the corpus's namespace. */
@@ -618,7 +605,7 @@ static char *secret_ref(struct pctx *c, const cJSON *obj, const char *key, const
         field_error(c, sub, "must be a valid Secret name (lower-case DNS subdomain)");
         return NULL;
     }
-    return dup_or_oom(c, name);
+    return dup_opt(name);
 }
 
 /* gitCABundleRef: {kind: ConfigMap|Secret, name, key}. Organisations serve git behind a private CA
@@ -641,14 +628,14 @@ static void git_ca_ref(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
     else if (!dns_subdomain(name))
         field_error(c, "spec.gitCABundleRef.name", "must be a valid object name (lower-case DNS subdomain)");
     else
-        s->git_ca.name = dup_or_oom(c, name);
+        s->git_ca.name = dup_opt(name);
     key = opt_str(c, ref, "key", "spec.gitCABundleRef.key");
     /* A key of a ConfigMap or Secret: the API server's own rule for data keys. */
     if (key && (!*key || strlen(key) > 253 || strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(key) ||
                 strcmp(key, ".") == 0 || strcmp(key, "..") == 0))
         field_error(c, "spec.gitCABundleRef.key", "must consist of letters, digits, '-', '_' or '.'");
     else
-        s->git_ca.key = dup_or_oom(c, key ? key : "ca.crt");
+        s->git_ca.key = dup_opt(key ? key : "ca.crt");
 }
 
 static char *image_field(struct pctx *c, const cJSON *obj, const char *path, const char *def)
@@ -662,7 +649,7 @@ static char *image_field(struct pctx *c, const cJSON *obj, const char *path, con
         field_error(c, sub, "must be a container image reference without whitespace");
         v = NULL;
     }
-    return dup_or_oom(c, v ? v : def);
+    return dup_opt(v ? v : def);
 }
 
 /* {requests: {name: quantity}, limits: {...}} with every quantity in canonical form, as a new object. */
@@ -702,9 +689,7 @@ static cJSON *resources_field(struct pctx *c, const cJSON *obj, const char *path
             jb_add_str(&b, g, v->string, q);
         }
     }
-    out = jb_finish(&b, out);
-    c->oom |= !out;
-    return out;
+    return jb_finish(&b, out);
 }
 
 /* ---- sections ------------------------------------------------------------------------------- */
@@ -724,11 +709,7 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
         field_error(c, "spec.repositories", "must hold between 1 and %d repositories, has %d", SPEC_MAX_REPOS, n);
         return;
     }
-    out->repos = calloc((size_t)n, sizeof(*out->repos));
-    if (!out->repos) {
-        c->oom = 1;
-        return;
-    }
+    out->repos = mem_calloc((size_t)n, sizeof(*out->repos));
     out->nrepos = n;
     cJSON_ArrayForEach(item, list) {
         struct corpus_repo *r = &out->repos[i];
@@ -752,7 +733,7 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
             field_error(c, path, "%s", why);
             url = NULL;
         }
-        r->url = dup_or_oom(c, url);
+        r->url = dup_opt(url);
 
         snprintf(path, sizeof(path), "spec.repositories[%d].name", i);
         name = opt_str(c, item, "name", path);
@@ -766,7 +747,7 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
             else
                 field_error(c, path, "cannot be derived from the URL; set it explicitly");
         }
-        r->name = dup_or_oom(c, name);
+        r->name = dup_opt(name);
 
         /* The CRD's CEL rules refuse both duplicates at admission; a CRD installed without them (or a
          * corpus stored before them) still reaches the controller. */
@@ -785,10 +766,8 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
             field_error(c, path, "must hold at most %d branches", SPEC_MAX_BRANCHES);
             br = NULL;
         }
-        r->branches = calloc((size_t)(br ? cJSON_GetArraySize(br) : 0) + 1, sizeof(char *));
-        if (!r->branches) {
-            c->oom = 1;
-        } else if (br) {
+        r->branches = mem_calloc((size_t)(br ? cJSON_GetArraySize(br) : 0) + 1, sizeof(char *));
+        if (br) {
             const cJSON *b;
             int k = 0, idx = 0;
 
@@ -800,7 +779,7 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
                     field_error(c, bpath, "must be a branch name (no spaces, '..', ',', '~', '^', ':', '?', '*', '[')");
                     continue;
                 }
-                r->branches[k] = dup_or_oom(c, b->valuestring);
+                r->branches[k] = dup_opt(b->valuestring);
                 if (r->branches[k])
                     k++;
             }
@@ -837,9 +816,9 @@ static void parse_storage(struct pctx *c, const cJSON *spec, struct corpus_spec 
         out->storage.on_delete = PVC_DELETE;
     else if (pol && strcmp(pol, "Retain") != 0)
         field_error(c, "spec.storage.onDelete", "must be Retain or Delete");
-    out->storage.storage_class = dup_or_oom(c, cls ? cls : SPEC_DEFAULT_STORAGE_CLASS);
-    out->storage.size = dup_or_oom(c, size ? size : SPEC_DEFAULT_SIZE);
-    out->storage.existing_claim = dup_or_oom(c, claim);
+    out->storage.storage_class = dup_opt(cls ? cls : SPEC_DEFAULT_STORAGE_CLASS);
+    out->storage.size = dup_opt(size ? size : SPEC_DEFAULT_SIZE);
+    out->storage.existing_claim = dup_opt(claim);
 }
 
 static void parse_indexer(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
@@ -858,11 +837,7 @@ static void parse_indexer(struct pctx *c, const cJSON *spec, struct corpus_spec 
         n = 0;
         flags = NULL;
     }
-    out->indexer.extra_flags = calloc((size_t)n + 1, sizeof(char *));
-    if (!out->indexer.extra_flags) {
-        c->oom = 1;
-        return;
-    }
+    out->indexer.extra_flags = mem_calloc((size_t)n + 1, sizeof(char *));
     cJSON_ArrayForEach(f, flags) {
         char path[160];
         const char *s = cJSON_IsString(f) ? f->valuestring : NULL;
@@ -879,7 +854,7 @@ static void parse_indexer(struct pctx *c, const cJSON *spec, struct corpus_spec 
             field_error(c, path, "-index and -branches are set by the indexer and cannot be overridden");
             continue;
         }
-        out->indexer.extra_flags[k] = dup_or_oom(c, s);
+        out->indexer.extra_flags[k] = dup_opt(s);
         if (out->indexer.extra_flags[k])
             k++;
     }
@@ -900,7 +875,7 @@ static void parse_webserver(struct pctx *c, const cJSON *spec, struct corpus_spe
         field_error(c, "spec.webserver.architecture", "must be arm64 or amd64");
         arch = NULL;
     }
-    out->webserver.architecture = dup_or_oom(c, arch ? arch : SPEC_DEFAULT_ARCHITECTURE);
+    out->webserver.architecture = dup_opt(arch ? arch : SPEC_DEFAULT_ARCHITECTURE);
     cJSON_ArrayForEach(v, sel) {
         if (!cJSON_IsString(v)) {
             field_error(c, "spec.webserver.nodeSelector", "values must be strings");
@@ -920,8 +895,8 @@ static void parse_webserver(struct pctx *c, const cJSON *spec, struct corpus_spe
             break;
         }
     }
-    out->webserver.node_selector = dup_json(c, sel);
-    out->webserver.tolerations = dup_json(c, tol);
+    out->webserver.node_selector = dup_json(sel);
+    out->webserver.tolerations = dup_json(tol);
 }
 
 static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
@@ -950,12 +925,12 @@ static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct co
         field_error(c, "spec.connector.mirrorPrefix", "must not contain whitespace (at most 253 characters)");
         prefix = NULL;
     }
-    out->connector.mirror_prefix = dup_or_oom(c, prefix && *prefix ? prefix : NULL);
+    out->connector.mirror_prefix = dup_opt(prefix && *prefix ? prefix : NULL);
 }
 
 int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors *errs)
 {
-    struct pctx c = {errs, 0};
+    struct pctx c = {errs};
     struct corpus_spec *s;
     const cJSON *spec, *fr;
     const char *v;
@@ -963,9 +938,7 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
 
     memset(errs, 0, sizeof(*errs));
     *out = NULL;
-    s = calloc(1, sizeof(*s));
-    if (!s)
-        return ZK_ENOMEM;
+    s = mem_calloc(1, sizeof(*s));
     spec = cJSON_GetObjectItemCaseSensitive(corpus, "spec");
     if (!cJSON_IsObject(spec)) {
         field_error(&c, "spec", "is required and must be an object");
@@ -981,7 +954,7 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
             field_error(&c, "spec.schedule", "invalid cron schedule \"%.60s\": %s", v, why);
             v = NULL;
         }
-        s->schedule = dup_or_oom(&c, v ? v : SPEC_DEFAULT_SCHEDULE);
+        s->schedule = dup_opt(v ? v : SPEC_DEFAULT_SCHEDULE);
 
         v = opt_str(&c, spec, "timeZone", "spec.timeZone");
         if (v && !*v)
@@ -997,7 +970,7 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
                 v = NULL;
             }
         }
-        s->time_zone = dup_or_oom(&c, v);
+        s->time_zone = dup_opt(v);
 
         if (cJSON_GetObjectItemCaseSensitive(spec, "suspend") &&
             !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(spec, "suspend")) &&
@@ -1017,10 +990,6 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
             field_error(&c, "spec.freshness.maxAge", "must be a duration of at least 1m such as 36h, 90m or 2d");
             s->freshness_max_age_seconds = SPEC_DEFAULT_MAX_AGE_SECONDS;
         }
-    }
-    if (c.oom) {
-        spec_free(s);
-        return ZK_ENOMEM;
     }
     if (errs->count > 0) {
         spec_free(s);

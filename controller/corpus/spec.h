@@ -102,7 +102,7 @@ struct corpus_spec {
 };
 
 /* Parses corpus (the whole CodeSearchCorpus object) into *out, owned by the caller (spec_free).
- * Returns ZK_OK, or ZK_EINVAL with errs filled (then *out is NULL), or ZK_ENOMEM. */
+ * Returns ZK_OK, or ZK_EINVAL with errs filled (then *out is NULL). */
 int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors *errs);
 
 void spec_free(struct corpus_spec *spec);

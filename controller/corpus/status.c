@@ -127,8 +127,6 @@ static void cond_set(struct cond *c, const char *status, const char *reason, con
 
 /* Appends a metav1.Condition; lastTransitionTime is kept from the previous condition of the same type
  * unless the status flipped. */
-/* Appends a metav1.Condition; lastTransitionTime is kept from the previous condition of the same type
- * unless the status flipped. Returns 0 when an allocation failed. */
 static void add_condition(struct jb *b, cJSON *arr, const cJSON *prev_status, const char *type,
                           const struct cond *c, long long generation, time_t now)
 {
@@ -190,7 +188,7 @@ static void observe_indexer(const struct status_input *in, const cJSON *prev, st
 }
 
 /* The failed repositories named by the newest finished indexer pod's summary, as a new array; or a
- * copy of the previous list when no finished pod says anything. NULL when an allocation failed. */
+ * copy of the previous list when no finished pod says anything. */
 static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *prev_status)
 {
     const cJSON *pod, *best = NULL, *list, *name;
@@ -248,7 +246,7 @@ static void add_time(struct jb *b, cJSON *obj, const char *key, time_t t)
 
 /* ---- the status ----------------------------------------------------------------------------- */
 
-int status_compute(const struct status_input *in, cJSON **status, long *requeue_seconds, struct zk_err *err)
+cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
 {
     const cJSON *prev = json_obj(in->corpus, "status");
     long long generation = json_int(json_obj(in->corpus, "metadata"), "generation", 0);
@@ -262,7 +260,6 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
     const char *reindex;
     int nfailed;
 
-    *status = NULL;
     *requeue_seconds = 0;
 
     /* What the webserver serves: this observation, else what the status said before. */
@@ -277,8 +274,6 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
     }
     observe_indexer(in, prev, &times);
     failed = observe_failed_repos(in, prev);
-    if (!failed)
-        return zk_err_set(err, ZK_ENOMEM, "computing status: out of memory");
     nfailed = cJSON_GetArraySize(failed);
 
     /* Indexed: at least one good index is served. */
@@ -335,6 +330,8 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
 
         cond_set(&ready, "False", strcmp(kind, "ConfigMap") == 0 ? "ConfigMapNotFound" : "SecretNotFound",
                  "%s \"%.200s\" referenced by the spec does not exist", kind, in->missing_ref);
+    } else if (in->apply_failure) {
+        cond_set(&ready, "False", STATUS_APPLY_FAILED, "could not apply %s", in->apply_failure);
     } else if (!in->deployment) {
         cond_set(&ready, "False", "Progressing", "the search Deployment has not been created yet");
     } else if (in->spec->webserver.replicas == 0) {
@@ -370,10 +367,7 @@ int status_compute(const struct status_input *in, cJSON **status, long *requeue_
     add_condition(&b, conds, prev, STATUS_READY, &ready, generation, in->now);
     add_condition(&b, conds, prev, STATUS_INDEXED, &indexed, generation, in->now);
     add_condition(&b, conds, prev, STATUS_FRESH, &fresh, generation, in->now);
-    *status = jb_finish(&b, st);
-    if (*status)
-        return ZK_OK;
-    return zk_err_set(err, ZK_ENOMEM, "computing status: out of memory");
+    return jb_finish(&b, st);
 }
 
 void status_prune_child(cJSON *obj)

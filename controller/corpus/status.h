@@ -30,6 +30,8 @@ struct status_input {
     const struct spec_errors *spec_errors; /* non-empty when invalid */
     const char *missing_ref;         /* a referenced Secret or ConfigMap that does not exist, or NULL */
     const char *missing_kind;        /* its kind: "Secret" (the default) or "ConfigMap" */
+    const char *apply_failure;       /* the first child the API server refused, as "<kind> <name>: <the
+                                        API's answer>", or NULL when every apply went through */
     const cJSON *deployment;         /* observed children, NULL when absent */
     const cJSON *cronjob;
     const cJSON *jobs;               /* array of the corpus's indexer Jobs, or NULL */
@@ -43,14 +45,21 @@ struct status_input {
     time_t now;
 };
 
-/* Computes the status. *status is a new object owned by the caller. *requeue_seconds is the time after
- * which the status will change by itself (freshness deadline), or 0 when nothing is time-based. */
-int status_compute(const struct status_input *in, cJSON **status, long *requeue_seconds, struct zk_err *err);
+/* Computes the status: a new object owned by the caller, never NULL. *requeue_seconds is the time
+ * after which the status will change by itself (freshness deadline), or 0 when nothing is time-based.
+ *
+ * Ready says the first thing that is wrong, in the order an operator would fix it: an invalid spec
+ * (InvalidSpec), a missing Secret or ConfigMap (SecretNotFound, ConfigMapNotFound), a child the API
+ * server refused (ApplyFailed: the children that did apply stay, and Indexed and Fresh are judged as
+ * usual), the search Deployment not created, scaled to zero or unavailable, the index unreachable or
+ * not served. */
+cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 
 /* Condition types and the reasons status_compute sets (reconcile names them in Events). */
 #define STATUS_READY "Ready"
 #define STATUS_INDEXED "Indexed"
 #define STATUS_FRESH "Fresh"
+#define STATUS_APPLY_FAILED "ApplyFailed"
 #define STATUS_MAX_FAILED_REPOS 20
 
 /* The condition of the given type in a status object, or NULL. */

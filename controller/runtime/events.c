@@ -4,6 +4,7 @@
 #include "jb.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "rfc3339.h"
 
 #include <pthread.h>
@@ -39,27 +40,18 @@ struct events {
     unsigned long long serial;
 };
 
-int events_new(struct kube_client *c, struct metrics *m, const char *component, const char *instance,
-               struct events **out, struct zk_err *err)
+struct events *events_new(struct kube_client *c, struct metrics *m, const char *component, const char *instance)
 {
-    struct events *ev = calloc(1, sizeof(*ev));
+    struct events *ev = mem_calloc(1, sizeof(*ev));
 
-    *out = NULL;
-    if (!ev)
-        return zk_err_set(err, ZK_ENOMEM, "events: out of memory");
     ev->client = c;
     ev->metrics = m;
-    ev->component = strdup(component);
-    ev->instance = strdup(instance);
-    if (!ev->component || !ev->instance) {
-        free(ev->component);
-        free(ev->instance);
-        free(ev);
-        return zk_err_set(err, ZK_ENOMEM, "events: out of memory");
-    }
-    pthread_mutex_init(&ev->mu, NULL);
-    *out = ev;
-    return ZK_OK;
+    ev->component = mem_strdup(component);
+    ev->instance = mem_strdup(instance);
+    /* Fails only for want of resources, which ends the process as a failed allocation does. */
+    if (pthread_mutex_init(&ev->mu, NULL) != 0)
+        mem_oom(sizeof(ev->mu));
+    return ev;
 }
 
 void events_free(struct events *ev)
@@ -149,8 +141,6 @@ static int events_bump(struct events *ev, const struct events_slot *s, time_t no
     jb_add_num(&b, patch, "count", (double)s->count);
     jb_add_str(&b, patch, "lastTimestamp", ts);
     patch = jb_finish(&b, patch);
-    if (!patch)
-        return ZK_ENOMEM;
     rc = kube_merge_patch(ev->client, &events_resource, s->ns, s->name, NULL, patch, NULL, &kerr);
     if (ev->metrics)
         metrics_api_result(ev->metrics, "event", rc, kerr.http_status);
@@ -198,7 +188,7 @@ void events_emit(struct events *ev, const cJSON *obj, const char *type, const ch
                      (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec + ++ev->serial);
     if (!e) {
         pthread_mutex_unlock(&ev->mu);
-        log_warn("Could not build an Event", "reason", reason, NULL);
+        log_warn("Could not build an Event: the object has no name", "reason", reason, NULL);
         return;
     }
     rc = kube_create(ev->client, &events_resource, json_path_str(e, "metadata.namespace", ""), e, NULL, &kerr);

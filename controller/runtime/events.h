@@ -20,9 +20,8 @@
 struct events;
 
 /* component names the reporter ("zoekt-operator"); instance the replica (the pod name). Both copied.
- * m (may be NULL) counts the API requests. *out owned by the caller (events_free). */
-int events_new(struct kube_client *c, struct metrics *m, const char *component, const char *instance,
-               struct events **out, struct zk_err *err);
+ * m (may be NULL) counts the API requests. The result is owned by the caller (events_free). */
+struct events *events_new(struct kube_client *c, struct metrics *m, const char *component, const char *instance);
 void events_free(struct events *ev);
 
 /* Records an Event about obj (a full object with apiVersion, kind and metadata; borrowed). type is
@@ -32,7 +31,7 @@ void events_emit(struct events *ev, const cJSON *obj, const char *type, const ch
 
 /* Builds the Event object for a first occurrence (pure; exposed for unit tests). now is the event
  * time; name_suffix makes the Event's name unique. Returns a new object owned by the caller, or NULL
- * when out of memory or obj lacks a name. */
+ * when obj lacks a name. */
 cJSON *events_build(const cJSON *obj, const char *component, const char *instance, const char *type,
                     const char *reason, const char *message, time_t now, unsigned long long name_suffix);
 

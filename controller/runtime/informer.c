@@ -16,6 +16,7 @@
 #include "json.h"
 #include "kube/watch.h"
 #include "log.h"
+#include "mem.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -137,16 +138,10 @@ static void informer_entry_free(struct informer_entry *e)
 
 static struct informer_table *informer_table_new(void)
 {
-    struct informer_table *t = calloc(1, sizeof(*t));
+    struct informer_table *t = mem_calloc(1, sizeof(*t));
 
-    if (!t)
-        return NULL;
     t->nbuckets = INFORMER_BUCKETS_MIN;
-    t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-    if (!t->buckets) {
-        free(t);
-        return NULL;
-    }
+    t->buckets = mem_calloc(t->nbuckets, sizeof(*t->buckets));
     return t;
 }
 
@@ -192,31 +187,28 @@ static struct informer_entry *informer_table_detach(struct informer_table *t, co
     return NULL;
 }
 
-/* Adds e (taken over), whose key is not in t. A table that cannot grow stays as it is: longer chains,
- * still correct. */
+/* Adds e (taken over), whose key is not in t. */
 static void informer_table_add(struct informer_table *t, struct informer_entry *e)
 {
     size_t b;
 
     if (t->count >= t->nbuckets) {
         size_t n = t->nbuckets * 2;
-        struct informer_entry **grown = calloc(n, sizeof(*grown));
+        struct informer_entry **grown = mem_calloc(n, sizeof(*grown));
 
-        if (grown) {
-            for (size_t i = 0; i < t->nbuckets; i++) {
-                struct informer_entry *x = t->buckets[i], *next;
+        for (size_t i = 0; i < t->nbuckets; i++) {
+            struct informer_entry *x = t->buckets[i], *next;
 
-                for (; x; x = next) {
-                    next = x->next;
-                    b = informer_hash(informer_entry_key(x)) % n;
-                    x->next = grown[b];
-                    grown[b] = x;
-                }
+            for (; x; x = next) {
+                next = x->next;
+                b = informer_hash(informer_entry_key(x)) % n;
+                x->next = grown[b];
+                grown[b] = x;
             }
-            free(t->buckets);
-            t->buckets = grown;
-            t->nbuckets = n;
         }
+        free(t->buckets);
+        t->buckets = grown;
+        t->nbuckets = n;
     }
     b = informer_hash(informer_entry_key(e)) % t->nbuckets;
     e->next = t->buckets[b];
@@ -254,133 +246,135 @@ static void informer_type_meta(struct jb *b, const struct kube_resource *r, cJSO
         jb_add_str(b, obj, "kind", r->kind);
 }
 
+/* zlib's allocator: lib/mem's, so that zlib never reports a failed allocation either. */
+static voidpf informer_zalloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return mem_calloc(items, size);
+}
+
+static void informer_zfree(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    free(p);
+}
+
+/* zlib fails, with its allocations taken care of, only when called wrongly or handed a corrupt
+ * stream; the entries are this informer's own output, so either is a bug here. */
+static _Noreturn void informer_zlib_bug(const char *what, int zrc)
+{
+    char code[16];
+
+    snprintf(code, sizeof(code), "%d", zrc);
+    log_error("Informer cache: zlib failed", "call", what, "code", code, NULL);
+    abort();
+}
+
 /* A new entry (caller-owned, informer_entry_free) holding key, owner (NULL: none) and text (len
- * bytes) deflated against the informer's dictionary, which the first text becomes. NULL when out of
- * memory. */
+ * bytes) deflated against the informer's dictionary, which the first text becomes. */
 static struct informer_entry *informer_pack(struct informer *inf, const char *key, const char *owner,
                                             const char *text, size_t len)
 {
     size_t key_len = strlen(key), owner_len = owner ? strlen(owner) + 1 : 0;
-    struct informer_entry *e = NULL;
-    z_stream zs = {0};
+    struct informer_entry *e;
+    z_stream zs = {.zalloc = informer_zalloc, .zfree = informer_zfree};
     unsigned char *z;
     uLong cap;
-    int ok;
+    int zrc;
 
     if (!inf->dict) {
         inf->dict_len = len < INFORMER_DICT_MAX ? len : INFORMER_DICT_MAX;
-        inf->dict = malloc(inf->dict_len);
-        if (!inf->dict)
-            return NULL;
+        inf->dict = mem_alloc(inf->dict_len);
         memcpy(inf->dict, text + len - inf->dict_len, inf->dict_len);
     }
-    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return NULL;
+    if ((zrc = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)) != Z_OK)
+        informer_zlib_bug("deflateInit2", zrc);
     /* Deflated into a scratch buffer of the worst case first, so the entry is allocated to fit. */
     cap = deflateBound(&zs, (uLong)len);
-    z = malloc(cap);
-    ok = z && deflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len) == Z_OK;
-    if (ok) {
-        zs.next_in = (Bytef *)text;
-        zs.avail_in = (uInt)len;
-        zs.next_out = z;
-        zs.avail_out = (uInt)cap;
-        ok = deflate(&zs, Z_FINISH) == Z_STREAM_END;
-    }
+    z = mem_alloc(cap);
+    if ((zrc = deflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len)) != Z_OK)
+        informer_zlib_bug("deflateSetDictionary", zrc);
+    zs.next_in = (Bytef *)text;
+    zs.avail_in = (uInt)len;
+    zs.next_out = z;
+    zs.avail_out = (uInt)cap;
+    if ((zrc = deflate(&zs, Z_FINISH)) != Z_STREAM_END)
+        informer_zlib_bug("deflate", zrc);
     deflateEnd(&zs);
-    if (ok)
-        e = malloc(sizeof(*e) + key_len + 1 + owner_len + zs.total_out);
-    if (e) {
-        e->next = NULL;
-        e->zlen = (uint32_t)zs.total_out;
-        e->len = (uint32_t)len;
-        e->key_len = (uint16_t)key_len;
-        e->owner_len = (uint16_t)owner_len;
-        memcpy(e->data, key, key_len + 1);
-        if (owner)
-            memcpy(e->data + key_len + 1, owner, owner_len);
-        memcpy(e->data + key_len + 1 + owner_len, z, e->zlen);
-    }
+    e = mem_alloc(sizeof(*e) + key_len + 1 + owner_len + zs.total_out);
+    e->next = NULL;
+    e->zlen = (uint32_t)zs.total_out;
+    e->len = (uint32_t)len;
+    e->key_len = (uint16_t)key_len;
+    e->owner_len = (uint16_t)owner_len;
+    memcpy(e->data, key, key_len + 1);
+    if (owner)
+        memcpy(e->data + key_len + 1, owner, owner_len);
+    memcpy(e->data + key_len + 1 + owner_len, z, e->zlen);
     free(z);
     return e;
 }
 
-/* The object e holds, parsed (caller-owned); NULL when out of memory. */
+/* The object e holds, parsed (caller-owned). */
 static cJSON *informer_unpack(const struct informer *inf, const struct informer_entry *e)
 {
-    z_stream zs = {0};
-    char *text = malloc(e->len + 1);
-    cJSON *obj = NULL;
-    int ok;
+    z_stream zs = {.zalloc = informer_zalloc, .zfree = informer_zfree};
+    char *text = mem_alloc(e->len + 1);
+    cJSON *obj;
+    int zrc;
 
-    if (!text || inflateInit2(&zs, -15) != Z_OK) {
-        free(text);
-        return NULL;
-    }
-    ok = inflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len) == Z_OK;
-    if (ok) {
-        zs.next_in = (Bytef *)informer_entry_z(e);
-        zs.avail_in = (uInt)e->zlen;
-        zs.next_out = (Bytef *)text;
-        zs.avail_out = (uInt)e->len;
-        ok = inflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out == e->len;
-    }
+    if ((zrc = inflateInit2(&zs, -15)) != Z_OK)
+        informer_zlib_bug("inflateInit2", zrc);
+    if ((zrc = inflateSetDictionary(&zs, inf->dict, (uInt)inf->dict_len)) != Z_OK)
+        informer_zlib_bug("inflateSetDictionary", zrc);
+    zs.next_in = (Bytef *)informer_entry_z(e);
+    zs.avail_in = (uInt)e->zlen;
+    zs.next_out = (Bytef *)text;
+    zs.avail_out = (uInt)e->len;
+    if ((zrc = inflate(&zs, Z_FINISH)) != Z_STREAM_END || zs.total_out != e->len)
+        informer_zlib_bug("inflate", zrc);
     inflateEnd(&zs);
-    if (ok) {
-        text[e->len] = '\0';
-        obj = cJSON_ParseWithLength(text, e->len);
-    }
+    text[e->len] = '\0';
+    /* The text is what cJSON printed, so it parses. */
+    obj = cJSON_ParseWithLength(text, e->len);
     free(text);
     return obj;
 }
 
 /* The entry for obj as the cache keeps it: pruned, with its type, as text, with its owner key. NULL
- * when obj has no name or out of memory (*oom is then set). */
-static struct informer_entry *informer_entry_new(struct informer *inf, const cJSON *obj, int *oom)
+ * when obj has no name. */
+static struct informer_entry *informer_entry_new(struct informer *inf, const cJSON *obj)
 {
     char key[INFORMER_KEY_MAX], owner[INFORMER_KEY_MAX];
-    struct informer_entry *e = NULL;
+    struct informer_entry *e;
     struct jb b = {0};
-    char *text = NULL;
+    char *text;
     cJSON *copy;
 
-    *oom = 0;
     if (!informer_self_key(obj, key, sizeof(key)))
         return NULL;
     copy = cJSON_Duplicate(obj, 1);
-    if (copy) {
-        informer_type_meta(&b, inf->resource, copy);
-        copy = jb_finish(&b, copy);
-    }
+    informer_type_meta(&b, inf->resource, copy);
     /* After the type is filled in: a prune function may go by the kind. */
-    if (copy && inf->prune)
+    if (inf->prune)
         inf->prune(copy);
-    text = copy ? cJSON_PrintUnformatted(copy) : NULL;
-    if (text)
-        e = informer_pack(inf, key, inf->key_of(copy, owner, sizeof(owner)) ? owner : NULL, text, strlen(text));
+    text = cJSON_PrintUnformatted(copy);
+    e = informer_pack(inf, key, inf->key_of(copy, owner, sizeof(owner)) ? owner : NULL, text, strlen(text));
     cJSON_Delete(copy);
     free(text);
-    *oom = !e;
     return e;
 }
 
-/* Builds a table from a list's items. NULL when out of memory. */
+/* Builds a table from a list's items. */
 static struct informer_table *informer_build(struct informer *inf, const cJSON *items)
 {
     struct informer_table *t = informer_table_new();
     const cJSON *it;
 
     cJSON_ArrayForEach(it, items) {
-        struct informer_entry *e;
-        int oom;
+        struct informer_entry *e = informer_entry_new(inf, it);
 
-        if (!t)
-            break;
-        e = informer_entry_new(inf, it, &oom);
-        if (oom) {
-            informer_table_free(t);
-            t = NULL;
-        } else if (e) {
+        if (e) {
             /* A List names each object once; a duplicate would only replace itself. */
             informer_entry_free(informer_table_detach(t, informer_entry_key(e)));
             informer_table_add(t, e);
@@ -394,11 +388,6 @@ static void informer_on_list(void *ud, const cJSON *items)
     struct informer *inf = ud;
     struct informer_table *fresh = informer_build(inf, items), *old;
 
-    if (!fresh) {
-        /* The old cache stays; the next relist or event brings it up to date. */
-        log_error("Informer cache rebuild failed: out of memory", "resource", inf->resource->plural, NULL);
-        return;
-    }
     pthread_mutex_lock(&inf->mu);
     old = inf->cache;
     inf->cache = fresh;
@@ -416,18 +405,11 @@ static void informer_on_event(void *ud, enum watch_event_type type, const cJSON 
     struct informer *inf = ud;
     char key[INFORMER_KEY_MAX], owner[INFORMER_KEY_MAX];
     struct informer_entry *e = NULL, *previous;
-    int oom = 0;
 
     if (!informer_self_key(obj, key, sizeof(key)))
         return;
-    if (type != WATCH_DELETED) {
-        e = informer_entry_new(inf, obj, &oom);
-        if (oom) {
-            log_error("Informer update failed: out of memory", "resource", inf->resource->plural, "key", key,
-                      NULL);
-            return;
-        }
-    }
+    if (type != WATCH_DELETED)
+        e = informer_entry_new(inf, obj);
     pthread_mutex_lock(&inf->mu);
     previous = informer_table_detach(inf->cache, key);
     if (e)
@@ -474,36 +456,28 @@ static void *informer_main(void *arg)
 
 int informer_start(struct kube_client *c, const struct informer_opts *o, struct informer **out, struct zk_err *err)
 {
-    struct informer *inf = calloc(1, sizeof(*inf));
-    int rc;
+    struct informer *inf = mem_calloc(1, sizeof(*inf));
 
     *out = NULL;
-    if (!inf)
-        return zk_err_set(err, ZK_ENOMEM, "informer %s: out of memory", o->resource->plural);
     inf->client = c;
     inf->resource = o->resource;
     inf->key_of = o->key_of;
     inf->prune = o->prune;
     inf->enqueue = o->enqueue;
     inf->ud = o->ud;
-    pthread_mutex_init(&inf->mu, NULL);
+    /* Fails only for want of resources, which ends the process as a failed allocation does. */
+    if (pthread_mutex_init(&inf->mu, NULL) != 0)
+        mem_oom(sizeof(inf->mu));
     inf->cache = informer_table_new();
-    inf->namespace = o->namespace ? strdup(o->namespace) : NULL;
-    inf->label_selector = o->label_selector ? strdup(o->label_selector) : NULL;
-    if (!inf->cache || (o->namespace && !inf->namespace) || (o->label_selector && !inf->label_selector)) {
-        rc = zk_err_set(err, ZK_ENOMEM, "informer %s: out of memory", o->resource->plural);
-        goto out;
-    }
+    inf->namespace = o->namespace ? mem_strdup(o->namespace) : NULL;
+    inf->label_selector = o->label_selector ? mem_strdup(o->label_selector) : NULL;
     if (pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
-        rc = zk_err_set(err, ZK_ENOMEM, "informer %s: cannot start its thread", o->resource->plural);
-        goto out;
+        informer_free(inf);
+        return zk_err_set(err, ZK_EIO, "informer %s: cannot start its thread", o->resource->plural);
     }
     inf->started = 1;
     *out = inf;
     return ZK_OK;
-out:
-    informer_free(inf);
-    return rc;
 }
 
 int informer_has_synced(struct informer *inf)
@@ -514,6 +488,14 @@ int informer_has_synced(struct informer *inf)
     s = inf->synced;
     pthread_mutex_unlock(&inf->mu);
     return s;
+}
+
+int informer_all_synced(struct informer *const *infs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!informer_has_synced(infs[i]))
+            return 0;
+    return 1;
 }
 
 cJSON *informer_get(struct informer *inf, const char *ns, const char *name)
@@ -556,7 +538,7 @@ cJSON *informer_list_for(struct informer *inf, const char *key)
 
     pthread_mutex_lock(&inf->mu);
     INFORMER_TABLE_EACH(inf->cache, e) {
-        if (!b.failed && informer_entry_owner(e) && strcmp(informer_entry_owner(e), key) == 0)
+        if (informer_entry_owner(e) && strcmp(informer_entry_owner(e), key) == 0)
             jb_push(&b, arr, informer_unpack(inf, e));
     }
     pthread_mutex_unlock(&inf->mu);
@@ -569,10 +551,7 @@ cJSON *informer_keys(struct informer *inf)
     cJSON *arr = jb_array(&b);
 
     pthread_mutex_lock(&inf->mu);
-    INFORMER_TABLE_EACH(inf->cache, e) {
-        if (!b.failed)
-            jb_push(&b, arr, jb_string(&b, informer_entry_key(e)));
-    }
+    INFORMER_TABLE_EACH(inf->cache, e) jb_push(&b, arr, jb_string(&b, informer_entry_key(e)));
     pthread_mutex_unlock(&inf->mu);
     return jb_finish(&b, arr);
 }

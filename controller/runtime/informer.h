@@ -53,8 +53,12 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
 /* Whether the first complete list has arrived (for /readyz and before the first reconcile). */
 int informer_has_synced(struct informer *inf);
 
-/* A copy of the cached object (as pruned), owned by the caller (cJSON_Delete), or NULL when absent or out of
- * memory. */
+/* Whether each of the n informers has. */
+int informer_all_synced(struct informer *const *infs, int n);
+
+/* A copy of the cached object (as pruned), owned by the caller (cJSON_Delete), or NULL when nothing is
+ * cached under ns/name: NULL means absent and nothing else (memory runs out only by ending the process,
+ * lib/mem.h), so a caller may take it for a deleted object. */
 cJSON *informer_get(struct informer *inf, const char *ns, const char *name);
 
 /* A fingerprint of the object cached under ns/name, without inflating or parsing it: equal
@@ -63,10 +67,10 @@ cJSON *informer_get(struct informer *inf, const char *ns, const char *name);
 uint64_t informer_fingerprint(struct informer *inf, const char *ns, const char *name);
 
 /* A new array (caller-owned) of copies of every cached object whose key (as enqueue would see it)
- * is key; empty when none, NULL only when out of memory. */
+ * is key; empty when none, never NULL. */
 cJSON *informer_list_for(struct informer *inf, const char *key);
 
-/* Every cached object's own key, as a new array of strings (caller-owned); NULL when out of memory. */
+/* Every cached object's own key, as a new array of strings (caller-owned); never NULL. */
 cJSON *informer_keys(struct informer *inf);
 
 /* Asks the watch thread to stop without waiting, so that several informers wind down in parallel. */

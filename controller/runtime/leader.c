@@ -4,6 +4,7 @@
 #include "jb.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "monotime.h"
 
 #include <pthread.h>
@@ -24,6 +25,7 @@ struct leader {
     pthread_cond_t cv;
     int stop;
     int leading;
+    int lost; /* leadership was lost: the thread has ended and will not run again */
     /* What this candidate last saw of the Lease, and when (monotonic), for the expiry judgement. */
     char *observed_record;
     double observed_at;
@@ -89,7 +91,7 @@ static void leader_observe(struct leader *l, const cJSON *lease, double now)
              json_path_str(lease, "spec.renewTime", ""), json_path_str(lease, "metadata.resourceVersion", ""));
     if (!l->observed_record || strcmp(rec, l->observed_record) != 0) {
         free(l->observed_record);
-        l->observed_record = strdup(rec);
+        l->observed_record = mem_strdup(rec);
         l->observed_at = now;
     }
 }
@@ -121,8 +123,6 @@ static int leader_try(struct leader *l)
         }
     }
     spec = leader_claim_spec(lease, l->identity, (int)l->o.lease_duration, leader_wall_us());
-    if (!spec)
-        goto out;
     if (lease) {
         obj = lease;
         lease = NULL;
@@ -143,8 +143,6 @@ static int leader_try(struct leader *l)
         jb_add(&b, obj, "spec", spec);
         spec = NULL;
         obj = jb_finish(&b, obj);
-        if (!obj)
-            goto out;
         rc = kube_create(l->client, &leader_lease, l->ns, obj, NULL, &kerr);
         leader_count(l, "lease", rc, &kerr);
     }
@@ -182,7 +180,8 @@ static void leader_release(struct leader *l)
     jb_set(&b, spec, "holderIdentity", jb_string(&b, ""));
     jb_set(&b, spec, "leaseDurationSeconds", jb_number(&b, 1));
     jb_set(&b, spec, "renewTime", jb_string(&b, now));
-    /* Half a release would renew the Lease for this replica instead; the standby then waits it out. */
+    /* A Lease without a spec cannot be released (and no candidate wrote it): half a release would
+     * renew the Lease for this replica instead, and the standby would wait it out. */
     lease = jb_finish(&b, lease);
     if (!lease)
         return;
@@ -234,18 +233,15 @@ static void *leader_main(void *arg)
             log_info("Became the leader", "lease", l->name, "identity", l->identity, NULL);
             if (l->o.metrics)
                 metrics_set_leader(l->o.metrics, 1);
-            if (l->o.on_started)
-                l->o.on_started(l->o.ud);
         } else if (!won && was && monotime_s() - l->last_renew >= l->o.renew_deadline) {
-            pthread_mutex_lock(&l->mu);
-            l->leading = 0;
-            pthread_mutex_unlock(&l->mu);
             log_error("Lost the leader Lease: could not renew it within the renew deadline", "lease", l->name,
                       NULL);
             if (l->o.metrics)
                 metrics_set_leader(l->o.metrics, 0);
-            if (l->o.on_lost)
-                l->o.on_lost(l->o.ud);
+            pthread_mutex_lock(&l->mu);
+            l->leading = 0;
+            l->lost = 1;
+            pthread_mutex_unlock(&l->mu);
             break;
         }
         if (leader_wait(l, l->o.retry_period))
@@ -258,12 +254,10 @@ static void *leader_main(void *arg)
 
 int leader_start(struct kube_client *c, const struct leader_opts *o, struct leader **out, struct zk_err *err)
 {
-    struct leader *l = calloc(1, sizeof(*l));
+    struct leader *l = mem_calloc(1, sizeof(*l));
     pthread_condattr_t ca;
 
     *out = NULL;
-    if (!l)
-        return zk_err_set(err, ZK_ENOMEM, "leader election: out of memory");
     l->client = c;
     l->o = *o;
     if (l->o.lease_duration <= 0)
@@ -272,21 +266,20 @@ int leader_start(struct kube_client *c, const struct leader_opts *o, struct lead
         l->o.renew_deadline = 10;
     if (l->o.retry_period <= 0)
         l->o.retry_period = 2;
-    l->ns = strdup(o->namespace);
-    l->name = strdup(o->name);
-    l->identity = strdup(o->identity);
-    pthread_mutex_init(&l->mu, NULL);
-    pthread_condattr_init(&ca);
+    l->ns = mem_strdup(o->namespace);
+    l->name = mem_strdup(o->name);
+    l->identity = mem_strdup(o->identity);
+    /* These fail only for want of resources (ENOMEM, EAGAIN), which ends the process as a failed
+     * allocation does. */
+    if (pthread_mutex_init(&l->mu, NULL) != 0 || pthread_condattr_init(&ca) != 0)
+        mem_oom(sizeof(l->mu));
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&l->cv, &ca);
+    if (pthread_cond_init(&l->cv, &ca) != 0)
+        mem_oom(sizeof(l->cv));
     pthread_condattr_destroy(&ca);
-    if (!l->ns || !l->name || !l->identity) {
-        leader_free(l);
-        return zk_err_set(err, ZK_ENOMEM, "leader election: out of memory");
-    }
     if (pthread_create(&l->thread, NULL, leader_main, l) != 0) {
         leader_free(l);
-        return zk_err_set(err, ZK_ENOMEM, "leader election: cannot start its thread");
+        return zk_err_set(err, ZK_EIO, "leader election: cannot start its thread");
     }
     l->started = 1;
     *out = l;
@@ -299,6 +292,16 @@ int leader_is_leading(struct leader *l)
 
     pthread_mutex_lock(&l->mu);
     v = l->leading;
+    pthread_mutex_unlock(&l->mu);
+    return v;
+}
+
+int leader_lost(struct leader *l)
+{
+    int v;
+
+    pthread_mutex_lock(&l->mu);
+    v = l->lost;
     pthread_mutex_unlock(&l->mu);
     return v;
 }

@@ -8,9 +8,10 @@
  * write is a PUT carrying the resourceVersion that was read, so two candidates racing for an expired
  * Lease cannot both win: the loser gets a Conflict.
  *
- * A leader that cannot renew for the renew deadline calls on_lost and stops leading; the operator then
- * exits and lets its Deployment restart it as a fresh candidate (simpler and safer than trying to
- * stop in-flight work and resume). On leader_stop a leader releases the Lease (empty holderIdentity,
+ * A leader that cannot renew for the renew deadline stops leading for good (leader_lost); the operator
+ * then exits and lets its Deployment restart it as a fresh candidate (simpler and safer than trying to
+ * stop in-flight work and resume). The state is read with leader_is_leading and leader_lost from any
+ * thread. On leader_stop a leader releases the Lease (empty holderIdentity,
  * 1 s duration), so the standby takes over at its next poll instead of waiting for expiry. */
 #ifndef ZK_RUNTIME_LEADER_H
 #define ZK_RUNTIME_LEADER_H
@@ -21,8 +22,6 @@
 
 #include <cjson/cJSON.h>
 
-typedef void leader_fn(void *ud);
-
 struct leader_opts {
     const char *namespace; /* copied */
     const char *name;      /* copied */
@@ -30,9 +29,6 @@ struct leader_opts {
     double lease_duration; /* seconds; 0: 15 */
     double renew_deadline; /* seconds; 0: 10 */
     double retry_period;   /* seconds; 0: 2 */
-    leader_fn *on_started; /* called from the election thread once leading (may be NULL) */
-    leader_fn *on_lost;    /* called once when leadership is lost, not on leader_stop (may be NULL) */
-    void *ud;
     struct metrics *metrics; /* may be NULL */
 };
 
@@ -42,6 +38,10 @@ struct leader;
 int leader_start(struct kube_client *c, const struct leader_opts *o, struct leader **out, struct zk_err *err);
 
 int leader_is_leading(struct leader *l);
+
+/* Whether this candidate led and could not renew within the renew deadline. It then stays lost: it
+ * neither leads nor competes again. leader_stop is not a loss. */
+int leader_lost(struct leader *l);
 
 /* Stops the election thread and, when leading, releases the Lease. */
 void leader_stop(struct leader *l);

@@ -1,6 +1,8 @@
 /* metrics.c: see metrics.h. */
 #include "controller/runtime/metrics.h"
 
+#include "mem.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,16 +34,14 @@ struct metrics {
     unsigned long long api_overflow;
 };
 
-int metrics_new(struct metrics **out, struct zk_err *err)
+struct metrics *metrics_new(void)
 {
-    struct metrics *m = calloc(1, sizeof(*m));
+    struct metrics *m = mem_calloc(1, sizeof(*m));
 
-    *out = NULL;
-    if (!m)
-        return zk_err_set(err, ZK_ENOMEM, "metrics: out of memory");
-    pthread_mutex_init(&m->mu, NULL);
-    *out = m;
-    return ZK_OK;
+    /* Fails only for want of resources, which ends the process as a failed allocation does. */
+    if (pthread_mutex_init(&m->mu, NULL) != 0)
+        mem_oom(sizeof(m->mu));
+    return m;
 }
 
 void metrics_free(struct metrics *m)

@@ -13,8 +13,8 @@
 
 struct metrics;
 
-/* *out owned by the caller (metrics_free). */
-int metrics_new(struct metrics **out, struct zk_err *err);
+/* A new set of metrics, all zero, owned by the caller (metrics_free). */
+struct metrics *metrics_new(void);
 void metrics_free(struct metrics *m);
 
 /* Records one finished reconcile that took seconds; ok is 0 for a failed one. */

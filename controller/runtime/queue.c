@@ -4,6 +4,7 @@
  * searched linearly, plus a FIFO of ready keys; that is simpler than hash tables and fast enough. A
  * record lives while the key is queued, processing, waiting for a delay or has failures to remember. */
 #include "controller/runtime/queue.h"
+#include "mem.h"
 #include "monotime.h"
 
 #include <pthread.h>
@@ -43,15 +44,11 @@ static double queue_now(struct queue *q)
     return q->o.clock(q->o.clock_ud);
 }
 
-int queue_new(const struct queue_opts *opts, struct queue **out, struct zk_err *err)
+struct queue *queue_new(const struct queue_opts *opts)
 {
-    struct queue *q;
+    struct queue *q = mem_calloc(1, sizeof(*q));
     pthread_condattr_t ca;
 
-    *out = NULL;
-    q = calloc(1, sizeof(*q));
-    if (!q)
-        return zk_err_set(err, ZK_ENOMEM, "work queue: out of memory");
     if (opts)
         q->o = *opts;
     if (q->o.base_delay <= 0)
@@ -66,14 +63,16 @@ int queue_new(const struct queue_opts *opts, struct queue **out, struct zk_err *
         q->o.clock = queue_monotonic;
     q->tokens = q->o.burst;
     q->tokens_at = queue_now(q);
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_condattr_init(&ca);
+    /* These fail only for want of resources (ENOMEM, EAGAIN), which ends the process as a failed
+     * allocation does. */
+    if (pthread_mutex_init(&q->mu, NULL) != 0 || pthread_condattr_init(&ca) != 0)
+        mem_oom(sizeof(q->mu));
     /* Timed waits measure delays, which must not jump with the wall clock. */
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cv, &ca);
+    if (pthread_cond_init(&q->cv, &ca) != 0)
+        mem_oom(sizeof(q->cv));
     pthread_condattr_destroy(&ca);
-    *out = q;
-    return ZK_OK;
+    return q;
 }
 
 void queue_free(struct queue *q)
@@ -97,8 +96,8 @@ static struct queue_item *queue_find(struct queue *q, const char *key)
     return NULL;
 }
 
-/* Finds or creates key's record; NULL when out of memory. Creating may move the array, so pointers
- * to records are only valid until the next call. */
+/* Finds or creates key's record. Creating may move the array, so pointers to records are only valid
+ * until the next call. */
 static struct queue_item *queue_item_get(struct queue *q, const char *key)
 {
     struct queue_item *it = queue_find(q, key);
@@ -107,18 +106,12 @@ static struct queue_item *queue_item_get(struct queue *q, const char *key)
         return it;
     if (q->nitems == q->capitems) {
         size_t ncap = q->capitems ? q->capitems * 2 : 16;
-        struct queue_item *n = realloc(q->items, ncap * sizeof(*n));
-
-        if (!n)
-            return NULL;
-        q->items = n;
+        q->items = mem_realloc(q->items, ncap * sizeof(*q->items));
         q->capitems = ncap;
     }
     it = &q->items[q->nitems];
     memset(it, 0, sizeof(*it));
-    it->key = strdup(key);
-    if (!it->key)
-        return NULL;
+    it->key = mem_strdup(key);
     q->nitems++;
     return it;
 }
@@ -135,14 +128,12 @@ static void queue_item_gc(struct queue *q, struct queue_item *it)
     q->items[i] = q->items[--q->nitems];
 }
 
-static int queue_fifo_push(struct queue *q, char *key)
+static void queue_fifo_push(struct queue *q, char *key)
 {
     if (q->fifo_len == q->fifo_cap) {
         size_t ncap = q->fifo_cap ? q->fifo_cap * 2 : 16;
-        char **n = malloc(ncap * sizeof(*n));
+        char **n = mem_alloc(ncap * sizeof(*n));
 
-        if (!n)
-            return ZK_ENOMEM;
         for (size_t i = 0; i < q->fifo_len; i++)
             n[i] = q->fifo[(q->fifo_head + i) % q->fifo_cap];
         free(q->fifo);
@@ -152,66 +143,54 @@ static int queue_fifo_push(struct queue *q, char *key)
     }
     q->fifo[(q->fifo_head + q->fifo_len) % q->fifo_cap] = key;
     q->fifo_len++;
-    return ZK_OK;
 }
 
 /* Marks a record dirty and, unless a worker holds it, makes it ready. */
-static int queue_make_dirty(struct queue *q, struct queue_item *it)
+static void queue_make_dirty(struct queue *q, struct queue_item *it)
 {
     if (it->dirty)
-        return ZK_OK;
+        return;
     it->dirty = 1;
     if (it->processing)
-        return ZK_OK;
-    if (queue_fifo_push(q, it->key) != ZK_OK) {
-        it->dirty = 0;
-        return ZK_ENOMEM;
-    }
+        return;
+    queue_fifo_push(q, it->key);
     pthread_cond_signal(&q->cv);
-    return ZK_OK;
 }
 
 /* Adds under the lock; delay <= 0 means now. */
-static int queue_add_locked(struct queue *q, const char *key, double delay)
+static void queue_add_locked(struct queue *q, const char *key, double delay)
 {
     struct queue_item *it;
     double at;
 
     if (q->shutting_down)
-        return ZK_OK;
+        return;
     q->adds++;
     it = queue_item_get(q, key);
-    if (!it)
-        return ZK_ENOMEM;
-    if (delay <= 0)
-        return queue_make_dirty(q, it);
+    if (delay <= 0) {
+        queue_make_dirty(q, it);
+        return;
+    }
     at = queue_now(q) + delay;
     if (it->ready_at <= 0 || at < it->ready_at) {
         it->ready_at = at;
         /* A waiter may be sleeping until a later deadline; let it recompute. */
         pthread_cond_broadcast(&q->cv);
     }
-    return ZK_OK;
 }
 
-int queue_add(struct queue *q, const char *key)
+void queue_add(struct queue *q, const char *key)
 {
-    int rc;
-
     pthread_mutex_lock(&q->mu);
-    rc = queue_add_locked(q, key, 0);
+    queue_add_locked(q, key, 0);
     pthread_mutex_unlock(&q->mu);
-    return rc;
 }
 
-int queue_add_after(struct queue *q, const char *key, double delay)
+void queue_add_after(struct queue *q, const char *key, double delay)
 {
-    int rc;
-
     pthread_mutex_lock(&q->mu);
-    rc = queue_add_locked(q, key, delay);
+    queue_add_locked(q, key, delay);
     pthread_mutex_unlock(&q->mu);
-    return rc;
 }
 
 /* The token bucket's delay for one more event, reserving a token (which may go negative: the debt is
@@ -228,22 +207,17 @@ static double queue_bucket_delay(struct queue *q)
     return q->tokens >= 0 ? 0 : -q->tokens / q->o.qps;
 }
 
-int queue_add_rate_limited(struct queue *q, const char *key)
+void queue_add_rate_limited(struct queue *q, const char *key)
 {
     struct queue_item *it;
     double backoff, bucket;
-    int rc;
 
     pthread_mutex_lock(&q->mu);
     if (q->shutting_down) {
         pthread_mutex_unlock(&q->mu);
-        return ZK_OK;
+        return;
     }
     it = queue_item_get(q, key);
-    if (!it) {
-        pthread_mutex_unlock(&q->mu);
-        return ZK_ENOMEM;
-    }
     backoff = q->o.base_delay;
     for (int i = 0; i < it->failures && backoff < q->o.max_delay; i++)
         backoff *= 2;
@@ -252,9 +226,8 @@ int queue_add_rate_limited(struct queue *q, const char *key)
     it->failures++;
     q->retries++;
     bucket = queue_bucket_delay(q);
-    rc = queue_add_locked(q, key, backoff > bucket ? backoff : bucket);
+    queue_add_locked(q, key, backoff > bucket ? backoff : bucket);
     pthread_mutex_unlock(&q->mu);
-    return rc;
 }
 
 void queue_forget(struct queue *q, const char *key)
@@ -294,9 +267,7 @@ static double queue_promote_due(struct queue *q)
             continue;
         if (it->ready_at <= now) {
             it->ready_at = 0;
-            /* Out of memory leaves the key waiting; it is retried on the next pass. */
-            if (queue_make_dirty(q, it) != ZK_OK)
-                it->ready_at = now;
+            queue_make_dirty(q, it);
         } else if (soonest == 0 || it->ready_at < soonest) {
             soonest = it->ready_at;
         }
@@ -305,7 +276,7 @@ static double queue_promote_due(struct queue *q)
 }
 
 /* Takes the FIFO's head under the lock. Returns ZK_OK, ZK_ETIMEOUT (nothing ready; *soonest says when
- * something will be, or 0), ZK_ECANCELLED or ZK_ENOMEM. */
+ * something will be, or 0) or ZK_ECANCELLED. */
 static int queue_take_locked(struct queue *q, char **key, double *soonest)
 {
     struct queue_item *it;
@@ -318,9 +289,7 @@ static int queue_take_locked(struct queue *q, char **key, double *soonest)
     if (q->fifo_len == 0)
         return ZK_ETIMEOUT;
     head = q->fifo[q->fifo_head];
-    *key = strdup(head);
-    if (!*key)
-        return ZK_ENOMEM;
+    *key = mem_strdup(head);
     q->fifo_head = (q->fifo_head + 1) % q->fifo_cap;
     q->fifo_len--;
     it = queue_find(q, head);
@@ -380,12 +349,9 @@ void queue_done(struct queue *q, const char *key)
     if (it) {
         it->processing = 0;
         if (it->dirty && !q->shutting_down) {
-            /* Added while processing: ready again now that no worker holds it. On allocation
-             * failure the key waits for its next add. */
-            if (queue_fifo_push(q, it->key) == ZK_OK)
-                pthread_cond_signal(&q->cv);
-            else
-                it->dirty = 0;
+            /* Added while processing: ready again now that no worker holds it. */
+            queue_fifo_push(q, it->key);
+            pthread_cond_signal(&q->cv);
         }
         if (!it->dirty || q->shutting_down) {
             it->dirty = 0;

@@ -44,23 +44,22 @@ struct queue_stats {
 
 struct queue;
 
-/* Creates a queue; opts may be NULL for the defaults. *out is owned by the caller (queue_free). */
-int queue_new(const struct queue_opts *opts, struct queue **out, struct zk_err *err);
+/* Creates a queue, owned by the caller (queue_free); opts may be NULL for the defaults. */
+struct queue *queue_new(const struct queue_opts *opts);
 
 /* Frees the queue. No thread may be using it any more. */
 void queue_free(struct queue *q);
 
-/* Adds key (copied) for processing as soon as possible. Ignored after shutdown. Returns ZK_OK or
- * ZK_ENOMEM. */
-int queue_add(struct queue *q, const char *key);
+/* Adds key (copied) for processing as soon as possible. Ignored after shutdown. */
+void queue_add(struct queue *q, const char *key);
 
 /* Adds key after delay seconds (at once when delay <= 0). An earlier pending delay for the same key
- * wins over a later one, so a requeue can only be brought forward. Returns ZK_OK or ZK_ENOMEM. */
-int queue_add_after(struct queue *q, const char *key, double delay);
+ * wins over a later one, so a requeue can only be brought forward. */
+void queue_add_after(struct queue *q, const char *key, double delay);
 
 /* Adds key after max(its exponential backoff, the token bucket's delay) and counts one more failure
- * for it. Returns ZK_OK or ZK_ENOMEM. */
-int queue_add_rate_limited(struct queue *q, const char *key);
+ * for it. */
+void queue_add_rate_limited(struct queue *q, const char *key);
 
 /* Clears key's failure count (call after a successful reconcile). */
 void queue_forget(struct queue *q, const char *key);
@@ -70,7 +69,7 @@ int queue_failures(struct queue *q, const char *key);
 
 /* Takes the next ready key, blocking until there is one. *key is a heap string the caller owns and
  * frees, after passing it to queue_done. Returns ZK_OK, or ZK_ECANCELLED once the queue is shut down
- * (keys still queued then are left for the next leader), or ZK_ENOMEM. */
+ * (keys still queued then are left for the next leader). */
 int queue_get(struct queue *q, char **key);
 
 /* Like queue_get but never blocks: returns ZK_OK with a key, ZK_ETIMEOUT when no key is ready now, or

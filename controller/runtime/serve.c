@@ -2,6 +2,7 @@
 #include "controller/runtime/serve.h"
 
 #include "log.h"
+#include "mem.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -50,10 +51,9 @@ static enum MHD_Result serve_reply(struct MHD_Connection *conn, unsigned int sta
     struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     enum MHD_Result ret;
 
-    if (!r) {
-        free(body);
-        return MHD_NO;
-    }
+    /* libmicrohttpd cannot be given an allocator: it reports a failed allocation by returning NULL. */
+    if (!r)
+        mem_oom(len);
     MHD_add_response_header(r, "Content-Type", type);
     ret = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
@@ -62,10 +62,8 @@ static enum MHD_Result serve_reply(struct MHD_Connection *conn, unsigned int sta
 
 static enum MHD_Result serve_text(struct MHD_Connection *conn, unsigned int status, const char *text)
 {
-    char *body = strdup(text);
+    char *body = mem_strdup(text);
 
-    if (!body)
-        return MHD_NO;
     return serve_reply(conn, status, "text/plain; charset=utf-8", body, strlen(body));
 }
 
@@ -101,8 +99,6 @@ static enum MHD_Result serve_handle(void *cls, struct MHD_Connection *conn, cons
         }
         len = b.len;
         body = buf_steal(&b);
-        if (!body)
-            return MHD_NO;
         return serve_reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
     }
     return serve_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
@@ -119,9 +115,7 @@ int serve_start(const struct serve_opts *o, struct serve **out, struct zk_err *e
     rc = serve_parse_addr(o->addr, &sa, err);
     if (rc != ZK_OK)
         return rc;
-    s = calloc(1, sizeof(*s));
-    if (!s)
-        return zk_err_set(err, ZK_ENOMEM, "metrics server: out of memory");
+    s = mem_calloc(1, sizeof(*s));
     s->o = *o;
     s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, ntohs(sa.sin_port), NULL,
                                  NULL, serve_handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,

@@ -1,0 +1,169 @@
+/* Unit tests for controller/corpus/reconcile's I/O path, against a fake API server
+ * (tests/support/fakeapi) that serves the corpus and empty lists of children, accepts applies,
+ * Events and status writes, and refuses the Service, as a server whose Service IP range is full does
+ * (issue 17). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/corpus/api.h"
+#include "controller/corpus/reconcile.h"
+#include "controller/corpus/status.h"
+#include "json.h"
+#include "tests/support/fakeapi.h"
+
+#define CORPORA "/apis/codesearch.dev/v1alpha1/namespaces/ns/codesearchcorpora"
+#define REFUSAL "Service \\\"org-search\\\" is invalid: spec.clusterIPs: Internal error: failed to allocate a serviceIP: range is full"
+
+static const char CORPUS[] =
+    "{\"apiVersion\":\"codesearch.dev/v1alpha1\",\"kind\":\"CodeSearchCorpus\",\"metadata\":{\"name\":\"org\","
+    "\"namespace\":\"ns\",\"uid\":\"11111111-2222-3333-4444-555555555555\",\"generation\":3,"
+    "\"resourceVersion\":\"7\"},\"spec\":{\"repositories\":[{\"url\":\"https://github.com/o/a\"}]}}";
+
+/* Whether path names a collection in namespace ns ("/.../namespaces/ns/<plural>"). */
+static int is_collection(const char *path)
+{
+    const char *p = strstr(path, "/namespaces/ns/");
+
+    return p && !strchr(p + strlen("/namespaces/ns/"), '/');
+}
+
+static int answer(void *ud, const struct fakeapi_request *rq, char *out, size_t len)
+{
+    (void)ud;
+    if (strcmp(rq->method, "GET") == 0 && strcmp(rq->path, CORPORA) == 0) {
+        snprintf(out, len, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[%s]}", CORPUS);
+        return 200;
+    }
+    if (strcmp(rq->method, "GET") == 0 && is_collection(rq->path)) {
+        snprintf(out, len, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[]}");
+        return 200;
+    }
+    if (strcmp(rq->method, "PATCH") == 0 && strcmp(rq->path, "/api/v1/namespaces/ns/services/org-search") == 0) {
+        snprintf(out, len, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"%s\","
+                           "\"reason\":\"Invalid\",\"code\":422}", REFUSAL);
+        return 422;
+    }
+    if (strcmp(rq->method, "PATCH") == 0 || strcmp(rq->method, "PUT") == 0 || strcmp(rq->method, "POST") == 0) {
+        snprintf(out, len, "{}");
+        return strcmp(rq->method, "POST") == 0 ? 201 : 200;
+    }
+    return 0;
+}
+
+struct world {
+    struct fakeapi *api;
+    struct reconcile_ctx ctx;
+    struct informer *informers[RK_COUNT + 1];
+    int n;
+};
+
+static void ignore(void *ud, const char *key)
+{
+    (void)ud;
+    (void)key;
+}
+
+static int synced(void *ud)
+{
+    struct world *w = ud;
+
+    return informer_all_synced(w->informers, w->n);
+}
+
+static void world_start(struct world *w)
+{
+    struct informer_opts io = {.namespace = "ns", .key_of = api_corpus_key, .enqueue = ignore};
+    struct zk_err err = {0};
+
+    memset(w, 0, sizeof(*w));
+    w->api = fakeapi_start(answer, NULL);
+    reconcile_ctx_init(&w->ctx);
+    reconcile_resources(w->ctx.resources);
+    w->ctx.client = fakeapi_client(w->api);
+    w->ctx.metrics = metrics_new();
+    w->ctx.events = events_new(w->ctx.client, w->ctx.metrics, "zoekt-operator", "test");
+    /* /index-status from the fake too: a 404, so the read fails at once instead of resolving a name. */
+    w->ctx.index_url_template = fakeapi_url(w->api);
+    for (int k = 0; k < RK_COUNT; k++) {
+        io.resource = &w->ctx.resources[k];
+        io.prune = k == RK_JOB || k == RK_POD ? reconcile_prune_observed : status_prune_child;
+        assert_int_equal(informer_start(w->ctx.client, &io, &w->informers[w->n], &err), ZK_OK);
+        w->ctx.children[k] = w->informers[w->n++];
+    }
+    io.resource = &api_corpus_resource;
+    io.key_of = informer_self_key;
+    io.prune = informer_prune_server_fields;
+    assert_int_equal(informer_start(w->ctx.client, &io, &w->informers[w->n], &err), ZK_OK);
+    w->ctx.corpora = w->informers[w->n++];
+    assert_true(fakeapi_wait_for(synced, w, 10));
+}
+
+static void world_stop(struct world *w)
+{
+    for (int i = 0; i < w->n; i++)
+        informer_cancel(w->informers[i]);
+    for (int i = 0; i < w->n; i++)
+        informer_stop(w->informers[i]);
+    fakeapi_stop(w->api);
+    for (int i = 0; i < w->n; i++)
+        informer_free(w->informers[i]);
+    events_free(w->ctx.events);
+    metrics_free(w->ctx.metrics);
+    kube_client_free(w->ctx.client);
+    reconcile_ctx_free(&w->ctx);
+}
+
+/* The API server refuses the Service: the other eight children are still applied, the status says
+ * Ready=False/ApplyFailed naming the Service and the server's answer, with observedGeneration, and the
+ * reconcile fails so that it is retried with backoff. */
+static void test_refused_child_is_in_the_status(void **state)
+{
+    static struct world w;
+    struct zk_err err = {0};
+    double requeue = -1;
+    const cJSON *ready;
+    cJSON *put;
+    char *body;
+
+    (void)state;
+    world_start(&w);
+    assert_int_not_equal(reconcile(&w.ctx, "ns/org", &requeue, &err), ZK_OK);
+    assert_non_null(strstr(err.msg, "Service org-search"));
+    assert_non_null(strstr(err.msg, "range is full"));
+    assert_int_equal(fakeapi_count(w.api, "PATCH", "/"), 9);
+
+    assert_int_equal(fakeapi_count(w.api, "PUT", CORPORA "/org/status"), 1);
+    body = fakeapi_last_body(w.api, "PUT", CORPORA "/org/status");
+    put = cJSON_Parse(body);
+    free(body);
+    assert_non_null(put);
+    assert_int_equal(json_int(json_obj(put, "status"), "observedGeneration", -1), 3);
+    ready = status_condition(json_obj(put, "status"), STATUS_READY);
+    assert_string_equal(json_str(ready, "status", ""), "False");
+    assert_string_equal(json_str(ready, "reason", ""), STATUS_APPLY_FAILED);
+    /* In the API server's words, without the request line. */
+    assert_string_equal(json_str(ready, "message", ""),
+                        "could not apply Service org-search: Service \"org-search\" is invalid: spec.clusterIPs: "
+                        "Internal error: failed to allocate a serviceIP: range is full");
+    /* The status carries what a pass observes whatever the children did. */
+    assert_string_equal(json_path_str(put, "status.endpoint", ""), "http://org-search.ns.svc:8080");
+    /* The ApplyFailed Event, and the Applied one for the eight that went through. */
+    assert_int_equal(fakeapi_count(w.api, "POST", "/api/v1/namespaces/ns/events"), 2);
+    cJSON_Delete(put);
+    world_stop(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refused_child_is_in_the_status),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
