@@ -442,12 +442,7 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
         rc = render_nginx_conf(c->spec, "/tmp", &nginx, err);
     if (rc != ZK_OK)
         goto out;
-    rc = ZK_ENOMEM;
-    script = malloc(ASSETS_INDEXER_SH_LEN + 1);
-    if (!script)
-        goto out;
-    memcpy(script, ASSETS_INDEXER_SH, ASSETS_INDEXER_SH_LEN);
-    script[ASSETS_INDEXER_SH_LEN] = '\0';
+    script = mem_strndup(ASSETS_INDEXER_SH, ASSETS_INDEXER_SH_LEN);
 
     o = new_object(c, "v1", "ConfigMap", c->names.configmap, "indexer", 1);
     data = jb_add_obj(c->b, o, "data");
@@ -463,10 +458,7 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
     *hash_out = mem_strdup(hash);
     *cm = o;
     o = NULL;
-    rc = ZK_OK;
 out:
-    if (rc == ZK_ENOMEM)
-        zk_err_set(err, rc, "rendering ConfigMap %s: out of memory", c->names.configmap);
     cJSON_Delete(o);
     free(list);
     free(nginx);
