@@ -3,13 +3,13 @@
  * Parses the flags into a connector_config, then serves MCP either on stdin/stdout (--stdio, for an
  * agent that starts the connector itself) or over Streamable HTTP (--listen, in the search Deployment
  * behind nginx), where the HTTP front door (connector/front) serves /auth, /index-status and /healthz
- * and hands /mcp to the MCP transport (connector/mcp/http). SIGTERM and SIGINT end either mode cleanly.
+ * and hands /mcp to the MCP transport (connector/mcp/streamable). SIGTERM and SIGINT end either mode cleanly.
  *
  * main is four steps, as the operator's is: main_parse_flags, main_start, main_run and main_stop. */
 #include "connector/auth.h"
 #include "connector/config.h"
 #include "connector/front.h"
-#include "connector/mcp/http.h"
+#include "connector/mcp/streamable.h"
 #include "connector/mcp/stdio.h"
 #include "err.h"
 #include "flag.h"
@@ -51,7 +51,7 @@ struct connector {
     int log_level;
     char *origins, *zoekt_url, *zoekt_token, *corpus; /* heap; cfg points into them */
     struct auth *auth;
-    struct mcp_http *mcp;
+    struct mcp_streamable *mcp;
     struct front_route mcp_route; /* what the front serves /mcp with */
     struct front *front;
     sigset_t stop_signals; /* blocked in every thread, awaited by main_run */
@@ -367,7 +367,7 @@ out:
  * transport's route, listening. Logs why it failed. */
 static int main_start_http(struct connector *c)
 {
-    struct mcp_http_opts mo = {.cfg = &c->cfg, .server_version = ZK_VERSION};
+    struct mcp_streamable_opts mo = {.cfg = &c->cfg, .server_version = ZK_VERSION};
     struct front_opts fo = {.cfg = &c->cfg, .listen = c->listen, .routes = &c->mcp_route, .nroutes = 1};
     struct zk_err err;
     int rc;
@@ -380,11 +380,11 @@ static int main_start_http(struct connector *c)
     if (!auth_enabled(c->auth))
         log_warn("No --token-file or --token-dir: /mcp and /auth accept every request", NULL);
     mo.auth = fo.auth = c->auth;
-    if ((rc = mcp_http_new(&mo, &c->mcp, &err)) != ZK_OK) {
+    if ((rc = mcp_streamable_new(&mo, &c->mcp, &err)) != ZK_OK) {
         log_error("Cannot set up the MCP transport", "error", err.msg, NULL);
         goto out;
     }
-    c->mcp_route = mcp_http_route(c->mcp);
+    c->mcp_route = mcp_streamable_route(c->mcp);
     /* Every thread started from here on inherits the blocked signals, so they reach sigwait in
      * main_run. */
     sig_stop_set(&c->stop_signals);
@@ -467,7 +467,7 @@ static int main_run(struct connector *c)
 static void main_stop(struct connector *c)
 {
     front_stop(c->front);
-    mcp_http_free(c->mcp);
+    mcp_streamable_free(c->mcp);
     auth_free(c->auth);
     http_pool_free(c->cfg.zoekt_pool);
     if (c->curl_ready)

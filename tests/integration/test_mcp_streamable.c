@@ -1,4 +1,4 @@
-/* Integration tests for connector/mcp/http: what a Streamable HTTP client sees when the server cannot
+/* Integration tests for connector/mcp/streamable: what a Streamable HTTP client sees when the server cannot
  * create its session.
  *
  * This program is linked with -Wl,--wrap=pthread_mutex_init (see the Makefile), so that a test can make
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "connector/front.h"
-#include "connector/mcp/http.h"
+#include "connector/mcp/streamable.h"
 #include "http.h"
 
 int __real_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
@@ -62,18 +62,18 @@ static long post_initialize(int port, char *body, size_t size)
 static void test_session_creation_failure(void **state)
 {
     struct connector_config cfg = {.zoekt_url = "http://127.0.0.1:9", .output_budget = 16384};
-    struct mcp_http_opts o = {.cfg = &cfg, .server_version = "test"};
+    struct mcp_streamable_opts o = {.cfg = &cfg, .server_version = "test"};
     struct front_opts fo = {.cfg = &cfg, .listen = "127.0.0.1:0", .nroutes = 1};
     struct front_route route;
-    struct mcp_http *h = NULL;
+    struct mcp_streamable *h = NULL;
     struct front *f = NULL;
     struct zk_err err = {0};
     char body[512];
 
     (void)state;
     assert_int_equal(http_global_init(), ZK_OK);
-    assert_int_equal(mcp_http_new(&o, &h, &err), ZK_OK);
-    route = mcp_http_route(h);
+    assert_int_equal(mcp_streamable_new(&o, &h, &err), ZK_OK);
+    route = mcp_streamable_route(h);
     fo.routes = &route;
     assert_int_equal(front_start(&fo, &f, &err), ZK_OK);
 
@@ -88,7 +88,7 @@ static void test_session_creation_failure(void **state)
     assert_non_null(strstr(body, "\"protocolVersion\":\"2025-06-18\""));
 
     front_stop(f);
-    mcp_http_free(h);
+    mcp_streamable_free(h);
     http_global_cleanup();
 }
 
