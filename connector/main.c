@@ -192,8 +192,8 @@ static int read_token(const char *path, char **out, struct zk_err *err)
     return rc;
 }
 
-/* Appends origin to the comma-separated list *list (heap). Returns ZK_OK, ZK_EINVAL for an empty
- * origin or one holding a comma, or ZK_ENOMEM. */
+/* Appends origin to the comma-separated list *list (heap). Returns ZK_OK, or ZK_EINVAL for an empty
+ * origin or one holding a comma. */
 static int add_origin(char **list, const char *origin)
 {
     size_t old = *list != NULL ? strlen(*list) : 0;
@@ -201,9 +201,7 @@ static int add_origin(char **list, const char *origin)
 
     if (*origin == '\0' || strchr(origin, ',') != NULL)
         return ZK_EINVAL;
-    p = realloc(*list, old + strlen(origin) + 2);
-    if (p == NULL)
-        return ZK_ENOMEM;
+    p = mem_realloc(*list, old + strlen(origin) + 2);
     if (old > 0)
         p[old++] = ',';
     strcpy(p + old, origin);
@@ -297,17 +295,16 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
                 goto out;
             }
             free(c->corpus);
-            if ((c->corpus = strdup(optarg)) == NULL)
-                goto out;
+            c->corpus = mem_strdup(optarg);
             c->corpus[slash - optarg] = '\0';
             cfg->corpus_namespace = c->corpus;
             cfg->corpus_name = c->corpus + (slash - optarg) + 1;
             break;
         case OPT_ALLOWED_ORIGIN:
-            if ((v = add_origin(&c->origins, optarg)) == ZK_EINVAL)
+            if (add_origin(&c->origins, optarg) != ZK_OK) {
                 rc = bad_flag("allowed-origin", optarg, "expected one origin such as https://example.com");
-            if (v != ZK_OK)
-                goto out; /* out of memory: rc stays 2, as for the other allocations here */
+                goto out;
+            }
             cfg->allowed_origins = c->origins;
             break;
         case OPT_RATE_LIMIT:
@@ -351,8 +348,7 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
         goto out;
     }
     /* The tools append paths such as /api/search, so the base carries no trailing slash. */
-    if ((c->zoekt_url = strdup(cfg->zoekt_url)) == NULL)
-        goto out;
+    c->zoekt_url = mem_strdup(cfg->zoekt_url);
     for (n = strlen(c->zoekt_url); n > 0 && c->zoekt_url[n - 1] == '/'; n--)
         c->zoekt_url[n - 1] = '\0';
     cfg->zoekt_url = c->zoekt_url;

@@ -27,8 +27,9 @@ struct mcp_stdio_opts {
 
 /* Serves one session until end of input or *stop. At end of input the tool calls still running are
  * finished and their replies written; on *stop (or when stdout fails) they are cancelled. Either way
- * they are waited for before returning. Returns ZK_OK, or ZK_EIO when stdin or stdout failed, ZK_ENOMEM. A line longer than
- * CONNECTOR_MCP_REQUEST_MAX is answered with an error and skipped; it does not end the session. */
+ * they are waited for before returning. Returns ZK_OK, or ZK_EIO when stdin or stdout failed. A line
+ * longer than CONNECTOR_MCP_REQUEST_MAX is answered with an error and skipped; it does not end the
+ * session. */
 int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err);
 
 #endif

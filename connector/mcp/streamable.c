@@ -6,6 +6,7 @@
 #include "connector/mcp/server.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "monotime.h"
 
 #include <openssl/crypto.h>
@@ -182,21 +183,18 @@ static int session_remove(struct mcp_streamable *h, const char *id)
 }
 
 /* Lists s under a new random id (copied to id_out). When the table is full, the session idle longest
- * makes room if it has been idle for MCP_STREAMABLE_SESSION_IDLE_S; otherwise returns ZK_ETOOBIG. Takes
- * ownership of s on success only. */
+ * makes room if it has been idle for MCP_STREAMABLE_SESSION_IDLE_S; otherwise returns ZK_ETOOBIG.
+ * Returns ZK_EIO when OpenSSL's generator cannot make an id. Takes ownership of s on success only. */
 static int session_add(struct mcp_streamable *h, struct mcp_session *s, char *id_out)
 {
     unsigned char raw[SESSION_ID_BYTES];
-    struct hsession *hs = calloc(1, sizeof(*hs)), **pp, **oldest = NULL, *victim = NULL;
+    struct hsession *hs, **pp, **oldest = NULL, *victim = NULL;
     double now = monotime_s();
     int i, free_victim = 0;
 
-    if (hs == NULL)
-        return ZK_ENOMEM;
-    if (RAND_bytes(raw, sizeof(raw)) != 1) {
-        free(hs);
-        return ZK_ENOMEM;
-    }
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        return ZK_EIO;
+    hs = mem_calloc(1, sizeof(*hs));
     for (i = 0; i < SESSION_ID_BYTES; i++)
         snprintf(hs->id + 2 * i, 3, "%02x", raw[i]);
     hs->s = s;
@@ -236,7 +234,7 @@ static enum MHD_Result respond_rpc_error(struct MHD_Connection *c, unsigned stat
                                          const char *hname, const char *hvalue)
 {
     cJSON *e = jsonrpc_error(NULL, code, msg, NULL);
-    char *text = e != NULL ? json_print(e) : NULL;
+    char *text = json_print(e);
     enum MHD_Result ret;
 
     cJSON_Delete(e);
@@ -336,13 +334,7 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
                                      "Mcp-Session-Id header required: send initialize first", NULL, NULL);
         }
         s = mcp_session_new(&so);
-        if (s == NULL)
-            cJSON_Delete(msg); /* accept_json, which would own it, is never called */
-        if (s == NULL || mcp_session_accept_json(s, msg, &reply, &call) != ZK_OK) {
-            mcp_session_free(s);
-            return respond_rpc_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR, "out of memory",
-                                     NULL, NULL);
-        }
+        mcp_session_accept_json(s, msg, &reply, &call);
         /* initialize is answered at once; call stays NULL. */
         mcp_call_free(call);
         if (!mcp_session_initialized(s)) {
@@ -354,7 +346,8 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
             mcp_session_free(s);
             free(reply);
             return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR,
-                                     rc == ZK_ETOOBIG ? "too many MCP sessions; retry later" : "out of memory",
+                                     rc == ZK_ETOOBIG ? "too many MCP sessions; retry later"
+                                                      : "cannot make a random session id; retry later",
                                      NULL, NULL);
         }
         return respond_reply(c, reply, new_id);
@@ -366,15 +359,12 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
         return respond_rpc_error(c, MHD_HTTP_NOT_FOUND, JSONRPC_INVALID_REQUEST,
                                  "unknown or ended MCP session: initialize again", NULL, NULL);
     }
-    rc = mcp_session_accept_json(hs->s, msg, &reply, &call);
-    if (rc == ZK_OK && call != NULL) {
+    mcp_session_accept_json(hs->s, msg, &reply, &call);
+    if (call != NULL) {
         reply = run_watched(h, c, call); /* accept left reply NULL when it deferred */
         mcp_call_free(call);
     }
     session_put(h, hs);
-    if (rc != ZK_OK)
-        return respond_rpc_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR, "out of memory", NULL,
-                                 NULL);
     return respond_reply(c, reply, NULL);
 }
 
@@ -446,28 +436,19 @@ int mcp_streamable_new(const struct mcp_streamable_opts *opts, struct mcp_stream
     int rc;
 
     *out = NULL;
-    h = calloc(1, sizeof(*h));
-    if (h == NULL) {
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto out;
+    h = mem_calloc(1, sizeof(*h));
+    if ((rc = pw_new(FRONT_MAX_CONNECTIONS, &h->watch, err)) != ZK_OK) {
+        free(h);
+        return rc;
     }
-    if ((rc = pw_new(FRONT_MAX_CONNECTIONS, &h->watch, err)) != ZK_OK)
-        goto out;
-    if (pthread_mutex_init(&h->mu, NULL) != 0) {
-        rc = zk_err_set(err, ZK_ENOMEM, "cannot create the session table's mutex");
-        goto out;
-    }
+    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
+    if (pthread_mutex_init(&h->mu, NULL) != 0)
+        mem_oom(sizeof(h->mu));
     h->cfg = opts->cfg;
     h->server_version = opts->server_version;
     h->auth = opts->auth;
     *out = h;
-    h = NULL;
-    rc = ZK_OK;
-out:
-    if (h != NULL)
-        pw_free(h->watch);
-    free(h);
-    return rc;
+    return ZK_OK;
 }
 
 struct front_route mcp_streamable_route(struct mcp_streamable *h)

@@ -34,7 +34,8 @@ struct mcp_streamable_opts {
 
 struct mcp_streamable;
 
-/* Creates the transport with an empty session table. *out is owned by the caller (mcp_streamable_free). */
+/* Creates the transport with an empty session table. *out is owned by the caller (mcp_streamable_free).
+ * Returns ZK_OK, or ZK_EIO when the thread that watches clients cannot be started. */
 int mcp_streamable_new(const struct mcp_streamable_opts *opts, struct mcp_streamable **out, struct zk_err *err);
 
 /* The /mcp route to hand to front_start; h must outlive the front it is handed to. */
