@@ -27,7 +27,7 @@ TSAN_UNIT  := test_controller test_fanout test_front test_http test_informer tes
               test_queue test_reconcile test_serve
 # Integration programs that start threads and need no cluster (test_zoekt_client's server is the san
 # build of tests/tools/zoekt-replay).
-TSAN_INTEG := test_mcp_http test_zoekt_client
+TSAN_INTEG := test_mcp_streamable test_zoekt_client
 
 LIB_SRC   := $(sort $(wildcard lib/*.c lib/*/*.c))
 CTRL_SRC  := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c controller/*/*.c)))
@@ -102,9 +102,9 @@ build/san/tests/%: build/san/tests/%.o build/san/libtestsupport.a $(SAN_LIBS)
 build/tsan/tests/%: build/tsan/tests/%.o build/tsan/libtestsupport.a build/tsan/libctrl.a build/tsan/libconn.a build/tsan/libzk.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_FLAGS) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
-# test_mcp_http makes mutex creation fail on demand, to reach the transport's failure paths; test_mem
-# makes the Nth allocation fail, to show that running out of memory ends the process and nothing else.
-build/san/tests/integration/test_mcp_http build/tsan/tests/integration/test_mcp_http: TEST_LDFLAGS := -Wl,--wrap=pthread_mutex_init
+# test_mcp_streamable makes mutex creation fail on demand, to check that the process then ends as
+# lib/mem.h says; test_mem makes the Nth allocation fail, to show that running out of memory ends the process and nothing else.
+build/san/tests/integration/test_mcp_streamable build/tsan/tests/integration/test_mcp_streamable: TEST_LDFLAGS := -Wl,--wrap=pthread_mutex_init
 build/san/tests/unit/test_mem: TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 build/rel/tests/bench/%: build/rel/tests/bench/%.o build/rel/libconn.a build/rel/libctrl.a build/rel/libzk.a
 	@mkdir -p $(dir $@)

@@ -3,6 +3,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "mem.h"
 #include "monotime.h"
 #include "textfile.h"
 
@@ -45,16 +46,12 @@ static int is_space(char c)
 
 static int tokens_add(struct tokens *t, const char *tok, size_t len, struct zk_err *err)
 {
-    void *p;
-
     if (t->n >= AUTH_TOKENS_MAX)
         return zk_err_set(err, ZK_ETOOBIG, "more than %d tokens configured", AUTH_TOKENS_MAX);
-    p = realloc(t->digests, (t->n + 1) * sizeof(*t->digests));
-    if (p == NULL)
-        return zk_err_set(err, ZK_ENOMEM, "out of memory loading tokens");
-    t->digests = p;
+    t->digests = mem_realloc(t->digests, (t->n + 1) * sizeof(*t->digests));
+    /* OpenSSL allocates through lib/mem.h; what is left is a provider without SHA-256. */
     if (!EVP_Digest(tok, len, t->digests[t->n], NULL, EVP_sha256(), NULL))
-        return zk_err_set(err, ZK_ENOMEM, "SHA-256 of a token failed");
+        return zk_err_set(err, ZK_EIO, "SHA-256 of a token failed");
     t->n++;
     return ZK_OK;
 }
@@ -194,35 +191,30 @@ static void stamp(const struct auth *a, unsigned char out[DIGEST_LEN])
 int auth_new(const char *token_file, const char *token_dir, double reload_s, struct auth **out,
              struct zk_err *err)
 {
-    struct auth *a = NULL;
+    struct auth *a;
     struct tokens t;
-    int rc = ZK_ENOMEM;
+    int rc;
 
     *out = NULL;
     if (token_file == NULL && token_dir == NULL)
         return ZK_OK; /* disabled: a NULL checker accepts everything */
-    a = calloc(1, sizeof(*a));
-    if (a == NULL || pthread_mutex_init(&a->mu, NULL) != 0) {
-        free(a);
-        return zk_err_set(err, ZK_ENOMEM, "out of memory");
-    }
+    a = mem_calloc(1, sizeof(*a));
+    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
+    if (pthread_mutex_init(&a->mu, NULL) != 0)
+        mem_oom(sizeof(a->mu));
     a->reload_s = reload_s;
-    if ((token_file != NULL && (a->file = strdup(token_file)) == NULL) ||
-        (token_dir != NULL && (a->dir = strdup(token_dir)) == NULL)) {
-        zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto fail;
-    }
+    a->file = token_file != NULL ? mem_strdup(token_file) : NULL;
+    a->dir = token_dir != NULL ? mem_strdup(token_dir) : NULL;
     stamp(a, a->stamp);
-    if ((rc = load(a, &t, err)) != ZK_OK)
-        goto fail;
+    if ((rc = load(a, &t, err)) != ZK_OK) {
+        auth_free(a);
+        return rc;
+    }
     a->digests = t.digests;
     a->n = t.n;
     a->checked_at = monotime_s();
     *out = a;
     return ZK_OK;
-fail:
-    auth_free(a);
-    return rc;
 }
 
 void auth_free(struct auth *a)

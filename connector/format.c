@@ -2,6 +2,8 @@
 #include "connector/format.h"
 
 #include "connector/zoekt/reponame.h"
+#include "jb.h"
+#include "mem.h"
 #include "rfc3339.h"
 
 #include <stdio.h>
@@ -37,30 +39,9 @@ static int fmt_put_prefix(struct buf *b, const char *s, size_t max)
 int fmt_put_cut(struct buf *b, const char *s, size_t max)
 {
     size_t n = strlen(s), keep = fmt_utf8_prefix(s, n, max);
+    int rc = buf_append(b, s, keep);
 
-    if (buf_append(b, s, keep))
-        return ZK_ENOMEM;
-    return keep == n ? ZK_OK : buf_puts(b, "\xe2\x80\xa6");
-}
-
-cJSON *fmt_reason_array(unsigned mask)
-{
-    static const struct {
-        unsigned bit;
-        const char *name;
-    } names[] = {
-        {FMT_R_MAX_FILES, "max_files"},       {FMT_R_TIMEOUT, "timeout"},
-        {FMT_R_ZOEKT_LIMIT, "zoekt_limit"},   {FMT_R_SHARD_ERRORS, "shard_errors"},
-        {FMT_R_FILE_CAP, "per_file_cap"},     {FMT_R_BUDGET, "output_budget"},
-    };
-    cJSON *a = cJSON_CreateArray();
-
-    for (size_t i = 0; a && i < sizeof(names) / sizeof(names[0]); i++)
-        if ((mask & names[i].bit) && !cJSON_AddItemToArray(a, cJSON_CreateString(names[i].name))) {
-            cJSON_Delete(a);
-            return NULL;
-        }
-    return a;
+    return rc || keep == n ? rc : buf_puts(b, "\xe2\x80\xa6");
 }
 
 /* The line that names a file: "repo/path @0226d547", with a note for a file-name match. */
@@ -119,205 +100,153 @@ static size_t fmt_capped_lines(const struct zr_file *f)
     return f->n_lines;
 }
 
-struct fmt_run {
-    struct buf body;
-    size_t remaining;        /* body bytes still free */
-    int budget_hit;          /* once set, later files are only named */
-    size_t lines_cut;        /* matching lines left out for the budget */
-    size_t files_nameonly;   /* files named without their lines for the budget */
-    size_t files_capped;     /* files that had more matching lines than the per-file cap */
+/* Files a search shows, all returned ones (Zoekt's FileCount may be larger), whichever is fewer. */
+static long long fmt_total_files(const struct zr_search *r)
+{
+    return r->stats.file_count > (long long)r->n_files ? r->stats.file_count : (long long)r->n_files;
+}
+
+/* A search result is formatted in three parts that know little of each other:
+ *
+ * - the budget (struct fmt_budget): the bytes of text left for the body, below the header at its
+ *   longest; everything the body holds is charged before it is written;
+ * - the layout (struct fmt_layout): which files are shown, in what order, which of them are named in
+ *   the text and how many of each one's lines the text shows; it writes the body as it decides;
+ * - the JSON (fmt_search_json): structuredContent, built from the layout alone with lib/jb.h, so that
+ *   it lists exactly the matching lines the text shows. */
+
+/* The bytes left for the body. FMT_NOTE_RESERVE of them are always kept back, for the one note that
+ * says where the budget ran out. */
+struct fmt_budget {
+    size_t left;
 };
 
-/* Adds item to o under key, a string constant that the tree points to instead of copying: a search
- * answer has hundreds of members, and a copy of each key was a fifth of formatting it. Takes ownership
- * of item, also when it fails; returns 1, or 0 when out of memory (item NULL, or not added). */
-static int fmt_add(cJSON *o, const char *key, cJSON *item)
+/* Charges cost and returns 1 when it fits beside the reserve; returns 0, charging nothing, otherwise. */
+static int fmt_budget_take(struct fmt_budget *b, size_t cost)
 {
-    if (item && cJSON_AddItemToObjectCS(o, key, item))
-        return 1;
-    cJSON_Delete(item);
-    return 0;
+    if (cost + FMT_NOTE_RESERVE > b->left)
+        return 0;
+    b->left -= cost;
+    return 1;
 }
 
-static cJSON *fmt_file_json(const struct zr_file *f)
+/* What the limits left out, as the header counts it. */
+struct fmt_cuts {
+    size_t lines_cut;      /* matching lines left out for the budget */
+    size_t files_nameonly; /* files named without their lines for the budget */
+    size_t files_capped;   /* files that had more matching lines than the per-file cap */
+};
+
+struct fmt_layout {
+    size_t *order;       /* indices into the result's files, shown of them, in the order shown */
+    size_t *lines_shown; /* for each position in order: how many of the file's lines the text shows */
+    size_t shown;        /* files shown: the returned ones, at most max_files */
+    size_t listed;       /* files named in the text: the first ones in order */
+    int budget_hit;      /* once set, later files are only named */
+    unsigned reasons;    /* enum fmt_reason bits */
+    struct fmt_cuts cuts;
+};
+
+/* Why the list is incomplete before any text is written: Zoekt's statistics and max_files. */
+static unsigned fmt_stop_reasons(const struct zr_search *r, const struct fmt_search_opts *o, size_t shown)
 {
-    cJSON *o = cJSON_CreateObject(), *br = cJSON_CreateArray();
-    int added;
+    unsigned reasons = 0;
 
-    if (!o || !br)
-        goto fail;
-    for (size_t i = 0; i < f->n_branches; i++)
-        if (!cJSON_AddItemToArray(br, cJSON_CreateString(f->branches[i])))
-            goto fail;
-    if (!fmt_add(o, "repository", cJSON_CreateString(f->repo)) || !fmt_add(o, "path", cJSON_CreateString(f->path)) ||
-        !fmt_add(o, "version", cJSON_CreateString(f->version)) ||
-        !fmt_add(o, "language", cJSON_CreateString(f->language)))
-        goto fail;
-    added = fmt_add(o, "branches", br);
-    br = NULL;
-    if (!added || !fmt_add(o, "fileNameMatch", cJSON_CreateBool(f->name_match)) ||
-        !fmt_add(o, "matchingLines", cJSON_CreateNumber((double)f->n_match_lines)) ||
-        !fmt_add(o, "matches", cJSON_CreateArray()))
-        goto fail;
-    return o;
-fail:
-    cJSON_Delete(br);
-    cJSON_Delete(o);
-    return NULL;
-}
-
-/* Renders the lines of one file into run->body within the budget, and the matches into jmatches. */
-static int fmt_file_lines(struct fmt_run *run, const struct zr_file *f, cJSON *jmatches)
-{
-    size_t upto = fmt_capped_lines(f), shown_matches = 0;
-    struct buf line;
-    int rc = ZK_OK;
-
-    buf_init(&line, FMT_LINE_MAX + 64);
-    for (size_t i = 0; i < upto && !run->budget_hit; i++) {
-        const struct zr_line *l = &f->lines[i];
-        int gap = i > 0 && l->number != f->lines[i - 1].number + 1;
-        size_t cost;
-
-        buf_reset(&line);
-        if ((rc = fmt_put_line(&line, l)))
-            goto out;
-        cost = line.len + (gap ? 3 : 0);
-        if (cost + FMT_NOTE_RESERVE > run->remaining) {
-            run->budget_hit = 1;
-            break;
-        }
-        if ((gap && (rc = buf_puts(&run->body, "--\n"))) || (rc = buf_append(&run->body, line.data, line.len)))
-            goto out;
-        run->remaining -= cost;
-        if (l->is_match) {
-            cJSON *m = cJSON_CreateObject();
-            struct buf cut;
-
-            if (!m || !cJSON_AddItemToArray(jmatches, m)) {
-                cJSON_Delete(m);
-                rc = ZK_ENOMEM;
-                goto out;
-            }
-            /* Most lines are shorter than the cut: only a longer one is copied to be cut. */
-            buf_init(&cut, FMT_LINE_MAX + 8);
-            rc = strlen(l->text) > FMT_LINE_MAX ? fmt_put_cut(&cut, l->text, FMT_LINE_MAX) : ZK_OK;
-            if (rc || !fmt_add(m, "line", cJSON_CreateNumber(l->number)) ||
-                !fmt_add(m, "text", cJSON_CreateString(cut.data ? cut.data : l->text))) {
-                buf_free(&cut);
-                rc = ZK_ENOMEM;
-                goto out;
-            }
-            buf_free(&cut);
-            shown_matches++;
-        }
-    }
-    if (run->budget_hit && shown_matches < f->n_match_lines) {
-        size_t cut = (f->n_match_lines > FMT_FILE_MATCH_LINES ? FMT_FILE_MATCH_LINES : f->n_match_lines) -
-                     shown_matches;
-
-        run->lines_cut += cut;
-        if (shown_matches == 0 && cut > 0)
-            run->files_nameonly++;
-        else if (cut > 0 && (rc = buf_printf(&run->body, "(%zu matching line%s not shown: output budget)\n", cut,
-                                                 cut == 1 ? "" : "s")))
-            goto out;
-    }
-    /* The parser may have decoded only the matching lines that can be shown (zr_opts.match_lines), so
-     * the count, not the lines at hand, tells whether the file had more. */
-    if (f->n_match_lines > FMT_FILE_MATCH_LINES) {
-        run->files_capped++;
-        if (!run->budget_hit &&
-            (rc = buf_printf(&run->body, "(+%zu more matching line%s in this file)\n",
-                             f->n_match_lines - FMT_FILE_MATCH_LINES,
-                             f->n_match_lines - FMT_FILE_MATCH_LINES == 1 ? "" : "s")))
-            goto out;
-    }
-out:
-    buf_free(&line);
-    return rc;
+    if (r->n_files > shown || r->stats.file_count > (long long)shown)
+        reasons |= FMT_R_MAX_FILES;
+    if (r->stats.flush_reason == 1 || (o->wall_ns > 0 && r->stats.duration_ns >= o->wall_ns / 100 * 95))
+        reasons |= FMT_R_TIMEOUT;
+    if (r->stats.shards_skipped > 0 || r->stats.files_skipped > 0)
+        reasons |= FMT_R_ZOEKT_LIMIT;
+    if (r->stats.crashes > 0)
+        reasons |= FMT_R_SHARD_ERRORS;
+    return reasons;
 }
 
 /* Order of files: grouped by repository in the order repositories first appear, Zoekt's ranking kept
- * within each group. Returns a heap array of n indices. */
-static size_t *fmt_order(const struct zr_search *r, size_t n)
+ * within each group. Fills order[0..n). */
+static void fmt_order(const struct zr_search *r, size_t n, size_t *order)
 {
-    size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), k = 0;
-    char *taken = calloc(n ? n : 1, 1);
+    char *taken = mem_calloc(n, 1);
+    size_t k = 0;
 
-    if (!idx || !taken) {
-        free(idx);
-        free(taken);
-        return NULL;
-    }
     for (size_t i = 0; i < n; i++) {
         if (taken[i])
             continue;
         for (size_t j = i; j < n; j++)
             if (!taken[j] && strcmp(r->files[j].repo, r->files[i].repo) == 0) {
                 taken[j] = 1;
-                idx[k++] = j;
+                order[k++] = j;
             }
     }
     free(taken);
-    return idx;
 }
 
-/* The summary and the reasons the list is incomplete. */
-static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt_search_opts *o, size_t shown,
-                      size_t listed, unsigned reasons, const struct fmt_run *run)
+/* The summary line: how many files and matches, and how many are shown. */
+static int fmt_put_summary(struct buf *h, const struct zr_search *r, const struct fmt_layout *lay)
 {
-    long long total_files = r->stats.file_count > (long long)r->n_files ? r->stats.file_count : (long long)r->n_files;
-    long long total_matches = r->stats.match_count;
-    const char *lower_bound = reasons & (FMT_R_TIMEOUT | FMT_R_ZOEKT_LIMIT | FMT_R_SHARD_ERRORS) ? "+" : "";
-    const char *sep = " ";
-    int rc;
+    long long total_files = fmt_total_files(r), total_matches = r->stats.match_count;
+    const char *lower_bound = lay->reasons & (FMT_R_TIMEOUT | FMT_R_ZOEKT_LIMIT | FMT_R_SHARD_ERRORS) ? "+" : "";
 
-    rc = buf_printf(h, "Query: %s\n", o->query ? o->query : "");
-    if (rc)
-        return rc;
     if (r->n_files == 0)
-        rc = buf_printf(h, "No matches%s.", reasons ? " found before the search stopped" : "");
-    else if (!reasons)
-        rc = buf_printf(h, "%lld file%s, %lld match%s. All shown.", total_files, total_files == 1 ? "" : "s",
-                        total_matches, total_matches == 1 ? "" : "es");
-    else
-        rc = buf_printf(h, "Showing %zu of %lld%s files (%lld%s matches).", shown, total_files, lower_bound,
-                        total_matches, lower_bound);
-    if (!rc && reasons)
-        rc = buf_puts(h, " Incomplete:");
+        return buf_printf(h, "No matches%s.", lay->reasons ? " found before the search stopped" : "");
+    if (!lay->reasons)
+        return buf_printf(h, "%lld file%s, %lld match%s. All shown.", total_files, total_files == 1 ? "" : "s",
+                          total_matches, total_matches == 1 ? "" : "es");
+    return buf_printf(h, "Showing %zu of %lld%s files (%lld%s matches).", lay->shown, total_files, lower_bound,
+                      total_matches, lower_bound);
+}
+
+/* " Incomplete: ...; ...." naming every reason, each clause ending in ';' (the last becomes '.'). */
+static int fmt_put_incomplete(struct buf *h, const struct zr_search *r, const struct fmt_search_opts *o,
+                              const struct fmt_layout *lay)
+{
+    const struct fmt_cuts *c = &lay->cuts;
+    unsigned reasons = lay->reasons;
+    int rc = buf_puts(h, " Incomplete:");
+
     if (!rc && (reasons & FMT_R_MAX_FILES))
-        rc = buf_printf(h, "%smore files matched than max_files=%d;", sep, o->max_files);
+        rc = buf_printf(h, " more files matched than max_files=%d;", o->max_files);
     if (!rc && (reasons & FMT_R_TIMEOUT))
-        rc = buf_printf(h, "%sZoekt's time limit ended the search;", sep);
+        rc = buf_puts(h, " Zoekt's time limit ended the search;");
     if (!rc && (reasons & FMT_R_ZOEKT_LIMIT))
-        rc = buf_printf(h, "%sZoekt stopped at its match limit (%lld shards, %lld files skipped);", sep,
+        rc = buf_printf(h, " Zoekt stopped at its match limit (%lld shards, %lld files skipped);",
                         r->stats.shards_skipped, r->stats.files_skipped);
     if (!rc && (reasons & FMT_R_SHARD_ERRORS))
-        rc = buf_printf(h, "%s%lld index shard%s failed or %s still loading;", sep, r->stats.crashes,
+        rc = buf_printf(h, " %lld index shard%s failed or %s still loading;", r->stats.crashes,
                         r->stats.crashes == 1 ? "" : "s", r->stats.crashes == 1 ? "was" : "were");
     if (!rc && (reasons & FMT_R_FILE_CAP))
-        rc = buf_printf(h, "%s%zu file%s had more than %d matching lines (the rest are counted, not shown);", sep,
-                        run->files_capped, run->files_capped == 1 ? "" : "s", FMT_FILE_MATCH_LINES);
+        rc = buf_printf(h, " %zu file%s had more than %d matching lines (the rest are counted, not shown);",
+                        c->files_capped, c->files_capped == 1 ? "" : "s", FMT_FILE_MATCH_LINES);
     if (!rc && (reasons & FMT_R_BUDGET)) {
-        rc = buf_printf(h, "%sthe output budget of %zu bytes cut %zu matching line%s", sep, o->budget,
-                        run->lines_cut, run->lines_cut == 1 ? "" : "s");
-        if (!rc && run->files_nameonly)
-            rc = buf_printf(h, " (%zu files named without lines)", run->files_nameonly);
-        if (!rc && listed < shown)
-            rc = buf_printf(h, " and left out %zu files", shown - listed);
+        rc = buf_printf(h, " the output budget of %zu bytes cut %zu matching line%s", o->budget, c->lines_cut,
+                        c->lines_cut == 1 ? "" : "s");
+        if (!rc && c->files_nameonly)
+            rc = buf_printf(h, " (%zu files named without lines)", c->files_nameonly);
+        if (!rc && lay->listed < lay->shown)
+            rc = buf_printf(h, " and left out %zu files", lay->shown - lay->listed);
         if (!rc)
             rc = buf_putc(h, ';');
     }
-    if (!rc && reasons) {
-        /* Replace the last ';' with '.'. */
-        h->data[h->len - 1] = '.';
-        rc = buf_puts(h, "\nTo narrow: add repo, file or exclude_file, or make the query more specific");
-        if (!rc && (reasons & (FMT_R_MAX_FILES | FMT_R_BUDGET)))
-            rc = buf_puts(h, "; or raise max_files / max_bytes");
-        if (!rc)
-            rc = buf_putc(h, '.');
-    }
+    if (rc)
+        return rc;
+    h->data[h->len - 1] = '.';
+    rc = buf_puts(h, "\nTo narrow: add repo, file or exclude_file, or make the query more specific");
+    if (!rc && (reasons & (FMT_R_MAX_FILES | FMT_R_BUDGET)))
+        rc = buf_puts(h, "; or raise max_files / max_bytes");
+    return rc ? rc : buf_putc(h, '.');
+}
+
+/* The header: the query, the summary and the reasons the list is incomplete, and what to do next. */
+static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt_search_opts *o,
+                      const struct fmt_layout *lay)
+{
+    int rc = buf_printf(h, "Query: %s\n", o->query ? o->query : "");
+
+    if (!rc)
+        rc = fmt_put_summary(h, r, lay);
+    if (!rc && lay->reasons)
+        rc = fmt_put_incomplete(h, r, o, lay);
     if (!rc)
         rc = buf_putc(h, '\n');
     /* An agent that sees a match usually wants the code around it next. */
@@ -328,145 +257,275 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
     return rc;
 }
 
+/* The budget of the body: what is left of the whole once the header is counted at its longest, every
+ * reason set and every count at its widest, since the header is written last but must fit first. */
+static int fmt_body_budget(const struct zr_search *r, const struct fmt_search_opts *o, const struct fmt_layout *lay,
+                           size_t budget, struct buf *scratch, struct fmt_budget *out)
+{
+    struct fmt_layout worst = *lay;
+    size_t reserve;
+    int rc;
+
+    worst.listed = 0;
+    worst.reasons |= FMT_R_FILE_CAP | FMT_R_BUDGET;
+    worst.cuts = (struct fmt_cuts){.lines_cut = 999999, .files_nameonly = 999999, .files_capped = 999999};
+    buf_reset(scratch);
+    if ((rc = fmt_header(scratch, r, o, &worst)))
+        return rc;
+    reserve = scratch->len + 2;
+    buf_reset(scratch);
+    out->left = budget > reserve + 256 ? budget - reserve : 256;
+    return ZK_OK;
+}
+
+/* The last line of a list the budget cut: how many files it left out (n bytes at most, with the
+ * terminator). Returns its length. */
+static size_t fmt_unlisted_note(char *out, size_t n, size_t unlisted)
+{
+    return (size_t)snprintf(out, n, "\n(+%zu more files not listed: output budget)\n", unlisted);
+}
+
+/* Decides how many files are named: every shown file if the names fit at all, since a name tells more
+ * than a line. When they do not, the note that says so is charged too, so that it always fits. */
+static int fmt_layout_names(const struct zr_search *r, struct fmt_layout *lay, struct fmt_budget *bud,
+                            struct buf *scratch)
+{
+    char note[96];
+    int rc;
+
+    for (lay->listed = 0; lay->listed < lay->shown; lay->listed++) {
+        buf_reset(scratch);
+        if ((rc = fmt_put_name(scratch, &r->files[lay->order[lay->listed]])))
+            return rc;
+        if (!fmt_budget_take(bud, scratch->len + 1))
+            break;
+    }
+    if (lay->listed < lay->shown) {
+        size_t cost = fmt_unlisted_note(note, sizeof(note), lay->shown - lay->listed);
+
+        lay->reasons |= FMT_R_BUDGET;
+        bud->left -= cost < bud->left ? cost : bud->left;
+    }
+    return ZK_OK;
+}
+
+/* Writes the notes after f's lines: what the budget cut from them, then what the per-file cap left
+ * out. shown_matches is the number of f's matching lines written. */
+static int fmt_layout_file_notes(struct fmt_layout *lay, struct fmt_budget *bud, struct buf *body,
+                                 const struct zr_file *f, size_t shown_matches)
+{
+    size_t capped = f->n_match_lines > FMT_FILE_MATCH_LINES ? f->n_match_lines - FMT_FILE_MATCH_LINES : 0;
+    size_t showable = f->n_match_lines - capped, cut = showable > shown_matches ? showable - shown_matches : 0;
+    char note[96];
+    size_t n;
+
+    if (lay->budget_hit && cut > 0) {
+        lay->cuts.lines_cut += cut;
+        if (shown_matches == 0)
+            lay->cuts.files_nameonly++;
+        else if (buf_printf(body, "(%zu matching line%s not shown: output budget)\n", cut, cut == 1 ? "" : "s"))
+            return ZK_ETOOBIG;
+    }
+    /* The parser may have decoded only the matching lines that can be shown (zr_opts.match_lines), so
+     * the count, not the lines at hand, tells whether the file had more. */
+    if (!capped)
+        return ZK_OK;
+    lay->cuts.files_capped++;
+    if (lay->budget_hit)
+        return ZK_OK;
+    n = (size_t)snprintf(note, sizeof(note), "(+%zu more matching line%s in this file)\n", capped,
+                         capped == 1 ? "" : "s");
+    if (!fmt_budget_take(bud, n)) {
+        lay->budget_hit = 1;
+        return ZK_OK;
+    }
+    return buf_append(body, note, n);
+}
+
+/* Writes f's lines while the budget lasts: up to the per-file cap, "--" between the regions of the file,
+ * then its notes. Sets *n_shown to the number of f's lines written. */
+static int fmt_layout_file_lines(struct fmt_layout *lay, struct fmt_budget *bud, struct buf *body,
+                                 const struct zr_file *f, size_t *n_shown)
+{
+    size_t upto = fmt_capped_lines(f), shown_matches = 0, i;
+    struct buf line;
+    int rc = ZK_OK;
+
+    buf_init(&line, FMT_LINE_MAX + 64);
+    for (i = 0; i < upto && !lay->budget_hit; i++) {
+        const struct zr_line *l = &f->lines[i];
+        int gap = i > 0 && l->number != f->lines[i - 1].number + 1;
+
+        buf_reset(&line);
+        if ((rc = fmt_put_line(&line, l)))
+            break;
+        if (!fmt_budget_take(bud, line.len + (gap ? 3 : 0))) {
+            lay->budget_hit = 1;
+            break;
+        }
+        if ((gap && (rc = buf_puts(body, "--\n"))) || (rc = buf_append(body, line.data, line.len)))
+            break;
+        shown_matches += l->is_match;
+    }
+    buf_free(&line);
+    *n_shown = i;
+    return rc ? rc : fmt_layout_file_notes(lay, bud, body, f, shown_matches);
+}
+
+/* Lays the shown files out and writes the body: names first, so that every file is named if the names
+ * fit; then, file after file, the lines the budget leaves room for. */
+static int fmt_layout(const struct zr_search *r, struct fmt_layout *lay, struct fmt_budget *bud, struct buf *body,
+                      struct buf *scratch)
+{
+    char note[96];
+    int rc;
+
+    fmt_order(r, lay->shown, lay->order);
+    if ((rc = fmt_layout_names(r, lay, bud, scratch)))
+        return rc;
+    for (size_t pos = 0; pos < lay->listed; pos++) {
+        const struct zr_file *f = &r->files[lay->order[pos]];
+
+        if ((pos > 0 && (rc = buf_putc(body, '\n'))) || (rc = fmt_put_name(body, f)) ||
+            (rc = fmt_layout_file_lines(lay, bud, body, f, &lay->lines_shown[pos])))
+            return rc;
+    }
+    if (lay->listed < lay->shown &&
+        (rc = buf_append(body, note, fmt_unlisted_note(note, sizeof(note), lay->shown - lay->listed))))
+        return rc;
+    if (lay->cuts.lines_cut || lay->cuts.files_nameonly)
+        lay->reasons |= FMT_R_BUDGET;
+    if (lay->cuts.files_capped)
+        lay->reasons |= FMT_R_FILE_CAP;
+    return ZK_OK;
+}
+
+/* The reasons in mask as the names structuredContent uses. */
+static cJSON *fmt_reason_array(struct jb *b, unsigned mask)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {
+        {FMT_R_MAX_FILES, "max_files"},       {FMT_R_TIMEOUT, "timeout"},
+        {FMT_R_ZOEKT_LIMIT, "zoekt_limit"},   {FMT_R_SHARD_ERRORS, "shard_errors"},
+        {FMT_R_FILE_CAP, "per_file_cap"},     {FMT_R_BUDGET, "output_budget"},
+    };
+    cJSON *a = jb_array(b);
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (mask & names[i].bit)
+            jb_push(b, a, jb_string(b, names[i].name));
+    return a;
+}
+
+/* One matching line as structuredContent lists it, its text cut as the text cuts it. */
+static cJSON *fmt_match_json(struct jb *b, const struct zr_line *l)
+{
+    static const char ellipsis[] = "\xe2\x80\xa6";
+    size_t n = strlen(l->text), keep = fmt_utf8_prefix(l->text, n, FMT_LINE_MAX);
+    char cut[FMT_LINE_MAX + sizeof(ellipsis)];
+    cJSON *m = jb_object(b);
+
+    jb_add_num(b, m, "line", l->number);
+    if (keep == n) {
+        jb_add_str(b, m, "text", l->text);
+    } else {
+        memcpy(cut, l->text, keep);
+        memcpy(cut + keep, ellipsis, sizeof(ellipsis));
+        jb_add_str(b, m, "text", cut);
+    }
+    return m;
+}
+
+/* One shown file, with the matching lines among the first n_lines of its lines (those the text shows). */
+static cJSON *fmt_search_file_json(struct jb *b, const struct zr_file *f, size_t n_lines)
+{
+    cJSON *o = jb_object(b), *branches, *matches;
+
+    jb_add_str(b, o, "repository", f->repo);
+    jb_add_str(b, o, "path", f->path);
+    jb_add_str(b, o, "version", f->version);
+    jb_add_str(b, o, "language", f->language);
+    branches = jb_add_arr(b, o, "branches");
+    for (size_t i = 0; i < f->n_branches; i++)
+        jb_push(b, branches, jb_string(b, f->branches[i]));
+    jb_add_bool(b, o, "fileNameMatch", f->name_match);
+    jb_add_num(b, o, "matchingLines", (double)f->n_match_lines);
+    matches = jb_add_arr(b, o, "matches");
+    for (size_t i = 0; i < n_lines; i++)
+        if (f->lines[i].is_match)
+            jb_push(b, matches, fmt_match_json(b, &f->lines[i]));
+    return o;
+}
+
+/* structuredContent of a laid-out search. */
+static cJSON *fmt_search_json(const struct zr_search *r, const struct fmt_search_opts *o,
+                              const struct fmt_layout *lay)
+{
+    struct jb b = {0};
+    cJSON *root = jb_object(&b), *files;
+
+    jb_add_str(&b, root, "query", o->query ? o->query : "");
+    jb_add(&b, root, "truncation", fmt_reason_array(&b, lay->reasons));
+    jb_add_num(&b, root, "totalFiles", (double)fmt_total_files(r));
+    jb_add_num(&b, root, "totalMatches", (double)r->stats.match_count);
+    jb_add_num(&b, root, "shownFiles", (double)lay->shown);
+    jb_add_bool(&b, root, "complete", lay->reasons == 0);
+    if (o->note)
+        jb_add_str(&b, root, "note", o->note);
+    files = jb_add_arr(&b, root, "files");
+    for (size_t pos = 0; pos < lay->shown; pos++)
+        jb_push(&b, files, fmt_search_file_json(&b, &r->files[lay->order[pos]], lay->lines_shown[pos]));
+    return jb_finish(&b, root);
+}
+
 int fmt_search(const struct zr_search *r, const struct fmt_search_opts *o, struct buf *text, cJSON **structured,
                struct zk_err *err)
 {
-    size_t shown = r->n_files < (size_t)(o->max_files > 0 ? o->max_files : 0) ? r->n_files : (size_t)o->max_files;
+    size_t max_files = (size_t)(o->max_files > 0 ? o->max_files : 0);
     size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget;
-    size_t reserve, body_budget;
-    size_t names = 0, listed = 0, *order = NULL;
-    struct fmt_run run;
-    struct buf head, name;
-    unsigned reasons = 0;
-    cJSON *root = NULL, *jfiles = NULL;
-    int rc = ZK_OK;
+    struct fmt_layout lay = {0};
+    struct fmt_budget bud;
+    struct buf head, body, scratch;
+    int rc;
 
     *structured = NULL;
-    memset(&run, 0, sizeof(run));
-    buf_init(&run.body, budget + 1);
+    lay.shown = r->n_files < max_files ? r->n_files : max_files;
+    lay.reasons = fmt_stop_reasons(r, o, lay.shown);
+    lay.order = mem_calloc(lay.shown, sizeof(*lay.order));
+    lay.lines_shown = mem_calloc(lay.shown, sizeof(*lay.lines_shown));
     buf_init(&head, budget + 1);
-    buf_init(&name, 4096 + FMT_LINE_MAX);
+    buf_init(&body, budget + 1);
+    buf_init(&scratch, budget + 4096 + FMT_LINE_MAX);
 
-    if (r->n_files > shown || r->stats.file_count > (long long)shown)
-        reasons |= FMT_R_MAX_FILES;
-    if (r->stats.flush_reason == 1 || (o->wall_ns > 0 && r->stats.duration_ns >= o->wall_ns / 100 * 95))
-        reasons |= FMT_R_TIMEOUT;
-    if (r->stats.shards_skipped > 0 || r->stats.files_skipped > 0)
-        reasons |= FMT_R_ZOEKT_LIMIT;
-    if (r->stats.crashes > 0)
-        reasons |= FMT_R_SHARD_ERRORS;
-
-    /* The header is written last but counted first: size it for the worst case, every reason set. */
-    {
-        struct fmt_run worst = {.lines_cut = 999999, .files_nameonly = 999999, .files_capped = 999999};
-
-        if ((rc = fmt_header(&head, r, o, shown, 0, reasons | FMT_R_FILE_CAP | FMT_R_BUDGET, &worst)))
-            goto out;
-        reserve = head.len + 2;
-        buf_reset(&head);
-    }
-    body_budget = budget > reserve + 256 ? budget - reserve : 256;
-    order = fmt_order(r, shown);
-    root = cJSON_CreateObject();
-    if (!order || !root || !cJSON_AddStringToObject(root, "query", o->query ? o->query : "") ||
-        !(jfiles = cJSON_CreateArray())) {
-        rc = ZK_ENOMEM;
-        goto out;
-    }
-
-    /* First the names: every returned file is named if the names fit at all; only then lines. */
-    for (listed = 0; listed < shown; listed++) {
-        buf_reset(&name);
-        if ((rc = fmt_put_name(&name, &r->files[order[listed]])))
-            goto out_json;
-        if (names + name.len + 1 + FMT_NOTE_RESERVE > body_budget)
-            break;
-        names += name.len + 1;
-    }
-    run.remaining = body_budget - names;
-    if (listed < shown)
-        reasons |= FMT_R_BUDGET;
-
-    for (size_t i = 0; i < shown; i++) {
-        const struct zr_file *f = &r->files[order[i]];
-        cJSON *jf = fmt_file_json(f);
-
-        if (!jf || !cJSON_AddItemToArray(jfiles, jf)) {
-            cJSON_Delete(jf);
-            rc = ZK_ENOMEM;
-            goto out_json;
-        }
-        if (i >= listed)
-            continue;
-        if ((i > 0 && (rc = buf_putc(&run.body, '\n'))) || (rc = fmt_put_name(&run.body, f)))
-            goto out_json;
-        if ((rc = fmt_file_lines(&run, f, cJSON_GetObjectItemCaseSensitive(jf, "matches"))))
-            goto out_json;
-    }
-    if (listed < shown && (rc = buf_printf(&run.body, "\n(+%zu more files not listed: output budget)\n",
-                                           shown - listed)))
-        goto out_json;
-    if (run.lines_cut || run.files_nameonly)
-        reasons |= FMT_R_BUDGET;
-    if (run.files_capped)
-        reasons |= FMT_R_FILE_CAP;
-
-    if ((rc = fmt_header(&head, r, o, shown, listed, reasons, &run)))
-        goto out_json;
-    if ((rc = buf_append(text, head.data, head.len)))
-        goto out_json;
-    if (run.body.len && ((rc = buf_putc(text, '\n')) || (rc = buf_append(text, run.body.data, run.body.len))))
-        goto out_json;
-
-    {
-        long long total_files =
-            r->stats.file_count > (long long)r->n_files ? r->stats.file_count : (long long)r->n_files;
-        cJSON *reasons_json = fmt_reason_array(reasons);
-
-        if (!reasons_json || !cJSON_AddItemToObject(root, "truncation", reasons_json) ||
-            !cJSON_AddNumberToObject(root, "totalFiles", (double)total_files) ||
-            !cJSON_AddNumberToObject(root, "totalMatches", (double)r->stats.match_count) ||
-            !cJSON_AddNumberToObject(root, "shownFiles", (double)shown) ||
-            !cJSON_AddBoolToObject(root, "complete", reasons == 0) ||
-            (o->note && !cJSON_AddStringToObject(root, "note", o->note))) {
-            if (reasons_json && !cJSON_GetObjectItemCaseSensitive(root, "truncation"))
-                cJSON_Delete(reasons_json);
-            rc = ZK_ENOMEM;
-            goto out_json;
-        }
-    }
-    if (!cJSON_AddItemToObject(root, "files", jfiles)) {
-        rc = ZK_ENOMEM;
-        goto out_json;
-    }
-    jfiles = NULL;
-    *structured = root;
-    root = NULL;
-    goto out;
-
-out_json:
-    cJSON_Delete(jfiles);
-out:
+    rc = fmt_body_budget(r, o, &lay, budget, &scratch, &bud);
+    if (!rc)
+        rc = fmt_layout(r, &lay, &bud, &body, &scratch);
+    if (!rc)
+        rc = fmt_header(&head, r, o, &lay);
+    if (!rc)
+        rc = buf_append(text, head.data, head.len);
+    if (!rc && body.len && !(rc = buf_putc(text, '\n')))
+        rc = buf_append(text, body.data, body.len);
     if (rc)
-        zk_err_set(err, rc, rc == ZK_ETOOBIG ? "formatted result exceeds the output buffer"
-                                             : "out of memory formatting the result");
-    cJSON_Delete(root);
-    free(order);
-    buf_free(&run.body);
+        zk_err_set(err, rc, "formatted result exceeds the output buffer");
+    else
+        *structured = fmt_search_json(r, o, &lay);
+    free(lay.order);
+    free(lay.lines_shown);
     buf_free(&head);
-    buf_free(&name);
+    buf_free(&body);
+    buf_free(&scratch);
     return rc;
 }
 
 int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown)
 {
-    const char **names = l->n_repos ? malloc(l->n_repos * sizeof(*names)) : NULL;
+    const char **names = mem_calloc(l->n_repos, sizeof(*names));
     size_t pick[ZN_SUGGEST_MAX], n;
     int rc = ZK_OK;
 
-    *n_shown = 0;
-    if (l->n_repos && !names)
-        return ZK_ENOMEM;
     for (size_t i = 0; i < l->n_repos; i++)
         names[i] = l->repos[i].name;
     n = zn_suggest(pattern, names, l->n_repos, pick, ZN_SUGGEST_MAX);
@@ -517,30 +576,27 @@ static int fmt_file_head(struct buf *b, const struct zr_file *f, long first, lon
                          : buf_printf(b, ", %ld lines\n", total);
 }
 
-int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf *text, cJSON **structured,
-             struct zk_err *err)
+/* The range of lines read_file shows: from first to *last, within the default, the cap and the file. */
+static long fmt_read_last(long first, long last, long total)
 {
-    const unsigned char *p = f->content, *end = f->content + f->content_len;
-    long total = fmt_count_lines(f->content, f->content_len), first = o->start_line, last = o->end_line, n;
-    size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget;
-    cJSON *root = NULL, *branches;
-    struct buf head, body, line;
-    int rc;
-
-    *structured = NULL;
-    /* The header holds the repository and path, each bounded by read_file's arguments and Zoekt's names. */
-    buf_init(&head, 16384);
-    buf_init(&body, budget);
-    buf_init(&line, FMT_READ_LINE_MAX + 64);
     if (last <= 0)
         last = first + FMT_READ_DEFAULT_LINES - 1;
     if (last > first + FMT_READ_MAX_LINES - 1)
         last = first + FMT_READ_MAX_LINES - 1;
-    if (last > total)
-        last = total;
+    return last > total ? total : last;
+}
 
-    /* The header is sized for the range asked for; the lines then get what the budget leaves. */
-    rc = fmt_file_head(&head, f, first, last, total);
+/* Writes lines first..last of the file's content to body, each as "N: text", while they fit in budget
+ * beside the header (head_len bytes) and the footer. Returns the number of the first line not written. */
+static int fmt_read_lines(const struct zr_file *f, long first, long last, size_t head_len, size_t budget,
+                          struct buf *body, long *next)
+{
+    const unsigned char *p = f->content, *end = f->content + f->content_len;
+    struct buf line;
+    int rc = ZK_OK;
+    long n;
+
+    buf_init(&line, FMT_READ_LINE_MAX + 64);
     for (n = 1; n < first && p < end; n++) {
         const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
 
@@ -550,10 +606,6 @@ int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf 
         const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
         char *clean = zr_sanitize(p, (size_t)((nl ? nl : end) - p));
 
-        if (!clean) {
-            rc = ZK_ENOMEM;
-            break;
-        }
         buf_reset(&line);
         rc = buf_printf(&line, "%ld:%s", n, clean[0] ? " " : "");
         if (!rc)
@@ -561,50 +613,70 @@ int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf 
         if (!rc)
             rc = buf_putc(&line, '\n');
         free(clean);
-        if (rc || head.len + body.len + line.len + FMT_READ_FOOTER_MAX > budget)
+        if (rc || head_len + body->len + line.len + FMT_READ_FOOTER_MAX > budget)
             break;
-        rc = buf_append(&body, line.data, line.len);
+        rc = buf_append(body, line.data, line.len);
         p = nl ? nl + 1 : end;
     }
-    if (!rc && n <= last) {
+    buf_free(&line);
+    *next = n;
+    return rc;
+}
+
+/* structuredContent of read_file: the file and the lines shown, first to next - 1. */
+static cJSON *fmt_read_json(const struct zr_file *f, long first, long next, long total)
+{
+    struct jb b = {0};
+    cJSON *root = jb_object(&b), *branches;
+
+    jb_add_str(&b, root, "repository", f->repo);
+    jb_add_str(&b, root, "path", f->path);
+    jb_add_str(&b, root, "version", f->version);
+    branches = jb_add_arr(&b, root, "branches");
+    for (size_t i = 0; i < f->n_branches; i++)
+        jb_push(&b, branches, jb_string(&b, f->branches[i]));
+    jb_add_num(&b, root, "startLine", (double)first);
+    jb_add_num(&b, root, "endLine", (double)(next - 1));
+    jb_add_num(&b, root, "totalLines", (double)total);
+    jb_add_bool(&b, root, "complete", first == 1 && next > total);
+    return jb_finish(&b, root);
+}
+
+int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf *text, cJSON **structured,
+             struct zk_err *err)
+{
+    long total = fmt_count_lines(f->content, f->content_len), first = o->start_line, next = first;
+    long last = fmt_read_last(first, o->end_line, total);
+    size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget;
+    struct buf head, body;
+    int rc;
+
+    *structured = NULL;
+    /* The header holds the repository and path, each bounded by read_file's arguments and Zoekt's names. */
+    buf_init(&head, 16384);
+    buf_init(&body, budget);
+    /* The header is sized for the range asked for; the lines then get what the budget leaves. */
+    rc = fmt_file_head(&head, f, first, last, total);
+    if (!rc)
+        rc = fmt_read_lines(f, first, last, head.len, budget, &body, &next);
+    if (!rc && next <= last) {
         /* The budget ended the range early: the header names the lines that are there. */
         buf_reset(&head);
-        rc = fmt_file_head(&head, f, first, n - 1, total);
+        rc = fmt_file_head(&head, f, first, next - 1, total);
     }
     if (!rc)
         rc = buf_append(text, head.data, head.len);
     if (!rc && body.len)
         rc = buf_append(text, body.data, body.len);
-    if (!rc && n <= total)
-        rc = buf_printf(text, "(lines %ld-%ld not shown%s: call read_file with start_line %ld)\n", n, total,
-                        n <= last ? " within the output budget" : "", n);
+    if (!rc && next <= total)
+        rc = buf_printf(text, "(lines %ld-%ld not shown%s: call read_file with start_line %ld)\n", next, total,
+                        next <= last ? " within the output budget" : "", next);
     if (rc)
-        goto out;
-    root = cJSON_CreateObject();
-    if (!root || !cJSON_AddStringToObject(root, "repository", f->repo) ||
-        !cJSON_AddStringToObject(root, "path", f->path) || !cJSON_AddStringToObject(root, "version", f->version) ||
-        !(branches = cJSON_AddArrayToObject(root, "branches")))
-        goto nomem;
-    for (size_t b = 0; b < f->n_branches; b++)
-        if (!cJSON_AddItemToArray(branches, cJSON_CreateString(f->branches[b])))
-            goto nomem;
-    if (!cJSON_AddNumberToObject(root, "startLine", (double)first) ||
-        !cJSON_AddNumberToObject(root, "endLine", (double)(n - 1)) ||
-        !cJSON_AddNumberToObject(root, "totalLines", (double)total) ||
-        !cJSON_AddBoolToObject(root, "complete", first == 1 && n > total))
-        goto nomem;
-    *structured = root;
-    root = NULL;
-    goto out;
-nomem:
-    rc = ZK_ENOMEM;
-out:
-    if (rc)
-        zk_err_set(err, rc, "out of memory formatting a file");
-    cJSON_Delete(root);
+        zk_err_set(err, rc, "the file's text exceeds the output buffer");
+    else
+        *structured = fmt_read_json(f, first, next, total);
     buf_free(&head);
     buf_free(&body);
-    buf_free(&line);
     return rc;
 }
 
@@ -625,62 +697,96 @@ static int fmt_selects(const struct fmt_filter *f, const struct zr_repo *r)
     return !zn_is_glob(f->pattern) && strcasestr(r->name, f->pattern) != NULL;
 }
 
+/* The repository list's first line: how many repositories there are and how many the filter selects,
+ * with the closest names when it selects none. */
+static int fmt_repos_header(const struct zr_list *l, const struct fmt_filter *f, const char *filter,
+                            size_t matching, int limit, struct buf *text)
+{
+    size_t closest = 0;
+    int rc;
+
+    if (f->pattern)
+        rc = buf_printf(text, "%zu of %zu repositories match \"%s\"", matching, l->n_repos, filter);
+    else
+        rc = buf_printf(text, "%zu repositories indexed", l->n_repos);
+    if (!rc && f->pattern && !matching) {
+        rc = buf_puts(text, "; ");
+        if (!rc)
+            rc = fmt_closest(l, f->pattern, text, &closest);
+        if (!rc && !closest)
+            rc = buf_puts(text, "none has a similar name");
+    }
+    return rc ? rc
+              : buf_printf(text, "%s.\n", matching > (size_t)limit ? " (list cut at limit; use filter to narrow)" : "");
+}
+
+/* One repository's line: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z" (when: its index time). */
+static int fmt_repo_line(struct buf *line, const struct zr_repo *r, const char *when)
+{
+    int rc = fmt_put_cut(line, r->name, FMT_REPO_NAME_MAX);
+
+    for (size_t b = 0; !rc && b < r->n_branches && b < 8; b++) {
+        rc = buf_puts(line, b ? "," : "  ");
+        if (!rc)
+            rc = fmt_put_cut(line, r->branches[b].name, FMT_BRANCH_NAME_MAX);
+        if (!rc)
+            rc = buf_putc(line, '@');
+        if (!rc)
+            rc = fmt_put_prefix(line, r->branches[b].version, FMT_VERSION_LEN);
+    }
+    return rc ? rc : buf_printf(line, "  indexed %s\n", when[0] ? when : "(unknown)");
+}
+
+/* One repository as structuredContent lists it. */
+static cJSON *fmt_repo_json(struct jb *b, const struct zr_repo *r, const char *when)
+{
+    cJSON *o = jb_object(b), *branches;
+
+    jb_add_str(b, o, "name", r->name);
+    branches = jb_add_arr(b, o, "branches");
+    for (size_t i = 0; i < r->n_branches; i++) {
+        cJSON *br = jb_object(b);
+
+        jb_add_str(b, br, "name", r->branches[i].name);
+        jb_add_str(b, br, "version", r->branches[i].version);
+        jb_push(b, branches, br);
+    }
+    if (when[0])
+        jb_add_str(b, o, "indexTime", when);
+    else
+        jb_add(b, o, "indexTime", cJSON_CreateNull());
+    jb_add_num(b, o, "shards", (double)r->shards);
+    return o;
+}
+
 int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
               struct zk_err *err)
 {
-    cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
     struct fmt_filter f = {filter && *filter ? filter : NULL, 0};
-    size_t matching = 0, shown = 0, closest = 0;
-    int rc = ZK_OK, out_of_room = 0;
+    size_t matching = 0, shown = 0;
+    int rc, out_of_room = 0;
+    struct jb b = {0};
+    cJSON *root = jb_object(&b), *arr = jb_array(&b);
     struct buf line;
     char when[32];
 
     *structured = NULL;
     buf_init(&line, 1024);
-    if (!root || !arr) {
-        rc = ZK_ENOMEM;
-        goto out;
-    }
     for (size_t i = 0; f.pattern && !f.by_rules && i < l->n_repos; i++)
         f.by_rules = zn_matches(f.pattern, l->repos[i].full_name);
     for (size_t i = 0; i < l->n_repos; i++)
         matching += fmt_selects(&f, &l->repos[i]);
-    if (f.pattern)
-        rc = buf_printf(text, "%zu of %zu repositories match \"%s\"", matching, l->n_repos, filter);
-    else
-        rc = buf_printf(text, "%zu repositories indexed", l->n_repos);
-    if (!rc && f.pattern && !matching) {
-        rc = buf_puts(text, "; ");
-        if (!rc)
-            rc = fmt_closest(l, f.pattern, text, &closest);
-        if (!rc && !closest)
-            rc = buf_puts(text, "none has a similar name");
-    }
-    if (!rc)
-        rc = buf_printf(text, "%s.\n", matching > (size_t)limit ? " (list cut at limit; use filter to narrow)" : "");
+    rc = fmt_repos_header(l, &f, filter, matching, limit, text);
     for (size_t i = 0; !rc && i < l->n_repos && shown < (size_t)limit; i++) {
         const struct zr_repo *r = &l->repos[i];
-        cJSON *jr, *jb;
 
         if (!fmt_selects(&f, r))
             continue;
-        buf_reset(&line);
-        rc = fmt_put_cut(&line, r->name, FMT_REPO_NAME_MAX);
-        for (size_t b = 0; !rc && b < r->n_branches && b < 8; b++) {
-            rc = buf_puts(&line, b ? "," : "  ");
-            if (!rc)
-                rc = fmt_put_cut(&line, r->branches[b].name, FMT_BRANCH_NAME_MAX);
-            if (!rc)
-                rc = buf_putc(&line, '@');
-            if (!rc)
-                rc = fmt_put_prefix(&line, r->branches[b].version, FMT_VERSION_LEN);
-        }
         when[0] = '\0';
         if (r->index_time)
             rfc3339_format(r->index_time, when, sizeof(when));
-        if (!rc)
-            rc = buf_printf(&line, "  indexed %s\n", when[0] ? when : "(unknown)");
-        if (rc)
+        buf_reset(&line);
+        if ((rc = fmt_repo_line(&line, r, when)))
             break;
         /* The text must stay within its buffer's bound: stop listing (and say so) before it would not. */
         if (text->len + line.len + 128 > text->max) {
@@ -690,59 +796,20 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf
         if ((rc = buf_append(text, line.data, line.len)))
             break;
         shown++;
-
-        jr = cJSON_CreateObject();
-        if (rc || !jr || !cJSON_AddItemToArray(arr, jr)) {
-            cJSON_Delete(jr);
-            rc = ZK_ENOMEM;
-            break;
-        }
-        if (!cJSON_AddStringToObject(jr, "name", r->name)) {
-            rc = ZK_ENOMEM;
-            break;
-        }
-        jb = cJSON_CreateArray();
-        if (!jb || !cJSON_AddItemToObject(jr, "branches", jb)) {
-            cJSON_Delete(jb);
-            rc = ZK_ENOMEM;
-            break;
-        }
-        for (size_t b = 0; b < r->n_branches; b++) {
-            cJSON *o = cJSON_CreateObject();
-
-            if (!o || !cJSON_AddItemToArray(jb, o)) {
-                cJSON_Delete(o);
-                rc = ZK_ENOMEM;
-                break;
-            }
-            if (!cJSON_AddStringToObject(o, "name", r->branches[b].name) ||
-                !cJSON_AddStringToObject(o, "version", r->branches[b].version)) {
-                rc = ZK_ENOMEM;
-                break;
-            }
-        }
-        if (!rc && (!(when[0] ? cJSON_AddStringToObject(jr, "indexTime", when) : cJSON_AddNullToObject(jr, "indexTime")) ||
-                    !cJSON_AddNumberToObject(jr, "shards", (double)r->shards)))
-            rc = ZK_ENOMEM;
+        jb_push(&b, arr, fmt_repo_json(&b, r, when));
     }
-    if (rc)
-        goto out;
-    if (out_of_room && (rc = buf_printf(text, "(%zu more not listed: output limit; use filter)\n", matching - shown)))
-        goto out;
-    if (!cJSON_AddNumberToObject(root, "total", (double)l->n_repos) ||
-        !cJSON_AddNumberToObject(root, "matching", (double)matching) ||
-        !cJSON_AddNumberToObject(root, "shown", (double)shown) || !cJSON_AddItemToObject(root, "repositories", arr)) {
-        rc = ZK_ENOMEM;
-        goto out;
+    if (!rc && out_of_room)
+        rc = buf_printf(text, "(%zu more not listed: output limit; use filter)\n", matching - shown);
+    jb_add_num(&b, root, "total", (double)l->n_repos);
+    jb_add_num(&b, root, "matching", (double)matching);
+    jb_add_num(&b, root, "shown", (double)shown);
+    jb_add(&b, root, "repositories", arr);
+    if (rc) {
+        zk_err_set(err, rc, "the repository list exceeds the output buffer");
+        cJSON_Delete(root);
+    } else {
+        *structured = jb_finish(&b, root);
     }
-    arr = NULL;
-    *structured = root;
-    root = NULL;
-out:
-    if (rc)
-        zk_err_set(err, rc, "out of memory or output limit formatting the repository list");
     buf_free(&line);
-    cJSON_Delete(arr);
-    cJSON_Delete(root);
     return rc;
 }

@@ -52,16 +52,16 @@ struct fmt_search_opts {
 
 /* Formats a search result. On success appends the text to *text (a buffer the caller initialised with
  * a bound of at least budget + 1) and sets *structured to a new object owned by the caller
- * (cJSON_Delete). Returns ZK_OK or ZK_ENOMEM. */
+ * (cJSON_Delete): {"query","truncation":[reason names: "max_files", "timeout", "zoekt_limit",
+ * "shard_errors", "per_file_cap", "output_budget"],"totalFiles","totalMatches","shownFiles","complete",
+ * "note"?,"files":[{"repository","path","version","language","branches","fileNameMatch",
+ * "matchingLines","matches":[{"line","text"}]}]}, listing exactly the matching lines the text shows.
+ * Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the text. */
 int fmt_search(const struct zr_search *r, const struct fmt_search_opts *o, struct buf *text, cJSON **structured,
                struct zk_err *err);
 
-/* The reasons in mask as the names used in structuredContent ("max_files", "timeout", "zoekt_limit",
- * "shard_errors", "per_file_cap", "output_budget"), in a new cJSON array the caller owns (NULL when out
- * of memory). */
-cJSON *fmt_reason_array(unsigned mask);
-
-/* Writes at most max bytes of s to b, cut at a UTF-8 character boundary; a cut line ends with "…". */
+/* Writes at most max bytes of s to b, cut at a UTF-8 character boundary; a cut line ends with "…".
+ * Returns ZK_OK or the buffer's ZK_ETOOBIG. */
 int fmt_put_cut(struct buf *b, const char *s, size_t max);
 
 /* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
@@ -71,7 +71,8 @@ int fmt_put_cut(struct buf *b, const char *s, size_t max);
  * selected, the header names the closest repositories (fmt_closest). limit caps the lines, and so does
  * the room left in *text (a note says how many were not listed). Appends to *text; *structured gets a
  * new object the caller owns, {"total","matching","shown","repositories":[{"name","branches":[{"name",
- * "version"}],"indexTime","shards"}]}. Returns ZK_OK or ZK_ENOMEM. */
+ * "version"}],"indexTime","shards"}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the
+ * header. */
 int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
               struct zk_err *err);
 
@@ -103,13 +104,13 @@ long fmt_count_lines(const unsigned char *content, size_t len);
  * "(lines 201-301 not shown: call read_file with start_line 201)". o->start_line must be at most the
  * file's line count (or 1 for an empty file). Appends to *text; *structured gets a new object the
  * caller owns, {"repository","path","version","branches","startLine","endLine","totalLines",
- * "complete"}. Returns ZK_OK or ZK_ENOMEM. */
+ * "complete"}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the text. */
 int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf *text, cJSON **structured,
              struct zk_err *err);
 
 /* Appends "closest: a, b" to b: the names of at most ZN_SUGGEST_MAX repositories of l nearest to
- * pattern (zn_suggest), or nothing when none is near; *n_shown says how many. Returns ZK_OK, ZK_ENOMEM
- * or the buffer's ZK_ETOOBIG. */
+ * pattern (zn_suggest), or nothing when none is near; *n_shown says how many. Returns ZK_OK or the buffer's
+ * ZK_ETOOBIG. */
 int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown);
 
 #endif

@@ -5,6 +5,7 @@
 #include "connector/tools/tools.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 
 #include <netdb.h>
 #include <stdarg.h>
@@ -69,23 +70,33 @@ const char *front_header(struct MHD_Connection *c, const char *name)
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
+/* Adds a header the connector wrote itself: the name and value are valid, so only an allocation can
+ * fail, and that ends the process (lib/mem.h). */
+static void front_add_header(struct MHD_Response *r, const char *name, const char *value)
+{
+    if (MHD_add_response_header(r, name, value) != MHD_YES)
+        mem_oom(strlen(name) + strlen(value));
+}
+
 enum MHD_Result front_respond(struct MHD_Connection *c, unsigned status, const char *ctype, const char *body, ...)
 {
+    size_t len = body != NULL ? strlen(body) : 0;
     struct MHD_Response *r;
     enum MHD_Result ret;
     const char *name, *value;
     va_list ap;
 
-    r = MHD_create_response_from_buffer(body != NULL ? strlen(body) : 0, (void *)(body != NULL ? body : ""),
-                                        MHD_RESPMEM_MUST_COPY);
+    /* With a known size and MUST_COPY, a copy of the body that cannot be allocated is the one way to
+     * fail: the out-of-memory policy (lib/mem.h). */
+    r = MHD_create_response_from_buffer(len, (void *)(body != NULL ? body : ""), MHD_RESPMEM_MUST_COPY);
     if (r == NULL)
-        return MHD_NO;
+        mem_oom(len);
     if (ctype != NULL)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+        front_add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     va_start(ap, body);
     while ((name = va_arg(ap, const char *)) != NULL) {
         value = va_arg(ap, const char *);
-        MHD_add_response_header(r, name, value);
+        front_add_header(r, name, value);
     }
     va_end(ap);
     ret = MHD_queue_response(c, status, r);
@@ -131,16 +142,14 @@ static enum MHD_Result serve_index_status(struct front *f, struct MHD_Connection
     }
     log_warn("index-status failed", "error", err.msg, NULL);
     e = cJSON_CreateObject();
-    if (e != NULL) {
-        cJSON_AddStringToObject(e, "error", err.msg[0] ? err.msg : zk_strerror(rc));
-        cJSON_AddBoolToObject(e, "retryable", zk_err_retryable(rc));
-    }
-    body = e != NULL ? json_print(e) : NULL;
+    cJSON_AddStringToObject(e, "error", err.msg[0] ? err.msg : zk_strerror(rc));
+    cJSON_AddBoolToObject(e, "retryable", zk_err_retryable(rc));
+    body = json_print(e);
     cJSON_Delete(e);
     /* Unreachable or slow: the service is unavailable for now. A broken answer: a bad gateway. */
     ret = front_respond(c,
                         rc == ZK_ECONNECT || rc == ZK_ETIMEOUT ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_BAD_GATEWAY,
-                        "application/json", body != NULL ? body : "{\"error\":\"out of memory\"}", NULL);
+                        "application/json", body, NULL);
     free(body);
     return ret;
 }
@@ -206,9 +215,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
     (void)version;
     if (r == NULL) {
-        r = calloc(1, sizeof(*r));
-        if (r == NULL)
-            return MHD_NO;
+        r = mem_calloc(1, sizeof(*r));
         buf_init(&r->body, FRONT_BODY_MAX);
         *con_cls = r;
         /* Refusing before the body arrives means an unauthorised client cannot make us read it. */
@@ -267,13 +274,8 @@ int front_start(const struct front_opts *opts, struct front **out, struct zk_err
     *out = NULL;
     if ((rc = front_parse_listen(opts->listen, &addr, &alen, err)) != ZK_OK)
         goto out;
-    f = calloc(1, sizeof(*f));
-    if (f != NULL && opts->nroutes > 0)
-        f->routes = calloc(opts->nroutes, sizeof(*f->routes));
-    if (f == NULL || (opts->nroutes > 0 && f->routes == NULL)) {
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto out;
-    }
+    f = mem_calloc(1, sizeof(*f));
+    f->routes = mem_calloc(opts->nroutes, sizeof(*f->routes));
     if (opts->nroutes > 0)
         memcpy(f->routes, opts->routes, opts->nroutes * sizeof(*f->routes));
     f->nroutes = opts->nroutes;

@@ -1,5 +1,5 @@
 /* front.h: the connector's HTTP front door, on libmicrohttpd. It owns the listening daemon, the body of
- * each request (bounded) and the route table; the MCP transport (connector/mcp/http) plugs in as one
+ * each request (bounded) and the route table; the MCP transport (connector/mcp/streamable) plugs in as one
  * route, and the front serves the other endpoints itself:
  *
  *   POST, GET, DELETE /mcp  the route handed in by main: the MCP Streamable HTTP transport

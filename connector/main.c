@@ -3,13 +3,13 @@
  * Parses the flags into a connector_config, then serves MCP either on stdin/stdout (--stdio, for an
  * agent that starts the connector itself) or over Streamable HTTP (--listen, in the search Deployment
  * behind nginx), where the HTTP front door (connector/front) serves /auth, /index-status and /healthz
- * and hands /mcp to the MCP transport (connector/mcp/http). SIGTERM and SIGINT end either mode cleanly.
+ * and hands /mcp to the MCP transport (connector/mcp/streamable). SIGTERM and SIGINT end either mode cleanly.
  *
  * main is four steps, as the operator's is: main_parse_flags, main_start, main_run and main_stop. */
 #include "connector/auth.h"
 #include "connector/config.h"
 #include "connector/front.h"
-#include "connector/mcp/http.h"
+#include "connector/mcp/streamable.h"
 #include "connector/mcp/stdio.h"
 #include "err.h"
 #include "flag.h"
@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,19 +52,21 @@ struct connector {
     int log_level;
     char *origins, *zoekt_url, *zoekt_token, *corpus; /* heap; cfg points into them */
     struct auth *auth;
-    struct mcp_http *mcp;
+    struct mcp_streamable *mcp;
     struct front_route mcp_route; /* what the front serves /mcp with */
     struct front *front;
     sigset_t stop_signals; /* blocked in every thread, awaited by main_run */
     int curl_ready;
 };
 
-static volatile sig_atomic_t stop_requested;
+/* Lock-free, so that the signal handler may set it (C11 7.14.1.1). */
+static atomic_int stop_requested;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
 
 static void on_stop_signal(int sig)
 {
     (void)sig;
-    stop_requested = 1;
+    atomic_store(&stop_requested, 1);
 }
 
 enum {
@@ -192,8 +195,8 @@ static int read_token(const char *path, char **out, struct zk_err *err)
     return rc;
 }
 
-/* Appends origin to the comma-separated list *list (heap). Returns ZK_OK, ZK_EINVAL for an empty
- * origin or one holding a comma, or ZK_ENOMEM. */
+/* Appends origin to the comma-separated list *list (heap). Returns ZK_OK, or ZK_EINVAL for an empty
+ * origin or one holding a comma. */
 static int add_origin(char **list, const char *origin)
 {
     size_t old = *list != NULL ? strlen(*list) : 0;
@@ -201,9 +204,7 @@ static int add_origin(char **list, const char *origin)
 
     if (*origin == '\0' || strchr(origin, ',') != NULL)
         return ZK_EINVAL;
-    p = realloc(*list, old + strlen(origin) + 2);
-    if (p == NULL)
-        return ZK_ENOMEM;
+    p = mem_realloc(*list, old + strlen(origin) + 2);
     if (old > 0)
         p[old++] = ',';
     strcpy(p + old, origin);
@@ -297,17 +298,16 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
                 goto out;
             }
             free(c->corpus);
-            if ((c->corpus = strdup(optarg)) == NULL)
-                goto out;
+            c->corpus = mem_strdup(optarg);
             c->corpus[slash - optarg] = '\0';
             cfg->corpus_namespace = c->corpus;
             cfg->corpus_name = c->corpus + (slash - optarg) + 1;
             break;
         case OPT_ALLOWED_ORIGIN:
-            if ((v = add_origin(&c->origins, optarg)) == ZK_EINVAL)
+            if (add_origin(&c->origins, optarg) != ZK_OK) {
                 rc = bad_flag("allowed-origin", optarg, "expected one origin such as https://example.com");
-            if (v != ZK_OK)
-                goto out; /* out of memory: rc stays 2, as for the other allocations here */
+                goto out;
+            }
             cfg->allowed_origins = c->origins;
             break;
         case OPT_RATE_LIMIT:
@@ -351,8 +351,7 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
         goto out;
     }
     /* The tools append paths such as /api/search, so the base carries no trailing slash. */
-    if ((c->zoekt_url = strdup(cfg->zoekt_url)) == NULL)
-        goto out;
+    c->zoekt_url = mem_strdup(cfg->zoekt_url);
     for (n = strlen(c->zoekt_url); n > 0 && c->zoekt_url[n - 1] == '/'; n--)
         c->zoekt_url[n - 1] = '\0';
     cfg->zoekt_url = c->zoekt_url;
@@ -367,7 +366,7 @@ out:
  * transport's route, listening. Logs why it failed. */
 static int main_start_http(struct connector *c)
 {
-    struct mcp_http_opts mo = {.cfg = &c->cfg, .server_version = ZK_VERSION};
+    struct mcp_streamable_opts mo = {.cfg = &c->cfg, .server_version = ZK_VERSION};
     struct front_opts fo = {.cfg = &c->cfg, .listen = c->listen, .routes = &c->mcp_route, .nroutes = 1};
     struct zk_err err;
     int rc;
@@ -380,11 +379,11 @@ static int main_start_http(struct connector *c)
     if (!auth_enabled(c->auth))
         log_warn("No --token-file or --token-dir: /mcp and /auth accept every request", NULL);
     mo.auth = fo.auth = c->auth;
-    if ((rc = mcp_http_new(&mo, &c->mcp, &err)) != ZK_OK) {
+    if ((rc = mcp_streamable_new(&mo, &c->mcp, &err)) != ZK_OK) {
         log_error("Cannot set up the MCP transport", "error", err.msg, NULL);
         goto out;
     }
-    c->mcp_route = mcp_http_route(c->mcp);
+    c->mcp_route = mcp_streamable_route(c->mcp);
     /* Every thread started from here on inherits the blocked signals, so they reach sigwait in
      * main_run. */
     sig_stop_set(&c->stop_signals);
@@ -464,7 +463,7 @@ static int main_run(struct connector *c)
 static void main_stop(struct connector *c)
 {
     front_stop(c->front);
-    mcp_http_free(c->mcp);
+    mcp_streamable_free(c->mcp);
     auth_free(c->auth);
     http_pool_free(c->cfg.zoekt_pool);
     if (c->curl_ready)

@@ -86,7 +86,7 @@ void jsonrpc_classify(const cJSON *node, struct jsonrpc_msg *out)
     out->kind = has_id ? JSONRPC_REQUEST : JSONRPC_NOTIFICATION;
 }
 
-/* A new {"jsonrpc":"2.0","id":...} envelope, or NULL when out of memory. */
+/* A new {"jsonrpc":"2.0","id":...} envelope. */
 static cJSON *envelope(const cJSON *id)
 {
     cJSON *msg = cJSON_CreateObject();
@@ -103,27 +103,15 @@ static cJSON *envelope(const cJSON *id)
     } else {
         idc = cJSON_Duplicate(id, 1);
     }
-
-    if (msg == NULL || idc == NULL || !cJSON_AddStringToObject(msg, "jsonrpc", "2.0")) {
-        cJSON_Delete(msg);
-        cJSON_Delete(idc);
-        return NULL;
-    }
+    cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
     cJSON_AddItemToObject(msg, "id", idc);
     return msg;
 }
 
 cJSON *jsonrpc_result(const cJSON *id, cJSON *result)
 {
-    cJSON *msg;
+    cJSON *msg = envelope(id);
 
-    if (result == NULL)
-        return NULL;
-    msg = envelope(id);
-    if (msg == NULL) {
-        cJSON_Delete(result);
-        return NULL;
-    }
     cJSON_AddItemToObject(msg, "result", result);
     return msg;
 }
@@ -131,20 +119,11 @@ cJSON *jsonrpc_result(const cJSON *id, cJSON *result)
 cJSON *jsonrpc_error(const cJSON *id, int code, const char *message, cJSON *data)
 {
     cJSON *msg = envelope(id);
-    cJSON *error = cJSON_CreateObject();
+    cJSON *error = cJSON_AddObjectToObject(msg, "error");
 
-    if (msg == NULL || error == NULL || !cJSON_AddNumberToObject(error, "code", code) ||
-        !cJSON_AddStringToObject(error, "message", message))
-        goto fail;
-    if (data != NULL) {
+    cJSON_AddNumberToObject(error, "code", code);
+    cJSON_AddStringToObject(error, "message", message);
+    if (data != NULL)
         cJSON_AddItemToObject(error, "data", data);
-        data = NULL;
-    }
-    cJSON_AddItemToObject(msg, "error", error);
     return msg;
-fail:
-    cJSON_Delete(msg);
-    cJSON_Delete(error);
-    cJSON_Delete(data);
-    return NULL;
 }

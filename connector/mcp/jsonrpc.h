@@ -43,13 +43,12 @@ int jsonrpc_id_valid(const cJSON *id);
 /* Whether two valid ids are the same id: same type and same value. */
 int jsonrpc_id_equal(const cJSON *a, const cJSON *b);
 
-/* {"jsonrpc":"2.0","id":<copy of id>,"result":result}. Takes ownership of result, also when it fails.
- * Returns a new tree the caller owns (cJSON_Delete), or NULL when out of memory. */
+/* {"jsonrpc":"2.0","id":<copy of id>,"result":result}. Takes ownership of result. Returns a new tree
+ * the caller owns (cJSON_Delete). */
 cJSON *jsonrpc_result(const cJSON *id, cJSON *result);
 
 /* {"jsonrpc":"2.0","id":<copy of id, or null when id is NULL>,"error":{"code","message","data"?}}.
- * Takes ownership of data (may be NULL), also when it fails. Returns a new tree the caller owns, or
- * NULL when out of memory. */
+ * Takes ownership of data (may be NULL). Returns a new tree the caller owns. */
 cJSON *jsonrpc_error(const cJSON *id, int code, const char *message, cJSON *data);
 
 #endif

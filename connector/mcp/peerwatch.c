@@ -1,10 +1,13 @@
 /* peerwatch.c: see peerwatch.h. */
 #include "connector/mcp/peerwatch.h"
 
+#include "mem.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -64,47 +67,36 @@ static void *pw_loop(void *arg)
 
 int pw_new(size_t max_watches, struct peerwatch **out, struct zk_err *err)
 {
-    struct peerwatch *w = calloc(1, sizeof(*w));
+    struct peerwatch *w = mem_calloc(1, sizeof(*w));
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = PW_STOP};
-    int rc, mu_ok = 0;
+    int rc;
 
     *out = NULL;
-    if (w != NULL)
-        w->ep = w->stop = -1;
-    if (w == NULL || (w->slots = calloc(max_watches, sizeof(*w->slots))) == NULL) {
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto out;
-    }
+    w->slots = mem_calloc(max_watches, sizeof(*w->slots));
     w->n = max_watches;
+    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
+    if (pthread_mutex_init(&w->mu, NULL) != 0)
+        mem_oom(sizeof(w->mu));
     w->ep = epoll_create1(EPOLL_CLOEXEC);
     w->stop = eventfd(0, EFD_CLOEXEC);
     if (w->ep < 0 || w->stop < 0 || epoll_ctl(w->ep, EPOLL_CTL_ADD, w->stop, &ev) != 0) {
-        rc = zk_err_set(err, ZK_EIO, "cannot create the epoll set that watches clients");
-        goto out;
+        rc = zk_err_set(err, ZK_EIO, "cannot create the epoll set that watches clients: %s", strerror(errno));
+        goto fail;
     }
-    if (pthread_mutex_init(&w->mu, NULL) != 0) {
-        rc = zk_err_set(err, ZK_ENOMEM, "cannot create the client watch's mutex");
-        goto out;
-    }
-    mu_ok = 1;
-    if (pthread_create(&w->th, NULL, pw_loop, w) != 0) {
-        rc = zk_err_set(err, ZK_ENOMEM, "cannot start the thread that watches clients");
-        goto out;
+    if ((rc = pthread_create(&w->th, NULL, pw_loop, w)) != 0) {
+        rc = zk_err_set(err, ZK_EIO, "cannot start the thread that watches clients: %s", strerror(rc));
+        goto fail;
     }
     *out = w;
-    w = NULL;
-    rc = ZK_OK;
-out:
-    if (w != NULL) {
-        if (mu_ok)
-            pthread_mutex_destroy(&w->mu);
-        if (w->ep >= 0)
-            close(w->ep);
-        if (w->stop >= 0)
-            close(w->stop);
-        free(w->slots);
-        free(w);
-    }
+    return ZK_OK;
+fail:
+    pthread_mutex_destroy(&w->mu);
+    if (w->ep >= 0)
+        close(w->ep);
+    if (w->stop >= 0)
+        close(w->stop);
+    free(w->slots);
+    free(w);
     return rc;
 }
 

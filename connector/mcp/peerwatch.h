@@ -18,7 +18,7 @@ struct peerwatch;
 typedef void pw_hangup_fn(void *arg);
 
 /* Starts the watching thread with room for max_watches at once. *out is owned by the caller
- * (pw_free). */
+ * (pw_free). Returns ZK_OK, or ZK_EIO when the epoll set or the thread cannot be made. */
 int pw_new(size_t max_watches, struct peerwatch **out, struct zk_err *err);
 
 /* Stops the thread and frees w; no watch may be left. NULL is ignored. */

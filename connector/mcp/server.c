@@ -7,6 +7,7 @@
 #include "err.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "monotime.h"
 
 #include <pthread.h>
@@ -104,14 +105,11 @@ int mcp_bucket_take(struct mcp_bucket *b, double now, double *wait_s)
 
 struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
 {
-    struct mcp_session *s = calloc(1, sizeof(*s));
+    struct mcp_session *s = mem_calloc(1, sizeof(*s));
 
-    if (s == NULL)
-        return NULL;
-    if (pthread_mutex_init(&s->mu, NULL) != 0) {
-        free(s);
-        return NULL;
-    }
+    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
+    if (pthread_mutex_init(&s->mu, NULL) != 0)
+        mem_oom(sizeof(s->mu));
     s->cfg = opts->cfg;
     s->server_version = opts->server_version;
     s->limited = opts->rate.burst > 0;
@@ -189,8 +187,8 @@ static cJSON *handle_initialize(struct mcp_session *s, const struct jsonrpc_msg 
 {
     const char *requested = json_str(m->params, "protocolVersion", NULL);
     const char *version;
-    cJSON *result = NULL, *caps, *info;
-    char *text = NULL;
+    cJSON *result, *caps, *info;
+    char *text;
 
     if (requested == NULL)
         return jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS, "initialize needs params.protocolVersion", NULL);
@@ -205,47 +203,28 @@ static cJSON *handle_initialize(struct mcp_session *s, const struct jsonrpc_msg 
 
     result = cJSON_CreateObject();
     text = instructions(s->cfg);
-    if (result == NULL || text == NULL || !cJSON_AddStringToObject(result, "protocolVersion", version))
-        goto fail;
+    cJSON_AddStringToObject(result, "protocolVersion", version);
     caps = cJSON_AddObjectToObject(result, "capabilities");
-    if (caps == NULL || cJSON_AddObjectToObject(caps, "tools") == NULL ||
-        !cJSON_AddFalseToObject(cJSON_GetObjectItem(caps, "tools"), "listChanged"))
-        goto fail;
+    cJSON_AddFalseToObject(cJSON_AddObjectToObject(caps, "tools"), "listChanged");
     info = cJSON_AddObjectToObject(result, "serverInfo");
-    if (info == NULL || !cJSON_AddStringToObject(info, "name", MCP_SERVER_NAME) ||
-        !cJSON_AddStringToObject(info, "version", s->server_version ? s->server_version : "0") ||
-        !cJSON_AddStringToObject(result, "instructions", text))
-        goto fail;
+    cJSON_AddStringToObject(info, "name", MCP_SERVER_NAME);
+    cJSON_AddStringToObject(info, "version", s->server_version ? s->server_version : "0");
+    cJSON_AddStringToObject(result, "instructions", text);
     free(text);
     log_info("MCP session initialized", "protocolVersion", version, "requested", requested, "client",
              json_path_str(m->params, "clientInfo.name", NULL), NULL);
     return jsonrpc_result(m->id, result);
-fail:
-    /* Out of memory: the client gets no answer, so the session must not count as initialized. */
-    pthread_mutex_lock(&s->mu);
-    s->version = NULL;
-    pthread_mutex_unlock(&s->mu);
-    free(text);
-    cJSON_Delete(result);
-    return NULL;
 }
 
 static cJSON *handle_tools_list(struct mcp_session *s, const struct jsonrpc_msg *m)
 {
     const char *version = mcp_session_version(s);
-    cJSON *tools = tools_list(), *result, *tool;
+    cJSON *tools = tools_list(), *result = cJSON_CreateObject(), *tool;
 
-    if (tools == NULL)
-        return NULL;
     /* Clients of older revisions do not know outputSchema, and would then not expect the
      * structuredContent it promises either; both are left out for them. */
     if (strcmp(version, STRUCTURED_SINCE) < 0)
         cJSON_ArrayForEach(tool, tools) cJSON_DeleteItemFromObjectCaseSensitive(tool, "outputSchema");
-    result = cJSON_CreateObject();
-    if (result == NULL) {
-        cJSON_Delete(tools);
-        return NULL;
-    }
     cJSON_AddItemToObject(result, "tools", tools);
     return jsonrpc_result(m->id, result);
 }
@@ -253,30 +232,15 @@ static cJSON *handle_tools_list(struct mcp_session *s, const struct jsonrpc_msg 
 /* A tools/call result with one text block. Takes ownership of structured (may be NULL). */
 static cJSON *tool_result_json(const char *text, cJSON *structured, int is_error)
 {
-    cJSON *result = cJSON_CreateObject(), *content, *block;
+    cJSON *result = cJSON_CreateObject(), *block = cJSON_CreateObject();
 
-    if (result == NULL)
-        goto fail;
-    content = cJSON_AddArrayToObject(result, "content");
-    block = cJSON_CreateObject();
-    if (content == NULL || block == NULL) {
-        cJSON_Delete(block);
-        goto fail;
-    }
-    cJSON_AddItemToArray(content, block);
-    if (!cJSON_AddStringToObject(block, "type", "text") || !cJSON_AddStringToObject(block, "text", text))
-        goto fail;
-    if (structured != NULL) {
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(result, "content"), block);
+    cJSON_AddStringToObject(block, "type", "text");
+    cJSON_AddStringToObject(block, "text", text);
+    if (structured != NULL)
         cJSON_AddItemToObject(result, "structuredContent", structured);
-        structured = NULL;
-    }
-    if (!cJSON_AddBoolToObject(result, "isError", is_error))
-        goto fail;
+    cJSON_AddBoolToObject(result, "isError", is_error);
     return result;
-fail:
-    cJSON_Delete(structured);
-    cJSON_Delete(result);
-    return NULL;
 }
 
 static struct inflight *inflight_find(struct mcp_session *s, const cJSON *id)
@@ -317,8 +281,7 @@ static int inflight_remove(struct mcp_session *s, struct inflight **slot)
 }
 
 /* Checks a tools/call before it runs. Returns a reply to send at once (an error, or the rate-limit
- * result), or NULL with *fl set to the registered in-flight entry; NULL with *fl NULL means out of
- * memory. */
+ * result), or NULL with *fl set to the registered in-flight entry. */
 static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m, struct inflight **fl)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(m->params, "name");
@@ -332,11 +295,8 @@ static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m
         return jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS, "tools/call needs params.name (a string)", NULL);
     if (args != NULL && !cJSON_IsObject(args) && !cJSON_IsNull(args))
         return jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS, "params.arguments must be an object", NULL);
-    f = calloc(1, sizeof(*f));
-    if (f == NULL || (f->id = cJSON_Duplicate(m->id, 1)) == NULL) {
-        free(f);
-        return NULL;
-    }
+    f = mem_calloc(1, sizeof(*f));
+    f->id = cJSON_Duplicate(m->id, 1);
     pthread_mutex_lock(&s->mu);
     if (s->closed) {
         pthread_mutex_unlock(&s->mu);
@@ -387,8 +347,8 @@ static void handle_cancelled(struct mcp_session *s, const struct jsonrpc_msg *m)
 }
 
 /* Handles one message of a batch or a single message. Sets *reply (NULL: nothing to say) or registers
- * a tools/call in *fl for later. Returns ZK_OK or ZK_ENOMEM. */
-static int handle_one(struct mcp_session *s, const cJSON *node, int in_batch, cJSON **reply,
+ * a tools/call in *fl for later. */
+static void handle_one(struct mcp_session *s, const cJSON *node, int in_batch, cJSON **reply,
                       struct inflight **fl)
 {
     struct jsonrpc_msg m;
@@ -399,13 +359,13 @@ static int handle_one(struct mcp_session *s, const cJSON *node, int in_batch, cJ
     switch (m.kind) {
     case JSONRPC_INVALID:
         *reply = jsonrpc_error(m.id, m.error_code, m.error_msg, NULL);
-        return *reply != NULL ? ZK_OK : ZK_ENOMEM;
+        return;
     case JSONRPC_RESPONSE:
-        return ZK_OK; /* this server sends no requests, so there is nothing to match a response to */
+        return; /* this server sends no requests, so there is nothing to match a response to */
     case JSONRPC_NOTIFICATION:
         if (strcmp(m.method, "notifications/cancelled") == 0)
             handle_cancelled(s, &m);
-        return ZK_OK; /* notifications/initialized and unknown notifications need nothing */
+        return; /* notifications/initialized and unknown notifications need nothing */
     case JSONRPC_REQUEST:
         break;
     }
@@ -423,25 +383,21 @@ static int handle_one(struct mcp_session *s, const cJSON *node, int in_batch, cJ
         *reply = handle_tools_list(s, &m);
     } else if (strcmp(m.method, "tools/call") == 0) {
         *reply = admit_tool_call(s, &m, fl);
-        return *reply != NULL || *fl != NULL ? ZK_OK : ZK_ENOMEM;
     } else {
         *reply = jsonrpc_error(m.id, JSONRPC_METHOD_NOT_FOUND, "method not found", NULL);
     }
-    return *reply != NULL ? ZK_OK : ZK_ENOMEM;
 }
 
 /* Prints replies (an array) as the transport should send it: NULL for none, the single reply alone
- * unless batch. Frees replies. *out is NULL on success with nothing to send; returns ZK_ENOMEM when
- * printing failed. */
-static int print_replies(cJSON *replies, int batch, char **out)
+ * unless batch. Frees replies. */
+static char *print_replies(cJSON *replies, int batch)
 {
-    int n = cJSON_GetArraySize(replies);
+    char *out = NULL;
 
-    *out = NULL;
-    if (n > 0)
-        *out = json_print(batch ? replies : cJSON_GetArrayItem(replies, 0));
+    if (cJSON_GetArraySize(replies) > 0)
+        out = json_print(batch ? replies : cJSON_GetArrayItem(replies, 0));
     cJSON_Delete(replies);
-    return n == 0 || *out != NULL ? ZK_OK : ZK_ENOMEM;
+    return out;
 }
 
 void mcp_call_free(struct mcp_call *call)
@@ -458,21 +414,16 @@ void mcp_call_free(struct mcp_call *call)
     free(call);
 }
 
-int mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **out)
+void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **out)
 {
-    struct mcp_call *call = calloc(1, sizeof(*call));
+    struct mcp_call *call = mem_calloc(1, sizeof(*call));
     const char *version;
     cJSON *node, *r;
     struct inflight *fl;
-    int rc = ZK_ENOMEM;
 
     *reply = NULL;
     *out = NULL;
-    if (call == NULL || (call->replies = cJSON_CreateArray()) == NULL) {
-        free(call);
-        cJSON_Delete(msg);
-        return ZK_ENOMEM;
-    }
+    call->replies = cJSON_CreateArray();
     call->s = s;
     call->root = msg;
     if (cJSON_IsArray(msg)) {
@@ -483,17 +434,12 @@ int mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, str
                                                            : "batches are only accepted under protocol version "
                                                              "2025-03-26",
                               NULL);
-            if (r == NULL)
-                goto out;
             cJSON_AddItemToArray(call->replies, r);
         } else {
             call->batch = 1;
-            call->jobs = calloc((size_t)cJSON_GetArraySize(msg), sizeof(*call->jobs));
-            if (call->jobs == NULL)
-                goto out;
+            call->jobs = mem_calloc((size_t)cJSON_GetArraySize(msg), sizeof(*call->jobs));
             cJSON_ArrayForEach(node, msg) {
-                if (handle_one(s, node, 1, &r, &fl) != ZK_OK)
-                    goto out;
+                handle_one(s, node, 1, &r, &fl);
                 if (r != NULL)
                     cJSON_AddItemToArray(call->replies, r);
                 if (fl != NULL)
@@ -501,9 +447,8 @@ int mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, str
             }
         }
     } else {
-        call->jobs = calloc(1, sizeof(*call->jobs));
-        if (call->jobs == NULL || handle_one(s, msg, 0, &r, &fl) != ZK_OK)
-            goto out;
+        call->jobs = mem_calloc(1, sizeof(*call->jobs));
+        handle_one(s, msg, 0, &r, &fl);
         if (r != NULL)
             cJSON_AddItemToArray(call->replies, r);
         if (fl != NULL)
@@ -511,32 +456,31 @@ int mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, str
     }
     if (call->njobs > 0) {
         *out = call;
-        return ZK_OK;
+        return;
     }
-    rc = print_replies(call->replies, call->batch, reply);
+    *reply = print_replies(call->replies, call->batch);
     call->replies = NULL;
-out:
     mcp_call_free(call);
-    return rc;
 }
 
-int mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
-                       struct mcp_call **call)
+void mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
+                        struct mcp_call **call)
 {
     cJSON *msg = json_parse(text, len);
     cJSON *err;
 
-    if (msg != NULL)
-        return mcp_session_accept_json(s, msg, reply, call);
+    if (msg != NULL) {
+        mcp_session_accept_json(s, msg, reply, call);
+        return;
+    }
     *call = NULL;
     err = jsonrpc_error(NULL, JSONRPC_PARSE_ERROR, "parse error: the message is not valid JSON", NULL);
-    *reply = err != NULL ? json_print(err) : NULL;
+    *reply = json_print(err);
     cJSON_Delete(err);
-    return *reply != NULL ? ZK_OK : ZK_ENOMEM;
 }
 
 /* Runs one registered tools/call and returns its reply, or NULL when it was cancelled (then nothing may
- * be sent) or memory ran out. Unregisters the call. */
+ * be sent). Unregisters the call. */
 static cJSON *run_job(struct mcp_session *s, struct job *job)
 {
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(job->request, "params");
@@ -594,8 +538,7 @@ char *mcp_call_run(struct mcp_call *call)
         if (r != NULL)
             cJSON_AddItemToArray(call->replies, r);
     }
-    if (print_replies(call->replies, call->batch, &text) != ZK_OK)
-        log_error("Out of memory printing an MCP reply", NULL);
+    text = print_replies(call->replies, call->batch);
     call->replies = NULL;
     return text;
 }
@@ -611,14 +554,13 @@ void mcp_call_cancel(struct mcp_call *call)
     pthread_mutex_unlock(&call->s->mu);
 }
 
-int mcp_session_handle(struct mcp_session *s, const char *text, size_t len, char **reply)
+void mcp_session_handle(struct mcp_session *s, const char *text, size_t len, char **reply)
 {
     struct mcp_call *call;
-    int rc = mcp_session_accept(s, text, len, reply, &call);
 
-    if (rc == ZK_OK && call != NULL) {
+    mcp_session_accept(s, text, len, reply, &call);
+    if (call != NULL) {
         *reply = mcp_call_run(call);
         mcp_call_free(call);
     }
-    return rc;
 }

@@ -60,7 +60,7 @@ struct mcp_session_opts {
 struct mcp_session;
 struct mcp_call;
 
-/* A new session owned by the caller (mcp_session_free), or NULL when out of memory. */
+/* A new session owned by the caller (mcp_session_free). */
 struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts);
 
 /* Frees the session. No mcp_call of it may exist any more (run or freed). */
@@ -78,18 +78,16 @@ const char *mcp_session_version(struct mcp_session *s);
 
 /* Handles a parsed message (an object, or an array for a batch). Takes ownership of msg. Sets *reply to
  * the text to send now (heap, caller frees) or NULL, and *call to the deferred tool calls (caller runs
- * or frees it) or NULL; both NULL means nothing is to be sent. Returns ZK_OK or ZK_ENOMEM (then both
- * are NULL). */
-int mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **call);
+ * or frees it) or NULL; both NULL means nothing is to be sent. */
+void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **call);
 
 /* The same for message text (len bytes, need not be NUL-terminated); text that is not JSON gets a
  * -32700 reply. */
-int mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
-                       struct mcp_call **call);
+void mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
+                        struct mcp_call **call);
 
 /* Runs the deferred tool calls, once. Returns the reply text (heap, caller frees), or NULL when nothing
- * is to be sent: every call in it was cancelled, or memory ran out (then logged). The caller still
- * frees call afterwards. */
+ * is to be sent: every call in it was cancelled. The caller still frees call afterwards. */
 char *mcp_call_run(struct mcp_call *call);
 
 /* Asks the tool calls of call to stop, as notifications/cancelled would; their replies are then not
@@ -101,6 +99,6 @@ void mcp_call_cancel(struct mcp_call *call);
 void mcp_call_free(struct mcp_call *call);
 
 /* mcp_session_accept, mcp_call_run and mcp_call_free: *reply gets the text to send or NULL. */
-int mcp_session_handle(struct mcp_session *s, const char *text, size_t len, char **reply);
+void mcp_session_handle(struct mcp_session *s, const char *text, size_t len, char **reply);
 
 #endif

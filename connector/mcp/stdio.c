@@ -6,6 +6,7 @@
 #include "connector/mcp/server.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "sig.h"
 
 #include <errno.h>
@@ -58,12 +59,8 @@ static void send_line(struct stdio_ctx *ctx, const char *text)
 {
     size_t len = strlen(text), off = 0;
     ssize_t n;
-    char *line = malloc(len + 1);
+    char *line = mem_alloc(len + 1);
 
-    if (line == NULL) {
-        log_error("Out of memory writing an MCP reply", NULL);
-        return;
-    }
     memcpy(line, text, len);
     line[len++] = '\n';
     pthread_mutex_lock(&ctx->mu);
@@ -180,10 +177,7 @@ static void handle_line(struct stdio_ctx *ctx, char *line, size_t len)
         len--;
     if (len == 0)
         return;
-    if (mcp_session_accept(ctx->session, line, len, &reply, &call) != ZK_OK) {
-        log_error("Out of memory handling an MCP message", NULL);
-        return;
-    }
+    mcp_session_accept(ctx->session, line, len, &reply, &call);
     if (reply != NULL)
         send_line(ctx, reply);
     free(reply);
@@ -199,9 +193,8 @@ static void reply_too_big(struct stdio_ctx *ctx)
 
     snprintf(msg, sizeof(msg), "the message is longer than %u bytes", CONNECTOR_MCP_REQUEST_MAX);
     e = jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST, msg, NULL);
-    text = e != NULL ? json_print(e) : NULL;
-    if (text != NULL)
-        send_line(ctx, text);
+    text = json_print(e);
+    send_line(ctx, text);
     free(text);
     cJSON_Delete(e);
     log_warn("Skipped an MCP message over the size limit", NULL);
@@ -212,29 +205,26 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     struct mcp_session_opts so = {.cfg = opts->cfg, .server_version = opts->server_version, .rate = opts->cfg->stdio_rate};
     struct stdio_ctx ctx = {.out_fd = opts->out_fd};
     struct buf line;
-    char *chunk = malloc(READ_CHUNK), *nl;
+    char *chunk, *nl;
     struct pollfd pfd[2] = {{.fd = opts->in_fd, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
     sigset_t stop_signals, waiting;
     int discarding = 0, rc = ZK_OK, eof = 0;
     ssize_t n;
     size_t off, seg;
 
-    buf_init(&line, CONNECTOR_MCP_REQUEST_MAX);
-    ctx.session = mcp_session_new(&so);
     ctx.wake_fd = pfd[1].fd = eventfd(0, EFD_CLOEXEC);
-    if (chunk == NULL || ctx.session == NULL || ctx.wake_fd < 0) {
-        rc = ctx.wake_fd < 0 ? zk_err_set(err, ZK_EIO, "eventfd: %s", strerror(errno))
-                             : zk_err_set(err, ZK_ENOMEM, "out of memory starting the stdio transport");
-        if (ctx.wake_fd >= 0)
-            close(ctx.wake_fd);
-        free(chunk);
-        mcp_session_free(ctx.session);
-        return rc;
-    }
-    pthread_mutex_init(&ctx.mu, NULL);
-    pthread_cond_init(&ctx.cv, NULL);
+    if (ctx.wake_fd < 0)
+        return zk_err_set(err, ZK_EIO, "eventfd: %s", strerror(errno));
+    buf_init(&line, CONNECTOR_MCP_REQUEST_MAX);
+    chunk = mem_alloc(READ_CHUNK);
+    ctx.session = mcp_session_new(&so);
+    /* Linux fails to create a default mutex or condition only for lack of resources: the out-of-memory
+     * policy. */
+    if (pthread_mutex_init(&ctx.mu, NULL) != 0 || pthread_cond_init(&ctx.cv, NULL) != 0)
+        mem_oom(sizeof(ctx.mu) + sizeof(ctx.cv));
     for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++)
-        pthread_cond_init(&ctx.slots[i].cv, NULL);
+        if (pthread_cond_init(&ctx.slots[i].cv, NULL) != 0)
+            mem_oom(sizeof(ctx.slots[i].cv));
     /* The stop signals are blocked here, and so in every worker and libcurl thread started from here,
      * and taken only inside ppoll, which waits with the caller's mask: a signal then always interrupts
      * the wait for input, which can therefore wait without a timeout (a reader waking up every so
@@ -243,7 +233,7 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     pthread_sigmask(SIG_BLOCK, &stop_signals, &waiting);
     log_info("Serving MCP on stdio", NULL);
 
-    while (!eof && !(opts->stop != NULL && *opts->stop)) {
+    while (!eof && !(opts->stop != NULL && atomic_load(opts->stop))) {
         pthread_mutex_lock(&ctx.mu);
         if (ctx.write_failed)
             rc = zk_err_set(err, ZK_EIO, "write to stdout failed");
@@ -294,7 +284,7 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     while (ctx.running > 0) {
         struct timespec until;
 
-        if ((opts->stop != NULL && *opts->stop) || ctx.write_failed) {
+        if ((opts->stop != NULL && atomic_load(opts->stop)) || ctx.write_failed) {
             pthread_mutex_unlock(&ctx.mu);
             mcp_session_close(ctx.session);
             pthread_mutex_lock(&ctx.mu);

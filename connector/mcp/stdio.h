@@ -13,7 +13,7 @@
 #include "connector/config.h"
 #include "err.h"
 
-#include <signal.h>
+#include <stdatomic.h>
 
 #define MCP_STDIO_MAX_WORKERS 8
 
@@ -22,13 +22,14 @@ struct mcp_stdio_opts {
     const char *server_version;
     int in_fd;                          /* normally 0 */
     int out_fd;                         /* normally 1 */
-    const volatile sig_atomic_t *stop;  /* set by a signal handler to end the loop; may be NULL */
+    const atomic_int *stop;             /* set (by a signal handler) to end the loop; may be NULL */
 };
 
 /* Serves one session until end of input or *stop. At end of input the tool calls still running are
  * finished and their replies written; on *stop (or when stdout fails) they are cancelled. Either way
- * they are waited for before returning. Returns ZK_OK, or ZK_EIO when stdin or stdout failed, ZK_ENOMEM. A line longer than
- * CONNECTOR_MCP_REQUEST_MAX is answered with an error and skipped; it does not end the session. */
+ * they are waited for before returning. Returns ZK_OK, or ZK_EIO when stdin or stdout failed. A line
+ * longer than CONNECTOR_MCP_REQUEST_MAX is answered with an error and skipped; it does not end the
+ * session. */
 int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err);
 
 #endif

@@ -4,6 +4,7 @@
 #include "connector/format.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
+#include "mem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,9 +24,7 @@ int targ_fail(struct tool_result *r, const char *fmt, ...)
     r->structured = NULL;
     r->is_error = 1;
     /* The message is far below the text buffer's bound, so this cannot fail for size. */
-    if (buf_puts(&r->text, msg))
-        return ZK_ENOMEM;
-    return ZK_OK;
+    return buf_puts(&r->text, msg);
 }
 
 /* A short description of a JSON value's type, for messages. */
@@ -119,11 +118,7 @@ int targ_string_list(const cJSON *args, const char *name, size_t max_items, size
                   max_items);
         return ZK_EINVAL;
     }
-    list = calloc(cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) + 1 : 2, sizeof(*list));
-    if (!list) {
-        targ_fail(r, "out of memory");
-        return ZK_ENOMEM;
-    }
+    list = mem_calloc(cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) + 1 : 2, sizeof(*list));
     if (cJSON_IsString(v)) {
         list[(*n)++] = v->valuestring;
     } else {

@@ -14,12 +14,13 @@
 #include <time.h>
 
 /* Marks r as failed and sets its text to the formatted message (replacing what was there). Returns
- * ZK_OK, because a failure the agent should read is still a successful call. */
+ * ZK_OK, because a failure the agent should read is still a successful call (the message, at most
+ * 2 KiB, always fits the text buffer). */
 int targ_fail(struct tool_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The argument checks below (targ_check_known to targ_repo_pattern) return ZK_OK, or fail r with a
- * message for the agent and return ZK_EINVAL (ZK_ENOMEM when memory ran out). The tools answer either
- * failure with r as it is: the agent reads why its call was refused. */
+ * message for the agent and return ZK_EINVAL. The tools answer that failure with r as it is: the agent
+ * reads why its call was refused. */
 
 /* Fails r when args has a member not named in known (a NULL-terminated list), or is not an object. */
 int targ_check_known(const cJSON *args, const char *const *known, struct tool_result *r);
@@ -48,8 +49,8 @@ int targ_repo_indexed(const struct zr_list *l, const char *pattern);
 
 /* Appends to b the sentence for a repository argument arg (normalised: pattern) that selects nothing
  * in l: "\"arg\" matches no indexed repository; closest: a, b." or, when no name is near, "...; none
- * has a similar name (N are indexed; list_repositories shows them)." Returns ZK_OK, ZK_ENOMEM or the
- * buffer's ZK_ETOOBIG. */
+ * has a similar name (N are indexed; list_repositories shows them)." Returns ZK_OK or the buffer's
+ * ZK_ETOOBIG. */
 int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, struct buf *b);
 
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */

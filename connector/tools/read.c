@@ -54,8 +54,6 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
 
     buf_init(&msg, 8192);
     rc = zc_list(&c, "", &ro, &l, &lerr);
-    if (rc == ZK_ENOMEM)
-        goto out;
     if (rc)
         rc = targ_fail(r, "no file \"%.300s\" in a repository \"%.200s\" selects; listing the repositories to "
                           "tell which is missing failed: %s", path, repo, lerr.msg);
@@ -65,9 +63,8 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
         rc = targ_fail(r, "no file \"%.300s\" in the repository \"%.200s\" selects (the path must be exact and "
                           "relative to the repository root; search_code with file \"%.200s\" finds it by name).",
                        path, repo, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-out:
     if (rc)
-        zk_err_set(err, rc, "read_file: out of memory");
+        zk_err_set(err, rc, "read_file: the answer exceeds the output buffer");
     buf_free(&msg);
     zr_list_free(&l);
     return rc;
@@ -102,13 +99,10 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
     }
     if (targ_repo_pattern("repo", repo, pattern, r))
         goto out;
-    rc = zq_file_query(repo, path, &zq, &qerr);
-    if (rc == ZK_EINVAL) {
+    if (zq_file_query(repo, path, &zq, &qerr)) {
         rc = targ_fail(r, "invalid read_file arguments: %s", qerr.msg);
         goto out;
     }
-    if (rc)
-        goto fail;
 
     {
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
@@ -116,8 +110,6 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
         struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
 
         rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
-        if (rc == ZK_ENOMEM)
-            goto fail;
         if (rc) {
             rc = targ_fail(r, "read_file failed: %s\nQuery sent: %s", qerr.msg, zq);
             goto out;

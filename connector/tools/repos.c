@@ -48,10 +48,6 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
     if (filter && *filter && targ_repo_pattern("filter", filter, pattern, r))
         return ZK_OK;
     rc = zc_list(&c, "", &ro, &l, &lerr);
-    if (rc == ZK_ENOMEM) {
-        zk_err_set(err, rc, "list_repositories: %s", lerr.msg);
-        goto out;
-    }
     if (rc) {
         rc = targ_fail(r, "listing repositories failed: %s", lerr.msg);
         goto out;

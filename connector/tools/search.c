@@ -80,8 +80,8 @@ cJSON *tool_search_code_def(void)
 
 /* After an empty result with repository filters, tells "no match in the repositories" apart from
  * "no such repository", and names the closest indexed repositories for each argument that selects
- * none. Appends to note; returns ZK_OK or ZK_ENOMEM. */
-static int search_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
+ * none. Appends to note, which a sentence that does not fit empties (the note is a courtesy). */
+static void search_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
     struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
@@ -93,8 +93,7 @@ static int search_explain_empty(const struct tool_ctx *ctx, const char *const *r
 
     rc = zc_list(&c, "", &ro, &l, &err);
     if (rc) {
-        if (rc != ZK_ENOMEM)
-            rc = buf_printf(note, "could not check whether the repositories are indexed: %s", err.msg);
+        rc = buf_printf(note, "could not check whether the repositories are indexed: %s", err.msg);
         goto out;
     }
     for (size_t i = 0; !rc && i < n; i++) {
@@ -110,7 +109,6 @@ static int search_explain_empty(const struct tool_ctx *ctx, const char *const *r
                         n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
 out:
     zr_list_free(&l);
-    return rc;
 }
 
 int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
@@ -144,13 +142,10 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     {
         struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive};
 
-        rc = zq_build(&spec, &zq, &qerr);
-        if (rc == ZK_EINVAL) {
+        if (zq_build(&spec, &zq, &qerr)) {
             rc = targ_fail(r, "invalid search arguments: %s", qerr.msg);
             goto out;
         }
-        if (rc)
-            goto fail;
     }
 
     {
@@ -159,20 +154,18 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         struct zr_opts ro = {cfg->mirror_prefix, (int)context, FMT_FILE_MATCH_LINES};
 
         rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
-        if (rc == ZK_ENOMEM)
-            goto fail;
         if (rc) {
             rc = targ_fail(r, "search failed: %s\nQuery sent: %s", qerr.msg, zq);
             goto out;
         }
     }
 
-    /* A note is a courtesy: when it does not fit its bound it is dropped, and only running out of
-     * memory fails the call. */
-    if (res.n_files == 0 && n_repos && (rc = search_explain_empty(ctx, repos, n_repos, &note)) == ZK_ENOMEM)
-        goto fail;
-    if (zq_lint(query) && (rc = buf_printf(&note, "%s%s", note.len ? " " : "", zq_lint(query))) == ZK_ENOMEM)
-        goto fail;
+    /* A note is a courtesy: when it does not fit its bound it is dropped (a failed append empties the
+     * buffer). */
+    if (res.n_files == 0 && n_repos)
+        search_explain_empty(ctx, repos, n_repos, &note);
+    if (zq_lint(query) && buf_printf(&note, "%s%s", note.len ? " " : "", zq_lint(query)))
+        buf_reset(&note);
 
     {
         struct fmt_search_opts fo = {zq, (int)max_files, (size_t)max_bytes, zc_wall_time_ns(cfg->search_timeout_ms),

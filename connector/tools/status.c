@@ -49,14 +49,17 @@ static cJSON *status_index_json(const struct zr_list *l)
     targ_summarise(l, &s);
     rfc3339_format(s.newest, newest, sizeof(newest));
     rfc3339_format(s.oldest, oldest, sizeof(oldest));
-    if (!o || !cJSON_AddNumberToObject(o, "repositories", (double)l->n_repos) ||
-        !cJSON_AddNumberToObject(o, "shards", (double)l->shards) ||
-        !(s.newest ? cJSON_AddStringToObject(o, "newestIndexTime", newest) : cJSON_AddNullToObject(o, "newestIndexTime")) ||
-        !(s.oldest ? cJSON_AddStringToObject(o, "oldestIndexTime", oldest) : cJSON_AddNullToObject(o, "oldestIndexTime")) ||
-        !cJSON_AddStringToObject(o, "zoektVersion", s.zoekt_version)) {
-        cJSON_Delete(o);
-        return NULL;
-    }
+    cJSON_AddNumberToObject(o, "repositories", (double)l->n_repos);
+    cJSON_AddNumberToObject(o, "shards", (double)l->shards);
+    if (s.newest)
+        cJSON_AddStringToObject(o, "newestIndexTime", newest);
+    else
+        cJSON_AddNullToObject(o, "newestIndexTime");
+    if (s.oldest)
+        cJSON_AddStringToObject(o, "oldestIndexTime", oldest);
+    else
+        cJSON_AddNullToObject(o, "oldestIndexTime");
+    cJSON_AddStringToObject(o, "zoektVersion", s.zoekt_version);
     return o;
 }
 
@@ -72,10 +75,8 @@ int tools_index_status(const struct connector_config *cfg, char **json_out, stru
     rc = zc_list(&c, "", &ro, &l, err);
     if (!rc) {
         o = status_index_json(&l);
-        *json_out = o ? cJSON_PrintUnformatted(o) : NULL;
+        *json_out = json_print(o);
         cJSON_Delete(o);
-        if (!*json_out)
-            rc = zk_err_set(err, ZK_ENOMEM, "out of memory writing the index status");
     }
     zr_list_free(&l);
     return rc;
@@ -123,16 +124,15 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
 
     if (!cfg->corpus_namespace || !cfg->corpus_name) {
         *failed = 1;
-        if (!cJSON_AddNullToObject(root, "corpus") ||
-            !cJSON_AddStringToObject(root, "corpusError", "no corpus configured"))
-            return ZK_ENOMEM;
+        cJSON_AddNullToObject(root, "corpus");
+        cJSON_AddStringToObject(root, "corpusError", "no corpus configured");
         return buf_puts(&r->text, "Corpus: not configured (the connector was started without --corpus "
                                   "namespace/name), so only the webserver's view is reported.\n");
     }
     if (status_read_corpus(cfg, &corpus, msg, sizeof(msg))) {
         *failed = 1;
-        if (!cJSON_AddNullToObject(root, "corpus") || !cJSON_AddStringToObject(root, "corpusError", msg))
-            return ZK_ENOMEM;
+        cJSON_AddNullToObject(root, "corpus");
+        cJSON_AddStringToObject(root, "corpusError", msg);
         return buf_printf(&r->text, "Corpus %s/%s: could not be read: %s\n", cfg->corpus_namespace,
                           cfg->corpus_name, msg);
     }
@@ -157,16 +157,10 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
         rc = buf_printf(&r->text, "  repositories %lld, last index %s, oldest index %s, endpoint %s\n",
                         json_int(st, "repositoryCount", 0), json_str(st, "lastIndexTime", "(none)"),
                         json_str(st, "oldestIndexTime", "(none)"), json_str(st, "endpoint", "(none)"));
-    summary = cJSON_CreateObject();
-    if (!summary || !cJSON_AddItemToObject(root, "corpus", summary)) {
-        cJSON_Delete(summary);
-        rc = ZK_ENOMEM;
-    } else if (!cJSON_AddStringToObject(summary, "namespace", cfg->corpus_namespace) ||
-               !cJSON_AddStringToObject(summary, "name", cfg->corpus_name) ||
-               !cJSON_AddItemToObject(summary, "status",
-                                      st ? cJSON_Duplicate(st, 1) : cJSON_CreateObject())) {
-        rc = ZK_ENOMEM;
-    }
+    summary = cJSON_AddObjectToObject(root, "corpus");
+    cJSON_AddStringToObject(summary, "namespace", cfg->corpus_namespace);
+    cJSON_AddStringToObject(summary, "name", cfg->corpus_name);
+    cJSON_AddItemToObject(summary, "status", st ? cJSON_Duplicate(st, 1) : cJSON_CreateObject());
     cJSON_Delete(corpus);
     return rc;
 }
@@ -180,7 +174,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     struct zk_err lerr = {0};
     struct targ_index_summary s;
     struct zr_list l;
-    cJSON *root = NULL, *idx, *repos = NULL;
+    cJSON *root = NULL, *repos = NULL;
     int corpus_failed = 0, rc;
     char newest[32], oldest[32], pattern[ZN_ARG_MAX + 1];
     const char *repo = NULL;
@@ -190,22 +184,14 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
         (repo && targ_repo_pattern("repo", repo, pattern, r)))
         return ZK_OK;
     root = cJSON_CreateObject();
-    if (!root) {
-        rc = ZK_ENOMEM;
-        goto out;
-    }
     buf_reset(&r->text);
     if ((rc = status_corpus_part(cfg, r, root, &corpus_failed)))
         goto out;
 
     rc = zc_list(&c, "", &ro, &l, &lerr);
-    if (rc == ZK_ENOMEM)
-        goto out;
     if (rc) {
-        if (!cJSON_AddNullToObject(root, "index") || !cJSON_AddStringToObject(root, "indexError", lerr.msg)) {
-            rc = ZK_ENOMEM;
-            goto out;
-        }
+        cJSON_AddNullToObject(root, "index");
+        cJSON_AddStringToObject(root, "indexError", lerr.msg);
         rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, lerr.msg);
         /* Neither source answered: the agent cannot rely on the index at all. */
         r->is_error = corpus_failed;
@@ -217,17 +203,10 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     rc = buf_printf(&r->text, "Search webserver %s: %zu repositories, %lld shards, newest index %s, oldest index %s%s%s%s\n",
                     cfg->zoekt_url, l.n_repos, l.shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
                     s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l.crashes ? " (some shards failed to load)" : "");
-    idx = status_index_json(&l);
-    if (!idx || !cJSON_AddItemToObject(root, "index", idx)) {
-        cJSON_Delete(idx);
-        rc = ZK_ENOMEM;
-    }
+    cJSON_AddItemToObject(root, "index", status_index_json(&l));
     /* The repositories asked about, selected by the same rules as search_code's repo. */
-    if (!rc && repo && !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, &r->text, &repos, &lerr)) &&
-        !cJSON_AddItemToObject(root, "repositories", repos)) {
-        cJSON_Delete(repos);
-        rc = ZK_ENOMEM;
-    }
+    if (!rc && repo && !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, &r->text, &repos, &lerr)))
+        cJSON_AddItemToObject(root, "repositories", repos);
 done:
     if (rc)
         goto out;
@@ -235,7 +214,7 @@ done:
     root = NULL;
 out:
     if (rc)
-        zk_err_set(err, rc, "corpus_status: out of memory");
+        zk_err_set(err, rc, "corpus_status: the report exceeds the output buffer");
     cJSON_Delete(root);
     zr_list_free(&l);
     return rc;

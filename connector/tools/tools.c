@@ -26,15 +26,10 @@ cJSON *tools_list(void)
 {
     cJSON *arr = cJSON_CreateArray();
 
-    for (size_t i = 0; arr && i < TOOLS_COUNT; i++) {
-        cJSON *t = tools_table[i].def();
-
-        if (!t || !cJSON_AddItemToArray(arr, t)) {
-            cJSON_Delete(t);
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
+    /* Each definition is a constant the unit tests parse: only a lack of memory, which ends the
+     * process, could make one NULL. */
+    for (size_t i = 0; i < TOOLS_COUNT; i++)
+        cJSON_AddItemToArray(arr, tools_table[i].def());
     return arr;
 }
 

@@ -21,24 +21,23 @@ long long zc_wall_time_ns(long timeout_ms)
 
 char *zc_search_body(const char *query, const struct zc_search_opts *o, long timeout_ms)
 {
-    cJSON *root = cJSON_CreateObject(), *opts = NULL;
-    char *out = NULL;
+    cJSON *root = cJSON_CreateObject(), *opts;
     /* Exactly the files that can be shown: Zoekt's FileCount tells whether more matched. */
     double files = (double)o->max_files;
+    char *out;
 
-    if (!root || !cJSON_AddStringToObject(root, "Q", query) || !(opts = cJSON_AddObjectToObject(root, "Opts")))
-        goto out;
-    if (!cJSON_AddNumberToObject(opts, "MaxDocDisplayCount", files) ||
-        !cJSON_AddNumberToObject(opts, "MaxMatchDisplayCount", files * ZC_MATCHES_PER_FILE) ||
-        !cJSON_AddNumberToObject(opts, "NumContextLines", o->context_lines) ||
-        !cJSON_AddBoolToObject(opts, "ChunkMatches", o->chunk_matches) ||
-        !cJSON_AddNumberToObject(opts, "MaxWallTime", (double)zc_wall_time_ns(timeout_ms)) ||
-        !cJSON_AddNumberToObject(opts, "ShardMaxMatchCount", ZC_SHARD_MAX_MATCH_COUNT) ||
-        !cJSON_AddNumberToObject(opts, "TotalMaxMatchCount", ZC_TOTAL_MAX_MATCH_COUNT) ||
-        (o->whole && !cJSON_AddBoolToObject(opts, "Whole", 1)))
-        goto out;
+    cJSON_AddStringToObject(root, "Q", query);
+    opts = cJSON_AddObjectToObject(root, "Opts");
+    cJSON_AddNumberToObject(opts, "MaxDocDisplayCount", files);
+    cJSON_AddNumberToObject(opts, "MaxMatchDisplayCount", files * ZC_MATCHES_PER_FILE);
+    cJSON_AddNumberToObject(opts, "NumContextLines", o->context_lines);
+    cJSON_AddBoolToObject(opts, "ChunkMatches", o->chunk_matches);
+    cJSON_AddNumberToObject(opts, "MaxWallTime", (double)zc_wall_time_ns(timeout_ms));
+    cJSON_AddNumberToObject(opts, "ShardMaxMatchCount", ZC_SHARD_MAX_MATCH_COUNT);
+    cJSON_AddNumberToObject(opts, "TotalMaxMatchCount", ZC_TOTAL_MAX_MATCH_COUNT);
+    if (o->whole)
+        cJSON_AddBoolToObject(opts, "Whole", 1);
     out = json_print(root);
-out:
     cJSON_Delete(root);
     return out;
 }
@@ -125,8 +124,6 @@ int zc_search(const struct zc_conn *c, const char *query, const struct zc_search
     memset(out, 0, sizeof(*out));
     memset(&resp, 0, sizeof(resp));
     body = zc_search_body(query, o, c->timeout_ms);
-    if (!body)
-        return zk_err_set(err, ZK_ENOMEM, "out of memory building the search request");
     rc = zc_post(c, "/api/search", body, &resp, url, sizeof(url), err);
     if (!rc)
         rc = zc_hint_not_zoekt(zr_parse_search(resp.body.data ? resp.body.data : "", resp.body.len, ro, out, err),
@@ -142,15 +139,13 @@ int zc_list(const struct zc_conn *c, const char *query, const struct zr_opts *ro
     struct http_response resp;
     cJSON *req = cJSON_CreateObject();
     char url[1024];
-    char *body = NULL;
+    char *body;
     int rc;
 
     memset(out, 0, sizeof(*out));
     memset(&resp, 0, sizeof(resp));
-    if (!req || !cJSON_AddStringToObject(req, "Q", query ? query : "") || !(body = json_print(req))) {
-        cJSON_Delete(req);
-        return zk_err_set(err, ZK_ENOMEM, "out of memory building the list request");
-    }
+    cJSON_AddStringToObject(req, "Q", query ? query : "");
+    body = json_print(req);
     cJSON_Delete(req);
     rc = zc_post(c, "/api/list", body, &resp, url, sizeof(url), err);
     if (!rc)

@@ -42,14 +42,14 @@ struct zc_search_opts {
  * that Zoekt answers with what it found before the connector gives up on the connection. */
 long long zc_wall_time_ns(long timeout_ms);
 
-/* The JSON body of a search request. Heap string the caller frees, or NULL when out of memory. */
+/* The JSON body of a search request. Heap string the caller frees. */
 char *zc_search_body(const char *query, const struct zc_search_opts *o, long timeout_ms);
 
 /* Runs a search and parses the answer (result.h); *out is owned by the caller (zr_search_free, also
  * after a failure). Returns ZK_OK, ZK_ECONNECT, ZK_ETIMEOUT, ZK_ETRANSPORT, ZK_ECANCELLED, ZK_ETOOBIG,
  * ZK_ESERVER (Zoekt failed with a 5xx), ZK_EHTTP (any other non-2xx, and a 5xx from Zoekt's own time
- * limit, which retrying unchanged will meet again; Zoekt's error text is in the message), ZK_EPARSE or
- * ZK_ENOMEM. */
+ * limit, which retrying unchanged will meet again; Zoekt's error text is in the message) or
+ * ZK_EPARSE. */
 int zc_search(const struct zc_conn *c, const char *query, const struct zc_search_opts *o,
               const struct zr_opts *ro, struct zr_search *out, struct zk_err *err);
 

@@ -3,6 +3,7 @@
 
 #include "buf.h"
 #include "connector/zoekt/reponame.h"
+#include "mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,9 +199,9 @@ int zq_glob_to_regex(const char *glob, enum zq_anchor anchor, char **out, struct
     if (!rc)
         rc = buf_putc(&b, '$');
     if (rc)
-        return zk_err_set(err, rc, "glob \"%s\": out of memory", glob);
+        return zk_err_set(err, rc, "glob \"%s\": its pattern is longer than %d bytes", glob, ZQ_MAX);
     *out = buf_steal(&b);
-    return *out ? ZK_OK : zk_err_set(err, ZK_ENOMEM, "out of memory");
+    return ZK_OK;
 }
 
 int zq_repo_regex(const char *repo, char **out, struct zk_err *err)
@@ -218,7 +219,7 @@ int zq_repo_regex(const char *repo, char **out, struct zk_err *err)
         if (rc)
             return rc;
     } else if (!(body = zq_regex_quote(name))) {
-        return zk_err_set(err, ZK_ENOMEM, "out of memory");
+        return zk_err_set(err, ZK_ETOOBIG, "repository \"%s\": name too long", repo);
     }
     /* The glob's own "^" is dropped: like a plain name, it may also match after any slash of the name
      * (zn_matches), and the end is anchored by the glob's "$" or the one added here. */
@@ -228,8 +229,6 @@ int zq_repo_regex(const char *repo, char **out, struct zk_err *err)
         goto out;
     }
     *out = buf_steal(&b);
-    if (!*out)
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
 out:
     free(body);
     return rc;
@@ -252,12 +251,10 @@ int zq_file_query(const char *repo, const char *path, char **out, struct zk_err 
     }
     path_re = zq_regex_quote(path);
     buf_init(&b, ZQ_MAX);
-    if (!path_re)
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-    else if ((rc = buf_printf(&b, "repo:%s file:^%s$", repo_re, path_re)))
-        zk_err_set(err, rc, "the repository and path are longer than %d bytes", ZQ_MAX);
-    else if (!(*out = buf_steal(&b)))
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
+    if (!path_re || (rc = buf_printf(&b, "repo:%s file:^%s$", repo_re, path_re)))
+        rc = zk_err_set(err, ZK_ETOOBIG, "the repository and path are longer than %d bytes", ZQ_MAX);
+    else
+        *out = buf_steal(&b);
     free(repo_re);
     free(path_re);
     return rc;
@@ -342,13 +339,9 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
     if (qlen > 4096)
         return zk_err_set(err, ZK_EINVAL, "query longer than 4096 bytes");
 
-    repos = calloc(s->n_repos + 1, sizeof(*repos));
-    files = calloc(s->n_files + 1, sizeof(*files));
-    excl = calloc(s->n_exclude_files + 1, sizeof(*excl));
-    if (!repos || !files || !excl) {
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto out;
-    }
+    repos = mem_calloc(s->n_repos + 1, sizeof(*repos));
+    files = mem_calloc(s->n_files + 1, sizeof(*files));
+    excl = mem_calloc(s->n_exclude_files + 1, sizeof(*excl));
     for (size_t i = 0; i < s->n_repos; i++)
         if ((rc = zq_repo_regex(s->repos[i], &repos[i], err)))
             goto fail_arg;
@@ -365,13 +358,9 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
 
     filters = s->n_repos || s->n_files || s->n_exclude_files || s->case_sensitive;
     if (qlen) {
-        char *uq = strndup(q, qlen);
+        char *uq = mem_strndup(q, qlen);
         int wrap = filters && zq_has_several_tokens(uq);
 
-        if (!uq) {
-            rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-            goto out;
-        }
         rc = buf_printf(&b, wrap ? "(%s)" : "%s", uq);
         /* Zoekt applies the outermost case: to everything inside parentheses, so a case: the user
          * wrote would be overridden by the (implicit) top-level default unless it is repeated there. */
@@ -392,8 +381,6 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
         goto out;
     }
     *out = buf_steal(&b);
-    if (!*out)
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
     goto out;
 
 fail_arg:

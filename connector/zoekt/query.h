@@ -38,11 +38,12 @@ enum zq_anchor {
  * below this directory". With ZQ_ANCHOR_PATH, a glob without "/" matches the last path segment anywhere
  * ("*.yaml" -> "(^|/)[^/]*\.yaml$"), a glob with "/" matches from the start of the path (a leading "/"
  * is dropped). Returns ZK_OK with *out a heap string the caller frees, ZK_EINVAL with a message for an
- * empty glob, an unclosed "[" or "{", a stray "}" or a trailing "\", or ZK_ENOMEM. */
+ * empty glob, an unclosed "[" or "{", a stray "}" or a trailing "\", or ZK_ETOOBIG when the pattern
+ * would be longer than a query may be (64 KiB). */
 int zq_glob_to_regex(const char *glob, enum zq_anchor anchor, char **out, struct zk_err *err);
 
 /* Escapes s so that it matches itself literally in RE2 (and stays one Zoekt token). Heap string the
- * caller frees, or NULL when out of memory. */
+ * caller frees, or NULL when the escaped text would be longer than a query may be (64 KiB). */
 char *zq_regex_quote(const char *s);
 
 /* Whether a repository or file argument is a glob (has *, ?, [ or {) rather than a plain name. */
@@ -73,7 +74,8 @@ struct zq_spec {
 /* Builds the final Zoekt query. At least a query or a file glob is required. A case: atom the user
  * wrote inside a parenthesised query is repeated at the top level, because Zoekt applies the outermost
  * case: setting to everything inside parentheses. Returns ZK_OK with *out (heap, caller frees), or
- * ZK_EINVAL with a message naming the argument at fault, or ZK_ENOMEM. */
+ * ZK_EINVAL with a message naming the argument at fault, or ZK_ETOOBIG when the query would be longer
+ * than a query may be (64 KiB). */
 int zq_build(const struct zq_spec *spec, char **out, struct zk_err *err);
 
 /* Looks for common misreadings of Zoekt syntax in a user query: upper-case AND/OR/NOT and lower-case

@@ -4,6 +4,7 @@
 #include "buf.h"
 #include "jscan.h"
 #include "json.h"
+#include "mem.h"
 #include "rfc3339.h"
 
 #include <stdio.h>
@@ -35,9 +36,7 @@ unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len)
 
     if (len % 4 != 0)
         return NULL;
-    out = malloc(len / 4 * 3 + 1);
-    if (!out)
-        return NULL;
+    out = mem_alloc(len / 4 * 3 + 1);
     /* Every quad but the last has no padding: four table look-ups each. */
     full = len >= 4 ? len - 4 : 0;
     for (size_t i = 0; i < full; i += 4) {
@@ -150,7 +149,9 @@ char *zr_sanitize(const unsigned char *in, size_t len)
     struct buf b;
 
     buf_init(&b, ZR_SANITIZE_GROWTH * len);
-    return zr_sanitize_into(&b, in, len) ? NULL : buf_steal(&b);
+    if (zr_sanitize_into(&b, in, len))
+        abort(); /* cannot happen: the bound is what sanitising can make of len bytes */
+    return buf_steal(&b);
 }
 
 const char *zr_strip_prefix(const char *name, const char *mirror_prefix)
@@ -167,7 +168,7 @@ const char *zr_strip_prefix(const char *name, const char *mirror_prefix)
  * with a newline in it must not break the line-oriented output. */
 static char *zr_strdup(const char *s)
 {
-    return s ? zr_sanitize((const unsigned char *)s, strlen(s)) : strdup("");
+    return s ? zr_sanitize((const unsigned char *)s, strlen(s)) : mem_strdup("");
 }
 
 /* ---- lines ---------------------------------------------------------------------------------------- */
@@ -232,17 +233,13 @@ static int zr_lines_add(struct zr_lines *l, int number, const unsigned char *tex
 
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
-        struct zr_pending *v = realloc(l->v, cap * sizeof(*v));
-
-        if (!v)
-            return ZK_ENOMEM;
-        l->v = v;
+        l->v = mem_realloc(l->v, cap * sizeof(*l->v));
         l->cap = cap;
     }
     line = &l->v[l->n];
     line->off = l->text.len;
     if ((!undecodable && (rc = zr_sanitize_into(&l->text, text, len))) || (rc = buf_putc(&l->text, '\0')))
-        return rc == ZK_ETOOBIG ? ZK_ENOMEM : rc;
+        return rc;
     line->number = number;
     line->is_match = is_match;
     line->undecodable = undecodable;
@@ -261,11 +258,11 @@ static int zr_line_cmp(const void *a, const void *b)
 }
 
 /* Sorts the lines, keeps one per number (a match wins over context) and hands them and their texts to
- * f. Returns ZK_OK or ZK_ENOMEM; l is freed either way. */
-static int zr_lines_finish(struct zr_lines *l, struct zr_file *f)
+ * f. l is freed. */
+static void zr_lines_finish(struct zr_lines *l, struct zr_file *f)
 {
     size_t keep = 0;
-    int sorted = 1, rc = ZK_OK;
+    int sorted = 1;
 
     /* The lines of one chunk, and chunks in the order of the file, come sorted already. glibc's qsort
      * is a stable merge sort, so leaving sorted lines as they are keeps the same ones. */
@@ -281,12 +278,10 @@ static int zr_lines_finish(struct zr_lines *l, struct zr_file *f)
         l->v[keep++] = l->v[i];
     }
     f->n_match_lines = 0;
-    if (keep && !(f->lines = malloc(keep * sizeof(*f->lines)))) {
-        rc = ZK_ENOMEM;
-        keep = 0;
-    }
-    if (keep)
+    if (keep) {
+        f->lines = mem_alloc(keep * sizeof(*f->lines));
         f->texts = buf_steal(&l->text);
+    }
     for (size_t i = 0; i < keep; i++) {
         f->lines[i].number = l->v[i].number;
         f->lines[i].text = f->texts + l->v[i].off;
@@ -296,7 +291,6 @@ static int zr_lines_finish(struct zr_lines *l, struct zr_file *f)
     }
     f->n_lines = keep;
     zr_lines_free(l);
-    return rc;
 }
 
 /* Decodes a base64 text: s is the member's string, or NULL when the member is not a string. Returns 1
@@ -469,20 +463,16 @@ struct zr_chunk {
     size_t len;
 };
 
-/* Sets c's range count to n, making room for them. Returns ZK_OK or ZK_ENOMEM. */
-static int zr_chunk_ranges(struct zr_chunk *c, size_t n)
+/* Sets c's range count to n, making room for them. */
+static void zr_chunk_ranges(struct zr_chunk *c, size_t n)
 {
     if (n > c->cap_ranges) {
         size_t cap = n > 2 * c->cap_ranges ? n : 2 * c->cap_ranges;
-        struct zr_range *v = realloc(c->ranges, cap * sizeof(*v));
 
-        if (!v)
-            return ZK_ENOMEM;
-        c->ranges = v;
+        c->ranges = mem_realloc(c->ranges, cap * sizeof(*c->ranges));
         c->cap_ranges = cap;
     }
     c->n_ranges = n;
-    return ZK_OK;
 }
 
 static int zr_chunk_wants_content(const struct zr_chunk *c, size_t matching, int cap)
@@ -580,7 +570,7 @@ static void zr_tree_line_match(const cJSON *lm, struct zr_line_match *m, size_t 
             m->got[i] = zr_member_b64(lm, keys[i], &m->text[i], &m->len[i]);
 }
 
-static int zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, int cap)
+static void zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, int cap)
 {
     const cJSON *ranges = json_arr(cm, "Ranges"), *r;
     size_t i = 0;
@@ -590,8 +580,7 @@ static int zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, i
     c->got = 0;
     c->content = NULL;
     c->len = 0;
-    if (zr_chunk_ranges(c, ranges ? (size_t)cJSON_GetArraySize(ranges) : 0))
-        return ZK_ENOMEM;
+    zr_chunk_ranges(c, ranges ? (size_t)cJSON_GetArraySize(ranges) : 0);
     cJSON_ArrayForEach(r, ranges) {
         const cJSON *e = json_obj(r, "End");
 
@@ -602,7 +591,6 @@ static int zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, i
     }
     if (zr_chunk_wants_content(c, matching, cap))
         c->got = zr_member_b64(cm, "Content", &c->content, &c->len);
-    return ZK_OK;
 }
 
 static void zr_file_free(struct zr_file *f)
@@ -619,9 +607,8 @@ static void zr_file_free(struct zr_file *f)
     free(f->content);
 }
 
-/* The file's repository, path, commit, language, branches and, for Whole: true, its content. Returns
- * ZK_OK or ZK_ENOMEM; what was set is freed with the file. */
-static int zr_file_meta(const cJSON *fm, const struct zr_opts *o, struct zr_file *f)
+/* The file's repository, path, commit, language, branches and, for Whole: true, its content. */
+static void zr_file_meta(const cJSON *fm, const struct zr_opts *o, struct zr_file *f)
 {
     const cJSON *branches = json_arr(fm, "Branches"), *it;
     const char *repo = json_str(fm, "Repository", json_str(fm, "Repo", "")), *content;
@@ -630,19 +617,11 @@ static int zr_file_meta(const cJSON *fm, const struct zr_opts *o, struct zr_file
     f->path = zr_strdup(json_str(fm, "FileName", ""));
     f->version = zr_strdup(json_str(fm, "Version", ""));
     f->language = zr_strdup(json_str(fm, "Language", ""));
-    if (!f->repo || !f->path || !f->version || !f->language)
-        return ZK_ENOMEM;
     if (branches && cJSON_GetArraySize(branches) > 0) {
-        f->branches = calloc((size_t)cJSON_GetArraySize(branches), sizeof(*f->branches));
-        if (!f->branches)
-            return ZK_ENOMEM;
-        cJSON_ArrayForEach(it, branches) {
-            if (!cJSON_IsString(it))
-                continue;
-            if (!(f->branches[f->n_branches] = zr_strdup(it->valuestring)))
-                return ZK_ENOMEM;
-            f->n_branches++;
-        }
+        f->branches = mem_calloc((size_t)cJSON_GetArraySize(branches), sizeof(*f->branches));
+        cJSON_ArrayForEach(it, branches)
+            if (cJSON_IsString(it))
+                f->branches[f->n_branches++] = zr_strdup(it->valuestring);
     }
     content = json_str(fm, "Content", NULL);
     if (content) {
@@ -650,26 +629,22 @@ static int zr_file_meta(const cJSON *fm, const struct zr_opts *o, struct zr_file
         f->content = zr_base64_decode(content, strlen(content), &f->content_len);
         f->undecodable |= !f->content;
     }
-    return ZK_OK;
 }
 
-/* Hands the lines the matches left to f; the matching lines only counted join its count. Returns
- * ZK_OK or ZK_ENOMEM; lines is freed either way. */
-static int zr_file_finish(struct zr_lines *lines, size_t uncounted, struct zr_file *f)
+/* Ends a file: on success hands it the lines the matches left, the matching lines only counted joining
+ * its count; on failure (rc, a line that outgrew the text's bound, which ZR_TEXT_MAX rules out) undoes
+ * the file. lines is freed either way. */
+static int zr_file_finish(struct zr_lines *lines, size_t uncounted, struct zr_file *f, int rc, struct zk_err *err)
 {
-    int rc = zr_lines_finish(lines, f);
-
+    if (rc) {
+        zr_lines_free(lines);
+        zr_file_free(f);
+        memset(f, 0, sizeof(*f));
+        return zk_err_set(err, rc, "a file match's text is longer than the answer allows");
+    }
+    zr_lines_finish(lines, f);
     f->n_match_lines += uncounted;
-    return rc;
-}
-
-/* Undoes a file that ran out of memory half way. */
-static int zr_file_nomem(struct zr_lines *lines, struct zr_file *f, struct zk_err *err)
-{
-    zr_lines_free(lines);
-    zr_file_free(f);
-    memset(f, 0, sizeof(*f));
-    return zk_err_set(err, ZK_ENOMEM, "out of memory parsing a file match");
+    return ZK_OK;
 }
 
 /* A file match of an answer of answer_len bytes, through its cJSON tree. */
@@ -684,7 +659,8 @@ static int zr_parse_file(const cJSON *fm, size_t answer_len, const struct zr_opt
 
     memset(f, 0, sizeof(*f));
     zr_lines_init(&lines, answer_len);
-    rc = zr_file_meta(fm, o, f);
+    zr_file_meta(fm, o, f);
+    rc = ZK_OK;
     for (it = lms ? lms->child : NULL; !rc && it; it = it->next) {
         struct zr_line_match m;
 
@@ -694,13 +670,13 @@ static int zr_parse_file(const cJSON *fm, size_t answer_len, const struct zr_opt
         rc = zr_add_line_match(&lines, f, &m, o->context_lines, &matching, o->match_lines, &uncounted);
     }
     for (it = cms ? cms->child : NULL; !rc && it; it = it->next) {
-        if (cJSON_IsObject(it) && !(rc = zr_tree_chunk(it, &c, matching, o->match_lines)))
-            rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
+        if (!cJSON_IsObject(it))
+            continue;
+        zr_tree_chunk(it, &c, matching, o->match_lines);
+        rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);
-    if (rc || zr_file_finish(&lines, uncounted, f))
-        return zr_file_nomem(&lines, f, err);
-    return ZK_OK;
+    return zr_file_finish(&lines, uncounted, f, rc, err);
 }
 
 /* Describes a body that is not what was expected, quoting its start so the cause is visible. */
@@ -755,13 +731,8 @@ int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, 
             rc = zr_bad_body(body, len, zr_msg_files_type, err);
         goto out; /* null or omitted: no files */
     }
-    if (cJSON_GetArraySize(files) > 0) {
-        out->files = calloc((size_t)cJSON_GetArraySize(files), sizeof(*out->files));
-        if (!out->files) {
-            rc = zk_err_set(err, ZK_ENOMEM, "out of memory parsing the search answer");
-            goto out;
-        }
-    }
+    if (cJSON_GetArraySize(files) > 0)
+        out->files = mem_calloc((size_t)cJSON_GetArraySize(files), sizeof(*out->files));
     cJSON_ArrayForEach(fm, files) {
         if (!cJSON_IsObject(fm)) {
             rc = zr_bad_body(body, len, zr_msg_file_type, err);
@@ -794,8 +765,8 @@ static const char *const zr_file_names[ZR_FILE_MEMBERS] = {
 
 /* A string value the scanner found, as cJSON's valuestring holds it (up to a NUL, where the C string
  * ends): *s and *n point into the answer when it has no escape; one with escapes goes to cJSON to be
- * unescaped, into *owned (the caller frees it with cJSON_Delete). Returns 1, 0 when v is not a string,
- * or ZK_ENOMEM. */
+ * unescaped, into *owned (the caller frees it with cJSON_Delete). Returns 1, or 0 when v is not a
+ * string (or one cJSON does not take, which jscan_parse has ruled out). */
 static int zr_scan_text(struct jscan v, const char **s, size_t *n, cJSON **owned)
 {
     const char *nul;
@@ -807,7 +778,7 @@ static int zr_scan_text(struct jscan v, const char **s, size_t *n, cJSON **owned
     *n = v.len - 2;
     if (memchr(*s, '\\', *n)) {
         if (!(*owned = json_parse(v.p, v.len)))
-            return ZK_ENOMEM;
+            return 0;
         *s = (*owned)->valuestring;
         *n = strlen(*s);
     } else if ((nul = memchr(*s, '\0', *n))) {
@@ -817,28 +788,30 @@ static int zr_scan_text(struct jscan v, const char **s, size_t *n, cJSON **owned
 }
 
 /* zr_strdup(json_str(obj, key, "")) over a value the scanner found, with the mirror prefix stripped
- * when prefix is set (as zr_strip_prefix): *out gets a heap string the caller frees, or NULL when
- * memory ran out. */
-static void zr_scan_strdup(struct jscan v, const char *prefix, char **out)
+ * when prefix is set (as zr_strip_prefix): a heap string the caller frees. */
+static char *zr_scan_strdup(struct jscan v, const char *prefix)
 {
     size_t n = 0, skip = prefix ? strlen(prefix) : 0;
     const char *s = "";
     cJSON *owned;
+    char *out;
 
-    *out = NULL;
-    if (zr_scan_text(v, &s, &n, &owned) < 0)
-        return;
+    if (!zr_scan_text(v, &s, &n, &owned)) {
+        s = "";
+        n = 0;
+    }
     if (skip && n > skip && memcmp(s, prefix, skip) == 0) {
         s += skip;
         n -= skip;
     }
-    *out = zr_sanitize((const unsigned char *)s, n);
+    out = zr_sanitize((const unsigned char *)s, n);
     cJSON_Delete(owned);
+    return out;
 }
 
 /* zr_file_meta over the members the scanner found: the same fields, by the same rules. */
-static int zr_scan_meta(const struct jscan_doc *d, const struct jscan *found, const struct zr_opts *o,
-                        struct zr_file *f)
+static void zr_scan_meta(const struct jscan_doc *d, const struct jscan *found, const struct zr_opts *o,
+                         struct zr_file *f)
 {
     struct jscan repo = jscan_type(found[ZR_FILE_REPOSITORY]) == JSCAN_STRING ? found[ZR_FILE_REPOSITORY]
                                                                              : found[ZR_FILE_REPO];
@@ -847,36 +820,24 @@ static int zr_scan_meta(const struct jscan_doc *d, const struct jscan *found, co
     struct jscan_iter it;
     const char *content;
     cJSON *owned;
-    int got;
 
-    zr_scan_strdup(repo, o->mirror_prefix, &f->repo);
-    zr_scan_strdup(found[ZR_FILE_NAME], NULL, &f->path);
-    zr_scan_strdup(found[ZR_FILE_VERSION], NULL, &f->version);
-    zr_scan_strdup(found[ZR_FILE_LANGUAGE], NULL, &f->language);
-    if (!f->repo || !f->path || !f->version || !f->language)
-        return ZK_ENOMEM;
+    f->repo = zr_scan_strdup(repo, o->mirror_prefix);
+    f->path = zr_scan_strdup(found[ZR_FILE_NAME], NULL);
+    f->version = zr_scan_strdup(found[ZR_FILE_VERSION], NULL);
+    f->language = zr_scan_strdup(found[ZR_FILE_LANGUAGE], NULL);
     if (n_branches > 0) {
-        if (!(f->branches = calloc(n_branches, sizeof(*f->branches))))
-            return ZK_ENOMEM;
+        f->branches = mem_calloc(n_branches, sizeof(*f->branches));
         jscan_iter_init(&it, d, branches);
-        while (jscan_next(&it, NULL, &b)) {
-            if (jscan_type(b) != JSCAN_STRING)
-                continue;
-            zr_scan_strdup(b, NULL, &f->branches[f->n_branches]);
-            if (!f->branches[f->n_branches])
-                return ZK_ENOMEM;
-            f->n_branches++;
-        }
+        while (jscan_next(&it, NULL, &b))
+            if (jscan_type(b) == JSCAN_STRING)
+                f->branches[f->n_branches++] = zr_scan_strdup(b, NULL);
     }
-    if ((got = zr_scan_text(found[ZR_FILE_CONTENT], &content, &n, &owned)) < 0)
-        return got;
-    if (got) {
+    if (zr_scan_text(found[ZR_FILE_CONTENT], &content, &n, &owned)) {
         f->has_content = 1;
         f->content = zr_base64_decode(content, n, &f->content_len);
         f->undecodable |= !f->content;
     }
     cJSON_Delete(owned);
-    return ZK_OK;
 }
 
 /* zr_member_b64 over a value the scanner found. */
@@ -927,7 +888,8 @@ static void zr_scan_line_match(const struct jscan_doc *d, struct jscan lm, struc
             m->got[i] = zr_scan_b64(v[i], &m->text[i], &m->len[i]);
 }
 
-static int zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_chunk *c, size_t matching, int cap)
+static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_chunk *c, size_t matching,
+                          int cap)
 {
     static const char *const names[] = {"ContentStart", "FileName", "Ranges", "Content"},
                              *const ends[] = {"Start", "End"};
@@ -946,8 +908,7 @@ static int zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_c
     while (jscan_next(&it, NULL, &r)) {
         struct zr_range *x;
 
-        if (zr_chunk_ranges(c, n + 1))
-            return ZK_ENOMEM;
+        zr_chunk_ranges(c, n + 1);
         x = &c->ranges[n++];
         jscan_find(d, r, ends, 2, se);
         x->first = zr_scan_line_number(d, se[0], 0, NULL);
@@ -955,7 +916,6 @@ static int zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_c
     }
     if (zr_chunk_wants_content(c, matching, cap))
         c->got = zr_scan_b64(v[3], &c->content, &c->len);
-    return ZK_OK;
 }
 
 /* zr_parse_file over the scanner: the file's names and content as zr_scan_meta reads them, and its
@@ -974,7 +934,8 @@ static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct
     memset(f, 0, sizeof(*f));
     zr_lines_init(&lines, d->len);
     jscan_find(d, fm, zr_file_names, ZR_FILE_MEMBERS, found);
-    rc = zr_scan_meta(d, found, o, f);
+    zr_scan_meta(d, found, o, f);
+    rc = ZK_OK;
     jscan_iter_init(&it, d, jscan_arr(found[ZR_FILE_LINE_MATCHES]));
     while (!rc && jscan_next(&it, NULL, &m)) {
         struct zr_line_match lm;
@@ -987,13 +948,13 @@ static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct
     *chunks = jscan_arr(found[ZR_FILE_CHUNK_MATCHES]).p != NULL;
     jscan_iter_init(&it, d, jscan_arr(found[ZR_FILE_CHUNK_MATCHES]));
     while (!rc && jscan_next(&it, NULL, &m)) {
-        if (jscan_type(m) == JSCAN_OBJECT && !(rc = zr_scan_chunk(d, m, &c, matching, o->match_lines)))
-            rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
+        if (jscan_type(m) != JSCAN_OBJECT)
+            continue;
+        zr_scan_chunk(d, m, &c, matching, o->match_lines);
+        rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);
-    if (rc || zr_file_finish(&lines, uncounted, f))
-        return zr_file_nomem(&lines, f, err);
-    return ZK_OK;
+    return zr_file_finish(&lines, uncounted, f, rc, err);
 }
 
 /* cJSON_HasObjectItem: whether obj has a member whose key is name, ignoring ASCII case. */
@@ -1037,8 +998,8 @@ static int zr_scan_result(const struct jscan_doc *d, struct jscan res, const cha
         return jscan_type(v[7]) != JSCAN_NONE && jscan_type(v[7]) != JSCAN_NULL
                    ? zr_bad_body(body, len, zr_msg_files_type, err)
                    : ZK_OK;
-    if ((n = jscan_count(d, files)) > 0 && !(out->files = calloc(n, sizeof(*out->files))))
-        return zk_err_set(err, ZK_ENOMEM, "out of memory parsing the search answer");
+    if ((n = jscan_count(d, files)) > 0)
+        out->files = mem_calloc(n, sizeof(*out->files));
     jscan_iter_init(&it, d, files);
     while (!rc && jscan_next(&it, NULL, &fm)) {
         if (jscan_type(fm) != JSCAN_OBJECT) {
@@ -1070,8 +1031,7 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
         goto out;
     }
     if (rc) {
-        rc = zk_err_set(err, rc, rc == ZK_ENOMEM ? "out of memory parsing the search answer"
-                                                 : "the search answer is longer than the parser takes");
+        rc = zk_err_set(err, rc, "the search answer is longer than the parser takes");
         goto out;
     }
     jscan_find(&d, root, zr_result_key, 1, &res);
@@ -1110,25 +1070,20 @@ static void zr_repo_free(struct zr_repo *r)
     free(r->zoekt_version);
 }
 
-static int zr_parse_branches(const cJSON *arr, struct zr_repo *r)
+static void zr_parse_branches(const cJSON *arr, struct zr_repo *r)
 {
     const cJSON *b;
 
     if (!arr || cJSON_GetArraySize(arr) == 0)
-        return ZK_OK;
-    r->branches = calloc((size_t)cJSON_GetArraySize(arr), sizeof(*r->branches));
-    if (!r->branches)
-        return ZK_ENOMEM;
+        return;
+    r->branches = mem_calloc((size_t)cJSON_GetArraySize(arr), sizeof(*r->branches));
     cJSON_ArrayForEach(b, arr) {
         if (!cJSON_IsObject(b))
             continue;
         r->branches[r->n_branches].name = zr_strdup(json_str(b, "Name", ""));
         r->branches[r->n_branches].version = zr_strdup(json_str(b, "Version", ""));
         r->n_branches++;
-        if (!r->branches[r->n_branches - 1].name || !r->branches[r->n_branches - 1].version)
-            return ZK_ENOMEM;
     }
-    return ZK_OK;
 }
 
 static int zr_repo_cmp(const void *a, const void *b)
@@ -1159,11 +1114,8 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
     repos = json_arr(list, "Repos");
     map = json_obj(list, "ReposMap");
     cap = (size_t)(repos ? cJSON_GetArraySize(repos) : 0) + (size_t)(map ? cJSON_GetArraySize(map) : 0);
-    if (cap) {
-        out->repos = calloc(cap, sizeof(*out->repos));
-        if (!out->repos)
-            goto nomem;
-    }
+    if (cap)
+        out->repos = mem_calloc(cap, sizeof(*out->repos));
     cJSON_ArrayForEach(e, repos) {
         const cJSON *repo = json_obj(e, "Repository"), *meta = json_obj(e, "IndexMetadata"),
                     *stats = json_obj(e, "Stats");
@@ -1176,9 +1128,7 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         r->name = zr_strdup(zr_strip_prefix(json_str(repo, "Name", ""), o->mirror_prefix));
         r->latest_commit = zr_strdup(json_str(repo, "LatestCommitDate", ""));
         r->zoekt_version = zr_strdup(json_str(meta, "ZoektVersion", ""));
-        if (!r->full_name || !r->name || !r->latest_commit || !r->zoekt_version ||
-            zr_parse_branches(json_arr(repo, "Branches"), r))
-            goto nomem;
+        zr_parse_branches(json_arr(repo, "Branches"), r);
         if (!rfc3339_parse(json_str(meta, "IndexTime", ""), &r->index_time))
             r->index_time = 0;
         r->shards = json_int(stats, "Shards", 0);
@@ -1197,11 +1147,9 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         snprintf(name, sizeof(name), "#%s", e->string ? e->string : "?");
         r->name = zr_strdup(name);
         r->full_name = zr_strdup(name);
-        r->latest_commit = strdup("");
-        r->zoekt_version = strdup("");
-        if (!r->name || !r->full_name || !r->latest_commit || !r->zoekt_version ||
-            zr_parse_branches(json_arr(e, "Branches"), r))
-            goto nomem;
+        r->latest_commit = mem_strdup("");
+        r->zoekt_version = mem_strdup("");
+        zr_parse_branches(json_arr(e, "Branches"), r);
         r->index_time = json_int(e, "IndexTimeUnix", 0);
     }
     if (out->n_repos > 1)
@@ -1210,9 +1158,6 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
     if (out->shards == 0)
         out->shards = shard_sum;
     out->crashes = json_int(list, "Crashes", 0);
-    goto out;
-nomem:
-    rc = zk_err_set(err, ZK_ENOMEM, "out of memory parsing the repository list");
 out:
     cJSON_Delete(root);
     return rc;

@@ -96,7 +96,8 @@ struct zr_list {
 
 /* Parses a /api/search body ({"Result":{...}}, or a bare SearchResult as /healthz sends). Returns ZK_OK
  * with *out filled (caller frees with zr_search_free, also after a failure), or ZK_EPARSE when the body
- * is not JSON or not a search result (the message quotes the start of the body), or ZK_ENOMEM.
+ * is not JSON or not a search result (the message quotes the start of the body), or ZK_ETOOBIG when it
+ * is longer than lib/jscan.h takes (JSCAN_TEXT_MAX).
  *
  * The body is walked with lib/jscan.h: only the members read reach cJSON, and the matches of a file
  * past o->match_lines, which are only counted, never do. */
@@ -118,11 +119,11 @@ void zr_list_free(struct zr_list *l);
 void zr_error_text(const char *body, size_t len, char *out, size_t n);
 
 /* Decodes standard base64 (with padding, no whitespace) into a heap buffer of *out_len bytes plus a
- * NUL. Returns NULL for invalid input or when out of memory. */
+ * NUL. Returns NULL for invalid input. */
 unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len);
 
 /* Makes bytes safe to print: invalid UTF-8 and control characters other than tab become U+FFFD, a
- * trailing carriage return is dropped. Returns a heap string, or NULL when out of memory. */
+ * trailing carriage return is dropped. Returns a heap string the caller frees; never NULL. */
 char *zr_sanitize(const unsigned char *in, size_t len);
 
 

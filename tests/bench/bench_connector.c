@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "connector/config.h"
 #include "connector/format.h"
+#include "mem.h"
 #include "connector/zoekt/client.h"
 #include "connector/zoekt/result.h"
 #include "http.h"
@@ -48,11 +49,9 @@ static char *read_all(const char *path, size_t *len)
 static int put_b64(struct buf *b, const char *s)
 {
     size_t n = strlen(s);
-    unsigned char *out = malloc(4 * ((n + 2) / 3) + 1);
+    unsigned char *out = mem_alloc(4 * ((n + 2) / 3) + 1);
     int rc;
 
-    if (!out)
-        return ZK_ENOMEM;
     EVP_EncodeBlock(out, (const unsigned char *)s, (int)n);
     rc = buf_puts(b, (const char *)out);
     free(out);

@@ -1,5 +1,5 @@
 /* fuzz_http_headers.c: the Origin and Accept checks of the MCP Streamable HTTP transport
- * (connector/mcp/http.h), whose input is whatever a browser or client sends.
+ * (connector/mcp/streamable.h), whose input is whatever a browser or client sends.
  *
  * Input: byte 0 chooses the configured origins (even: none, i.e. loopback only; odd: a list), the rest
  * is the header value, used as Origin and as Accept. Asserted:
@@ -12,7 +12,7 @@
  *   application/json, application/ * or * / * (without the spaces), and only then. */
 #include "tests/fuzz/fuzz.h"
 
-#include "connector/mcp/http.h"
+#include "connector/mcp/streamable.h"
 
 #include <regex.h>
 #include <string.h>
@@ -65,14 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     value = strndup((const char *)data + 1, size - 1);
     FUZZ_CHECK(value != NULL);
 
-    FUZZ_CHECK(mcp_http_origin_allowed(NULL, data[0] & 1 ? allowed : NULL) == 1);
+    FUZZ_CHECK(mcp_streamable_origin_allowed(NULL, data[0] & 1 ? allowed : NULL) == 1);
     if (data[0] & 1)
-        FUZZ_CHECK(mcp_http_origin_allowed(value, allowed) == in_list(value));
+        FUZZ_CHECK(mcp_streamable_origin_allowed(value, allowed) == in_list(value));
     else
-        FUZZ_CHECK(mcp_http_origin_allowed(value, NULL) == (regexec(&loopback, value, 0, NULL, 0) == 0));
+        FUZZ_CHECK(mcp_streamable_origin_allowed(value, NULL) == (regexec(&loopback, value, 0, NULL, 0) == 0));
 
-    FUZZ_CHECK(mcp_http_accept_json(NULL) == 1);
-    FUZZ_CHECK(mcp_http_accept_json(value) == accepts_json(value));
+    FUZZ_CHECK(mcp_streamable_accept_json(NULL) == 1);
+    FUZZ_CHECK(mcp_streamable_accept_json(value) == accepts_json(value));
     free(value);
     return 0;
 }

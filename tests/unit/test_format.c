@@ -321,6 +321,31 @@ static void test_budget_drops_files_last(void **state)
     zr_search_free(&s);
 }
 
+/* The notes that say a file had more matching lines than the cap are part of the text, and the budget
+ * counts them: however many capped files fill it, the search formats within the budget instead of
+ * failing. */
+static void test_budget_counts_cap_notes(void **state)
+{
+    int budget_cut = 0;
+
+    (void)state;
+    for (size_t budget = FMT_BUDGET_MIN; budget <= 16384; budget += 256) {
+        struct zr_search s;
+        cJSON *json;
+        char *text;
+
+        synth(&s, 20, 14, 10);
+        text = format(&s, "x", 20, budget, 0, &json);
+        assert_non_null(strstr(text, "files had more than 10 matching lines"));
+        assert_non_null(strstr(text, "(+4 more matching lines in this file)\n"));
+        budget_cut += strstr(text, "the output budget of") != NULL;
+        free(text);
+        cJSON_Delete(json);
+        zr_search_free(&s);
+    }
+    assert_true(budget_cut > 10); /* most budgets ran out: the notes competed with lines for room */
+}
+
 static void test_stop_reasons(void **state)
 {
     struct zr_search s;
@@ -533,9 +558,53 @@ static void test_read_file(void **state)
     free(f.content);
 }
 
+/* What an agent relies on in any formatted search: the text starts with the query and stays within
+ * the budget (format checks that); structuredContent parses back, lists every shown file with at most
+ * the per-file cap of matches, says it is complete exactly when the text does, and every truncation
+ * reason it names is explained in the text's header. */
+static void check_formatted(const struct zr_search *s, const char *text, cJSON *json, int max_files)
+{
+    static const struct {
+        const char *reason, *phrase;
+    } explained[] = {
+        {"max_files", "more files matched than max_files="},
+        {"timeout", "Zoekt's time limit ended the search"},
+        {"zoekt_limit", "Zoekt stopped at its match limit"},
+        {"shard_errors", "still loading"},
+        {"per_file_cap", "matching lines (the rest are counted, not shown)"},
+        {"output_budget", "the output budget of 2048 bytes cut"},
+    };
+    size_t shown = s->n_files < (size_t)max_files ? s->n_files : (size_t)max_files;
+    cJSON *files = cJSON_GetObjectItem(json, "files"), *truncation = cJSON_GetObjectItem(json, "truncation");
+    cJSON *file, *reason;
+    char *printed = cJSON_PrintUnformatted(json);
+    cJSON *back = cJSON_Parse(printed);
+
+    assert_true(cJSON_IsObject(back));
+    cJSON_Delete(back);
+    free(printed);
+    assert_true(strncmp(text, "Query: q\n", 9) == 0);
+    assert_int_equal(cJSON_GetArraySize(files), shown);
+    assert_int_equal(cJSON_GetObjectItem(json, "shownFiles")->valuedouble, shown);
+    assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(json, "complete")), cJSON_GetArraySize(truncation) == 0);
+    assert_int_equal(strstr(text, " Incomplete: ") == NULL, cJSON_GetArraySize(truncation) == 0);
+    cJSON_ArrayForEach(file, files)
+        assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(file, "matches")) <= FMT_FILE_MATCH_LINES);
+    cJSON_ArrayForEach(reason, truncation) {
+        size_t i = 0;
+
+        while (i < sizeof(explained) / sizeof(explained[0]) && strcmp(explained[i].reason, reason->valuestring))
+            i++;
+        if (i == sizeof(explained) / sizeof(explained[0]))
+            fail_msg("unknown truncation reason %s", reason->valuestring);
+        if (!strstr(text, explained[i].phrase))
+            fail_msg("truncation %s is not explained in:\n%s", reason->valuestring, text);
+    }
+}
+
 /* Mutated Zoekt answers (bytes replaced by JSON-significant characters, deterministic) either parse or
- * fail with ZK_EPARSE, and whatever parses formats within the budget: nothing crashes or leaks. */
-static void test_mutated_answers_never_crash(void **state)
+ * fail with ZK_EPARSE, and whatever parses formats as check_formatted says, under a tight budget. */
+static void test_mutated_answers_format_within_limits(void **state)
 {
     static const char *const fixtures[] = {"04_context2_chunks_true.response.json",
                                            "05_context2_chunks_false.response.json",
@@ -568,6 +637,7 @@ static void test_mutated_answers_never_crash(void **state)
                 cJSON *json = NULL;
                 char *text = format(&s, "q", 3, 2048, 0, &json);
 
+                check_formatted(&s, text, json, 3);
                 parsed++;
                 free(text);
                 cJSON_Delete(json);
@@ -587,10 +657,11 @@ int main(void)
         cmocka_unit_test(test_chunks_all_shown),       cmocka_unit_test(test_max_files),
         cmocka_unit_test(test_name_match_and_none),    cmocka_unit_test(test_per_file_cap),
         cmocka_unit_test(test_long_lines_cut),         cmocka_unit_test(test_budget_names_every_file),
-        cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_stop_reasons),
+        cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_budget_counts_cap_notes),
+        cmocka_unit_test(test_stop_reasons),
         cmocka_unit_test(test_undecodable_and_note),   cmocka_unit_test(test_repos_and_filter),
         cmocka_unit_test(test_repos_filter_rules),     cmocka_unit_test(test_read_file),
-        cmocka_unit_test(test_mutated_answers_never_crash),
+        cmocka_unit_test(test_mutated_answers_format_within_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

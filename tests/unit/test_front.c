@@ -15,6 +15,7 @@
 #include "connector/front.h"
 #include "connector/tools/tools.h"
 #include "http.h"
+#include "mem.h"
 #include "tests/support/tmpdir.h"
 
 /* ---- fakes --------------------------------------------------------------------------------- */
@@ -28,8 +29,8 @@ int tools_index_status(const struct connector_config *cfg, char **json_out, stru
     *json_out = NULL;
     if (index_status_rc != ZK_OK)
         return zk_err_set(err, index_status_rc, "fake index status failure");
-    *json_out = strdup("{\"repositories\":3}");
-    return *json_out != NULL ? ZK_OK : ZK_ENOMEM;
+    *json_out = mem_strdup("{\"repositories\":3}");
+    return ZK_OK;
 }
 
 /* The route handed to the front, standing in for /mcp. */

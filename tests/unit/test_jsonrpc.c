@@ -123,7 +123,7 @@ static void test_error_replies(void **state)
                    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"parse error\"}}");
     assert_printed(jsonrpc_error(id, JSONRPC_INVALID_PARAMS, "bad", cJSON_CreateString("d")),
                    "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":-32602,\"message\":\"bad\",\"data\":\"d\"}}");
-    assert_null(jsonrpc_result(id, NULL));
+    assert_printed(jsonrpc_result(id, cJSON_CreateObject()), "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}");
     cJSON_Delete(id);
 }
 

@@ -1,5 +1,5 @@
 /* Unit tests for connector/mcp/server (lifecycle, dispatch, batches, cancellation, rate limit) and the
- * pure helpers of connector/mcp/http (Origin, Accept) and connector/front (listen address).
+ * pure helpers of connector/mcp/streamable (Origin, Accept) and connector/front (listen address).
  *
  * The tools are replaced by fakes defined here, so these tests need no Zoekt: the linker takes these
  * definitions and never pulls the real tools from libconn.a. The fakes echo, fail, and wait for their
@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "connector/front.h"
-#include "connector/mcp/http.h"
+#include "connector/mcp/streamable.h"
 #include "connector/mcp/jsonrpc.h"
 #include "connector/mcp/server.h"
 #include "connector/tools/tools.h"
@@ -95,7 +95,7 @@ static cJSON *send_msg(struct mcp_session *s, const char *text)
     char *reply = NULL;
     cJSON *r;
 
-    assert_int_equal(mcp_session_handle(s, text, strlen(text), &reply), ZK_OK);
+    mcp_session_handle(s, text, strlen(text), &reply);
     if (reply == NULL)
         return NULL;
     r = cJSON_Parse(reply);
@@ -325,7 +325,7 @@ static void test_cancellation(void **state)
 
     (void)state;
     atomic_store(&wait_started, 0);
-    assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
+    mcp_session_accept(s, req, strlen(req), &reply, &rn.call);
     assert_null(reply);
     assert_non_null(rn.call);
     assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
@@ -358,7 +358,7 @@ static void test_call_cancel_from_another_thread(void **state)
 
     (void)state;
     atomic_store(&wait_started, 0);
-    assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
+    mcp_session_accept(s, req, strlen(req), &reply, &rn.call);
     assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
     while (!atomic_load(&wait_started))
         nanosleep(&ms, NULL);
@@ -384,7 +384,7 @@ static void test_close_cancels_and_refuses(void **state)
 
     (void)state;
     atomic_store(&wait_started, 0);
-    assert_int_equal(mcp_session_accept(s, req, strlen(req), &reply, &rn.call), ZK_OK);
+    mcp_session_accept(s, req, strlen(req), &reply, &rn.call);
     assert_int_equal(pthread_create(&th, NULL, run_call, &rn), 0);
     while (!atomic_load(&wait_started))
         nanosleep(&ms, NULL);
@@ -446,23 +446,23 @@ static void test_http_origin_accept_listen(void **state)
     struct zk_err err;
 
     (void)state;
-    assert_true(mcp_http_origin_allowed(NULL, NULL));
-    assert_true(mcp_http_origin_allowed("http://localhost:3000", NULL));
-    assert_true(mcp_http_origin_allowed("https://127.0.0.1", NULL));
-    assert_true(mcp_http_origin_allowed("http://[::1]:8080", NULL));
-    assert_false(mcp_http_origin_allowed("http://localhost.evil.com", NULL));
-    assert_false(mcp_http_origin_allowed("http://127.0.0.1:80x", NULL));
-    assert_false(mcp_http_origin_allowed("https://evil.example", NULL));
-    assert_false(mcp_http_origin_allowed("null", NULL));
-    assert_true(mcp_http_origin_allowed("https://a.example", "https://b.example, https://A.example"));
-    assert_false(mcp_http_origin_allowed("https://a.example.org", "https://a.example"));
-    assert_false(mcp_http_origin_allowed("http://localhost", "https://a.example"));
+    assert_true(mcp_streamable_origin_allowed(NULL, NULL));
+    assert_true(mcp_streamable_origin_allowed("http://localhost:3000", NULL));
+    assert_true(mcp_streamable_origin_allowed("https://127.0.0.1", NULL));
+    assert_true(mcp_streamable_origin_allowed("http://[::1]:8080", NULL));
+    assert_false(mcp_streamable_origin_allowed("http://localhost.evil.com", NULL));
+    assert_false(mcp_streamable_origin_allowed("http://127.0.0.1:80x", NULL));
+    assert_false(mcp_streamable_origin_allowed("https://evil.example", NULL));
+    assert_false(mcp_streamable_origin_allowed("null", NULL));
+    assert_true(mcp_streamable_origin_allowed("https://a.example", "https://b.example, https://A.example"));
+    assert_false(mcp_streamable_origin_allowed("https://a.example.org", "https://a.example"));
+    assert_false(mcp_streamable_origin_allowed("http://localhost", "https://a.example"));
 
-    assert_true(mcp_http_accept_json(NULL));
-    assert_true(mcp_http_accept_json("application/json, text/event-stream"));
-    assert_true(mcp_http_accept_json("text/event-stream;q=0.9, */*;q=0.1"));
-    assert_false(mcp_http_accept_json("text/event-stream"));
-    assert_false(mcp_http_accept_json("application/jsonx"));
+    assert_true(mcp_streamable_accept_json(NULL));
+    assert_true(mcp_streamable_accept_json("application/json, text/event-stream"));
+    assert_true(mcp_streamable_accept_json("text/event-stream;q=0.9, */*;q=0.1"));
+    assert_false(mcp_streamable_accept_json("text/event-stream"));
+    assert_false(mcp_streamable_accept_json("application/jsonx"));
 
     assert_int_equal(front_parse_listen("127.0.0.1:8081", &addr, &len, &err), ZK_OK);
     assert_int_equal(addr.ss_family, AF_INET);

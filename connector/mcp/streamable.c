@@ -1,11 +1,12 @@
-/* http.c: see http.h. */
-#include "connector/mcp/http.h"
+/* streamable.c: see streamable.h. */
+#include "connector/mcp/streamable.h"
 
 #include "connector/mcp/jsonrpc.h"
 #include "connector/mcp/peerwatch.h"
 #include "connector/mcp/server.h"
 #include "json.h"
 #include "log.h"
+#include "mem.h"
 #include "monotime.h"
 
 #include <openssl/crypto.h>
@@ -26,7 +27,7 @@ struct hsession {
     struct hsession *next;
 };
 
-struct mcp_http {
+struct mcp_streamable {
     const struct connector_config *cfg;
     const char *server_version;
     struct auth *auth;
@@ -68,7 +69,7 @@ static int origin_is_loopback(const char *origin)
     return 0;
 }
 
-int mcp_http_origin_allowed(const char *origin, const char *allowed)
+int mcp_streamable_origin_allowed(const char *origin, const char *allowed)
 {
     const char *p, *end;
     size_t n = origin != NULL ? strlen(origin) : 0;
@@ -90,7 +91,7 @@ int mcp_http_origin_allowed(const char *origin, const char *allowed)
     return 0;
 }
 
-int mcp_http_accept_json(const char *accept)
+int mcp_streamable_accept_json(const char *accept)
 {
     static const char *const ok[] = {"application/json", "application/*", "*/*"};
     const char *p, *end;
@@ -120,7 +121,7 @@ static int session_id_equal(const struct hsession *hs, const char *id)
     return strlen(id) == SESSION_ID_BYTES * 2 && CRYPTO_memcmp(hs->id, id, SESSION_ID_BYTES * 2) == 0;
 }
 
-static struct hsession *session_get(struct mcp_http *h, const char *id)
+static struct hsession *session_get(struct mcp_streamable *h, const char *id)
 {
     struct hsession *hs;
 
@@ -135,7 +136,7 @@ static struct hsession *session_get(struct mcp_http *h, const char *id)
     return hs;
 }
 
-static void session_put(struct mcp_http *h, struct hsession *hs)
+static void session_put(struct mcp_streamable *h, struct hsession *hs)
 {
     int last;
 
@@ -150,7 +151,7 @@ static void session_put(struct mcp_http *h, struct hsession *hs)
 
 /* Unlinks hs (h->mu held), asks its tool calls to stop and drops the table's reference; returns
  * whether that was the last one, in which case the caller frees hs after unlocking. */
-static int session_unlink_locked(struct mcp_http *h, struct hsession **pp)
+static int session_unlink_locked(struct mcp_streamable *h, struct hsession **pp)
 {
     struct hsession *hs = *pp;
 
@@ -161,7 +162,7 @@ static int session_unlink_locked(struct mcp_http *h, struct hsession **pp)
 }
 
 /* Ends the session named id. Returns 1 when it existed. */
-static int session_remove(struct mcp_http *h, const char *id)
+static int session_remove(struct mcp_streamable *h, const char *id)
 {
     struct hsession **pp, *hs = NULL;
     int last = 0;
@@ -182,32 +183,29 @@ static int session_remove(struct mcp_http *h, const char *id)
 }
 
 /* Lists s under a new random id (copied to id_out). When the table is full, the session idle longest
- * makes room if it has been idle for MCP_HTTP_SESSION_IDLE_S; otherwise returns ZK_ETOOBIG. Takes
- * ownership of s on success only. */
-static int session_add(struct mcp_http *h, struct mcp_session *s, char *id_out)
+ * makes room if it has been idle for MCP_STREAMABLE_SESSION_IDLE_S; otherwise returns ZK_ETOOBIG.
+ * Returns ZK_EIO when OpenSSL's generator cannot make an id. Takes ownership of s on success only. */
+static int session_add(struct mcp_streamable *h, struct mcp_session *s, char *id_out)
 {
     unsigned char raw[SESSION_ID_BYTES];
-    struct hsession *hs = calloc(1, sizeof(*hs)), **pp, **oldest = NULL, *victim = NULL;
+    struct hsession *hs, **pp, **oldest = NULL, *victim = NULL;
     double now = monotime_s();
     int i, free_victim = 0;
 
-    if (hs == NULL)
-        return ZK_ENOMEM;
-    if (RAND_bytes(raw, sizeof(raw)) != 1) {
-        free(hs);
-        return ZK_ENOMEM;
-    }
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        return ZK_EIO;
+    hs = mem_calloc(1, sizeof(*hs));
     for (i = 0; i < SESSION_ID_BYTES; i++)
         snprintf(hs->id + 2 * i, 3, "%02x", raw[i]);
     hs->s = s;
     hs->refs = 1;
     hs->last_used = now;
     pthread_mutex_lock(&h->mu);
-    if (h->nsessions >= MCP_HTTP_MAX_SESSIONS) {
+    if (h->nsessions >= MCP_STREAMABLE_MAX_SESSIONS) {
         for (pp = &h->sessions; *pp != NULL; pp = &(*pp)->next)
             if ((*pp)->refs == 1 && (oldest == NULL || (*pp)->last_used < (*oldest)->last_used))
                 oldest = pp;
-        if (oldest == NULL || now - (*oldest)->last_used < MCP_HTTP_SESSION_IDLE_S) {
+        if (oldest == NULL || now - (*oldest)->last_used < MCP_STREAMABLE_SESSION_IDLE_S) {
             pthread_mutex_unlock(&h->mu);
             free(hs);
             return ZK_ETOOBIG;
@@ -236,7 +234,7 @@ static enum MHD_Result respond_rpc_error(struct MHD_Connection *c, unsigned stat
                                          const char *hname, const char *hvalue)
 {
     cJSON *e = jsonrpc_error(NULL, code, msg, NULL);
-    char *text = e != NULL ? json_print(e) : NULL;
+    char *text = json_print(e);
     enum MHD_Result ret;
 
     cJSON_Delete(e);
@@ -285,7 +283,7 @@ static void on_hangup(void *arg)
 
 /* Runs call while the transport's watch looks after the connection; without a socket or a free watch
  * it simply runs. */
-static char *run_watched(struct mcp_http *h, struct MHD_Connection *c, struct mcp_call *call)
+static char *run_watched(struct mcp_streamable *h, struct MHD_Connection *c, struct mcp_call *call)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     int watch = ci != NULL ? pw_watch(h->watch, ci->connect_fd, on_hangup, call) : -1;
@@ -295,7 +293,7 @@ static char *run_watched(struct mcp_http *h, struct MHD_Connection *c, struct mc
     return reply;
 }
 
-static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection *c, const struct front_body *r)
+static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Connection *c, const struct front_body *r)
 {
     struct mcp_session_opts so = {.cfg = h->cfg, .server_version = h->server_version, .rate = h->cfg->http_rate};
     const char *ctype = front_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -316,7 +314,7 @@ static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection 
     if (ctype != NULL && !media_type_is(ctype, "application/json"))
         return respond_rpc_error(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, JSONRPC_INVALID_REQUEST,
                                  "Content-Type must be application/json", NULL, NULL);
-    if (!mcp_http_accept_json(front_header(c, MHD_HTTP_HEADER_ACCEPT)))
+    if (!mcp_streamable_accept_json(front_header(c, MHD_HTTP_HEADER_ACCEPT)))
         return respond_rpc_error(c, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_INVALID_REQUEST,
                                  "this server answers with application/json; Accept must allow it", NULL, NULL);
     if (pv != NULL && !mcp_version_supported(pv)) {
@@ -336,13 +334,7 @@ static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection 
                                      "Mcp-Session-Id header required: send initialize first", NULL, NULL);
         }
         s = mcp_session_new(&so);
-        if (s == NULL)
-            cJSON_Delete(msg); /* accept_json, which would own it, is never called */
-        if (s == NULL || mcp_session_accept_json(s, msg, &reply, &call) != ZK_OK) {
-            mcp_session_free(s);
-            return respond_rpc_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR, "out of memory",
-                                     NULL, NULL);
-        }
+        mcp_session_accept_json(s, msg, &reply, &call);
         /* initialize is answered at once; call stays NULL. */
         mcp_call_free(call);
         if (!mcp_session_initialized(s)) {
@@ -354,7 +346,8 @@ static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection 
             mcp_session_free(s);
             free(reply);
             return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR,
-                                     rc == ZK_ETOOBIG ? "too many MCP sessions; retry later" : "out of memory",
+                                     rc == ZK_ETOOBIG ? "too many MCP sessions; retry later"
+                                                      : "cannot make a random session id; retry later",
                                      NULL, NULL);
         }
         return respond_reply(c, reply, new_id);
@@ -366,22 +359,19 @@ static enum MHD_Result serve_mcp_post(struct mcp_http *h, struct MHD_Connection 
         return respond_rpc_error(c, MHD_HTTP_NOT_FOUND, JSONRPC_INVALID_REQUEST,
                                  "unknown or ended MCP session: initialize again", NULL, NULL);
     }
-    rc = mcp_session_accept_json(hs->s, msg, &reply, &call);
-    if (rc == ZK_OK && call != NULL) {
+    mcp_session_accept_json(hs->s, msg, &reply, &call);
+    if (call != NULL) {
         reply = run_watched(h, c, call); /* accept left reply NULL when it deferred */
         mcp_call_free(call);
     }
     session_put(h, hs);
-    if (rc != ZK_OK)
-        return respond_rpc_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, JSONRPC_INTERNAL_ERROR, "out of memory", NULL,
-                                 NULL);
     return respond_reply(c, reply, NULL);
 }
 
 static enum MHD_Result serve_mcp(void *ctx, struct MHD_Connection *c, const char *method,
                                  const struct front_body *r)
 {
-    struct mcp_http *h = ctx;
+    struct mcp_streamable *h = ctx;
     const char *sid;
 
     if (strcmp(method, "POST") == 0)
@@ -406,12 +396,12 @@ static enum MHD_Result serve_mcp(void *ctx, struct MHD_Connection *c, const char
  * response's result when the request is refused, or FRONT_GO_ON. */
 static int mcp_gate(void *ctx, struct MHD_Connection *c)
 {
-    struct mcp_http *h = ctx;
+    struct mcp_streamable *h = ctx;
     const char *origin = front_header(c, "Origin");
     const char *authz = front_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
     const char *clen = front_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
-    if (!mcp_http_origin_allowed(origin, h->cfg->allowed_origins)) {
+    if (!mcp_streamable_origin_allowed(origin, h->cfg->allowed_origins)) {
         log_warn("Refused an MCP request from a foreign Origin", "origin", origin, NULL);
         return respond_rpc_error(c, MHD_HTTP_FORBIDDEN, JSONRPC_INVALID_REQUEST, "Origin not allowed", NULL,
                                  NULL);
@@ -429,7 +419,7 @@ static int mcp_gate(void *ctx, struct MHD_Connection *c)
  * connection threads, so that stopping does not wait for searches to time out. */
 static void mcp_cancel(void *ctx)
 {
-    struct mcp_http *h = ctx;
+    struct mcp_streamable *h = ctx;
     struct hsession *hs;
 
     pthread_mutex_lock(&h->mu);
@@ -440,44 +430,35 @@ static void mcp_cancel(void *ctx)
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
-int mcp_http_new(const struct mcp_http_opts *opts, struct mcp_http **out, struct zk_err *err)
+int mcp_streamable_new(const struct mcp_streamable_opts *opts, struct mcp_streamable **out, struct zk_err *err)
 {
-    struct mcp_http *h;
+    struct mcp_streamable *h;
     int rc;
 
     *out = NULL;
-    h = calloc(1, sizeof(*h));
-    if (h == NULL) {
-        rc = zk_err_set(err, ZK_ENOMEM, "out of memory");
-        goto out;
+    h = mem_calloc(1, sizeof(*h));
+    if ((rc = pw_new(FRONT_MAX_CONNECTIONS, &h->watch, err)) != ZK_OK) {
+        free(h);
+        return rc;
     }
-    if ((rc = pw_new(FRONT_MAX_CONNECTIONS, &h->watch, err)) != ZK_OK)
-        goto out;
-    if (pthread_mutex_init(&h->mu, NULL) != 0) {
-        rc = zk_err_set(err, ZK_ENOMEM, "cannot create the session table's mutex");
-        goto out;
-    }
+    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
+    if (pthread_mutex_init(&h->mu, NULL) != 0)
+        mem_oom(sizeof(h->mu));
     h->cfg = opts->cfg;
     h->server_version = opts->server_version;
     h->auth = opts->auth;
     *out = h;
-    h = NULL;
-    rc = ZK_OK;
-out:
-    if (h != NULL)
-        pw_free(h->watch);
-    free(h);
-    return rc;
+    return ZK_OK;
 }
 
-struct front_route mcp_http_route(struct mcp_http *h)
+struct front_route mcp_streamable_route(struct mcp_streamable *h)
 {
     struct front_route r = {.path = "/mcp", .ctx = h, .gate = mcp_gate, .serve = serve_mcp, .cancel = mcp_cancel};
 
     return r;
 }
 
-void mcp_http_free(struct mcp_http *h)
+void mcp_streamable_free(struct mcp_streamable *h)
 {
     struct hsession *hs, *next;
 

@@ -1,4 +1,4 @@
-/* http.h: the MCP Streamable HTTP transport, served on /mcp as a route of the connector's HTTP front door
+/* streamable.h: the MCP Streamable HTTP transport, served on /mcp as a route of the connector's HTTP front door
  * (connector/front.h, which owns the daemon and the other endpoints).
  *
  *   POST   /mcp  one JSON-RPC message (or a 2025-03-26 batch); requests are answered with 200
@@ -15,42 +15,43 @@
  *
  * While a tool call runs, the transport's watching thread (connector/mcp/peerwatch.h) looks after the
  * client's socket and cancels the call when the client hangs up. */
-#ifndef ZK_MCP_HTTP_H
-#define ZK_MCP_HTTP_H
+#ifndef ZK_MCP_STREAMABLE_H
+#define ZK_MCP_STREAMABLE_H
 
 #include "connector/auth.h"
 #include "connector/config.h"
 #include "connector/front.h"
 #include "err.h"
 
-#define MCP_HTTP_MAX_SESSIONS 256
-#define MCP_HTTP_SESSION_IDLE_S 3600  /* a session unused this long may be dropped for a new one */
+#define MCP_STREAMABLE_MAX_SESSIONS 256
+#define MCP_STREAMABLE_SESSION_IDLE_S 3600  /* a session unused this long may be dropped for a new one */
 
-struct mcp_http_opts {
+struct mcp_streamable_opts {
     const struct connector_config *cfg; /* must outlive the transport */
     const char *server_version;
     struct auth *auth; /* NULL: no bearer check; must outlive the transport */
 };
 
-struct mcp_http;
+struct mcp_streamable;
 
-/* Creates the transport with an empty session table. *out is owned by the caller (mcp_http_free). */
-int mcp_http_new(const struct mcp_http_opts *opts, struct mcp_http **out, struct zk_err *err);
+/* Creates the transport with an empty session table. *out is owned by the caller (mcp_streamable_free).
+ * Returns ZK_OK, or ZK_EIO when the thread that watches clients cannot be started. */
+int mcp_streamable_new(const struct mcp_streamable_opts *opts, struct mcp_streamable **out, struct zk_err *err);
 
 /* The /mcp route to hand to front_start; h must outlive the front it is handed to. */
-struct front_route mcp_http_route(struct mcp_http *h);
+struct front_route mcp_streamable_route(struct mcp_streamable *h);
 
 /* Ends every session and frees h. Call it after front_stop, which has cancelled the tool calls in
  * flight and waited for the connection threads. h may be NULL. */
-void mcp_http_free(struct mcp_http *h);
+void mcp_streamable_free(struct mcp_streamable *h);
 
 /* Whether a request with this Origin header (NULL when absent) may use /mcp. allowed is a
  * comma-separated list of exact origins, or NULL for loopback origins only (http or https, any port,
  * host localhost, 127.0.0.1 or [::1]). An absent Origin is allowed: it comes from a non-browser client. */
-int mcp_http_origin_allowed(const char *origin, const char *allowed);
+int mcp_streamable_origin_allowed(const char *origin, const char *allowed);
 
 /* Whether an Accept header (NULL when absent) admits a JSON answer: absent, or listing
  * application/json, application/ * or * / * (spaces added here only to keep this comment closed). */
-int mcp_http_accept_json(const char *accept);
+int mcp_streamable_accept_json(const char *accept);
 
 #endif
