@@ -19,7 +19,6 @@
 #include "sig.h"
 #include "textfile.h"
 
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -69,53 +68,6 @@ static void on_stop_signal(int sig)
     atomic_store(&stop_requested, 1);
 }
 
-enum {
-    OPT_ZOEKT_URL = 256,
-    OPT_STDIO,
-    OPT_LISTEN,
-    OPT_TOKEN_FILE,
-    OPT_TOKEN_DIR,
-    OPT_ZOEKT_TOKEN_FILE,
-    OPT_MIRROR_PREFIX,
-    OPT_MAX_FILES,
-    OPT_CONTEXT_LINES,
-    OPT_SEARCH_TIMEOUT,
-    OPT_LIST_TIMEOUT,
-    OPT_OUTPUT_BUDGET,
-    OPT_KUBECONFIG,
-    OPT_CORPUS,
-    OPT_ALLOWED_ORIGIN,
-    OPT_LOG_LEVEL,
-    OPT_RATE_LIMIT,
-    OPT_STDIO_RATE_LIMIT,
-    OPT_HELP,
-    OPT_VERSION
-};
-
-static const struct option long_opts[] = {
-    {"zoekt-url", required_argument, NULL, OPT_ZOEKT_URL},
-    {"stdio", no_argument, NULL, OPT_STDIO},
-    {"listen", required_argument, NULL, OPT_LISTEN},
-    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-    {"token-dir", required_argument, NULL, OPT_TOKEN_DIR},
-    {"zoekt-token-file", required_argument, NULL, OPT_ZOEKT_TOKEN_FILE},
-    {"mirror-prefix", required_argument, NULL, OPT_MIRROR_PREFIX},
-    {"max-files", required_argument, NULL, OPT_MAX_FILES},
-    {"context-lines", required_argument, NULL, OPT_CONTEXT_LINES},
-    {"search-timeout", required_argument, NULL, OPT_SEARCH_TIMEOUT},
-    {"list-timeout", required_argument, NULL, OPT_LIST_TIMEOUT},
-    {"output-budget", required_argument, NULL, OPT_OUTPUT_BUDGET},
-    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-    {"corpus", required_argument, NULL, OPT_CORPUS},
-    {"allowed-origin", required_argument, NULL, OPT_ALLOWED_ORIGIN},
-    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
-    {"stdio-rate-limit", required_argument, NULL, OPT_STDIO_RATE_LIMIT},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0},
-};
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -154,8 +106,9 @@ static void usage(FILE *f)
 
 /* Parses a rate limit: "off", or "BURST/RATE" with a whole burst of 1..100000 calls and a refill
  * rate in calls per second (a number above 0, at most 100000). */
-static int parse_rate(const char *s, struct connector_rate *out)
+static int parse_rate(const char *s, void *dst)
 {
+    struct connector_rate *out = dst;
     const char *slash = strchr(s, '/');
     char burst_text[16];
     long burst;
@@ -195,10 +148,11 @@ static int read_token(const char *path, char **out, struct zk_err *err)
     return rc;
 }
 
-/* Appends origin to the comma-separated list *list (heap). Returns ZK_OK, or ZK_EINVAL for an empty
- * origin or one holding a comma. */
-static int add_origin(char **list, const char *origin)
+/* Appends origin to the comma-separated heap list at dst (a char **). Returns ZK_OK, or ZK_EINVAL for an
+ * empty origin or one holding a comma. A flag_parse callback, called once for each --allowed-origin. */
+static int add_origin(const char *origin, void *dst)
 {
+    char **list = dst;
     size_t old = *list != NULL ? strlen(*list) : 0;
     char *p;
 
@@ -212,144 +166,88 @@ static int add_origin(char **list, const char *origin)
     return ZK_OK;
 }
 
-static int bad_flag(const char *flag, const char *value, const char *why)
+/* Stores an http:// or https:// URL at dst (a const char **). A flag_parse callback. */
+static int parse_url(const char *url, void *dst)
 {
-    fprintf(stderr, "zoekt-connector: invalid --%s %s: %s\n", flag, value, why);
-    return 2;
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+        return ZK_EINVAL;
+    *(const char **)dst = url;
+    return ZK_OK;
+}
+
+/* Splits NAMESPACE/NAME into a heap copy held by the connector at dst, which the config points into.
+ * A flag_parse callback. */
+static int parse_corpus(const char *value, void *dst)
+{
+    struct connector *c = dst;
+    const char *slash = strchr(value, '/');
+
+    if (slash == NULL || slash == value || slash[1] == '\0' || strchr(slash + 1, '/') != NULL)
+        return ZK_EINVAL;
+    free(c->corpus);
+    c->corpus = mem_strdup(value);
+    c->corpus[slash - value] = '\0';
+    c->cfg.corpus_namespace = c->corpus;
+    c->cfg.corpus_name = c->corpus + (slash - value) + 1;
+    return ZK_OK;
 }
 
 /* Parses the flags into c. Returns MAIN_GO_ON, or the exit status when the process is done: 0 after
- * --help or --version, 2 after a bad flag (with a message on stderr) or when memory ran out. */
+ * --help or --version, 2 after a bad flag (with a message on stderr). */
 static int main_parse_flags(int argc, char **argv, struct connector *c)
 {
+    static const char rate_words[] = "BURST/RATE such as 30/5 (calls, calls per second) or off";
     struct connector_config *cfg = &c->cfg;
-    char *slash, why[64];
-    int opt, rc = 2;
+    int help = 0, version = 0;
+    const struct flag flags[] = {
+        {.name = "zoekt-url", .type = FLAG_FUNC, .dst = &cfg->zoekt_url, .parse = parse_url,
+         .expected = "an http:// or https:// URL"},
+        {.name = "stdio", .type = FLAG_SWITCH, .dst = &c->use_stdio},
+        {.name = "listen", .type = FLAG_STRING, .dst = &c->listen},
+        {.name = "token-file", .type = FLAG_STRING, .dst = &cfg->token_file},
+        {.name = "token-dir", .type = FLAG_STRING, .dst = &cfg->token_dir},
+        {.name = "zoekt-token-file", .type = FLAG_STRING, .dst = &c->zoekt_token_file},
+        {.name = "mirror-prefix", .type = FLAG_STRING, .dst = &cfg->mirror_prefix},
+        {.name = "max-files", .type = FLAG_INT, .dst = &cfg->max_files, .lo = 1, .hi = CONNECTOR_MAX_FILES_LIMIT},
+        {.name = "context-lines", .type = FLAG_INT, .dst = &cfg->context_lines, .lo = 0,
+         .hi = CONNECTOR_CONTEXT_LINES_LIMIT},
+        {.name = "search-timeout", .type = FLAG_DURATION_MS, .dst = &cfg->search_timeout_ms, .hi = TIMEOUT_MAX_MS},
+        {.name = "list-timeout", .type = FLAG_DURATION_MS, .dst = &cfg->list_timeout_ms, .hi = TIMEOUT_MAX_MS},
+        {.name = "output-budget", .type = FLAG_SIZE, .dst = &cfg->output_budget, .lo = 1024,
+         .hi = CONNECTOR_OUTPUT_BUDGET_LIMIT},
+        {.name = "kubeconfig", .type = FLAG_STRING, .dst = &cfg->kubeconfig},
+        {.name = "corpus", .type = FLAG_FUNC, .dst = c, .parse = parse_corpus, .expected = "NAMESPACE/NAME"},
+        {.name = "allowed-origin", .type = FLAG_FUNC, .dst = &c->origins, .parse = add_origin,
+         .expected = "one origin such as https://example.com"},
+        {.name = "log-level", .type = FLAG_FUNC, .dst = &c->log_level, .parse = log_level_flag,
+         .expected = LOG_LEVEL_NAMES},
+        {.name = "rate-limit", .type = FLAG_FUNC, .dst = &cfg->http_rate, .parse = parse_rate,
+         .expected = rate_words},
+        {.name = "stdio-rate-limit", .type = FLAG_FUNC, .dst = &cfg->stdio_rate, .parse = parse_rate,
+         .expected = rate_words},
+        {.name = "help", .type = FLAG_SWITCH, .dst = &help},
+        {.name = "version", .type = FLAG_SWITCH, .dst = &version},
+    };
+    struct zk_err err = {0};
     size_t n;
-    long v;
 
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-        switch (opt) {
-        case OPT_ZOEKT_URL:
-            cfg->zoekt_url = optarg;
-            break;
-        case OPT_STDIO:
-            c->use_stdio = 1;
-            break;
-        case OPT_LISTEN:
-            c->listen = optarg;
-            break;
-        case OPT_TOKEN_FILE:
-            cfg->token_file = optarg;
-            break;
-        case OPT_TOKEN_DIR:
-            cfg->token_dir = optarg;
-            break;
-        case OPT_ZOEKT_TOKEN_FILE:
-            c->zoekt_token_file = optarg;
-            break;
-        case OPT_MIRROR_PREFIX:
-            cfg->mirror_prefix = optarg;
-            break;
-        case OPT_MAX_FILES:
-            if (flag_long(optarg, 1, CONNECTOR_MAX_FILES_LIMIT, &v) != ZK_OK) {
-                snprintf(why, sizeof(why), "expected 1..%d", CONNECTOR_MAX_FILES_LIMIT);
-                rc = bad_flag("max-files", optarg, why);
-                goto out;
-            }
-            cfg->max_files = (int)v;
-            break;
-        case OPT_CONTEXT_LINES:
-            if (flag_long(optarg, 0, CONNECTOR_CONTEXT_LINES_LIMIT, &v) != ZK_OK) {
-                snprintf(why, sizeof(why), "expected 0..%d", CONNECTOR_CONTEXT_LINES_LIMIT);
-                rc = bad_flag("context-lines", optarg, why);
-                goto out;
-            }
-            cfg->context_lines = (int)v;
-            break;
-        case OPT_SEARCH_TIMEOUT:
-            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg->search_timeout_ms) != ZK_OK) {
-                rc = bad_flag("search-timeout", optarg, "expected a duration such as 30s, 1500ms or 2m, at most 10m");
-                goto out;
-            }
-            break;
-        case OPT_LIST_TIMEOUT:
-            if (flag_duration_ms(optarg, TIMEOUT_MAX_MS, &cfg->list_timeout_ms) != ZK_OK) {
-                rc = bad_flag("list-timeout", optarg, "expected a duration such as 10s, at most 10m");
-                goto out;
-            }
-            break;
-        case OPT_OUTPUT_BUDGET:
-            if (flag_long(optarg, 1024, CONNECTOR_OUTPUT_BUDGET_LIMIT, &v) != ZK_OK) {
-                snprintf(why, sizeof(why), "expected 1024..%d bytes", CONNECTOR_OUTPUT_BUDGET_LIMIT);
-                rc = bad_flag("output-budget", optarg, why);
-                goto out;
-            }
-            cfg->output_budget = (size_t)v;
-            break;
-        case OPT_KUBECONFIG:
-            cfg->kubeconfig = optarg;
-            break;
-        case OPT_CORPUS:
-            slash = strchr(optarg, '/');
-            if (slash == NULL || slash == optarg || slash[1] == '\0' || strchr(slash + 1, '/') != NULL) {
-                rc = bad_flag("corpus", optarg, "expected NAMESPACE/NAME");
-                goto out;
-            }
-            free(c->corpus);
-            c->corpus = mem_strdup(optarg);
-            c->corpus[slash - optarg] = '\0';
-            cfg->corpus_namespace = c->corpus;
-            cfg->corpus_name = c->corpus + (slash - optarg) + 1;
-            break;
-        case OPT_ALLOWED_ORIGIN:
-            if (add_origin(&c->origins, optarg) != ZK_OK) {
-                rc = bad_flag("allowed-origin", optarg, "expected one origin such as https://example.com");
-                goto out;
-            }
-            cfg->allowed_origins = c->origins;
-            break;
-        case OPT_RATE_LIMIT:
-        case OPT_STDIO_RATE_LIMIT:
-            if (parse_rate(optarg, opt == OPT_RATE_LIMIT ? &cfg->http_rate : &cfg->stdio_rate) != ZK_OK) {
-                rc = bad_flag(opt == OPT_RATE_LIMIT ? "rate-limit" : "stdio-rate-limit", optarg,
-                              "expected BURST/RATE such as 30/5 (calls, calls per second) or off");
-                goto out;
-            }
-            break;
-        case OPT_LOG_LEVEL:
-            if ((c->log_level = log_level_parse(optarg)) < 0) {
-                rc = bad_flag("log-level", optarg, "expected debug, info, warn or error");
-                goto out;
-            }
-            break;
-        case OPT_HELP:
-            usage(stdout);
-            rc = 0;
-            goto out;
-        case OPT_VERSION:
-            printf("zoekt-connector %s\n", ZK_VERSION);
-            rc = 0;
-            goto out;
-        default:
-            fprintf(stderr, "zoekt-connector: unknown or incomplete flag %s\n", argv[optind - 1]);
-            usage(stderr);
-            goto out;
-        }
+    if (flag_parse(flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &err) != ZK_OK) {
+        fprintf(stderr, "zoekt-connector: %s (see --help)\n", err.msg);
+        return 2;
     }
-    if (optind < argc) {
-        fprintf(stderr, "zoekt-connector: unexpected argument %s\n", argv[optind]);
-        goto out;
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (version) {
+        printf("zoekt-connector %s\n", ZK_VERSION);
+        return 0;
     }
     if (c->use_stdio && c->listen != NULL) {
         fprintf(stderr, "zoekt-connector: --stdio and --listen exclude each other\n");
-        goto out;
+        return 2;
     }
-    if (strncmp(cfg->zoekt_url, "http://", 7) != 0 && strncmp(cfg->zoekt_url, "https://", 8) != 0) {
-        rc = bad_flag("zoekt-url", cfg->zoekt_url, "expected an http:// or https:// URL");
-        goto out;
-    }
+    cfg->allowed_origins = c->origins;
     /* The tools append paths such as /api/search, so the base carries no trailing slash. */
     c->zoekt_url = mem_strdup(cfg->zoekt_url);
     for (n = strlen(c->zoekt_url); n > 0 && c->zoekt_url[n - 1] == '/'; n--)
@@ -357,9 +255,7 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
     cfg->zoekt_url = c->zoekt_url;
     if (c->listen == NULL)
         c->listen = DEFAULT_LISTEN;
-    rc = MAIN_GO_ON;
-out:
-    return rc;
+    return MAIN_GO_ON;
 }
 
 /* Starts Streamable HTTP: the accepted tokens, the MCP transport, and the front door with the

@@ -65,7 +65,7 @@ struct options {
     long index_period;
     long resync_period;
     int workers;
-    const char *log_level;
+    int log_level;
     long clock_offset;
 };
 
@@ -241,114 +241,45 @@ static int main_metrics(void *ud, struct buf *out)
     return metrics_render(op->metrics, &qs, out);
 }
 
-/* A duration flag in whole seconds: plain seconds ("30") or with units ("5m", "1h30m"). */
-static int main_seconds(const char *s, long *out)
-{
-    long ms;
-
-    if (flag_duration_ms(s, LONG_MAX, &ms) != ZK_OK || ms % 1000 != 0)
-        return ZK_EINVAL;
-    *out = ms / 1000;
-    return ZK_OK;
-}
-
 /* Parses the flags into *o. Returns MAIN_GO_ON, or the exit status when the process is done: 0 after
  * --help or --version, 2 after a bad flag (with a message on stderr). */
 static int main_parse_flags(int argc, char **argv, struct options *o)
 {
-    enum { F_KUBECONFIG = 256, F_NAMESPACE, F_METRICS, F_LEADER, F_LEASE_NS, F_LEASE_NAME, F_LEASE_DUR, F_RENEW,
-           F_RETRY, F_URL, F_PERIOD, F_RESYNC, F_WORKERS, F_LOG, F_CLOCK, F_HELP, F_VERSION };
-    static const struct option longopts[] = {
-        {"kubeconfig", required_argument, NULL, F_KUBECONFIG},
-        {"namespace", required_argument, NULL, F_NAMESPACE},
-        {"metrics-addr", required_argument, NULL, F_METRICS},
-        {"leader-elect", optional_argument, NULL, F_LEADER},
-        {"lease-namespace", required_argument, NULL, F_LEASE_NS},
-        {"lease-name", required_argument, NULL, F_LEASE_NAME},
-        {"lease-duration", required_argument, NULL, F_LEASE_DUR},
-        {"renew-deadline", required_argument, NULL, F_RENEW},
-        {"retry-period", required_argument, NULL, F_RETRY},
-        {"index-status-url-template", required_argument, NULL, F_URL},
-        {"index-status-period", required_argument, NULL, F_PERIOD},
-        {"resync-period", required_argument, NULL, F_RESYNC},
-        {"workers", required_argument, NULL, F_WORKERS},
-        {"log-level", required_argument, NULL, F_LOG},
-        {"clock-offset", required_argument, NULL, F_CLOCK},
-        {"help", no_argument, NULL, F_HELP},
-        {"version", no_argument, NULL, F_VERSION},
-        {NULL, 0, NULL, 0},
+    int help = 0, version = 0;
+    const struct flag flags[] = {
+        {.name = "kubeconfig", .type = FLAG_STRING, .dst = &o->kubeconfig},
+        {.name = "namespace", .type = FLAG_STRING, .dst = &o->namespace},
+        {.name = "metrics-addr", .type = FLAG_STRING, .dst = &o->metrics_addr},
+        {.name = "leader-elect", .type = FLAG_BOOL, .dst = &o->leader_elect},
+        {.name = "lease-namespace", .type = FLAG_STRING, .dst = &o->lease_namespace},
+        {.name = "lease-name", .type = FLAG_STRING, .dst = &o->lease_name},
+        {.name = "lease-duration", .type = FLAG_SECONDS, .dst = &o->lease_duration},
+        {.name = "renew-deadline", .type = FLAG_SECONDS, .dst = &o->renew_deadline},
+        {.name = "retry-period", .type = FLAG_SECONDS, .dst = &o->retry_period},
+        {.name = "index-status-url-template", .type = FLAG_STRING, .dst = &o->index_url_template},
+        {.name = "index-status-period", .type = FLAG_DURATION_S, .dst = &o->index_period},
+        {.name = "resync-period", .type = FLAG_DURATION_S, .dst = &o->resync_period},
+        {.name = "workers", .type = FLAG_INT, .dst = &o->workers, .lo = 1, .hi = CONTROLLER_MAX_WORKERS},
+        {.name = "log-level", .type = FLAG_FUNC, .dst = &o->log_level, .parse = log_level_flag,
+         .expected = LOG_LEVEL_NAMES},
+        {.name = "clock-offset", .type = FLAG_LONG, .dst = &o->clock_offset, .lo = LONG_MIN, .hi = LONG_MAX,
+         .expected = "a whole number of seconds"},
+        {.name = "help", .type = FLAG_SWITCH, .dst = &help},
+        {.name = "version", .type = FLAG_SWITCH, .dst = &version},
     };
-    int opt, idx = 0;
-    long v;
+    struct zk_err err = {0};
 
-    while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
-        switch (opt) {
-        case F_KUBECONFIG: o->kubeconfig = optarg; break;
-        case F_NAMESPACE: o->namespace = optarg; break;
-        case F_METRICS: o->metrics_addr = optarg; break;
-        case F_LEADER:
-            if (flag_bool(optarg, &o->leader_elect) != ZK_OK) {
-                fprintf(stderr, "zoekt-operator: --leader-elect takes true or false\n");
-                return 2;
-            }
-            break;
-        case F_LEASE_NS: o->lease_namespace = optarg; break;
-        case F_LEASE_NAME: o->lease_name = optarg; break;
-        case F_LEASE_DUR:
-        case F_RENEW:
-        case F_RETRY: {
-            double secs;
-
-            if (flag_positive(optarg, &secs) != ZK_OK) {
-                /* The option's own name: argv[optind - 1] is the value when flag and value are separate words. */
-                fprintf(stderr, "zoekt-operator: --%s takes a positive number of seconds\n", longopts[idx].name);
-                return 2;
-            }
-            if (opt == F_LEASE_DUR)
-                o->lease_duration = secs;
-            else if (opt == F_RENEW)
-                o->renew_deadline = secs;
-            else
-                o->retry_period = secs;
-            break;
-        }
-        case F_URL: o->index_url_template = optarg; break;
-        case F_PERIOD:
-        case F_RESYNC:
-            if (main_seconds(optarg, opt == F_PERIOD ? &o->index_period : &o->resync_period) != ZK_OK) {
-                fprintf(stderr, "zoekt-operator: bad duration \"%s\" (e.g. 30s, 5m, 1h)\n", optarg);
-                return 2;
-            }
-            break;
-        case F_WORKERS:
-            if (flag_long(optarg, 1, CONTROLLER_MAX_WORKERS, &v) != ZK_OK) {
-                fprintf(stderr, "zoekt-operator: --workers takes 1 to %d\n", CONTROLLER_MAX_WORKERS);
-                return 2;
-            }
-            o->workers = (int)v;
-            break;
-        case F_LOG:
-            if (log_level_parse(optarg) < 0) {
-                fprintf(stderr, "zoekt-operator: --log-level takes debug, info, warn or error\n");
-                return 2;
-            }
-            o->log_level = optarg;
-            break;
-        case F_CLOCK:
-            if (flag_long(optarg, LONG_MIN, LONG_MAX, &o->clock_offset) != ZK_OK) {
-                fprintf(stderr, "zoekt-operator: --clock-offset takes a number of seconds\n");
-                return 2;
-            }
-            break;
-        case F_HELP:
-        case 'h': usage(stdout); return 0;
-        case F_VERSION: printf("zoekt-operator %s\n", ZK_VERSION); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "zoekt-operator: unexpected argument \"%s\"\n", argv[optind]);
+    if (flag_parse(flags, sizeof(flags) / sizeof(flags[0]), argc, argv, &err) != ZK_OK) {
+        fprintf(stderr, "zoekt-operator: %s (see --help)\n", err.msg);
         return 2;
+    }
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (version) {
+        printf("zoekt-operator %s\n", ZK_VERSION);
+        return 0;
     }
     if (o->renew_deadline >= o->lease_duration || o->retry_period >= o->renew_deadline) {
         fprintf(stderr, "zoekt-operator: need retry-period < renew-deadline < lease-duration\n");
@@ -616,12 +547,12 @@ int main(int argc, char **argv)
         .index_period = 300,
         .resync_period = 600,
         .workers = 2,
-        .log_level = "info",
+        .log_level = LOG_INFO,
     };
     rc = main_parse_flags(argc, argv, &op.opt);
     if (rc != MAIN_GO_ON)
         return rc;
-    log_setup("zoekt-operator", (enum log_level)log_level_parse(op.opt.log_level));
+    log_setup("zoekt-operator", (enum log_level)op.opt.log_level);
     if (http_global_init() != ZK_OK) {
         log_error("Cannot initialise libcurl", NULL);
         return 1;

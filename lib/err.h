@@ -15,7 +15,6 @@
  * (the peer was unreachable, slow or failed on its own) as opposed to failures that need the input or
  * the configuration changed. */
 #define ZK_ERRNO_MAP(XX)                                                                                   \
-    XX(ENOMEM, -1, "out of memory", 0)          /* an allocation failed */                                 \
     XX(EINVAL, -2, "invalid input", 0)          /* bad input: a malformed file, flag, spec or argument */  \
     XX(ETOOBIG, -3, "too large", 0)             /* a bounded buffer would have grown past its limit */     \
     XX(ECONNECT, -4, "connection failed", 1)    /* could not reach the server (DNS, refused, TLS) */       \

@@ -1,6 +1,7 @@
 /* log.c: see log.h. */
 #include "log.h"
 
+#include "err.h"
 #include "json.h"
 
 #include <errno.h>
@@ -53,6 +54,16 @@ int log_level_parse(const char *s)
         if (strcmp(s, names[i]) == 0)
             return i;
     return -1;
+}
+
+int log_level_flag(const char *value, void *dst)
+{
+    int level = log_level_parse(value);
+
+    if (level < 0)
+        return ZK_EINVAL;
+    *(int *)dst = level;
+    return ZK_OK;
 }
 
 /* Appends the n bytes at s, which the caller has checked fit in the body. */

@@ -20,6 +20,13 @@ void log_setup(const char *program, enum log_level min_level);
 /* Parses "debug", "info", "warn" or "error"; returns -1 for anything else. */
 int log_level_parse(const char *s);
 
+/* The words a refusal of a level uses. */
+#define LOG_LEVEL_NAMES "debug, info, warn or error"
+
+/* log_level_parse as a flag_parse callback (lib/flag.h's FLAG_FUNC): stores the level in the int at
+ * dst and returns ZK_OK, or returns ZK_EINVAL. */
+int log_level_flag(const char *value, void *dst);
+
 /* Writes one record. The variadic part is key, value, key, value, ..., NULL; a NULL value is
  * written as JSON null. No argument is retained. */
 void log_write(enum log_level level, const char *msg, ...) __attribute__((sentinel));

@@ -6,7 +6,7 @@
  * and that mistakes the failure for something else (an absent object, an undecodable answer). Redis's
  * zmalloc took the same decision. So every allocation goes through these functions, which never return
  * NULL: on failure they write one log record ("out of memory", with the size asked for) and abort, and
- * the restart policy does the rest. ZK_ENOMEM does not exist; nothing has to handle it.
+ * the restart policy does the rest. lib/err.h has no out-of-memory code; nothing has to handle one.
  *
  * mem_setup makes cJSON, libcurl and OpenSSL allocate through the same functions, so their failures
  * end the process the same way instead of coming back as an error code. Libraries that cannot be given

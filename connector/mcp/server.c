@@ -157,7 +157,8 @@ const char *mcp_session_version(struct mcp_session *s)
 }
 
 /* The instructions of the initialize result: what the corpus is and how to query it well. Returns a
- * heap string, or NULL when out of memory. */
+ * heap string, or NULL when the text would pass the 4 KB bound, which a Kubernetes name (at most 253
+ * characters) cannot make it do; the result then goes without instructions rather than failing. */
 static char *instructions(const struct connector_config *cfg)
 {
     struct buf b;

@@ -9,18 +9,34 @@ TMP=$(mktemp -d); on_exit "rm -rf '$TMP'"
 
 "$OP" --help >"$TMP/help" 2>&1
 check "--help exits 0" [ $? -eq 0 ]
-missing=""
-for f in $(grep -oE '\{"[a-z-]+", (required|optional|no)_argument' "$ZK_ROOT/controller/main.c" | cut -d'"' -f2); do
-  grep -q -- "--$f" "$TMP/help" || missing="$missing $f"
-done
+# help_misses PROGRAM HELP-FILE: the flags in the program's flag table (lib/flag) that its --help omits.
+help_misses() {
+  local f missing=""
+  for f in $(grep -oE '\{\.name = "[a-z-]+"' "$ZK_ROOT/$1/main.c" | cut -d'"' -f2); do
+    grep -q -- "--$f" "$2" || missing="$missing $f"
+  done
+  echo "$missing"
+}
+check "the operator's flag table is where help_misses looks" grep -q '{.name = "workers"' "$ZK_ROOT/controller/main.c"
+missing=$(help_misses controller "$TMP/help")
 check "--help lists every flag the parser accepts${missing:+ (missing:$missing)}" [ -z "$missing" ]
+"$ZK_BIN/zoekt-connector" --help >"$TMP/conn-help" 2>&1
+missing=$(help_misses connector "$TMP/conn-help")
+check "the connector's --help lists every flag its parser accepts${missing:+ (missing:$missing)}" [ -z "$missing" ]
 check "--version prints the version" bash -c "'$OP' --version | grep -qE '^zoekt-operator [0-9]+\.[0-9]+\.[0-9]+'"
 for form in "--lease-duration 5x" "--lease-duration=5x"; do
   # shellcheck disable=SC2086 # the form is split into words on purpose
   "$OP" $form >/dev/null 2>"$TMP/flag.err"
-  check "$form names the flag in its error" grep -q "^zoekt-operator: --lease-duration takes a positive number of seconds" "$TMP/flag.err"
+  check "$form names the flag in its error" grep -qx "zoekt-operator: invalid --lease-duration 5x: expected a positive number of seconds (see --help)" "$TMP/flag.err"
 done
 check "an unknown flag exits 2" bash -c "'$OP' --no-such-flag >/dev/null 2>&1; [ \$? -eq 2 ]"
+# Both programs word a refusal the same way, from their flag tables.
+"$ZK_BIN/zoekt-connector" --max-files 0 >/dev/null 2>"$TMP/conn.err"
+check "the connector refuses a bad value with exit 2" [ $? -eq 2 ]
+check "the connector's refusal names the flag, the value and what it takes" \
+  grep -qx "zoekt-connector: invalid --max-files 0: expected a whole number from 1 to 200 (see --help)" "$TMP/conn.err"
+"$OP" --no-such-flag >/dev/null 2>"$TMP/unknown.err"
+check "an unknown flag is named" grep -qx "zoekt-operator: unknown flag --no-such-flag (see --help)" "$TMP/unknown.err"
 
 cat >"$TMP/corpus.yaml" <<'YAML'
 apiVersion: codesearch.dev/v1alpha1

@@ -48,7 +48,6 @@ static void test_retryable_codes(void **state)
     assert_true(zk_err_retryable(ZK_ETRANSPORT));
     assert_true(zk_err_retryable(ZK_ESERVER));
     assert_false(zk_err_retryable(ZK_OK));
-    assert_false(zk_err_retryable(ZK_ENOMEM));
     assert_false(zk_err_retryable(ZK_EINVAL));
     assert_false(zk_err_retryable(ZK_ETOOBIG));
     assert_false(zk_err_retryable(ZK_EHTTP));
