@@ -9,7 +9,6 @@
 
 #include "controller/runtime/events.h"
 #include "json.h"
-#include "tests/support/failalloc.h"
 
 static void test_event_names_the_object(void **state)
 {
@@ -63,27 +62,11 @@ static void test_long_names_are_cut_to_fit(void **state)
     cJSON_Delete(obj);
 }
 
-static cJSON *build(void *obj)
-{
-    return events_build(obj, "zoekt-operator", "pod-1", "Warning", "InvalidSpec", "bad cron", 1796000523, 1);
-}
-
-/* Out of memory, an Event is built whole or not at all. */
-static void test_event_is_whole_or_nothing(void **state)
-{
-    cJSON *corpus = cJSON_Parse("{\"kind\":\"CodeSearchCorpus\",\"metadata\":{\"name\":\"org\",\"uid\":\"u\"}}");
-
-    (void)state;
-    failalloc_whole_or_nothing(build, corpus);
-    cJSON_Delete(corpus);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_event_names_the_object),
         cmocka_unit_test(test_long_names_are_cut_to_fit),
-        cmocka_unit_test(test_event_is_whole_or_nothing),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
-/* Unit tests for lib/jb: a tree built without a check per member is returned whole or not at all, at
- * whichever allocation memory runs out (tests/support/failalloc makes each one fail in turn),
- * and nothing leaks on the way (the leak checker runs at exit). */
+/* Unit tests for lib/jb: a tree built without a check per member is returned whole, or not at all when
+ * a value was missing, and nothing leaks on the way (the leak checker runs at exit). Allocation never
+ * fails here (lib/mem.h); test_mem shows what happens when it does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,6 @@
 
 #include "jb.h"
 #include "json.h"
-#include "tests/support/failalloc.h"
 
 /* A Lease as the leader module writes it: every member matters (without holderIdentity any replica
  * would take the Lease). */
@@ -62,21 +61,6 @@ static void test_builds_the_whole_tree(void **state)
     cJSON_Delete(o);
 }
 
-static cJSON *build_lease_arg(void *arg)
-{
-    struct jb b = {0};
-
-    (void)arg;
-    return build_lease(&b);
-}
-
-/* Whichever allocation fails, the result is NULL, never a Lease with a member missing. */
-static void test_any_allocation_failure_yields_nothing(void **state)
-{
-    (void)state;
-    failalloc_whole_or_nothing(build_lease_arg, NULL);
-}
-
 /* A NULL parent (an earlier failure) or a NULL string keeps the flag set; the flag is sticky. */
 static void test_null_inputs_fail_and_stick(void **state)
 {
@@ -105,7 +89,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builds_the_whole_tree),
-        cmocka_unit_test(test_any_allocation_failure_yields_nothing),
         cmocka_unit_test(test_null_inputs_fail_and_stick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

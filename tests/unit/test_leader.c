@@ -15,7 +15,6 @@
 #include "controller/runtime/leader.h"
 #include "json.h"
 #include "mem.h"
-#include "tests/support/failalloc.h"
 #include "tests/support/fakeapi.h"
 
 /* 2026-11-30T01:02:03.456789Z */
@@ -77,24 +76,6 @@ static void test_takeover_counts_a_transition(void **state)
     cJSON_Delete(lease);
     cJSON_Delete(released);
 }
-
-static cJSON *claim(void *lease)
-{
-    return leader_claim_spec(lease, "me", 15, T0);
-}
-
-/* Out of memory, a candidate writes a whole Lease spec or none: a spec without holderIdentity would let
- * any replica take the Lease. */
-static void test_claim_is_whole_or_nothing(void **state)
-{
-    cJSON *lease = cJSON_Parse("{\"spec\":{\"holderIdentity\":\"other\",\"leaseTransitions\":3}}");
-
-    (void)state;
-    failalloc_whole_or_nothing(claim, NULL);
-    failalloc_whole_or_nothing(claim, lease);
-    cJSON_Delete(lease);
-}
-
 
 /* ---- a candidate against a fake Lease endpoint ------------------------------------------------- */
 
@@ -317,7 +298,6 @@ int main(void)
         cmocka_unit_test(test_first_acquisition),
         cmocka_unit_test(test_renewal_keeps_acquire_time),
         cmocka_unit_test(test_takeover_counts_a_transition),
-        cmocka_unit_test(test_claim_is_whole_or_nothing),
         cmocka_unit_test(test_acquire_renew_release),
         cmocka_unit_test(test_waits_out_another_holder),
         cmocka_unit_test(test_lost_when_renewals_fail),
