@@ -246,114 +246,138 @@ static void add_time(struct jb *b, cJSON *obj, const char *key, time_t t)
 
 /* ---- the status ----------------------------------------------------------------------------- */
 
-cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
-{
-    const cJSON *prev = json_obj(in->corpus, "status");
-    long long generation = json_int(json_obj(in->corpus, "metadata"), "generation", 0);
-    long max_age = in->spec ? in->spec->freshness_max_age_seconds : 0;
-    struct indexer_times times;
-    struct cond ready, indexed, fresh;
-    struct jb b = {0};
-    cJSON *st, *ix, *failed, *conds;
-    long long repo_count = -1;
+/* What the webserver serves: this observation, else what the status said before. */
+struct served {
+    long long repo_count; /* -1: never known */
     time_t newest, oldest;
-    const char *reindex;
-    int nfailed;
+};
 
-    *requeue_seconds = 0;
-
-    /* What the webserver serves: this observation, else what the status said before. */
+static void observe_served(const struct status_input *in, const cJSON *prev, struct served *out)
+{
     if (in->index) {
-        repo_count = in->index->repositories;
-        newest = in->index->newest_index_time;
-        oldest = in->index->oldest_index_time;
+        out->repo_count = in->index->repositories;
+        out->newest = in->index->newest_index_time;
+        out->oldest = in->index->oldest_index_time;
     } else {
-        repo_count = json_int(prev, "repositoryCount", -1);
-        newest = time_member(prev, "lastIndexTime");
-        oldest = time_member(prev, "oldestIndexTime");
+        out->repo_count = json_int(prev, "repositoryCount", -1);
+        out->newest = time_member(prev, "lastIndexTime");
+        out->oldest = time_member(prev, "oldestIndexTime");
     }
-    observe_indexer(in, prev, &times);
-    failed = observe_failed_repos(in, prev);
-    nfailed = cJSON_GetArraySize(failed);
+}
 
-    /* Indexed: at least one good index is served. */
+/* Indexed: at least one good index is served. */
+static void judge_indexed(const struct status_input *in, const struct indexer_times *times, int nfailed,
+                          struct cond *c)
+{
     if (in->index && in->index->repositories > 0 && nfailed > 0)
-        cond_set(&indexed, "True", "PartiallyIndexed", "%d repositories served; the last indexer run failed for %d (see status.indexer.failedRepositories)",
+        cond_set(c, "True", "PartiallyIndexed",
+                 "%d repositories served; the last indexer run failed for %d (see status.indexer.failedRepositories)",
                  in->index->repositories, nfailed);
     else if (in->index && in->index->repositories > 0)
-        cond_set(&indexed, "True", "IndexServed", "%d repositories served from %d shards", in->index->repositories,
+        cond_set(c, "True", "IndexServed", "%d repositories served from %d shards", in->index->repositories,
                  in->index->shards);
     else if (in->index)
-        cond_set(&indexed, "False", "NoIndex", "the webserver serves no repository yet%s",
-                 times.last_failure > times.last_success ? "; the last indexer run failed" : "");
+        cond_set(c, "False", "NoIndex", "the webserver serves no repository yet%s",
+                 times->last_failure > times->last_success ? "; the last indexer run failed" : "");
     else if (in->index_error)
-        cond_set(&indexed, "Unknown", "IndexStatusUnavailable", "cannot read /index-status: %s", in->index_error);
+        cond_set(c, "Unknown", "IndexStatusUnavailable", "cannot read /index-status: %s", in->index_error);
     else
-        cond_set(&indexed, "Unknown", "Pending", "the index status has not been read yet");
+        cond_set(c, "Unknown", "Pending", "the index status has not been read yet");
+}
 
-    /* Fresh: the oldest index is within maxAge. Judged on the last known times even when the index
-     * service is unreachable right now: time passes either way. */
+/* Fresh: the oldest index is within maxAge. Judged on the last known times even when the index
+ * service is unreachable right now: time passes either way. Sets *requeue_seconds to when a fresh
+ * index turns stale. */
+static void judge_fresh(const struct status_input *in, const struct served *sv, struct cond *c,
+                        long *requeue_seconds)
+{
+    long max_age, age;
+    char m[32], built[32], until[32];
+
     if (!in->spec) {
-        cond_set(&fresh, "Unknown", "InvalidSpec", "freshness cannot be judged while the spec is invalid");
-    } else if (oldest <= 0 || repo_count == 0) {
-        cond_set(&fresh, "False", "NoIndex", "no index has been built yet");
-    } else {
-        long age = (long)(in->now - oldest);
-        char m[32], built[32], until[32];
-
-        /* The messages change only when the condition does, or (while stale) once an hour: a resync
-         * with nothing new must produce the same status, or every resync would write. */
-        human_duration(max_age, m, sizeof(m));
-        if (age <= max_age) {
-            rfc3339_format(oldest, built, sizeof(built));
-            rfc3339_format(oldest + max_age, until, sizeof(until));
-            cond_set(&fresh, "True", "WithinMaxAge", "oldest index is from %s; fresh until %s (maxAge is %s)", built,
-                     until, m);
-            *requeue_seconds = max_age - age + 1;
-        } else if (age >= 3600) {
-            cond_set(&fresh, "False", "Stale", "oldest index is %ldh old; maxAge is %s", age / 3600, m);
-        } else {
-            cond_set(&fresh, "False", "Stale", "oldest index is %ldm old; maxAge is %s", age / 60, m);
-        }
+        cond_set(c, "Unknown", "InvalidSpec", "freshness cannot be judged while the spec is invalid");
+        return;
     }
+    if (sv->oldest <= 0 || sv->repo_count == 0) {
+        cond_set(c, "False", "NoIndex", "no index has been built yet");
+        return;
+    }
+    max_age = in->spec->freshness_max_age_seconds;
+    age = (long)(in->now - sv->oldest);
+    /* The messages change only when the condition does, or (while stale) once an hour: a resync with
+     * nothing new must produce the same status, or every resync would write. */
+    human_duration(max_age, m, sizeof(m));
+    if (age <= max_age) {
+        rfc3339_format(sv->oldest, built, sizeof(built));
+        rfc3339_format(sv->oldest + max_age, until, sizeof(until));
+        cond_set(c, "True", "WithinMaxAge", "oldest index is from %s; fresh until %s (maxAge is %s)", built, until,
+                 m);
+        *requeue_seconds = max_age - age + 1;
+    } else if (age >= 3600) {
+        cond_set(c, "False", "Stale", "oldest index is %ldh old; maxAge is %s", age / 3600, m);
+    } else {
+        cond_set(c, "False", "Stale", "oldest index is %ldm old; maxAge is %s", age / 60, m);
+    }
+}
 
-    /* Ready: the first thing that is wrong, in the order an operator would fix it. */
+/* Ready: the first thing that is wrong, in the order an operator would fix it. */
+static void judge_ready(const struct status_input *in, const struct cond *indexed, struct cond *c)
+{
     if (!in->spec) {
         char msg[900];
 
         msg[0] = '\0';
         if (in->spec_errors)
             spec_errors_format(in->spec_errors, msg, sizeof(msg));
-        cond_set(&ready, "False", "InvalidSpec", "%s", msg[0] ? msg : "the spec is invalid");
+        cond_set(c, "False", "InvalidSpec", "%s", msg[0] ? msg : "the spec is invalid");
     } else if (in->missing_ref) {
         const char *kind = in->missing_kind ? in->missing_kind : "Secret";
 
-        cond_set(&ready, "False", strcmp(kind, "ConfigMap") == 0 ? "ConfigMapNotFound" : "SecretNotFound",
+        cond_set(c, "False", strcmp(kind, "ConfigMap") == 0 ? "ConfigMapNotFound" : "SecretNotFound",
                  "%s \"%.200s\" referenced by the spec does not exist", kind, in->missing_ref);
     } else if (in->apply_failure) {
-        cond_set(&ready, "False", STATUS_APPLY_FAILED, "could not apply %s", in->apply_failure);
+        cond_set(c, "False", STATUS_APPLY_FAILED, "could not apply %s", in->apply_failure);
     } else if (!in->deployment) {
-        cond_set(&ready, "False", "Progressing", "the search Deployment has not been created yet");
+        cond_set(c, "False", "Progressing", "the search Deployment has not been created yet");
     } else if (in->spec->webserver.replicas == 0) {
-        cond_set(&ready, "False", "ScaledToZero", "spec.webserver.replicas is 0");
+        cond_set(c, "False", "ScaledToZero", "spec.webserver.replicas is 0");
     } else if (json_int(json_obj(in->deployment, "status"), "availableReplicas", 0) < 1) {
-        cond_set(&ready, "False", "DeploymentUnavailable", "0 of %d search pods are available",
+        cond_set(c, "False", "DeploymentUnavailable", "0 of %d search pods are available",
                  in->spec->webserver.replicas);
     } else if (!in->index && in->index_error) {
-        cond_set(&ready, "False", "IndexUnreachable", "cannot read /index-status: %s", in->index_error);
-    } else if (strcmp(indexed.status, "True") != 0) {
-        cond_set(&ready, "False", indexed.reason, "%s", indexed.message);
+        cond_set(c, "False", "IndexUnreachable", "cannot read /index-status: %s", in->index_error);
+    } else if (strcmp(indexed->status, "True") != 0) {
+        cond_set(c, "False", indexed->reason, "%s", indexed->message);
     } else {
-        cond_set(&ready, "True", "Available", "search is available at %s", in->endpoint ? in->endpoint : "the Service");
+        cond_set(c, "True", "Available", "search is available at %s", in->endpoint ? in->endpoint : "the Service");
     }
+}
 
-    reindex = in->reindex_honoured ? in->reindex_honoured : json_str(prev, "lastReindexRequest", NULL);
+cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
+{
+    const cJSON *prev = json_obj(in->corpus, "status");
+    long long generation = json_int(json_obj(in->corpus, "metadata"), "generation", 0);
+    const char *reindex = in->reindex_honoured ? in->reindex_honoured : json_str(prev, "lastReindexRequest", NULL);
+    struct indexer_times times;
+    struct cond ready, indexed, fresh;
+    struct served sv;
+    struct jb b = {0};
+    cJSON *st, *ix, *failed, *conds;
+
+    *requeue_seconds = 0;
+    observe_served(in, prev, &sv);
+    observe_indexer(in, prev, &times);
+    failed = observe_failed_repos(in, prev);
+    judge_indexed(in, &times, cJSON_GetArraySize(failed), &indexed);
+    judge_fresh(in, &sv, &fresh, requeue_seconds);
+    judge_ready(in, &indexed, &ready);
+
     st = jb_object(&b);
     jb_add_num(&b, st, "observedGeneration", (double)generation);
-    if (repo_count >= 0)
-        jb_add_num(&b, st, "repositoryCount", (double)repo_count);
-    add_time(&b, st, "lastIndexTime", newest);
-    add_time(&b, st, "oldestIndexTime", oldest);
+    if (sv.repo_count >= 0)
+        jb_add_num(&b, st, "repositoryCount", (double)sv.repo_count);
+    add_time(&b, st, "lastIndexTime", sv.newest);
+    add_time(&b, st, "oldestIndexTime", sv.oldest);
     ix = jb_add_obj(&b, st, "indexer");
     add_time(&b, ix, "lastScheduleTime", times.last_schedule);
     add_time(&b, ix, "lastSuccessfulTime", times.last_success);
