@@ -196,6 +196,22 @@ stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s, to the process and every
   rm -f "$state/$name.pid"
 }
 
+# Undoes what scripts/images.sh changed in binfmt_misc to run arm64 builds (its record: the boot id,
+# then one word a line), newest first, and nothing it found as it was.
+binfmt_restore() {
+  local f=/run/zoekt-operator-binfmt.changed change
+  [ -f "$f" ] || return 0
+  if [ "$(head -n 1 "$f")" != "$(cat /proc/sys/kernel/random/boot_id)" ]; then rm -f "$f"; return 0; fi
+  for change in $(tail -n +2 "$f" | tac); do
+    case $change in
+    enabled) echo 0 >/proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null || true ;;
+    registered) update-binfmts --disable qemu-aarch64 >/dev/null 2>&1 || true ;;
+    mounted) umount /proc/sys/fs/binfmt_misc 2>/dev/null || log "binfmt_misc stays mounted: it is in use" ;;
+    esac
+  done
+  rm -f "$f"
+}
+
 . "$root/scripts/node.sh"
 
 # One invocation at a time: two concurrent `up`s would both start an API server, the loser's PID
@@ -247,6 +263,7 @@ up)
 down)
   node_down
   stop controller-manager; stop apiserver; stop etcd
+  binfmt_restore
   for port in "$api_port" "$etcd_port" "$kcm_port"; do
     if [ "$(cat "/run/zoekt-operator-port-$port.owner" 2>/dev/null)" = "$state" ]; then
       rm -f "/run/zoekt-operator-port-$port.owner"
