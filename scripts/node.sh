@@ -44,12 +44,23 @@ node_claim() {
 }
 
 node_pki() {
-  [ -f "$pki/node.crt" ] && return 0
   mkdir -p "$node_dir"
-  sign node "/O=system:nodes/CN=system:node:$node_name"
+  [ -f "$pki/node.crt" ] || sign node "/O=system:nodes/CN=system:node:$node_name"
   write_kubeconfig "$node_dir/kubelet.kubeconfig" "system:node:$node_name" "$pki/node.crt" "$pki/node.key"
-  # The API server's identity towards kubelets (kubectl logs and exec go through it).
-  sign kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+  # The API server's identity towards the kubelet (kubectl logs, exec and port-forward go through it):
+  # a plain user whose rights there come from the ClusterRoleBinding to system:kubelet-api-admin that
+  # node_up applies, as kubeadm sets it up. Earlier versions of this script made it a member of
+  # system:masters, which passes every authorization check; such a certificate is made again.
+  if [ ! -f "$pki/kubelet-client.crt" ] ||
+     openssl x509 -in "$pki/kubelet-client.crt" -noout -subject | grep -q system:masters; then
+    sign kubelet-client "/CN=kube-apiserver-kubelet-client"
+    stop apiserver
+  fi
+  # The kubelet's serving certificate, signed by the cluster CA for the node's address, which the API
+  # server verifies (--kubelet-certificate-authority) instead of trusting a self-signed one.
+  if serving_cert kubelet-serving "/CN=system:node:$node_name" "IP:$(node_ip),DNS:$node_name"; then
+    stop kubelet
+  fi
 }
 
 node_sysctls() { # remember the two settings changed here so that node_down can put them back
@@ -129,11 +140,15 @@ failCgroupV1: $( [ $cgroup_v1 = true ] && echo false || echo true )
 address: $ip
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
+tlsCertFile: $pki/kubelet-serving.crt
+tlsPrivateKeyFile: $pki/kubelet-serving.key
+# As a real cluster's kubelet: a client certificate of the cluster CA or a token the API server
+# vouches for (TokenReview), and every request authorized by the API server (SubjectAccessReview).
 authentication:
   anonymous: {enabled: false}
-  webhook: {enabled: false}
+  webhook: {enabled: true}
   x509: {clientCAFile: $pki/ca.crt}
-authorization: {mode: AlwaysAllow}
+authorization: {mode: Webhook}
 cgroupDriver: cgroupfs
 clusterDNS: [$ip]
 clusterDomain: cluster.local
@@ -202,8 +217,7 @@ node_up() {
   fi
   if ! alive kubelet; then
     start kubelet "$bin/kubelet" --config="$node_dir/kubelet.yaml" --kubeconfig="$node_dir/kubelet.kubeconfig" \
-      --hostname-override="$node_name" --node-ip="$ip" --root-dir="$node_dir/kubelet" \
-      --cert-dir="$node_dir/kubelet-pki"
+      --hostname-override="$node_name" --node-ip="$ip" --root-dir="$node_dir/kubelet"
   fi
   if ! alive proxy; then
     start proxy "$bin/kube-proxy" --config="$node_dir/proxy.yaml"
@@ -227,6 +241,14 @@ metadata: {name: efs-sc}
 provisioner: zoekt-operator.dev/host-folder
 reclaimPolicy: Retain
 volumeBindingMode: Immediate
+---
+# What the API server may ask of the kubelet (logs, exec, port-forward, stats), and nothing else.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: zk:kube-apiserver-kubelet-client}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:kubelet-api-admin}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: kube-apiserver-kubelet-client}
 YAML
   wait_for 120 "node $node_name to be Ready" node_ready
   # The not-ready taint goes when the node lifecycle controller sees it Ready; be sure it did.
