@@ -305,6 +305,11 @@ restart-apiserver)
   stop apiserver
   start_apiserver
   ;;
+restart-node)
+  alive apiserver && api_ready || { log "the control plane is not running (scripts/cluster.sh up)"; exit 1; }
+  node_down
+  node_up
+  ;;
 user)
   name=${2:?usage: cluster.sh user NAME [GROUP]}
   group=${3:-}
@@ -314,5 +319,5 @@ user)
   echo "$state/users/$name.kubeconfig"
   ;;
 *)
-  sed -n '2,13p' "$0" >&2; exit 2 ;;
+  sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac
