@@ -11,15 +11,18 @@
 #   scripts/cluster.sh load [IMAGE...]    import the project's images (scripts/images.sh names) into
 #                                         the node's containerd, building what is missing
 #   scripts/cluster.sh restart-apiserver  stop and start only the API server (watch resilience tests)
+#   scripts/cluster.sh restart-node       stop the node as `down` does and start it again, keeping the
+#                                         control plane (tests/integration/test_host_safety.sh)
 #   scripts/cluster.sh user NAME [GROUP]  write .cluster/users/NAME.kubeconfig, a client-certificate
 #                                         identity with no rights until a test binds some
 #
 # Ports: ZK_ETCD_PORT (32379, and the next one for peers), ZK_API_PORT (6443), ZK_KCM_PORT (10257);
 # ZK_CLUSTER_DIR moves the state, so a second control plane can run beside the first. ZK_NODE=0 starts
 # the control plane alone (no node: pods stay Pending). A machine has at most one node; a second
-# plane that asks for one fails at once, naming the plane that has it. The API server listens on all
-# addresses and advertises the machine's own (ZK_NODE_IP overrides it), which pods reach through the
-# `kubernetes` Service; the admin kubeconfig still uses 127.0.0.1.
+# plane that asks for one fails at once, naming the plane that has it. The API server listens on one
+# address only (kube-apiserver takes a single --bind-address): loopback in a plane without a node; with
+# a node, the machine's own address (scripts/node-ip.sh; ZK_NODE_IP overrides it), the one it
+# advertises and pods reach through the `kubernetes` Service. Every kubeconfig names that address.
 # State lives in .cluster/ (ignored by git): certificates, etcd data, logs, PIDs, the node's folders
 # and the admin kubeconfig .cluster/kubeconfig. Binaries come from scripts/kube-tools.sh's cache,
 # images from scripts/images.sh's.
@@ -32,7 +35,6 @@ etcd_port=${ZK_ETCD_PORT:-32379}
 etcd_peer_port=$((etcd_port + 1))
 api_port=${ZK_API_PORT:-6443}
 kcm_port=${ZK_KCM_PORT:-10257}
-server=https://127.0.0.1:$api_port
 pki=$state/pki
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 # Wide enough for the 1,000-corpus benchmark (one Service each); the first address is `kubernetes`.
@@ -41,6 +43,11 @@ cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 service_cidr=198.18.0.0/16
 service_ip=198.18.0.1
 with_node=${ZK_NODE:-1}
+# Where the API server listens, and so where every client is sent. Empty when a node is wanted and the
+# machine has no address for it (`up` then stops and says so).
+api_host=127.0.0.1
+[ "$with_node" = 1 ] && api_host=$("$root/scripts/node-ip.sh" 2>/dev/null || true)
+server=https://$api_host:$api_port
 
 log() { echo "cluster: $*" >&2; }
 
@@ -91,30 +98,35 @@ current-context: $2@local
 KC
 }
 
+# serving_cert NAME SUBJECT SANS: a server certificate for the names SANS, made again whenever they
+# change (a new address). Returns 0 when it made one, so that its server can be restarted.
+serving_cert() {
+  local name=$1 subj=$2 sans=$3
+  [ -f "$pki/$name.crt" ] && [ "$(cat "$pki/$name.sans" 2>/dev/null)" = "$sans" ] && return 1
+  printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$sans" >"$pki/$name.ext"
+  sign "$name" "$subj" "$pki/$name.ext"
+  echo "$sans" >"$pki/$name.sans"
+}
+
 make_pki() {
   local sans="IP:127.0.0.1,DNS:localhost,IP:$service_ip,DNS:kubernetes,DNS:kubernetes.default"
   sans="$sans,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
-  [ "$with_node" = 1 ] && sans="$sans,IP:$(node_ip)"
+  [ "$with_node" = 1 ] && sans="$sans,IP:$api_host"
   mkdir -p "$pki"
-  # The serving certificate is remade whenever the names it must carry change (a new address).
-  if [ -f "$pki/serving.crt" ] && [ "$(cat "$pki/serving.sans" 2>/dev/null)" != "$sans" ]; then
-    stop apiserver
-    rm -f "$pki/serving.crt"
-  fi
+  # The private keys are for root's processes alone.
+  chmod 700 "$pki"
   if [ ! -f "$pki/ca.crt" ]; then
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 3650 \
       -subj "/CN=zoekt-operator-test-ca" 2>/dev/null
   fi
-  if [ ! -f "$pki/serving.crt" ]; then
-    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$sans" >"$pki/serving.ext"
-    sign serving "/CN=kube-apiserver" "$pki/serving.ext"
-    echo "$sans" >"$pki/serving.sans"
-  fi
+  if serving_cert serving "/CN=kube-apiserver" "$sans"; then stop apiserver; fi
   [ "$with_node" = 1 ] && node_pki
-  [ -f "$pki/admin.crt" ] && return 0
-  sign admin "/O=system:masters/CN=admin"
-  openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
-  openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  if [ ! -f "$pki/admin.crt" ]; then
+    sign admin "/O=system:masters/CN=admin"
+    openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  fi
+  # Written on every start: the address it names is the machine's, which may have changed.
   write_kubeconfig "$state/kubeconfig" admin "$pki/admin.crt" "$pki/admin.key"
 }
 
@@ -138,15 +150,15 @@ start_apiserver() {
   alive apiserver && return 0
   # Without a node the plane is reached on loopback only, which the API server may not publish as the
   # `kubernetes` Service's endpoint (refused since 1.3x): nothing in such a plane needs that endpoint.
-  local advertise=127.0.0.1 bind=127.0.0.1 extra=(--endpoint-reconciler-type=none)
-  if [ "$with_node" = 1 ]; then
-    advertise=$(node_ip) bind=0.0.0.0
+  local extra=(--endpoint-reconciler-type=none)
+  # With a node it talks to the kubelet (logs, exec, port-forward) as kube-apiserver-kubelet-client,
+  # and checks the kubelet's serving certificate against the cluster CA (scripts/node.sh).
+  [ "$with_node" = 1 ] &&
     extra=(--kubelet-client-certificate="$pki/kubelet-client.crt" --kubelet-client-key="$pki/kubelet-client.key"
-                  --kubelet-preferred-address-types=InternalIP)
-  fi
+           --kubelet-certificate-authority="$pki/ca.crt" --kubelet-preferred-address-types=InternalIP)
   start apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
-    --service-cluster-ip-range="$service_cidr" --secure-port="$api_port" --bind-address="$bind" \
-    --advertise-address="$advertise" --cert-dir="$pki" "${extra[@]}" \
+    --service-cluster-ip-range="$service_cidr" --secure-port="$api_port" --bind-address="$api_host" \
+    --advertise-address="$api_host" --cert-dir="$pki" "${extra[@]}" \
     --tls-cert-file="$pki/serving.crt" --tls-private-key-file="$pki/serving.key" --client-ca-file="$pki/ca.crt" \
     --authorization-mode=Node,RBAC --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
@@ -196,6 +208,22 @@ stop() { # stop NAME: SIGTERM, then SIGKILL after 10 s, to the process and every
   rm -f "$state/$name.pid"
 }
 
+# Undoes what scripts/images.sh changed in binfmt_misc to run arm64 builds (its record: the boot id,
+# then one word a line), newest first, and nothing it found as it was.
+binfmt_restore() {
+  local f=/run/zoekt-operator-binfmt.changed change
+  [ -f "$f" ] || return 0
+  if [ "$(head -n 1 "$f")" != "$(cat /proc/sys/kernel/random/boot_id)" ]; then rm -f "$f"; return 0; fi
+  for change in $(tail -n +2 "$f" | tac); do
+    case $change in
+    enabled) echo 0 >/proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null || true ;;
+    registered) update-binfmts --disable qemu-aarch64 >/dev/null 2>&1 || true ;;
+    mounted) umount /proc/sys/fs/binfmt_misc 2>/dev/null || log "binfmt_misc stays mounted: it is in use" ;;
+    esac
+  done
+  rm -f "$f"
+}
+
 . "$root/scripts/node.sh"
 
 # One invocation at a time: two concurrent `up`s would both start an API server, the loser's PID
@@ -223,14 +251,22 @@ up)
     node_down; stop controller-manager; stop apiserver; stop etcd
     rm -rf "$state/etcd"
   fi
+  # Every component was given the machine's address (kubeconfigs, the kubelet's and dnsmasq's
+  # listening address, the certificates): when it changes, they all start again.
+  if [ -f "$state/api-host" ] && [ "$(cat "$state/api-host")" != "$api_host" ] && alive apiserver; then
+    log "the plane's address changes from $(cat "$state/api-host") to $api_host: restarting it"
+    node_down; stop controller-manager; stop apiserver
+  fi
   if alive apiserver && alive etcd && alive controller-manager && api_ready &&
      { [ "$with_node" != 1 ] || { alive kubelet && node_ready; }; }; then exit 0; fi
   for b in etcd kube-apiserver kube-controller-manager kubectl; do
     [ -x "$bin/$b" ] || { log "missing $bin/$b: run scripts/deps.sh (make deps)"; exit 1; }
   done
+  [ -n "$api_host" ] || { log "no address for the node (set ZK_NODE_IP, or ZK_NODE=0 for no node)"; exit 1; }
   plane_claim
   mkdir -p "$state"
   echo "$kube_now" >"$state/kube-version"
+  echo "$api_host" >"$state/api-host"
   make_pki
   start_etcd
   start_apiserver
@@ -247,6 +283,7 @@ up)
 down)
   node_down
   stop controller-manager; stop apiserver; stop etcd
+  binfmt_restore
   for port in "$api_port" "$etcd_port" "$kcm_port"; do
     if [ "$(cat "/run/zoekt-operator-port-$port.owner" 2>/dev/null)" = "$state" ]; then
       rm -f "/run/zoekt-operator-port-$port.owner"
@@ -268,6 +305,11 @@ restart-apiserver)
   stop apiserver
   start_apiserver
   ;;
+restart-node)
+  alive apiserver && api_ready || { log "the control plane is not running (scripts/cluster.sh up)"; exit 1; }
+  node_down
+  node_up
+  ;;
 user)
   name=${2:?usage: cluster.sh user NAME [GROUP]}
   group=${3:-}
@@ -277,5 +319,5 @@ user)
   echo "$state/users/$name.kubeconfig"
   ;;
 *)
-  sed -n '2,13p' "$0" >&2; exit 2 ;;
+  sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac

@@ -34,7 +34,9 @@ start)
   ip=$("$root/scripts/node-ip.sh")
   mkdir -p "$dir/repos/private" "$dir/tmp"
   dir=$(cd "$dir" && pwd)
-  # nginx's workers run as www-data; they read the configuration's files and the socket.
+  # nginx's master runs as root and reads the certificate and its key before it starts the workers,
+  # which run as www-data (the `user` line below) and need only the password file and fcgiwrap's
+  # socket: those two are the group www-data's, the keys and the password root's alone.
   chmod 755 "$dir"
   if [ ! -f "$dir/ca.crt" ]; then
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 30 \
@@ -44,12 +46,13 @@ start)
     printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$ip" >"$dir/server.ext"
     openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
       -days 30 -out "$dir/server.crt" -extfile "$dir/server.ext" 2>/dev/null
-    chmod 644 "$dir/server.key"
     password=$(openssl rand -hex 12)
     echo "$password" >"$dir/password"
     printf 'git:%s\n' "$(openssl passwd -apr1 "$password")" >"$dir/htpasswd"
-    chmod 644 "$dir/htpasswd"
   fi
+  chmod 600 "$dir/ca.key" "$dir/server.key" "$dir/password"
+  chgrp www-data "$dir/htpasswd"
+  chmod 640 "$dir/htpasswd"
   port=$(cat "$dir/port" 2>/dev/null || "$root/scripts/free-port.sh")
   echo "$port" >"$dir/port"
   stop_pid "$dir/fcgiwrap.pid"
@@ -57,7 +60,8 @@ start)
   setsid fcgiwrap -c 4 -s "unix:$dir/fcgiwrap.sock" </dev/null >>"$dir/fcgiwrap.log" 2>&1 &
   echo $! >"$dir/fcgiwrap.pid"
   for _ in $(seq 50); do [ -S "$dir/fcgiwrap.sock" ] && break; sleep 0.1; done
-  chmod 666 "$dir/fcgiwrap.sock"
+  chgrp www-data "$dir/fcgiwrap.sock"
+  chmod 660 "$dir/fcgiwrap.sock"
   backend() { # the FastCGI block shared by the public and the private location
     cat <<CONF
       include /etc/nginx/fastcgi_params;
@@ -74,6 +78,7 @@ CONF
   }
   cat >"$dir/nginx.conf" <<CONF
 daemon off;
+user www-data www-data;
 worker_processes 1;
 pid $dir/nginx.pid;
 error_log $dir/error.log;

@@ -72,11 +72,29 @@ key() { # key NAME ARCH
   esac
 }
 
-ensure_binfmt() { # arm64 on an amd64 machine runs through qemu-user-static's binfmt_misc entry
+# ensure_binfmt ARCH: arm64 on an amd64 machine runs through qemu-user-static's binfmt_misc entry.
+# A machine where binfmt-support runs has it already and nothing changes. Otherwise each change made
+# here (the file system mounted, the entry registered, the entry switched on) is added as one word to
+# binfmt_record, which `scripts/cluster.sh down` reads to undo exactly those. The record's first line
+# is the kernel's boot id: binfmt_misc does not outlive a reboot, and a record from before one (/run
+# is not always emptied at boot) describes nothing that is still there.
+binfmt_record=/run/zoekt-operator-binfmt.changed
+ensure_binfmt() {
+  local entry=/proc/sys/fs/binfmt_misc/qemu-aarch64 boot
   [ "$1" = "$(dpkg --print-architecture)" ] && return 0
-  [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-  [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64
-  grep -q '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64 || echo 1 >/proc/sys/fs/binfmt_misc/qemu-aarch64
+  boot=$(cat /proc/sys/kernel/random/boot_id)
+  [ "$(head -n 1 "$binfmt_record" 2>/dev/null)" = "$boot" ] || echo "$boot" >"$binfmt_record"
+  if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    echo mounted >>"$binfmt_record"
+  fi
+  if [ ! -e "$entry" ]; then
+    update-binfmts --enable qemu-aarch64
+    echo registered >>"$binfmt_record"
+  elif ! grep -q '^enabled' "$entry"; then
+    echo 1 >"$entry"
+    echo enabled >>"$binfmt_record"
+  fi
 }
 
 ensure_base() { # ensure_base ARCH: localhost/zoekt-base:bookworm-ARCH in buildah's storage
@@ -166,6 +184,8 @@ run)
   while [ $# -gt 0 ] && [ "$1" != -- ]; do mounts+=("$1"); shift; done
   [ "${1:-}" = -- ] && shift
   build_one "$name" "$arch" >/dev/null
+  # A cached image is not built again, but running it under emulation still needs the entry.
+  ensure_binfmt "$arch"
   ctr=$("${bh[@]}" from --pull-never --quiet "$(ref "$name")-$arch" 2>/dev/null)
   # The working container is a full copy of the image under vfs: remove it however the command ends.
   trap '"${bh[@]}" rm "$ctr" >/dev/null' EXIT

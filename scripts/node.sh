@@ -7,9 +7,9 @@
 # A node takes machine-wide things (the kubelet's port, iptables, a bridge, /proc/sys settings), so
 # one machine has one: node_claim refuses a second plane at once and names the first.
 #
-# Everything it adds is removed by node_down: processes by PID (and the pods' shims), the bridge,
-# the iptables chains of kube-proxy, the kubelet and this script, mounts under the node's folders, and
-# the two sysctls it changed (restored to what they were).
+# Everything it adds is removed by node_down: processes by PID (and the pods' shims), the pods'
+# network namespaces, the bridge, the iptables chains of kube-proxy, the kubelet and this script (by
+# name), mounts under the node's folders, and the two sysctls it changed (restored to what they were).
 
 node_name=zk-node
 pod_cidr=198.19.0.0/22
@@ -44,19 +44,31 @@ node_claim() {
 }
 
 node_pki() {
-  [ -f "$pki/node.crt" ] && return 0
   mkdir -p "$node_dir"
-  sign node "/O=system:nodes/CN=system:node:$node_name"
+  [ -f "$pki/node.crt" ] || sign node "/O=system:nodes/CN=system:node:$node_name"
   write_kubeconfig "$node_dir/kubelet.kubeconfig" "system:node:$node_name" "$pki/node.crt" "$pki/node.key"
-  # The API server's identity towards kubelets (kubectl logs and exec go through it).
-  sign kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+  # The API server's identity towards the kubelet (kubectl logs, exec and port-forward go through it):
+  # a plain user whose rights there come from the ClusterRoleBinding to system:kubelet-api-admin that
+  # node_up applies, as kubeadm sets it up. Earlier versions of this script made it a member of
+  # system:masters, which passes every authorization check; such a certificate is made again.
+  if [ ! -f "$pki/kubelet-client.crt" ] ||
+     openssl x509 -in "$pki/kubelet-client.crt" -noout -subject | grep -q system:masters; then
+    sign kubelet-client "/CN=kube-apiserver-kubelet-client"
+    stop apiserver
+  fi
+  # The kubelet's serving certificate, signed by the cluster CA for the node's address, which the API
+  # server verifies (--kubelet-certificate-authority) instead of trusting a self-signed one.
+  if serving_cert kubelet-serving "/CN=system:node:$node_name" "IP:$(node_ip),DNS:$node_name"; then
+    stop kubelet
+  fi
 }
 
-node_sysctls() { # remember the two settings changed here so that node_down can put them back
+node_sysctls() { # remember the two settings (and the module) changed here so that node_down can put them back
   [ -f "$node_dir/sysctl.saved" ] || {
     echo "ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)" >"$node_dir/sysctl.saved"
-    [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] ||
-      modprobe br_netfilter 2>/dev/null || true
+    if [ ! -e /proc/sys/net/bridge/bridge-nf-call-iptables ] && modprobe br_netfilter 2>/dev/null; then
+      echo "module=br_netfilter" >>"$node_dir/sysctl.saved"
+    fi
     echo "bridge=$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo 0)" >>"$node_dir/sysctl.saved"
   }
   # Pod to ClusterIP to a pod on the same bridge is routed on the host; kube-proxy's rules must see
@@ -129,11 +141,15 @@ failCgroupV1: $( [ $cgroup_v1 = true ] && echo false || echo true )
 address: $ip
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
+tlsCertFile: $pki/kubelet-serving.crt
+tlsPrivateKeyFile: $pki/kubelet-serving.key
+# As a real cluster's kubelet: a client certificate of the cluster CA or a token the API server
+# vouches for (TokenReview), and every request authorized by the API server (SubjectAccessReview).
 authentication:
   anonymous: {enabled: false}
-  webhook: {enabled: false}
+  webhook: {enabled: true}
   x509: {clientCAFile: $pki/ca.crt}
-authorization: {mode: AlwaysAllow}
+authorization: {mode: Webhook}
 cgroupDriver: cgroupfs
 clusterDNS: [$ip]
 clusterDomain: cluster.local
@@ -202,8 +218,7 @@ node_up() {
   fi
   if ! alive kubelet; then
     start kubelet "$bin/kubelet" --config="$node_dir/kubelet.yaml" --kubeconfig="$node_dir/kubelet.kubeconfig" \
-      --hostname-override="$node_name" --node-ip="$ip" --root-dir="$node_dir/kubelet" \
-      --cert-dir="$node_dir/kubelet-pki"
+      --hostname-override="$node_name" --node-ip="$ip" --root-dir="$node_dir/kubelet"
   fi
   if ! alive proxy; then
     start proxy "$bin/kube-proxy" --config="$node_dir/proxy.yaml"
@@ -227,6 +242,14 @@ metadata: {name: efs-sc}
 provisioner: zoekt-operator.dev/host-folder
 reclaimPolicy: Retain
 volumeBindingMode: Immediate
+---
+# What the API server may ask of the kubelet (logs, exec, port-forward, stats), and nothing else.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: zk:kube-apiserver-kubelet-client}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:kubelet-api-admin}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: kube-apiserver-kubelet-client}
 YAML
   wait_for 120 "node $node_name to be Ready" node_ready
   # The not-ready taint goes when the node lifecycle controller sees it Ready; be sure it did.
@@ -262,7 +285,6 @@ node_down() {
   fi
   stop containerd
   stop proxy
-  "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
   node_scrub "$node_dir"
   [ "$(cat "$owner_file" 2>/dev/null)" = "$state" ] && rm -f "$owner_file"
   return 0
@@ -276,14 +298,10 @@ node_scrub() {
   # Shims outlive containerd by design; these are the node's when they name its socket.
   pkill -KILL -f "containerd-shim-runc-v2 .*-address $dir/containerd.sock" 2>/dev/null || true
   node_unguard
-  # Network namespaces the CNI plugin made for sandboxes that were killed rather than stopped.
-  for ns in /var/run/netns/cni-*; do
-    [ -e "$ns" ] || continue
-    if ip netns exec "$(basename "$ns")" ip -o addr 2>/dev/null | grep -q "inet ${pod_cidr%.*}"; then
-      ip netns delete "$(basename "$ns")" 2>/dev/null || true
-    fi
-  done
-  if ip link show "$bridge" >/dev/null 2>&1; then ip link delete "$bridge"; fi
+  if ip link show "$bridge" >/dev/null 2>&1; then
+    node_netns_scrub
+    ip link delete "$bridge"
+  fi
   # Mounts under the node's folders (the kubelet's volumes, containerd's sandboxes), deepest first.
   awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r |
     while read -r m; do umount -l "$m" 2>/dev/null || true; done
@@ -292,24 +310,49 @@ node_scrub() {
     [ -n "$v" ] && echo "$v" >/proc/sys/net/ipv4/ip_forward
     v=$(sed -n 's/^bridge=//p' "$dir/sysctl.saved")
     [ -n "$v" ] && [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] && echo "$v" >/proc/sys/net/bridge/bridge-nf-call-iptables
+    # A module loaded here goes again (modprobe -r refuses while something uses it).
+    grep -qx module=br_netfilter "$dir/sysctl.saved" && { modprobe -r br_netfilter 2>/dev/null || true; }
     rm -f "$dir/sysctl.saved"
   fi
   rm -rf "$dir/cni-ipam"
   return 0
 }
 
-# Removes this script's chain and the kubelet's (kube-proxy --cleanup removes its own), by name: the
-# chains the kubelet makes (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and ZK-NODE-*, with
-# the rules that jump to them. Any other chain, KUBE- or not, belongs to someone else and stays.
-node_chains='^(ZK-NODE-[A-Z-]+|KUBE-FIREWALL|KUBE-KUBELET-CANARY|KUBE-IPTABLES-HINT)$'
+# Network namespaces the CNI plugin made for sandboxes that were killed rather than stopped: those
+# named cni-* whose veth's other end is a port of the node's bridge (`eth0@ifN`: N is that end's index
+# here). Any other namespace, whatever its name or addresses, belongs to someone else and stays.
+node_netns_scrub() {
+  local ports ns peer
+  ports=" $(ip -o link show master "$bridge" | awk -F': ' '{ printf "%s ", $1 }')"
+  for ns in $(ip netns list | awk '$1 ~ /^cni-/ { print $1 }'); do
+    for peer in $(ip -n "$ns" -o link show type veth 2>/dev/null | sed -n 's/^[0-9]*: [^@]*@if\([0-9]*\):.*/\1/p'); do
+      case $ports in *" $peer "*) ip netns delete "$ns" 2>/dev/null || true; break ;; esac
+    done
+  done
+}
+
+# Removes the node's iptables chains by name, with the rules that jump to them: this script's
+# (ZK-NODE-*), the kubelet's (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and those of
+# kube-proxy in iptables mode (its fixed chains, and one KUBE-SVC-, KUBE-SEP-, KUBE-EXT-, KUBE-FW- or
+# KUBE-SVL- chain per Service or endpoint, named by a 16-character hash). Any other chain, KUBE- or
+# not, belongs to someone else and stays. `kube-proxy --cleanup` is not used: it also flushes every
+# IPVS service on the machine, destroys ipsets and deletes nftables tables, whoever made them.
+node_chains='^(ZK-NODE-[A-Z-]+|KUBE-FIREWALL|KUBE-KUBELET-CANARY|KUBE-IPTABLES-HINT'
+node_chains+='|KUBE-(SERVICES|EXTERNAL-SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ|FORWARD|PROXY-FIREWALL|PROXY-CANARY)'
+# mawk, Debian's awk, has no {16}: the hash's sixteen characters are spelled out.
+node_chains+="|KUBE-(SVC|SEP|EXT|FW|SVL)-$(printf '[A-Z0-9]%.0s' {1..16}))\$"
+# The kubelet and kube-proxy make theirs for IPv6 too, where the machine has it.
 node_unguard() {
-  local t chain
-  for t in filter nat mangle; do
-    { iptables -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-A" && $(NF - 1) == "-j" && $NF ~ re' || true; } |
-      while read -r _ c rest; do eval "iptables -t $t -D $c $rest" 2>/dev/null || true; done
-    for chain in $(iptables -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-N" && $2 ~ re { print $2 }'); do
-      iptables -t "$t" -F "$chain" 2>/dev/null || true
-      iptables -t "$t" -X "$chain" 2>/dev/null || true
+  local ipt t chain chains
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    for t in filter nat mangle; do
+      { "$ipt" -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-A" && $(NF - 1) == "-j" && $NF ~ re' || true; } |
+        while read -r _ c rest; do eval "$ipt -t $t -D $c $rest" 2>/dev/null || true; done
+      chains=$("$ipt" -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-N" && $2 ~ re { print $2 }')
+      # All are emptied before any goes: a chain cannot be deleted while another still jumps to it.
+      for chain in $chains; do "$ipt" -t "$t" -F "$chain" 2>/dev/null || true; done
+      for chain in $chains; do "$ipt" -t "$t" -X "$chain" 2>/dev/null || true; done
     done
   done
 }
