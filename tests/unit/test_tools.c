@@ -52,17 +52,23 @@ static void test_catalogue(void **state)
     }
     t = find_tool(list, "search_code");
     desc = cJSON_GetObjectItem(t, "description");
-    assert_non_null(strstr(desc->valuestring, "there is no AND/and operator"));
-    assert_non_null(strstr(desc->valuestring, "lower-case word or"));
-    assert_non_null(strstr(desc->valuestring, "file:\\.go$"));
+    /* The default is one pattern as ripgrep reads it; Zoekt's language is one argument away, and sym:
+     * is not promised (the index has no ctags symbols). */
+    assert_non_null(strstr(desc->valuestring, "query is one pattern, read as ripgrep (rg) reads it"));
+    assert_non_null(strstr(desc->valuestring, "searched as literal text and a note says so"));
+    assert_non_null(strstr(desc->valuestring, "literal: true"));
+    assert_non_null(strstr(desc->valuestring, "syntax: \"zoekt\""));
+    assert_non_null(strstr(desc->valuestring, "the lower-case word or"));
+    assert_non_null(strstr(desc->valuestring, "a backslash inside quotes must be doubled"));
+    assert_non_null(strstr(desc->valuestring, "sym: (symbol definitions) needs an index built with ctags"));
     assert_non_null(cJSON_GetObjectItem(t, "outputSchema"));
     {
         static const char *const props[] = {"query", "repo", "file", "exclude_file", "context_lines",
-                                            "max_files", "case_sensitive", "max_bytes"};
+                                            "max_files", "case_sensitive", "max_bytes", "literal", "syntax"};
         const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties");
 
-        assert_int_equal(cJSON_GetArraySize(p), 8);
-        for (size_t i = 0; i < 8; i++)
+        assert_int_equal(cJSON_GetArraySize(p), 10);
+        for (size_t i = 0; i < 10; i++)
             assert_non_null(cJSON_GetObjectItem(p, props[i]));
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_bytes"), "maximum")->valueint,
                          CONNECTOR_OUTPUT_BUDGET_LIMIT);
@@ -107,6 +113,9 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"file\":\"src/[x\"}", "invalid search arguments: file: glob \"src/[x\""},
         {"search_code", "{\"query\":\"  \"}", "nothing to search"},
         {"search_code", "[1]", "arguments must be an object, got an array"},
+        {"search_code", "{\"query\":\"x\",\"syntax\":\"pcre\"}", "argument \"syntax\" must be \"regex\""},
+        {"search_code", "{\"query\":\"x\",\"syntax\":\"zoekt\",\"literal\":true}", "do not go together"},
+        {"search_code", "{\"query\":\"x\",\"literal\":1}", "argument \"literal\" must be true or false"},
         {"list_repositories", "{\"limit\":0}", "\"limit\" must be between 1 and 1000"},
         {"list_repositories", "{\"filter\":3}", "\"filter\" must be a string"},
         {"list_repositories", "{\"filter\":\"api-[\"}", "argument \"filter\": glob \"api-[\""},
