@@ -17,6 +17,8 @@
 /* Longest repository and branch names listed in full; longer ones are cut with an ellipsis. */
 #define FMT_REPO_NAME_MAX 200
 #define FMT_BRANCH_NAME_MAX 64
+/* Room kept for the line that says how many repositories a list left out for the budget. */
+#define FMT_REPOS_NOTE_RESERVE 96
 
 /* The length of the longest prefix of s (n bytes) that fits in max bytes without splitting a UTF-8
  * character: a cut in the middle of one would hand agents invalid UTF-8. */
@@ -237,11 +239,26 @@ static int fmt_put_incomplete(struct buf *h, const struct zr_search *r, const st
     return rc ? rc : buf_putc(h, '.');
 }
 
-/* The header: the query, the summary and the reasons the list is incomplete, and what to do next. */
+/* The output budget a search is formatted for: the caller's, raised to FMT_BUDGET_MIN. */
+static size_t fmt_search_budget(const struct fmt_search_opts *o)
+{
+    return o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget;
+}
+
+/* The header: the query, the summary and the reasons the list is incomplete, and what to do next. The
+ * query echo and the note are each cut to a quarter of the budget (structuredContent has them whole),
+ * so that a long query (a pattern plus fifty repository regexes) or a long note always leaves the body
+ * room to name files. */
 static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt_search_opts *o,
                       const struct fmt_layout *lay)
 {
-    int rc = buf_printf(h, "Query: %s\n", o->query ? o->query : "");
+    size_t share = fmt_search_budget(o) / 4;
+    int rc = buf_puts(h, "Query: ");
+
+    if (!rc)
+        rc = fmt_put_cut(h, o->query ? o->query : "", share);
+    if (!rc)
+        rc = buf_putc(h, '\n');
 
     if (!rc)
         rc = fmt_put_summary(h, r, lay);
@@ -252,8 +269,8 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
     /* An agent that sees a match usually wants the code around it next. */
     if (!rc && r->n_files)
         rc = buf_puts(h, "More of a file: read_file with repo, path and start_line.\n");
-    if (!rc && o->note)
-        rc = buf_printf(h, "Note: %s\n", o->note);
+    if (!rc && o->note && !(rc = buf_puts(h, "Note: ")) && !(rc = fmt_put_cut(h, o->note, share)))
+        rc = buf_putc(h, '\n');
     return rc;
 }
 
@@ -272,9 +289,10 @@ static int fmt_body_budget(const struct zr_search *r, const struct fmt_search_op
     buf_reset(scratch);
     if ((rc = fmt_header(scratch, r, o, &worst)))
         return rc;
+    /* The header's shares of the budget leave at least half of it (more than FMT_NOTE_RESERVE) here. */
     reserve = scratch->len + 2;
     buf_reset(scratch);
-    out->left = budget > reserve + 256 ? budget - reserve : 256;
+    out->left = budget > reserve ? budget - reserve : 0;
     return ZK_OK;
 }
 
@@ -484,7 +502,7 @@ int fmt_search(const struct zr_search *r, const struct fmt_search_opts *o, struc
                struct zk_err *err)
 {
     size_t max_files = (size_t)(o->max_files > 0 ? o->max_files : 0);
-    size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget;
+    size_t budget = fmt_search_budget(o);
     struct fmt_layout lay = {0};
     struct fmt_budget bud;
     struct buf head, body, scratch;
@@ -550,11 +568,20 @@ long fmt_count_lines(const unsigned char *content, size_t len)
 
 /* Bytes kept free below the budget for the line that says what was not shown. */
 #define FMT_READ_FOOTER_MAX 120
+/* The longest path read_file's header shows in full (structuredContent has it whole): with a
+ * repository name and eight branch names cut to their maxima, the header and the footer then fit in
+ * FMT_BUDGET_MIN. */
+#define FMT_READ_PATH_MAX 800
 
 /* The line that names the file read: "repo/path @0226d547 (branch main), lines 1-200 of 301". */
 static int fmt_file_head(struct buf *b, const struct zr_file *f, long first, long last, long total)
 {
-    int rc = buf_printf(b, "%s/%s", f->repo, f->path);
+    int rc = fmt_put_cut(b, f->repo, FMT_REPO_NAME_MAX);
+
+    if (!rc)
+        rc = buf_putc(b, '/');
+    if (!rc)
+        rc = fmt_put_cut(b, f->path, FMT_READ_PATH_MAX);
 
     if (!rc && f->version[0]) {
         rc = buf_puts(b, " @");
@@ -759,8 +786,8 @@ static cJSON *fmt_repo_json(struct jb *b, const struct zr_repo *r, const char *w
     return o;
 }
 
-int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
-              struct zk_err *err)
+int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, struct buf *text,
+              cJSON **structured, struct zk_err *err)
 {
     struct fmt_filter f = {filter && *filter ? filter : NULL, 0};
     size_t matching = 0, shown = 0;
@@ -788,8 +815,9 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf
         buf_reset(&line);
         if ((rc = fmt_repo_line(&line, r, when)))
             break;
-        /* The text must stay within its buffer's bound: stop listing (and say so) before it would not. */
-        if (text->len + line.len + 128 > text->max) {
+        /* The text must stay within the budget: stop listing (and say so, in at most
+         * FMT_REPOS_NOTE_RESERVE bytes) before it would not. */
+        if (text->len + line.len + FMT_REPOS_NOTE_RESERVE > budget) {
             out_of_room = 1;
             break;
         }

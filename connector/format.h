@@ -17,8 +17,9 @@
  *
  * "> N:" marks a matching line, "  N:" a context line, "--" a gap between regions of one file. Lines
  * longer than FMT_LINE_MAX bytes are cut and end with "…". The header names every reason the list is
- * incomplete and how to narrow the search. Within the output budget every returned file is named;
- * lines are cut before any file is left out. */
+ * incomplete and how to narrow the search. The text never exceeds the output budget: the query echo and
+ * the note are cut to a quarter of it each, every returned file is named if the names fit, and lines are
+ * cut before any file is left out. */
 #ifndef ZK_CONNECTOR_FORMAT_H
 #define ZK_CONNECTOR_FORMAT_H
 
@@ -69,12 +70,13 @@ int fmt_put_cut(struct buf *b, const char *s, size_t max);
  * repository argument normalised by zn_normalize (or NULL), selects names by reponame.h's rules; when
  * none matches them, a plain filter selects the names that contain it, ignoring case; when nothing is
  * selected, the header names the closest repositories (fmt_closest). limit caps the lines, and so does
- * the room left in *text (a note says how many were not listed). Appends to *text; *structured gets a
+ * budget: *text, with what it held before, stays within budget bytes (at least FMT_BUDGET_MIN), and a
+ * last line says how many were not listed. Appends to *text; *structured gets a
  * new object the caller owns, {"total","matching","shown","repositories":[{"name","branches":[{"name",
  * "version"}],"indexTime","shards"}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the
  * header. */
-int fmt_repos(const struct zr_list *l, const char *filter, int limit, struct buf *text, cJSON **structured,
-              struct zk_err *err);
+int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, struct buf *text,
+              cJSON **structured, struct zk_err *err);
 
 /* read_file: lines shown when the caller names no end, the most one call shows, and the bytes of one
  * line shown before it is cut (longer than search results': the agent asked for this text). */

@@ -1,11 +1,58 @@
 /* jsonrpc.c: see jsonrpc.h. */
 #include "connector/mcp/jsonrpc.h"
 
+#include "json.h"
+#include "mem.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 2^53: the largest magnitude up to which every integer has an exact double. */
 #define JSONRPC_ID_MAX 9007199254740992.0
+
+/* Whether text holds a \u0000 escape inside a string (a quick test first: most messages have none). */
+static int jsonrpc_has_nul_escape(const char *text, size_t len)
+{
+    static const char esc[] = "\\u0000";
+
+    return len >= sizeof(esc) - 1 && memmem(text, len, esc, sizeof(esc) - 1) != NULL;
+}
+
+cJSON *jsonrpc_parse(const char *text, size_t len)
+{
+    char *copy;
+    size_t out = 0;
+    int in_string = 0;
+    cJSON *root;
+
+    if (!jsonrpc_has_nul_escape(text, len))
+        return json_parse(text, len);
+    /* Strings are followed from quote to quote, escapes two bytes at a time, so that "\\u0000" (a
+     * backslash, then the text u0000) is left alone. The copy only shrinks. */
+    copy = mem_alloc(len + 1);
+    for (size_t i = 0; i < len; i++) {
+        if (!in_string) {
+            in_string = text[i] == '"';
+            copy[out++] = text[i];
+        } else if (text[i] == '"') {
+            in_string = 0;
+            copy[out++] = text[i];
+        } else if (text[i] == '\\' && i + 5 < len && memcmp(text + i + 1, "u0000", 5) == 0) {
+            copy[out++] = (char)0xc0;
+            copy[out++] = (char)0x80;
+            i += 5;
+        } else if (text[i] == '\\' && i + 1 < len) {
+            copy[out++] = text[i++];
+            copy[out++] = text[i];
+        } else {
+            copy[out++] = text[i];
+        }
+    }
+    root = json_parse(copy, out);
+    free(copy);
+    return root;
+}
 
 int jsonrpc_id_valid(const cJSON *id)
 {

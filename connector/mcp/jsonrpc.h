@@ -31,6 +31,13 @@ struct jsonrpc_msg {
     const char *error_msg;  /* a static explanation when kind is INVALID */
 };
 
+/* Parses a message of len bytes (need not be NUL-terminated) as json_parse does, except that a \u0000
+ * escape inside a string becomes the two bytes C0 80 (the NUL of Modified UTF-8) instead of ending the
+ * string there. cJSON's strings stop at their first NUL, so "factory.go\u0000.txt" would otherwise
+ * read as "factory.go"; C0 80 is never well-formed UTF-8, so the tools' argument checks see it and
+ * refuse the argument, naming it. Returns a tree the caller frees, or NULL for malformed JSON. */
+cJSON *jsonrpc_parse(const char *text, size_t len);
+
 /* Classifies one message (one element of a batch). Never fails: anything malformed comes back as
  * JSONRPC_INVALID with the reason, and with id set when the message carried a usable id so that the
  * error reply can name it. out points into node, which must outlive it. */

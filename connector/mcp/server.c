@@ -467,7 +467,7 @@ void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, st
 void mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
                         struct mcp_call **call)
 {
-    cJSON *msg = json_parse(text, len);
+    cJSON *msg = jsonrpc_parse(text, len);
     cJSON *err;
 
     if (msg != NULL) {

@@ -321,7 +321,7 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
         snprintf(text, sizeof(text), "unsupported MCP-Protocol-Version: %.40s", pv);
         return respond_rpc_error(c, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST, text, NULL, NULL);
     }
-    msg = json_parse(r->data != NULL ? r->data : "", r->len);
+    msg = jsonrpc_parse(r->data != NULL ? r->data : "", r->len);
     if (msg == NULL)
         return respond_rpc_error(c, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR,
                                  "parse error: the body is not valid JSON", NULL, NULL);

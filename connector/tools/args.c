@@ -14,11 +14,21 @@
 int targ_fail(struct tool_result *r, const char *fmt, ...)
 {
     char msg[2048];
+    size_t n, kept = 0;
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* A precision such as %.200s, or the message's own bound, can cut a character of an argument in
+     * two: such bytes are dropped, so that the reply stays UTF-8. */
+    n = strlen(msg);
+    for (size_t i = 0, k; i < n; i += k ? k : 1) {
+        k = zr_utf8_len((const unsigned char *)msg + i, n - i);
+        memmove(msg + kept, msg + i, k);
+        kept += k;
+    }
+    msg[kept] = '\0';
     buf_reset(&r->text);
     cJSON_Delete(r->structured);
     r->structured = NULL;
@@ -73,6 +83,31 @@ int targ_check_known(const cJSON *args, const char *const *known, struct tool_re
     return ZK_OK;
 }
 
+/* Fails r when s, the value of argument name (item: its 1-based place in a list, or 0), holds a NUL
+ * character (mcp/jsonrpc.c turns \u0000 into C0 80) or bytes that are not UTF-8: either would be cut
+ * short or echoed raw into the JSON reply. */
+static int targ_check_text(const char *name, size_t item, const char *s, struct tool_result *r)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), k;
+    char where[48] = "";
+
+    for (size_t i = 0; i < n; i += k) {
+        if ((k = zr_utf8_len(p + i, n - i)))
+            continue;
+        if (item)
+            snprintf(where, sizeof(where), ", item %zu,", item);
+        if (p[i] == 0xc0 && i + 1 < n && p[i + 1] == 0x80)
+            targ_fail(r, "argument \"%s\"%s contains a NUL character (\\u0000) at byte %zu; remove it", name,
+                      where, i);
+        else
+            targ_fail(r, "argument \"%s\"%s is not valid UTF-8 (byte 0x%02x at offset %zu); send text as UTF-8",
+                      name, where, p[i], i);
+        return ZK_EINVAL;
+    }
+    return ZK_OK;
+}
+
 static const cJSON *targ_get(const cJSON *args, const char *name)
 {
     const cJSON *v = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, name) : NULL;
@@ -95,6 +130,8 @@ int targ_string(const cJSON *args, const char *name, size_t max_len, const char 
         targ_fail(r, "argument \"%s\" is longer than %zu bytes", name, max_len);
         return ZK_EINVAL;
     }
+    if (targ_check_text(name, 0, v->valuestring, r))
+        return ZK_EINVAL;
     *out = v->valuestring;
     return ZK_OK;
 }
@@ -138,6 +175,11 @@ int targ_string_list(const cJSON *args, const char *name, size_t max_items, size
                 targ_fail(r, "argument \"%s\": item %zu is longer than %zu bytes", name, i + 1, max_len);
             else
                 targ_fail(r, "argument \"%s\": empty strings are not allowed", name);
+            free(list);
+            *n = 0;
+            return ZK_EINVAL;
+        }
+        if (targ_check_text(name, cJSON_IsArray(v) ? i + 1 : 0, list[i], r)) {
             free(list);
             *n = 0;
             return ZK_EINVAL;
@@ -207,7 +249,12 @@ int targ_repo_indexed(const struct zr_list *l, const char *pattern)
 int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, struct buf *b)
 {
     size_t closest;
-    int rc = buf_printf(b, "\"%.200s\" matches no indexed repository; ", arg);
+    int rc = buf_putc(b, '"');
+
+    if (!rc)
+        rc = fmt_put_cut(b, arg, 200);
+    if (!rc)
+        rc = buf_puts(b, "\" matches no indexed repository; ");
 
     if (!rc)
         rc = fmt_closest(l, pattern, b, &closest);

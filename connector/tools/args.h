@@ -25,12 +25,14 @@ int targ_fail(struct tool_result *r, const char *fmt, ...) __attribute__((format
 /* Fails r when args has a member not named in known (a NULL-terminated list), or is not an object. */
 int targ_check_known(const cJSON *args, const char *const *known, struct tool_result *r);
 
-/* A string argument: *out points into args, or stays NULL when absent (or JSON null). Fails r when it has another type or is longer than max_len bytes. */
+/* A string argument: *out points into args, or stays NULL when absent (or JSON null). Fails r when it
+ * has another type, is longer than max_len bytes, or holds a NUL character or bytes that are not UTF-8
+ * (the message names the argument and the offset). */
 int targ_string(const cJSON *args, const char *name, size_t max_len, const char **out, struct tool_result *r);
 
 /* A string, or an array of strings, as a heap array of pointers into args (*out freed by the caller
  * with free(); NULL when absent). Fails r for other types, empty strings, more than
- * max_items items or an item longer than max_len. */
+ * max_items items, an item longer than max_len, or one that holds a NUL or is not UTF-8. */
 int targ_string_list(const cJSON *args, const char *name, size_t max_items, size_t max_len, const char ***out,
                      size_t *n, struct tool_result *r);
 

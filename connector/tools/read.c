@@ -120,13 +120,17 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
         goto out;
     }
     if (res.n_files > 1) {
-        char names[1024] = "";
+        long long total = res.stats.file_count > (long long)res.n_files ? res.stats.file_count : (long long)res.n_files;
+        char names[1024] = "", more[64] = "";
 
         for (size_t i = 0; i < res.n_files; i++)
             snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
                      res.files[i].repo);
-        rc = targ_fail(r, "\"%.200s\" selects several repositories that have \"%.300s\": %s. Give one of these "
-                          "names as repo.", repo, path, names);
+        if (total > (long long)res.n_files)
+            snprintf(more, sizeof(more), " and %lld more", total - (long long)res.n_files);
+        rc = targ_fail(r, "\"%.200s\" selects %lld repositories that have \"%.300s\": %s%s. Give one name as "
+                          "repo (list_repositories or search_code with file \"%.200s\" shows them all).",
+                       repo, total, path, names, more, path);
         goto out;
     }
     if (!res.files[0].content) {

@@ -205,7 +205,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
                     s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l.crashes ? " (some shards failed to load)" : "");
     cJSON_AddItemToObject(root, "index", status_index_json(&l));
     /* The repositories asked about, selected by the same rules as search_code's repo. */
-    if (!rc && repo && !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, &r->text, &repos, &lerr)))
+    if (!rc && repo && !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, cfg->output_budget, &r->text, &repos, &lerr)))
         cJSON_AddItemToObject(root, "repositories", repos);
 done:
     if (rc)

@@ -277,19 +277,21 @@ static int zq_has_several_tokens(const char *q)
     return 0;
 }
 
-/* Finds the last unquoted "case:<value>" token in q and copies its value into out (size n). */
-static int zq_find_case(const char *q, char *out, size_t n)
+/* Finds the last unquoted "<atom><value>" token in q (atom such as "case:") with a value shorter than n
+ * bytes and copies the value into out. */
+static int zq_find_atom(const char *q, const char *atom, char *out, size_t n)
 {
+    size_t atom_len = strlen(atom);
     int found = 0, quoted = 0, at_start = 1;
 
     for (; *q; q++) {
         if (*q == '"') {
             quoted = !quoted;
-        } else if (!quoted && at_start && strncmp(q, "case:", 5) == 0) {
-            size_t len = strcspn(q + 5, " \t\n)");
+        } else if (!quoted && at_start && strncmp(q, atom, atom_len) == 0) {
+            size_t len = strcspn(q + atom_len, " \t\n)");
 
             if (len > 0 && len < n) {
-                memcpy(out, q + 5, len);
+                memcpy(out, q + atom_len, len);
                 out[len] = '\0';
                 found = 1;
             }
@@ -297,6 +299,29 @@ static int zq_find_case(const char *q, char *out, size_t n)
         at_start = !quoted && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '(' || *q == '-');
     }
     return found;
+}
+
+/* Appends the pattern p (n bytes) as one quoted content: atom. Inside Zoekt's quotes a backslash
+ * escapes the next character, so the pattern's backslashes and quotes are escaped once more; Zoekt
+ * then hands RE2 the pattern as it was written. A literal is first escaped for RE2 (zq_put_literal). */
+static int zq_put_pattern(struct buf *b, const char *p, size_t n, enum zq_syntax syntax)
+{
+    struct buf lit;
+    int rc;
+
+    buf_init(&lit, ZQ_MAX);
+    if (syntax == ZQ_SYNTAX_LITERAL) {
+        for (size_t i = 0; i < n; i++)
+            if ((rc = zq_put_literal(&lit, (unsigned char)p[i])))
+                return rc;
+        p = lit.data ? lit.data : "";
+        n = lit.len;
+    }
+    rc = buf_puts(b, "content:\"");
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = p[i] == '\\' || p[i] == '"' ? buf_append(b, (const char[]){'\\', p[i]}, 2) : buf_putc(b, p[i]);
+    buf_free(&lit);
+    return rc ? rc : buf_putc(b, '"');
 }
 
 /* Appends " <atom>:(r1|r2...)" (or without the group for one regex). */
@@ -357,14 +382,16 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
         }
 
     filters = s->n_repos || s->n_files || s->n_exclude_files || s->case_sensitive;
-    if (qlen) {
+    if (qlen && s->syntax != ZQ_SYNTAX_ZOEKT) {
+        rc = zq_put_pattern(&b, q, qlen, s->syntax);
+    } else if (qlen) {
         char *uq = mem_strndup(q, qlen);
         int wrap = filters && zq_has_several_tokens(uq);
 
         rc = buf_printf(&b, wrap ? "(%s)" : "%s", uq);
         /* Zoekt applies the outermost case: to everything inside parentheses, so a case: the user
          * wrote would be overridden by the (implicit) top-level default unless it is repeated there. */
-        if (!rc && wrap && !s->case_sensitive && zq_find_case(uq, user_case, sizeof(user_case)))
+        if (!rc && wrap && !s->case_sensitive && zq_find_atom(uq, "case:", user_case, sizeof(user_case)))
             rc = buf_printf(&b, " case:%s", user_case);
         free(uq);
     }
@@ -391,6 +418,13 @@ out:
     zq_free_list(files, s->n_files);
     zq_free_list(excl, s->n_exclude_files);
     return rc;
+}
+
+int zq_uses_symbols(const char *query)
+{
+    char value[4097]; /* a query is at most 4096 bytes */
+
+    return query && zq_find_atom(query, "sym:", value, sizeof(value));
 }
 
 const char *zq_lint(const char *query)

@@ -10,8 +10,11 @@
  *                     (names, globs and URLs as reponame.h reads them)
  *   case_sensitive -> case:yes                (default: no atom, i.e. Zoekt's case:auto)
  *
- * The user's query is kept intact; when it has several tokens and filters follow, it is wrapped in
- * parentheses so that a top-level `or` in it cannot swallow the filters. */
+ * A query in Zoekt's syntax is kept intact; when it has several tokens and filters follow, it is wrapped
+ * in parentheses so that a top-level `or` in it cannot swallow the filters. A pattern (ZQ_SYNTAX_REGEX,
+ * ZQ_SYNTAX_LITERAL) becomes one quoted content: atom, so that its spaces, parentheses and the words
+ * "or" and "and" in it are searched as they are written. Case follows Zoekt's case:auto, which is
+ * ripgrep's smart case: case-sensitive only when the pattern has an upper-case letter. */
 #ifndef ZK_ZOEKT_QUERY_H
 #define ZK_ZOEKT_QUERY_H
 
@@ -60,8 +63,17 @@ int zq_repo_regex(const char *repo, char **out, struct zk_err *err);
  * *out; ZK_EINVAL with a message for an empty path or a bad repository argument. */
 int zq_file_query(const char *repo, const char *path, char **out, struct zk_err *err);
 
+/* How zq_spec.query is read. */
+enum zq_syntax {
+    ZQ_SYNTAX_ZOEKT,   /* Zoekt's query language, kept intact: terms ANDed, or, -, lang:, sym:, case: */
+    ZQ_SYNTAX_REGEX,   /* one RE2 pattern as ripgrep reads it, spaces included, over file contents:
+                        * content:"<pattern>" with backslashes and quotes escaped for Zoekt's quoting */
+    ZQ_SYNTAX_LITERAL  /* one literal string over file contents: the pattern with every metacharacter
+                        * escaped, then quoted as for ZQ_SYNTAX_REGEX */
+};
+
 struct zq_spec {
-    const char *query;                 /* Zoekt syntax or plain text; may be NULL or empty */
+    const char *query;                 /* read as syntax says; may be NULL or empty */
     const char *const *repos;          /* plain names or globs */
     size_t n_repos;
     const char *const *files;          /* include globs */
@@ -69,6 +81,7 @@ struct zq_spec {
     const char *const *exclude_files;  /* exclude globs */
     size_t n_exclude_files;
     int case_sensitive;
+    enum zq_syntax syntax;             /* 0: ZQ_SYNTAX_ZOEKT */
 };
 
 /* Builds the final Zoekt query. At least a query or a file glob is required. A case: atom the user
@@ -77,6 +90,9 @@ struct zq_spec {
  * ZK_EINVAL with a message naming the argument at fault, or ZK_ETOOBIG when the query would be longer
  * than a query may be (64 KiB). */
 int zq_build(const struct zq_spec *spec, char **out, struct zk_err *err);
+
+/* Whether a query in Zoekt's syntax has a sym: atom (outside quotes). */
+int zq_uses_symbols(const char *query);
 
 /* Looks for common misreadings of Zoekt syntax in a user query: upper-case AND/OR/NOT and lower-case
  * "and" (Zoekt has no such operators; they are searched as text), "&&" and "||". Returns a constant

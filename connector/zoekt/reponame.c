@@ -328,12 +328,25 @@ static int zn_share_segment(const char *a, const char *b)
     return 0;
 }
 
-/* How far name is from the folded pattern p (lp bytes): the smallest distance to the name or one of
- * its trailing segments, or (size_t)-1 when it is no candidate at all. */
+/* The last path segment of s. */
+static const char *zn_last_segment(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+
+    return slash ? slash + 1 : s;
+}
+
+/* How far name is from the folded pattern p (lp bytes): 0 when both end in the same segment (a clone
+ * URL from another host names the same project: github.com/kubernetes/client-go is k8s.io/client-go),
+ * else the smallest distance to the name or one of its trailing segments, or (size_t)-1 when it is no
+ * candidate at all. */
 static size_t zn_score(const char *p, size_t lp, const char *name)
 {
     char n[ZN_DIST_MAX + 1];
     size_t ln = zn_fold(name, n), best = (size_t)-1;
+
+    if (*zn_last_segment(p) && strcmp(zn_last_segment(p), zn_last_segment(n)) == 0)
+        return 0;
 
     for (const char *s = n; s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL) {
         size_t d = zn_distance(p, lp, s, ln - (size_t)(s - n));

@@ -45,7 +45,8 @@ int zn_matches(const char *pattern, const char *name);
 int zn_matches_bounded(const char *pattern, const char *name);
 
 /* Picks the names closest to pattern (a normalised argument, which matched none of them): by the edit
- * distance, ignoring case, between the pattern and the name or its trailing segments, among names
+ * distance, ignoring case, between the pattern and the name or its trailing segments (names that end
+ * in the pattern's last segment first, whatever their host or owner), among names
  * within two edits (or a third of the pattern's length) of it, containing it, or sharing a path
  * segment with it. Writes the indexes of at most max (<= ZN_SUGGEST_MAX) names into out, nearest
  * first, and returns how many. */

@@ -71,8 +71,7 @@ bad:
     return NULL;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not valid. */
-static size_t zr_utf8_len(const unsigned char *s, size_t n)
+size_t zr_utf8_len(const unsigned char *s, size_t n)
 {
     size_t need;
     unsigned int cp;

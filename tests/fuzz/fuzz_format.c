@@ -106,7 +106,7 @@ static void check_list(const char *body, size_t len, int limit)
         return;
     }
     buf_init(&text, 1 << 16);
-    FUZZ_CHECK(fmt_repos(&l, limit % 3 == 0 ? NULL : limit % 3 == 1 ? "a" : "*/b*", limit, &text, &st, &err) ==
+    FUZZ_CHECK(fmt_repos(&l, limit % 3 == 0 ? NULL : limit % 3 == 1 ? "a" : "*/b*", limit, 1 << 16, &text, &st, &err) ==
                ZK_OK);
     FUZZ_CHECK(text.data != NULL && readable(text.data, text.len));
     check_structured(st);

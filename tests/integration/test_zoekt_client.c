@@ -333,7 +333,9 @@ static void test_tool_search(void **state)
     struct tool_result r;
 
     (void)state;
-    call(&cfg, "search_code", "{\"query\":\"needle\"}", &r);
+    /* The fixtures record Zoekt-syntax queries: these calls ask for that syntax (the default reads the
+     * query as one pattern and sends content:"needle", which no fixture answers). */
+    call(&cfg, "search_code", "{\"query\":\"needle\",\"syntax\":\"zoekt\"}", &r);
     assert_false(r.is_error);
     assert_non_null(r.text.data);
     assert_int_equal(strncmp(r.text.data, "Query: needle\n6 files, 13 matches. All shown.\nMore of a file: read_file with repo, path and start_line.\n\nalpha/README.md @0226d547\n",
@@ -342,7 +344,7 @@ static void test_tool_search(void **state)
     assert_int_equal(cJSON_GetObjectItem(r.structured, "totalFiles")->valueint, 6);
     tool_result_free(&r);
 
-    call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":\"beta\"}", &r);
+    call(&cfg, "search_code", "{\"query\":\"needle\",\"repo\":\"beta\",\"syntax\":\"zoekt\"}", &r);
     assert_false(r.is_error);
     assert_non_null(strstr(r.text.data, "Query: needle repo:(^|/)beta$\n1 file, 3 matches. All shown."));
     assert_non_null(strstr(r.text.data, "> 17: \tneedle := r.URL.Query().Get(\"q\")\n"));
@@ -378,7 +380,7 @@ static void test_tool_errors(void **state)
     struct tool_result r;
 
     (void)state;
-    call(&cfg, "search_code", "{\"query\":\"foo(\"}", &r);
+    call(&cfg, "search_code", "{\"query\":\"foo(\",\"syntax\":\"zoekt\"}", &r);
     assert_true(r.is_error);
     assert_non_null(strstr(r.text.data, "error parsing regexp"));
     assert_non_null(strstr(r.text.data, "Query sent: foo("));

@@ -61,16 +61,16 @@ describe('without tokens', () => {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'list_repositories', 'read_file', 'search_code']);
 
-      const res = await client.callTool({ name: 'search_code', arguments: { query: 'needle' } });
+      const res = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } });
       assert.notEqual(res.isError, true, textOf(res));
       assert.ok(res.structuredContent.files.length >= 2);
       assert.match(textOf(res), /needle/);
 
-      const yaml = await client.callTool({ name: 'search_code', arguments: { query: 'needle', file: '*.yaml' } });
+      const yaml = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle', file: '*.yaml' } });
       assert.notEqual(yaml.isError, true, textOf(yaml));
       assertYamlOnly(yaml);
 
-      const bad = await client.callTool({ name: 'search_code', arguments: { query: 'foo(' } });
+      const bad = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'foo(' } });
       assert.equal(bad.isError, true);
       assert.match(textOf(bad), /missing closing \)/);
 
@@ -80,13 +80,13 @@ describe('without tokens', () => {
       // Cancellation: the SDK sends notifications/cancelled on a second POST; the connector aborts
       // the Zoekt request and answers the first POST with 202 and no body.
       const ac = new AbortController();
-      const pending = client.callTool({ name: 'search_code', arguments: { query: 'needle zk:hang' } }, undefined,
+      const pending = client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle zk:hang' } }, undefined,
         { signal: ac.signal, timeout: 120000 });
       setTimeout(() => ac.abort('test cancels'), 500);
       await assert.rejects(pending);
       const ended = await waitForLog(conn.child, 'Tool call ended after cancellation; no reply sent', 5000);
       assert.ok(Number(ended.ms) < 10000);
-      const again = await client.callTool({ name: 'search_code', arguments: { query: 'needle' } });
+      const again = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } });
       assert.ok(again.structuredContent.files.length >= 1, 'the session stays usable');
 
       const sid = transport.sessionId;
@@ -102,7 +102,7 @@ describe('without tokens', () => {
     const sid = await rawSession(conn.url);
     const ac = new AbortController();
     const call = { jsonrpc: '2.0', id: 'gone', method: 'tools/call',
-      params: { name: 'search_code', arguments: { query: 'needle zk:hang' } } };
+      params: { name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle zk:hang' } } };
     const pending = fetch(`${conn.url}/mcp`, { method: 'POST', headers: { ...JSON_HEADERS, 'Mcp-Session-Id': sid },
       body: JSON.stringify(call), signal: ac.signal });
     setTimeout(() => ac.abort(), 500);
@@ -111,7 +111,7 @@ describe('without tokens', () => {
     // The id is free again once the cancelled call has ended, and the session goes on.
     let res;
     for (let i = 0; i < 50; i++) {
-      res = await (await post(conn.url, { ...call, params: { name: 'search_code', arguments: { query: 'needle' } } },
+      res = await (await post(conn.url, { ...call, params: { name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } } },
         { 'Mcp-Session-Id': sid })).json();
       if (!res.error) break;
       await new Promise(r => setTimeout(r, 100));
@@ -205,7 +205,7 @@ describe('with tokens', () => {
     const client = new Client({ name: 'zk-http-token-test', version: '1.0.0' });
     await client.connect(transport);
     try {
-      const res = await client.callTool({ name: 'search_code', arguments: { query: 'needle' } });
+      const res = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } });
       assert.ok(res.structuredContent.files.length >= 1);
     } finally {
       await client.close();

@@ -63,7 +63,7 @@ describe('SDK client over stdio', () => {
   });
 
   test('search_code returns grouped text with line numbers and structuredContent', async () => {
-    const res = await client.callTool({ name: 'search_code', arguments: { query: 'needle' } });
+    const res = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } });
     assert.notEqual(res.isError, true, textOf(res));
     const text = textOf(res);
     assert.match(text, /needle/);
@@ -79,13 +79,13 @@ describe('SDK client over stdio', () => {
   });
 
   test('a file glob filter keeps only matching files', async () => {
-    const res = await client.callTool({ name: 'search_code', arguments: { query: 'needle', file: '*.yaml' } });
+    const res = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle', file: '*.yaml' } });
     assert.notEqual(res.isError, true, textOf(res));
     assertYamlOnly(res);
   });
 
   test('a bad regex is a tool error carrying Zoekt\'s message', async () => {
-    const res = await client.callTool({ name: 'search_code', arguments: { query: 'foo(' } });
+    const res = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'foo(' } });
     assert.equal(res.isError, true);
     assert.match(textOf(res), /missing closing \)/);
   });
@@ -104,7 +104,7 @@ describe('SDK client over stdio', () => {
   test('a hanging search is cancelled through AbortSignal and the connector stays usable', async () => {
     const ac = new AbortController();
     const started = Date.now();
-    const pending = client.callTool({ name: 'search_code', arguments: { query: 'needle zk:hang' } }, undefined,
+    const pending = client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle zk:hang' } }, undefined,
       { signal: ac.signal, timeout: 120000 });
     setTimeout(() => ac.abort('test cancels'), 500);
     await assert.rejects(pending);
@@ -114,7 +114,7 @@ describe('SDK client over stdio', () => {
     const ended = await waitForLog(child, 'Tool call ended after cancellation; no reply sent', 5000);
     assert.ok(Number(ended.ms) < 10000, `the search stopped after ${ended.ms} ms`);
     assert.ok(Date.now() - started < 10000);
-    const res = await client.callTool({ name: 'search_code', arguments: { query: 'needle' } });
+    const res = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } });
     assert.notEqual(res.isError, true);
     assert.ok(res.structuredContent.files.length >= 1);
     assert.equal(logRecords(child).filter(r => r.level === 'error').length, 0, 'no error was logged');
@@ -134,7 +134,7 @@ describe('raw stdio protocol', () => {
       JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' }),
       JSON.stringify({ jsonrpc: '2.0', id: 9007199254740991, method: 'nope/nope' }),
       JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'ping' }]),
-      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'search_code', arguments: { query: 'needle' } } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } } }),
     ];
     const { code, stdout } = await runConnector(['--stdio', '--zoekt-url', replay.url], lines.join('\n') + '\n');
     assert.equal(code, 0);

@@ -414,12 +414,12 @@ static void test_repos_and_filter(void **state)
     (void)state;
     parse_list_fixture(&l);
     buf_init(&text, 65536);
-    assert_int_equal(fmt_repos(&l, "ET", 1, &text, &json, &err), ZK_OK);
+    assert_int_equal(fmt_repos(&l, "ET", 1, 65536, &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "1 of 3 repositories match \"ET\".\n"
                                    "beta  HEAD@be320038  indexed 2026-11-30T00:05:35Z\n");
     cJSON_Delete(json);
     buf_reset(&text);
-    assert_int_equal(fmt_repos(&l, NULL, 2, &text, &json, &err), ZK_OK);
+    assert_int_equal(fmt_repos(&l, NULL, 2, 65536, &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "3 repositories indexed (list cut at limit; use filter to narrow).\n"
                                    "alpha  HEAD@0226d547  indexed 2026-11-30T00:05:35Z\n"
                                    "beta  HEAD@be320038  indexed 2026-11-30T00:05:35Z\n");
@@ -453,7 +453,7 @@ static void test_repos_filter_rules(void **state)
     buf_init(&text, 65536);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         buf_reset(&text);
-        assert_int_equal(fmt_repos(&l, cases[i].filter, 100, &text, &json, &err), ZK_OK);
+        assert_int_equal(fmt_repos(&l, cases[i].filter, 100, 65536, &text, &json, &err), ZK_OK);
         if (strncmp(text.data, cases[i].header, strlen(cases[i].header)) != 0)
             fail_msg("filter %s: got %s", cases[i].filter, text.data);
         cJSON_Delete(json);
@@ -651,6 +651,220 @@ static void test_mutated_answers_format_within_limits(void **state)
     assert_true(parsed > 100);
 }
 
+/* A deterministic generator for the budget property tests. */
+static unsigned long prop_next(unsigned long *seed)
+{
+    *seed = *seed * 6364136223846793005UL + 1442695040888963407UL;
+    return *seed >> 33;
+}
+
+/* A string of n bytes: ASCII with a few multi-byte characters, as names and lines from Zoekt can be. */
+static char *prop_text(unsigned long *seed, size_t n)
+{
+    char *s = malloc(n + 1);
+
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 2 < n && prop_next(seed) % 16 == 0) {
+            memcpy(s + i, "\xc3\xa9", 2);
+            i++;
+        } else {
+            s[i] = (char)('a' + prop_next(seed) % 26);
+        }
+    }
+    s[n] = '\0';
+    return s;
+}
+
+/* A random search answer: up to 250 files in a few repositories, names and lines of any length up to
+ * what Zoekt sends, matching and context lines, files over the per-file cap, every stop reason. */
+static void prop_answer(unsigned long *seed, struct zr_search *s)
+{
+    size_t n_files = prop_next(seed) % 4 == 0 ? prop_next(seed) % 251 : prop_next(seed) % 40;
+
+    memset(s, 0, sizeof(*s));
+    s->files = calloc(n_files ? n_files : 1, sizeof(*s->files));
+    assert_non_null(s->files);
+    s->n_files = n_files;
+    s->stats.file_count = (long long)(n_files + prop_next(seed) % 3 * 1000);
+    s->stats.match_count = (long long)(prop_next(seed) % 100000);
+    s->stats.files_skipped = prop_next(seed) % 5 == 0 ? 123456789 : 0;
+    s->stats.shards_skipped = prop_next(seed) % 5 == 0 ? 987654321 : 0;
+    s->stats.crashes = prop_next(seed) % 5 == 0 ? 12345 : 0;
+    s->stats.flush_reason = prop_next(seed) % 5 == 0;
+    for (size_t i = 0; i < n_files; i++) {
+        struct zr_file *f = &s->files[i];
+        size_t n_lines = prop_next(seed) % 3 == 0 ? prop_next(seed) % 40 : prop_next(seed) % 6, off = 0;
+        size_t widths[40], total = 0;
+        char repo[16];
+
+        snprintf(repo, sizeof(repo), "r%lu/", prop_next(seed) % 5);
+        f->repo = prop_text(seed, prop_next(seed) % 8 == 0 ? 300 : 3 + prop_next(seed) % 40);
+        memcpy(f->repo, repo, strlen(repo) < strlen(f->repo) ? strlen(repo) : 0);
+        f->path = prop_text(seed, prop_next(seed) % 8 == 0 ? 1000 + prop_next(seed) % 3000 : 1 + prop_next(seed) % 80);
+        f->version = strdup("0123456789abcdef0123456789abcdef01234567");
+        f->language = strdup("Go");
+        f->name_match = prop_next(seed) % 7 == 0;
+        f->undecodable = prop_next(seed) % 11 == 0;
+        for (size_t j = 0; j < n_lines; j++)
+            total += widths[j] = prop_next(seed) % 4 == 0 ? prop_next(seed) % 2000 : prop_next(seed) % 120;
+        f->lines = calloc(n_lines ? n_lines : 1, sizeof(*f->lines));
+        f->texts = calloc(total + n_lines + 1, 1);
+        assert_non_null(f->lines);
+        assert_non_null(f->texts);
+        f->n_lines = n_lines;
+        for (size_t j = 0, number = 1; j < n_lines; j++) {
+            char *t = prop_text(seed, widths[j]);
+
+            number += 1 + prop_next(seed) % 3;
+            f->lines[j].number = (int)number;
+            f->lines[j].is_match = prop_next(seed) % 3 != 0;
+            f->lines[j].undecodable = prop_next(seed) % 50 == 0;
+            f->lines[j].text = f->texts + off;
+            memcpy(f->texts + off, f->lines[j].undecodable ? "" : t, f->lines[j].undecodable ? 1 : widths[j] + 1);
+            off += widths[j] + 1;
+            f->n_match_lines += f->lines[j].is_match;
+            free(t);
+        }
+        if (prop_next(seed) % 4 == 0)
+            f->n_match_lines += prop_next(seed) % 500;
+        f->n_matches = f->n_match_lines;
+    }
+}
+
+/* For many random answers, budgets, max_files, queries and notes of any length the tools allow (a
+ * query echo can be a 4 KiB pattern plus fifty repository regexes): a result always comes back and its
+ * text never exceeds the budget. */
+static void test_search_never_exceeds_budget(void **state)
+{
+    unsigned long seed = 19;
+
+    (void)state;
+    for (int round = 0; round < 3000; round++) {
+        size_t budget = FMT_BUDGET_MIN + prop_next(&seed) % (65536 - FMT_BUDGET_MIN + 1);
+        char *query = prop_text(&seed, prop_next(&seed) % 4 == 0 ? prop_next(&seed) % 60000 : prop_next(&seed) % 200);
+        char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
+        struct fmt_search_opts o = {query, 1 + (int)(prop_next(&seed) % 200), budget,
+                                    prop_next(&seed) % 2 ? 10000000000LL : 0, note};
+        struct zk_err err = {0};
+        struct zr_search s;
+        struct buf text;
+        cJSON *json = NULL;
+        int rc;
+
+        prop_answer(&seed, &s);
+        if (round % 50 == 0)
+            o.budget = budget = FMT_BUDGET_MIN;
+        buf_init(&text, 65536 + 8192);
+        rc = fmt_search(&s, &o, &text, &json, &err);
+        if (rc != ZK_OK)
+            fail_msg("round %d: %zu files, budget %zu, query %zu bytes: %s", round, s.n_files, budget,
+                     strlen(query), err.msg);
+        if (text.len > budget)
+            fail_msg("round %d: %zu files, budget %zu, query %zu bytes, note %zu bytes: %zu bytes of text", round,
+                     s.n_files, budget, strlen(query), note ? strlen(note) : 0, text.len);
+        assert_non_null(json);
+        cJSON_Delete(json);
+        buf_free(&text);
+        zr_search_free(&s);
+        free(query);
+        free(note);
+    }
+}
+
+/* list_repositories over hundreds of repositories, with long names and many branches, never exceeds
+ * its budget, and says how many it did not list. */
+static void test_repos_never_exceed_budget(void **state)
+{
+    unsigned long seed = 233;
+
+    (void)state;
+    for (int round = 0; round < 200; round++) {
+        size_t n = 1 + prop_next(&seed) % 1200, budget = FMT_BUDGET_MIN + prop_next(&seed) % 30000;
+        struct zr_list l = {0};
+        struct zk_err err = {0};
+        struct buf text;
+        cJSON *json = NULL;
+
+        l.repos = calloc(n, sizeof(*l.repos));
+        assert_non_null(l.repos);
+        l.n_repos = n;
+        for (size_t i = 0; i < n; i++) {
+            struct zr_repo *r = &l.repos[i];
+
+            r->name = prop_text(&seed, prop_next(&seed) % 10 == 0 ? 400 : 5 + prop_next(&seed) % 40);
+            r->full_name = strdup(r->name);
+            r->latest_commit = strdup("");
+            r->zoekt_version = strdup("");
+            r->index_time = 1764460000;
+            r->n_branches = prop_next(&seed) % 12;
+            r->branches = calloc(r->n_branches ? r->n_branches : 1, sizeof(*r->branches));
+            for (size_t b = 0; b < r->n_branches; b++) {
+                r->branches[b].name = prop_text(&seed, 1 + prop_next(&seed) % 100);
+                r->branches[b].version = strdup("0123456789abcdef");
+            }
+        }
+        buf_init(&text, 65536 + 8192);
+        if (fmt_repos(&l, round % 3 ? NULL : "a*", 1000, budget, &text, &json, &err) != ZK_OK)
+            fail_msg("round %d: %s", round, err.msg);
+        if (text.len > budget)
+            fail_msg("round %d: %zu repositories, budget %zu: %zu bytes of text", round, n, budget, text.len);
+        if (cJSON_GetObjectItem(json, "shown")->valuedouble < cJSON_GetObjectItem(json, "matching")->valuedouble)
+            assert_non_null(strstr(text.data, " more not listed"));
+        cJSON_Delete(json);
+        buf_free(&text);
+        zr_list_free(&l);
+    }
+}
+
+/* read_file of lines of any length, with long repository names, paths and many branches, never
+ * exceeds its budget. */
+static void test_read_never_exceeds_budget(void **state)
+{
+    static char *branches[12];
+    unsigned long seed = 7;
+
+    (void)state;
+    for (size_t b = 0; b < 12; b++)
+        branches[b] = prop_text(&seed, 64 + b * 10);
+    for (int round = 0; round < 300; round++) {
+        size_t budget = FMT_BUDGET_MIN + (round % 10 ? prop_next(&seed) % 30000 : 0), len = prop_next(&seed) % 200000;
+        struct fmt_file_opts o = {1 + (long)(prop_next(&seed) % 20), (long)(prop_next(&seed) % 900), budget};
+        struct zr_file f = {0};
+        struct zk_err err = {0};
+        struct buf text;
+        cJSON *json = NULL;
+
+        f.repo = prop_text(&seed, prop_next(&seed) % 2 ? 1024 : 20);
+        f.path = prop_text(&seed, prop_next(&seed) % 2 ? 4096 : 30);
+        f.version = (char *)"e99c1c0cc02eb4011bc3";
+        f.language = (char *)"Go";
+        f.branches = branches;
+        f.n_branches = prop_next(&seed) % 13;
+        f.content = (unsigned char *)prop_text(&seed, len);
+        for (size_t i = 0; i < len; i++)
+            if (prop_next(&seed) % (round % 2 ? 5 : 3000) == 0)
+                f.content[i] = '\n';
+        f.content_len = len;
+        if (o.start_line > fmt_count_lines(f.content, len))
+            o.start_line = 1;
+        if (o.end_line && o.end_line < o.start_line)
+            o.end_line = 0;
+        buf_init(&text, 65536 + 8192);
+        if (fmt_file(&f, &o, &text, &json, &err) != ZK_OK)
+            fail_msg("round %d: %s", round, err.msg);
+        if (text.len > budget)
+            fail_msg("round %d: budget %zu: %zu bytes of text", round, budget, text.len);
+        cJSON_Delete(json);
+        buf_free(&text);
+        free(f.repo);
+        free(f.path);
+        free(f.content);
+    }
+    for (size_t b = 0; b < 12; b++)
+        free(branches[b]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -662,6 +876,8 @@ int main(void)
         cmocka_unit_test(test_undecodable_and_note),   cmocka_unit_test(test_repos_and_filter),
         cmocka_unit_test(test_repos_filter_rules),     cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_mutated_answers_format_within_limits),
+        cmocka_unit_test(test_search_never_exceeds_budget), cmocka_unit_test(test_repos_never_exceed_budget),
+        cmocka_unit_test(test_read_never_exceeds_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

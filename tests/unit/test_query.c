@@ -159,6 +159,17 @@ static void test_build_table(void **state)
         {"zoekt syntax kept intact",
          {.query = "lang:go func\\s+Main", .files = yaml, .n_files = 1},
          "(lang:go func\\s+Main) file:(^|/)[^/]*\\.yaml$"},
+        /* A pattern is one quoted content: atom; inside Zoekt's quotes its backslashes and quotes are
+         * doubled, so that RE2 gets the pattern as written, spaces and all. */
+        {"pattern quoted whole",
+         {.query = "time\\.Sleep\\([0-9]+ \\* time\\.Second\\)", .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"time\\\\.Sleep\\\\([0-9]+ \\\\* time\\\\.Second\\\\)\""},
+        {"pattern with or and a quote is one atom, not wrapped",
+         {.query = "a or \"b\"", .repos = one_repo, .n_repos = 1, .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"a or \\\"b\\\"\" repo:(^|/)beta$"},
+        {"literal escapes metacharacters",
+         {.query = "func New(", .syntax = ZQ_SYNTAX_LITERAL, .case_sensitive = 1},
+         "content:\"func\\\\x20New\\\\(\" case:yes"},
     };
 
     (void)state;
@@ -211,6 +222,10 @@ static void test_build_errors(void **state)
 static void test_lint(void **state)
 {
     (void)state;
+    assert_true(zq_uses_symbols("sym:Informer"));
+    assert_true(zq_uses_symbols("lang:go (sym:New or x)"));
+    assert_false(zq_uses_symbols("\"sym:x\" foo"));
+    assert_false(zq_uses_symbols("mysym:x"));
     assert_null(zq_lint("foo or bar"));
     assert_null(zq_lint("\"a AND b\""));
     assert_null(zq_lint("ANDROID"));

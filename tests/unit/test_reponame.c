@@ -148,12 +148,33 @@ static void test_suggest(void **state)
     assert_int_equal(zn_suggest("anything", names, 0, pick, ZN_SUGGEST_MAX), 0);
 }
 
+/* A clone URL from another host (normalised to github.com/kubernetes/client-go) names the project its
+ * last segment names: k8s.io/client-go comes first, ahead of the repositories that share the host and
+ * the owner and are fewer edits away. */
+static void test_suggest_same_last_segment(void **state)
+{
+    static const char *const names[] = {"github.com/kubernetes/api",     "github.com/kubernetes/apimachinery",
+                                        "github.com/kubernetes/client",  "github.com/kubernetes/kubectl",
+                                        "github.com/kubernetes/kubelet", "github.com/kubernetes/klog",
+                                        "k8s.io/client-go"};
+    char pattern[ZN_ARG_MAX + 1];
+    struct zk_err err = {0};
+    size_t pick[ZN_SUGGEST_MAX], k;
+
+    (void)state;
+    assert_int_equal(zn_normalize("https://github.com/kubernetes/client-go.git", pattern, sizeof(pattern), &err),
+                     ZK_OK);
+    k = zn_suggest(pattern, names, sizeof(names) / sizeof(names[0]), pick, ZN_SUGGEST_MAX);
+    assert_true(k >= 1);
+    assert_string_equal(names[pick[0]], "k8s.io/client-go");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normalize),          cmocka_unit_test(test_normalize_errors),
         cmocka_unit_test(test_matches),            cmocka_unit_test(test_matches_is_bounded),
-        cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_suggest), cmocka_unit_test(test_suggest_same_last_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

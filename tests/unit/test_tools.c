@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "connector/format.h"
+#include "connector/mcp/jsonrpc.h"
 #include "connector/tools/tools.h"
 #include "connector/zoekt/client.h"
 
@@ -51,17 +52,23 @@ static void test_catalogue(void **state)
     }
     t = find_tool(list, "search_code");
     desc = cJSON_GetObjectItem(t, "description");
-    assert_non_null(strstr(desc->valuestring, "there is no AND/and operator"));
-    assert_non_null(strstr(desc->valuestring, "lower-case word or"));
-    assert_non_null(strstr(desc->valuestring, "file:\\.go$"));
+    /* The default is one pattern as ripgrep reads it; Zoekt's language is one argument away, and sym:
+     * is not promised (the index has no ctags symbols). */
+    assert_non_null(strstr(desc->valuestring, "query is one pattern, read as ripgrep (rg) reads it"));
+    assert_non_null(strstr(desc->valuestring, "searched as literal text and a note says so"));
+    assert_non_null(strstr(desc->valuestring, "literal: true"));
+    assert_non_null(strstr(desc->valuestring, "syntax: \"zoekt\""));
+    assert_non_null(strstr(desc->valuestring, "the lower-case word or"));
+    assert_non_null(strstr(desc->valuestring, "a backslash inside quotes must be doubled"));
+    assert_non_null(strstr(desc->valuestring, "sym: (symbol definitions) needs an index built with ctags"));
     assert_non_null(cJSON_GetObjectItem(t, "outputSchema"));
     {
         static const char *const props[] = {"query", "repo", "file", "exclude_file", "context_lines",
-                                            "max_files", "case_sensitive", "max_bytes"};
+                                            "max_files", "case_sensitive", "max_bytes", "literal", "syntax"};
         const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties");
 
-        assert_int_equal(cJSON_GetArraySize(p), 8);
-        for (size_t i = 0; i < 8; i++)
+        assert_int_equal(cJSON_GetArraySize(p), 10);
+        for (size_t i = 0; i < 10; i++)
             assert_non_null(cJSON_GetObjectItem(p, props[i]));
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_bytes"), "maximum")->valueint,
                          CONNECTOR_OUTPUT_BUDGET_LIMIT);
@@ -106,6 +113,9 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"file\":\"src/[x\"}", "invalid search arguments: file: glob \"src/[x\""},
         {"search_code", "{\"query\":\"  \"}", "nothing to search"},
         {"search_code", "[1]", "arguments must be an object, got an array"},
+        {"search_code", "{\"query\":\"x\",\"syntax\":\"pcre\"}", "argument \"syntax\" must be \"regex\""},
+        {"search_code", "{\"query\":\"x\",\"syntax\":\"zoekt\",\"literal\":true}", "do not go together"},
+        {"search_code", "{\"query\":\"x\",\"literal\":1}", "argument \"literal\" must be true or false"},
         {"list_repositories", "{\"limit\":0}", "\"limit\" must be between 1 and 1000"},
         {"list_repositories", "{\"filter\":3}", "\"filter\" must be a string"},
         {"list_repositories", "{\"filter\":\"api-[\"}", "argument \"filter\": glob \"api-[\""},
@@ -117,6 +127,17 @@ static void test_bad_arguments(void **state)
         {"read_file", "{\"repo\":\"a\",\"path\":\"b\",\"start_line\":0}", "\"start_line\" must be between 1 and"},
         {"read_file", "{\"repo\":\"a{\",\"path\":\"b\"}", "argument \"repo\": glob \"a{\": a '{' has no closing '}'"},
         {"read_file", "{\"repo\":\"a\",\"path\":\"/\"}", "invalid read_file arguments: path: empty file path"},
+        /* A NUL would silently cut the argument short, bytes that are not UTF-8 would be echoed raw into
+         * the reply: both are refused, naming the argument. */
+        {"read_file", "{\"repo\":\"a\",\"path\":\"factory.go\\u0000.txt\"}",
+         "argument \"path\" contains a NUL character (\\u0000) at byte 10; remove it"},
+        {"search_code", "{\"query\":\"\\u0000\"}", "argument \"query\" contains a NUL character"},
+        {"search_code", "{\"query\":\"x\",\"repo\":[\"a\",\"b\\u0000\"]}",
+         "argument \"repo\", item 2, contains a NUL character (\\u0000) at byte 1"},
+        {"search_code", "{\"query\":\"caf\xc3\"}", "argument \"query\" is not valid UTF-8 (byte 0xc3 at offset 3)"},
+        {"search_code", "{\"query\":\"x\",\"file\":\"\xff.go\"}", "argument \"file\" is not valid UTF-8 (byte 0xff"},
+        {"read_file", "{\"repo\":\"a\xed\xa0\x80\",\"path\":\"b\"}", "argument \"repo\" is not valid UTF-8"},
+        {"list_repositories", "{\"filter\":\"api\xc0\xaf\"}", "argument \"filter\" is not valid UTF-8"},
     };
     struct connector_config cfg = unreachable_cfg();
     struct tool_ctx ctx = {&cfg, NULL};
@@ -125,7 +146,7 @@ static void test_bad_arguments(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct zk_err err = {0};
         struct tool_result r;
-        cJSON *args = cJSON_Parse(cases[i].args);
+        cJSON *args = jsonrpc_parse(cases[i].args, strlen(cases[i].args));
 
         tool_result_init(&r);
         assert_int_equal(tools_call(&ctx, cases[i].tool, args, &r, &err), ZK_OK);
@@ -136,6 +157,22 @@ static void test_bad_arguments(void **state)
         tool_result_free(&r);
         cJSON_Delete(args);
     }
+}
+
+/* The MCP parser keeps a string's bytes after a \u0000 escape (as C0 80, which the argument checks
+ * refuse) and leaves an escaped backslash followed by the text u0000 alone. */
+static void test_parse_keeps_nul(void **state)
+{
+    static const char text[] = "{\"a\":\"x\\\\u0000y\",\"b\":\"p\\u0000q\",\"c\":\"\\\"\\u0000\"}";
+    cJSON *root = jsonrpc_parse(text, strlen(text));
+
+    (void)state;
+    assert_non_null(root);
+    assert_string_equal(cJSON_GetObjectItem(root, "a")->valuestring, "x\\u0000y");
+    assert_string_equal(cJSON_GetObjectItem(root, "b")->valuestring, "p\xc0\x80q");
+    assert_string_equal(cJSON_GetObjectItem(root, "c")->valuestring, "\"\xc0\x80");
+    cJSON_Delete(root);
+    assert_null(jsonrpc_parse("{\"a\":\"\\u0000", 11));
 }
 
 static void test_unknown_tool(void **state)
@@ -211,6 +248,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalogue),    cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_unknown_tool), cmocka_unit_test(test_search_body),
+        cmocka_unit_test(test_parse_keeps_nul),
         cmocka_unit_test(test_output_schema_matches_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONNECTOR, ROOT, startHttpConnector, startRealZoekt, stop, tempDir, textOf } from '../../mcp/harness.mjs';
 
@@ -16,8 +18,23 @@ const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
 const PAY_LINES = Array.from({ length: 300 }, (_, i) => `line ${i + 1} of pay.go`).join('\n') + '\nNeedle payments\n';
+// Code as agents search it (issue 19): a definition with an unbalanced-looking prefix, sleeps that a
+// regex with spaces and escapes must find exactly as git grep -E does, and a file that has every word of
+// "type SharedInformer interface" but not the phrase.
+const FACTORY = [
+  'package informers', '', 'type SharedInformer interface {', '\tRun(stop <-chan struct{})', '}', '',
+  'func NewSharedInformerFactory(client Interface, resync time.Duration) SharedInformerFactory {',
+  '\ttime.Sleep(5 * time.Second)', '\treturn nil', '}', '',
+].join('\n');
+const WAIT = [
+  'package informers', '', 'func wait() {', '\ttime.Sleep(10 * time.Second)', '\ttime.Sleep(d)',
+  '\ttime.Sleep(1*time.Second)', '\ttime.Sleep(250 * time.Millisecond)', '\ttime.sleep(3 * time.Second)', '}',
+  '// A SharedInformer is an interface; see the type in factory.go.', '// NewSharedInformerFactory(',
+  '',
+].join('\n');
 const REPOS = {
-  'mirrors/github.com/acme/bulk': { 'bulk.go': 'package bulk\n\n// Needle in bulk\nfunc Bulk() {}\n' },
+  'mirrors/github.com/acme/bulk': { 'bulk.go': 'package bulk\n\n// Needle in bulk\nfunc Bulk() {}\n',
+    'informers/factory.go': FACTORY, 'informers/wait.go': WAIT },
   'mirrors/github.com/acme/bulkhead': { 'head.go': 'package bulkhead\n\n// Needle in bulkhead\n' },
   'mirrors/github.com/acme/payments': { 'src/pay.go': PAY_LINES, 'README.md': '# payments\n' },
   'mirrors/github.com/other/payments-legacy': { 'old.go': 'package old\n\n// Needle in the old payments\n' },
@@ -105,6 +122,62 @@ function toolChecks(client) {
     text = textOf(res);
     assert.match(text, /lines 299-301 of 301\n299: line 299 of pay\.go\n300: line 300 of pay\.go\n301: Needle payments\n$/);
     assert.equal(res.structuredContent.totalLines, 301);
+  });
+
+  // Issue 19: the query is one pattern as ripgrep reads it.
+  const lines = res => res.structuredContent.files.flatMap(f => f.matches.map(m => `${f.repository}/${f.path}:${m.line}`)).sort();
+
+  test('an unbalanced pattern is searched as a literal and the note says so', async () => {
+    const res = await call(client(), 'search_code', { query: 'func NewSharedInformerFactory(' });
+    assert.equal(res.isError, false, textOf(res));
+    assert.deepEqual(lines(res), ['acme/bulk/informers/factory.go:7'], textOf(res));
+    assert.match(textOf(res), /Note: The pattern is not a valid regular expression \(missing closing \)\), so it was searched as literal text/);
+  });
+
+  test('a regex with spaces and escapes finds exactly the lines git grep -E finds', async () => {
+    const pattern = 'time\\.Sleep\\([0-9]+ \\* time\\.Second\\)';
+    const res = await call(client(), 'search_code', { query: pattern, max_files: 200 });
+    assert.equal(res.isError, false, textOf(res));
+    const want = [];
+    for (const dir of readdirSync(join(tmp.dir, 'repos'))) {
+      const name = dir.replace(/^mirrors_github\.com_/, '').replace('_', '/');
+      let out = '';
+      try {
+        out = execFileSync('git', ['-C', join(tmp.dir, 'repos', dir), 'grep', '-n', '-E', pattern], { encoding: 'utf8' });
+      } catch (e) {
+        if (e.status !== 1) throw e; // 1: no line matched
+      }
+      for (const l of out.split('\n').filter(Boolean)) want.push(`${name}/${l.split(':').slice(0, 2).join(':')}`);
+    }
+    assert.deepEqual(lines(res), want.sort(), textOf(res));
+    assert.equal(want.length, 2);
+  });
+
+  test('a phrase is one pattern: type SharedInformer interface finds the definition only', async () => {
+    const res = await call(client(), 'search_code', { query: 'type SharedInformer interface' });
+    assert.deepEqual(lines(res), ['acme/bulk/informers/factory.go:3'], textOf(res));
+  });
+
+  test('literal: true searches the text as written; syntax zoekt keeps Zoekt\'s language', async () => {
+    let res = await call(client(), 'search_code', { query: 'time.Sleep(d)', literal: true });
+    assert.deepEqual(lines(res), ['acme/bulk/informers/wait.go:5'], textOf(res));
+    res = await call(client(), 'search_code', { query: 'SharedInformer interface', syntax: 'zoekt', repo: 'bulk' });
+    assert.deepEqual(res.structuredContent.files.map(f => f.path).sort(), ['informers/factory.go', 'informers/wait.go']);
+  });
+
+  test('sym: with no match says the index has no symbols', async () => {
+    const res = await call(client(), 'search_code', { query: 'sym:SharedInformer', syntax: 'zoekt' });
+    assert.equal(res.structuredContent.files.length, 0);
+    assert.match(textOf(res), /Note: sym: matches symbol definitions only where the index holds symbols \(ctags\)/);
+  });
+
+  test('a NUL or invalid UTF-8 in an argument is a tool error naming it', async () => {
+    let res = await call(client(), 'read_file', { repo: 'bulk', path: 'informers/factory.go\u0000.txt' });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /argument "path" contains a NUL character \(\\u0000\) at byte 20/);
+    res = await call(client(), 'search_code', { query: 'Needle\u0000' });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /argument "query" contains a NUL character/);
   });
 
   test('read_file caps one call at 500 lines', async () => {
