@@ -8,7 +8,7 @@ cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 
 apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
           libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev zlib1g-dev
-          nginx unzip procps iproute2 python3 python3-yaml util-linux wget busybox
+          nginx unzip procps iproute2 python3 python3-yaml python3-venv util-linux wget busybox
           fcgiwrap xz-utils
           # runc's seccomp support (scripts/upstream.sh builds runc with cgo)
           libseccomp-dev
@@ -63,6 +63,11 @@ if [ ! -d "$here/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
   echo "deps: npm install in tests/mcp" >&2
   (cd "$here/tests/mcp" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+
+# The official Python MCP SDK for tests/integration/test_python_sdk.sh, hash-pinned in
+# tests/mcp_python/requirements.txt, in a virtualenv under $cache/python keyed by that pin; a no-op
+# once made.
+ZK_CACHE=$cache "$here/tests/mcp_python/venv.sh" make >/dev/null
 
 # The cluster's programs, kubectl and helm, built from their Go modules and cached outside the clone.
 "$here/scripts/kube-tools.sh" >&2
