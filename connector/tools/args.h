@@ -69,6 +69,10 @@ cJSON *tool_read_file_def(void);
 int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 cJSON *tool_corpus_status_def(void);
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+cJSON *tool_list_files_def(void);
+int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+cJSON *tool_find_references_def(void);
+int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 
 /* Newest and oldest index time over the repositories, and the first Zoekt version found. */
 struct targ_index_summary {

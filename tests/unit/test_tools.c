@@ -28,14 +28,15 @@ static const cJSON *find_tool(const cJSON *list, const char *name)
 
 static void test_catalogue(void **state)
 {
-    static const char *const names[] = {"search_code", "list_repositories", "read_file", "corpus_status"};
+    static const char *const names[] = {"search_code", "list_repositories", "read_file", "corpus_status",
+                                        "list_files",  "find_references"};
     cJSON *list = tools_list();
     const cJSON *t, *desc;
 
     (void)state;
     assert_non_null(list);
-    assert_int_equal(cJSON_GetArraySize(list), 4);
-    for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(cJSON_GetArraySize(list), 6);
+    for (size_t i = 0; i < 6; i++) {
         const cJSON *ann, *schema;
 
         t = find_tool(list, names[i]);
@@ -75,6 +76,11 @@ static void test_catalogue(void **state)
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_files"), "maximum")->valueint,
                          CONNECTOR_MAX_FILES_LIMIT);
     }
+    /* find_references must not pass for a semantic search: it says what it is. */
+    desc = cJSON_GetObjectItem(find_tool(list, "find_references"), "description");
+    assert_non_null(strstr(desc->valuestring, "It is a text search, not a semantic one"));
+    desc = cJSON_GetObjectItem(find_tool(list, "list_files"), "description");
+    assert_non_null(strstr(desc->valuestring, "sorted by path"));
     cJSON_Delete(list);
 }
 
@@ -138,6 +144,23 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"file\":\"\xff.go\"}", "argument \"file\" is not valid UTF-8 (byte 0xff"},
         {"read_file", "{\"repo\":\"a\xed\xa0\x80\",\"path\":\"b\"}", "argument \"repo\" is not valid UTF-8"},
         {"list_repositories", "{\"filter\":\"api\xc0\xaf\"}", "argument \"filter\" is not valid UTF-8"},
+        {"list_files", "{}", "list_files needs \"repo\""},
+        {"list_files", "{\"repo\":\"a\",\"max_files\":1001}", "\"max_files\" must be between 1 and 1000"},
+        {"list_files", "{\"repo\":\"a\",\"file\":\"deploy/[x\"}", "invalid list_files arguments: file: glob"},
+        {"list_files", "{\"repo\":\"a\",\"file\":\"\"}", "argument \"file\" is empty"},
+        {"list_files", "{\"repo\":\"a\",\"glob\":\"*.go\"}", "unknown argument \"glob\"; this tool takes: repo"},
+        {"list_files", "{\"repo\":\"a\",\"path\":\"de\\u0000ploy\"}", "argument \"path\" contains a NUL"},
+        {"list_files", "{\"repo\":\"a\",\"path\":\"d\xff\"}", "argument \"path\" is not valid UTF-8"},
+        {"find_references", "{}", "find_references needs \"symbol\""},
+        {"find_references", "{\"symbol\":\"foo(\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"9lives\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"a b\"}", "must be an identifier (a letter or _, then letters"},
+        {"find_references", "{\"symbol\":\"\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"caf\xc3\xa9\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"x\\u0000\"}", "argument \"symbol\" contains a NUL"},
+        {"find_references", "{\"symbol\":\"x\",\"max_files\":0}", "\"max_files\" must be between 1 and 200"},
+        {"find_references", "{\"symbol\":\"x\",\"file\":\"{a\"}", "invalid find_references arguments"},
+        {"find_references", "{\"symbol\":\"x\",\"query\":\"y\"}", "unknown argument \"query\"; this tool takes: symbol"},
     };
     struct connector_config cfg = unreachable_cfg();
     struct tool_ctx ctx = {&cfg, NULL};
