@@ -895,6 +895,21 @@ static cJSON *fmt_reasons_json(struct jb *b, int max_files, int zoekt_limit, int
     return arr;
 }
 
+/* "\nacme/bulk @0226d547\n": the repository a run of list_files' paths belongs to. */
+static int fmt_put_repo_head(struct buf *b, const struct zr_file *f)
+{
+    int rc = buf_putc(b, '\n');
+
+    if (!rc)
+        rc = fmt_put_cut(b, f->repo, FMT_REPO_NAME_MAX);
+    if (!rc && f->version[0]) {
+        rc = buf_puts(b, " @");
+        if (!rc)
+            rc = fmt_put_prefix(b, f->version, FMT_VERSION_LEN);
+    }
+    return rc ? rc : buf_putc(b, '\n');
+}
+
 int fmt_files(const struct zr_search *r, const struct fmt_files_opts *o, struct buf *text, cJSON **structured,
               struct zk_err *err)
 {
@@ -930,7 +945,7 @@ int fmt_files(const struct zr_search *r, const struct fmt_files_opts *o, struct 
 
         buf_reset(&line);
         if (!repo || strcmp(repo, f->repo) != 0) {
-            rc = buf_printf(&line, "\n%.*s @%.*s\n", FMT_REPO_NAME_MAX, f->repo, FMT_VERSION_LEN, f->version);
+            rc = fmt_put_repo_head(&line, f);
             repo = f->repo;
         }
         if (!rc)
@@ -1057,8 +1072,12 @@ static int fmt_refs_counts(const struct zr_search *r, const size_t *order, size_
         for (; k < r->n_files && strcmp(r->files[order[k]].repo, repo) == 0; k++, files++)
             lines += r->files[order[k]].n_match_lines;
         buf_reset(&line);
-        rc = buf_printf(&line, "  %.*s: %zu line%s in %zu file%s\n", FMT_REPO_NAME_MAX, repo, lines,
-                        lines == 1 ? "" : "s", files, files == 1 ? "" : "s");
+        rc = buf_puts(&line, "  ");
+        if (!rc)
+            rc = fmt_put_cut(&line, repo, FMT_REPO_NAME_MAX);
+        if (!rc)
+            rc = buf_printf(&line, ": %zu line%s in %zu file%s\n", lines, lines == 1 ? "" : "s", files,
+                            files == 1 ? "" : "s");
         if (rc)
             break;
         if (!fmt_fits(text, &line, budget)) {

@@ -52,41 +52,70 @@ cJSON *tool_list_files_def(void)
 }
 
 /* The query: repo:<regex> file:<glob regex> [file:^<folder>/]. Zoekt ANDs the atoms, and a query of
- * such atoms alone matches file names. */
+ * such atoms alone matches file names. path has its slashes at either end trimmed; an empty folder
+ * selects the whole repository. */
 static int files_query(const char *repo, const char *path, const char *glob, char **out, struct zk_err *err)
 {
     const char *const repos[] = {repo}, *const globs[] = {glob ? glob : "*"};
     struct zq_spec spec = {NULL, repos, 1, globs, 1, NULL, 0, 0, ZQ_SYNTAX_ZOEKT};
-    char *folder, *query;
-    size_t n;
+    char *query = NULL, *folder = NULL, *quoted = NULL;
+    size_t n = 0;
     int rc;
 
-    rc = zq_build(&spec, &query, err);
-    if (rc || !path)
-        return *out = rc ? NULL : query, rc;
-    while (*path == '/')
+    while (path && *path == '/')
         path++;
-    n = strlen(path);
-    while (n && path[n - 1] == '/')
+    for (n = path ? strlen(path) : 0; n && path[n - 1] == '/';)
         n--;
-    if (!n) {
-        *out = query;
-        return ZK_OK;
+    rc = zq_build(&spec, &query, err);
+    if (rc || n == 0)
+        goto out;
+    folder = mem_strndup(path, n);
+    quoted = zq_regex_quote(folder);
+    if (!quoted) {
+        rc = zk_err_set(err, ZK_ETOOBIG, "path: the folder is longer than a query may be");
+        goto out;
     }
     {
-        char *folder_name = mem_strndup(path, n);
+        char *both = mem_printf("%s file:^%s/", query, quoted);
 
-        folder = zq_regex_quote(folder_name);
-        free(folder_name);
-    }
-    if (!folder) {
         free(query);
-        return zk_err_set(err, ZK_ETOOBIG, "argument \"path\" is too long");
+        query = both;
     }
-    *out = mem_printf("%s file:^%s/", query, folder);
+out:
     free(folder);
-    free(query);
-    return ZK_OK;
+    free(quoted);
+    if (rc) {
+        free(query);
+        query = NULL;
+    }
+    *out = query;
+    return rc;
+}
+
+/* Fails r for an empty answer when the repository argument selects no repository, naming the closest
+ * ones; returns 1 then, 0 when the repository is indexed (or the list cannot be had: the empty list
+ * stands). */
+static int files_no_repo(const struct tool_ctx *ctx, const char *repo, const char *pattern, struct tool_result *r)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
+    struct zk_err err = {0};
+    int missing = 0;
+    struct zr_list l;
+    struct buf msg;
+
+    buf_init(&msg, 8192);
+    if (zc_list(&c, "", &ro, &l, &err) == ZK_OK && !targ_repo_indexed(&l, pattern)) {
+        missing = 1;
+        /* A sentence that does not fit its 8 KiB leaves the short form. */
+        if (targ_no_repo(&l, repo, pattern, &msg))
+            (void)targ_fail(r, "\"%.200s\" matches no indexed repository (list_repositories shows them)", repo);
+        else
+            (void)targ_fail(r, "%s", msg.data);
+    }
+    buf_free(&msg);
+    zr_list_free(&l);
+    return missing;
 }
 
 int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
@@ -124,7 +153,7 @@ int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_r
     {
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {FILES_FETCH, 0, 1, 0};
-        /* Only names are wanted: no line of a file-name match is decoded. */
+        /* Only names are wanted: one match per file is decoded (0 would decode them all). */
         struct zr_opts ro = {cfg->mirror_prefix, 0, 1};
         struct fmt_files_opts fo = {zq, (int)max_files, cfg->output_budget};
 
@@ -133,24 +162,8 @@ int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_r
             rc = targ_fail(r, "list_files failed: %s\nQuery sent: %s", qerr.msg, zq);
             goto out;
         }
-        if (res.n_files == 0) {
-            struct zc_conn lc = targ_conn(ctx, cfg->list_timeout_ms);
-            struct zr_opts lo = {cfg->mirror_prefix, -1, 0};
-            struct zr_list l;
-
-            rc = zc_list(&lc, "", &lo, &l, &qerr);
-            if (!rc && !targ_repo_indexed(&l, pattern)) {
-                buf_reset(&r->text);
-                rc = targ_no_repo(&l, repo, pattern, &r->text);
-                r->is_error = 1;
-                zr_list_free(&l);
-                if (rc)
-                    goto fail;
-                goto out;
-            }
-            zr_list_free(&l);
-            rc = ZK_OK;
-        }
+        if (res.n_files == 0 && files_no_repo(ctx, repo, pattern, r))
+            goto out;
         buf_reset(&r->text);
         rc = fmt_files(&res, &fo, &r->text, &r->structured, &qerr);
         if (rc)

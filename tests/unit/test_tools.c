@@ -266,6 +266,56 @@ static void test_output_schema_matches_format(void **state)
     cJSON_Delete(list);
 }
 
+/* Every key of obj is a property of the schema node; recurses into arrays of objects. */
+static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
+{
+    const cJSON *props = cJSON_GetObjectItem(schema, "properties"), *item, *req;
+
+    cJSON_ArrayForEach(req, cJSON_GetObjectItem(schema, "required")) {
+        if (!cJSON_GetObjectItem(obj, req->valuestring))
+            fail_msg("%s: required key %s missing", where, req->valuestring);
+    }
+    cJSON_ArrayForEach(item, obj) {
+        const cJSON *p = cJSON_GetObjectItem(props, item->string);
+
+        if (!p)
+            fail_msg("%s: key %s is not in the output schema", where, item->string);
+        if (cJSON_IsArray(item) && cJSON_IsObject(cJSON_GetArrayItem(item, 0)))
+            check_keys(cJSON_GetArrayItem(item, 0), cJSON_GetObjectItem(p, "items"), item->string);
+    }
+}
+
+/* list_files and find_references: what format puts into structuredContent is what their outputSchema
+ * declares, nested objects included. */
+static void test_output_schema_new_tools(void **state)
+{
+    cJSON *list = tools_list(), *json = NULL;
+    struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0};
+    char *branches[] = {(char *)"HEAD"};
+    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
+                           1, 1, 0, 0, NULL, 0, 0};
+    struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
+    struct fmt_files_opts fo = {"q", 10, 16384};
+    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384};
+    struct zk_err err = {0};
+    struct buf text;
+
+    (void)state;
+    buf_init(&text, 16385);
+    assert_int_equal(fmt_files(&res, &fo, &text, &json, &err), ZK_OK);
+    check_keys(json, cJSON_GetObjectItem(find_tool(list, "list_files"), "outputSchema"), "list_files");
+    cJSON_Delete(json);
+    buf_reset(&text);
+    assert_int_equal(fmt_refs(&res, &ro, &text, &json, &err), ZK_OK);
+    check_keys(json, cJSON_GetObjectItem(find_tool(list, "find_references"), "outputSchema"), "find_references");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0), "matches"), 0),
+        "definition")));
+    cJSON_Delete(json);
+    buf_free(&text);
+    cJSON_Delete(list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_unknown_tool), cmocka_unit_test(test_search_body),
         cmocka_unit_test(test_parse_keeps_nul),
         cmocka_unit_test(test_output_schema_matches_format),
+        cmocka_unit_test(test_output_schema_new_tools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
