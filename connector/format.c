@@ -1179,6 +1179,8 @@ int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct bu
                         r->n_files, total);
     if (!rc && lower)
         rc = buf_puts(text, "Zoekt's limits stopped the count: there are more uses than counted.\n");
+    if (!rc && o->note && !(rc = buf_puts(text, "Note: ")) && !(rc = fmt_put_cut(text, o->note, budget / 4)))
+        rc = buf_putc(text, '\n');
     if (!rc && r->n_files)
         rc = fmt_refs_counts(r, order, budget, text, &b, counts, &budget_hit);
     for (size_t k = 0; !rc && !budget_hit && k < want; k++) {
@@ -1197,6 +1199,8 @@ int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct bu
     jb_add_num(&b, root, "shownFiles", (double)shown);
     jb_add_bool(&b, root, "complete", (long long)shown == total && !lower);
     jb_add(&b, root, "truncation", fmt_reasons_json(&b, want < (size_t)total, lower, budget_hit));
+    if (o->note)
+        jb_add_str(&b, root, "note", o->note);
     jb_add(&b, root, "repositories", counts);
     jb_add(&b, root, "files", files);
     if (rc) {

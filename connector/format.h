@@ -150,7 +150,7 @@ int fmt_files(const struct zr_search *r, const struct fmt_files_opts *o, struct 
  * "D" marks a line fmt_is_definition takes for a definition, ">" any other use. Counts cover the files
  * Zoekt returned (the text says when it counted more). The text stays within budget: files that do
  * not fit are left out and counted in a last line. *structured gets {"query","symbol","totalFiles",
- * "totalMatchingLines","shownFiles","complete","truncation","repositories":[{"repository","files",
+ * "totalMatchingLines","shownFiles","complete","truncation","note"?,"repositories":[{"repository","files",
  * "matchingLines"}],"files":[{"repository","path","version","matchingLines","matches":[{"line","text",
  * "definition"}]}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room. */
 struct fmt_refs_opts {
@@ -158,6 +158,7 @@ struct fmt_refs_opts {
     const char *symbol; /* the identifier searched */
     int max_files;      /* files whose lines are shown at most */
     size_t budget;      /* bytes of text at most (at least FMT_BUDGET_MIN) */
+    const char *note;   /* a "Note: " line after the header (a repository that is not indexed), or NULL */
 };
 int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct buf *text, cJSON **structured,
              struct zk_err *err);

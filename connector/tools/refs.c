@@ -16,6 +16,8 @@
 #define REFS_ARG_MAX 1024
 /* Files asked of Zoekt: the counts per repository cover these, the lines max_files of them. */
 #define REFS_FETCH 500
+/* Bound on the note for repository arguments that select nothing: as search_code's. */
+#define REFS_NOTE_MAX 16384
 
 static const char refs_def[] =
     "{\"name\":\"find_references\",\"title\":\"Find references\","
@@ -41,7 +43,7 @@ static const char refs_def[] =
     "\"totalMatchingLines\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
     "\"complete\":{\"type\":\"boolean\"},"
     "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"zoekt_limit\","
-    "\"output_budget\"]}},"
+    "\"output_budget\"]}},\"note\":{\"type\":\"string\"},"
     "\"repositories\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"files\","
     "\"matchingLines\"],\"properties\":{\"repository\":{\"type\":\"string\"},\"files\":{\"type\":\"integer\"},"
     "\"matchingLines\":{\"type\":\"integer\"}}}},"
@@ -80,9 +82,11 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
     struct zr_search res;
     char *zq = NULL, *pattern = NULL;
     long max_files;
+    struct buf note;
     int rc = ZK_OK;
 
     memset(&res, 0, sizeof(res));
+    buf_init(&note, REFS_NOTE_MAX);
     if (targ_check_known(args, known, r) || targ_string(args, "symbol", REFS_SYMBOL_MAX, &symbol, r) ||
         targ_string_list(args, "repo", REFS_MAX_FILTERS, REFS_ARG_MAX, &repos, &n_repos, r) ||
         targ_string_list(args, "file", REFS_MAX_FILTERS, REFS_ARG_MAX, &files, &n_files, r) ||
@@ -103,7 +107,7 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {REFS_FETCH, 0, 1, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
-        struct fmt_refs_opts fo = {NULL, symbol, (int)max_files, cfg->output_budget};
+        struct fmt_refs_opts fo = {NULL, symbol, (int)max_files, cfg->output_budget, NULL};
 
         if (zq_build(&spec, &zq, &qerr)) {
             rc = targ_fail(r, "invalid find_references arguments: %s", qerr.msg);
@@ -114,13 +118,17 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
             rc = targ_fail(r, "find_references failed: %s\nQuery sent: %s", qerr.msg, zq);
             goto out;
         }
+        if (res.n_files == 0 && n_repos)
+            targ_explain_empty(ctx, repos, n_repos, &note);
         fo.query = zq;
+        fo.note = note.len ? note.data : NULL;
         buf_reset(&r->text);
         rc = fmt_refs(&res, &fo, &r->text, &r->structured, &qerr);
         if (rc)
             zk_err_set(err, rc, "find_references: %s", qerr.msg);
     }
 out:
+    buf_free(&note);
     zr_search_free(&res);
     free(pattern);
     free(zq);

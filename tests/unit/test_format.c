@@ -943,7 +943,7 @@ static void test_find_references(void **state)
         "(+2 more matching lines in this file)\n"
         "\n"
         "(1 more file not shown: raise max_files, or narrow with repo or file)\n";
-    struct fmt_refs_opts o = {"content:\"\\\\bBulk\\\\b\" case:yes", "Bulk", 2, 4096};
+    struct fmt_refs_opts o = {"content:\"\\\\bBulk\\\\b\" case:yes", "Bulk", 2, 4096, NULL};
     struct zr_file files[3];
     struct zr_line lines[4];
     struct zk_err err = {0};
@@ -1003,7 +1003,8 @@ static void test_files_and_refs_never_exceed_budget(void **state)
         char *query = prop_text(&seed, prop_next(&seed) % 4 == 0 ? prop_next(&seed) % 60000 : prop_next(&seed) % 200);
         char *symbol = prop_text(&seed, 1 + prop_next(&seed) % 256);
         struct fmt_files_opts fo = {query, 1 + (int)(prop_next(&seed) % 1000), budget};
-        struct fmt_refs_opts ro = {query, symbol, 1 + (int)(prop_next(&seed) % 200), budget};
+        char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
+        struct fmt_refs_opts ro = {query, symbol, 1 + (int)(prop_next(&seed) % 200), budget, note};
         struct zk_err err = {0};
         struct zr_search s;
         struct buf text;
@@ -1025,6 +1026,7 @@ static void test_files_and_refs_never_exceed_budget(void **state)
         zr_search_free(&s);
         free(query);
         free(symbol);
+        free(note);
     }
 }
 

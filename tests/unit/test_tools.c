@@ -296,7 +296,7 @@ static void test_output_schema_new_tools(void **state)
                            1, 1, 0, 0, NULL, 0, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct fmt_files_opts fo = {"q", 10, 16384};
-    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384};
+    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};
     struct zk_err err = {0};
     struct buf text;
 

@@ -269,6 +269,9 @@ function toolChecks(client) {
     assert.match(textOf(res), /argument "symbol" must be an identifier/);
     res = await call(client(), 'find_references', { symbol: 'ChargeCard', repo: 'payments', file: 'src/*.go' });
     assert.deepEqual(res.structuredContent.repositories.map(r => r.repository), ['acme/payments'], textOf(res));
+    res = await call(client(), 'find_references', { symbol: 'ChargeCard', repo: 'paymnts' });
+    assert.equal(res.structuredContent.totalFiles, 0);
+    assert.match(textOf(res), /\nNote: "paymnts" matches no indexed repository; closest: acme\/payments/);
   });
 
   test('corpus_status reports what the webserver serves', async () => {
