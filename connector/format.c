@@ -841,3 +841,374 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t bud
     buf_free(&line);
     return rc;
 }
+
+/* The result fmt_sorted is sorting: qsort takes no context argument in C11, and tool calls run on
+ * several threads at once, so it is thread-local. */
+static _Thread_local const struct zr_search *fmt_sort_result;
+
+static int fmt_by_repo_path(const void *a, const void *b)
+{
+    const struct zr_file *x = &fmt_sort_result->files[*(const size_t *)a];
+    const struct zr_file *y = &fmt_sort_result->files[*(const size_t *)b];
+    int c = strcmp(x->repo, y->repo);
+
+    return c ? c : strcmp(x->path, y->path);
+}
+
+/* The files of r in the order list_files and find_references show them: by repository, then path.
+ * A heap array of r->n_files indices the caller frees. */
+static size_t *fmt_sorted(const struct zr_search *r)
+{
+    size_t *order = mem_alloc((r->n_files ? r->n_files : 1) * sizeof(*order));
+
+    for (size_t i = 0; i < r->n_files; i++)
+        order[i] = i;
+    fmt_sort_result = r;
+    qsort(order, r->n_files, sizeof(*order), fmt_by_repo_path);
+    return order;
+}
+
+/* Files Zoekt counted for a list, and whether the count is only a lower bound (its limits stopped it). */
+static long long fmt_counted(const struct zr_search *r, int *lower_bound)
+{
+    *lower_bound = r->stats.files_skipped > 0 || r->stats.shards_skipped > 0 || r->stats.crashes > 0 ||
+                   r->stats.flush_reason == 1;
+    return fmt_total_files(r);
+}
+
+/* Appends line to text when it fits within budget beside the reserve for the last note. */
+static int fmt_fits(const struct buf *text, const struct buf *line, size_t budget)
+{
+    return text->len + line->len + FMT_NOTE_RESERVE * 2 <= budget;
+}
+
+static cJSON *fmt_reasons_json(struct jb *b, int max_files, int zoekt_limit, int budget)
+{
+    cJSON *arr = jb_array(b);
+
+    if (max_files)
+        jb_push(b, arr, jb_string(b, "max_files"));
+    if (zoekt_limit)
+        jb_push(b, arr, jb_string(b, "zoekt_limit"));
+    if (budget)
+        jb_push(b, arr, jb_string(b, "output_budget"));
+    return arr;
+}
+
+/* "\nacme/bulk @0226d547\n": the repository a run of list_files' paths belongs to. */
+static int fmt_put_repo_head(struct buf *b, const struct zr_file *f)
+{
+    int rc = buf_putc(b, '\n');
+
+    if (!rc)
+        rc = fmt_put_cut(b, f->repo, FMT_REPO_NAME_MAX);
+    if (!rc && f->version[0]) {
+        rc = buf_puts(b, " @");
+        if (!rc)
+            rc = fmt_put_prefix(b, f->version, FMT_VERSION_LEN);
+    }
+    return rc ? rc : buf_putc(b, '\n');
+}
+
+int fmt_files(const struct zr_search *r, const struct fmt_files_opts *o, struct buf *text, cJSON **structured,
+              struct zk_err *err)
+{
+    size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget, shown = 0;
+    size_t want = r->n_files < (size_t)o->max_files ? r->n_files : (size_t)o->max_files;
+    size_t *order = fmt_sorted(r);
+    int lower, budget_hit = 0, rc;
+    long long total = fmt_counted(r, &lower);
+    struct jb b = {0};
+    cJSON *root = jb_object(&b), *arr = jb_array(&b);
+    const char *repo = NULL;
+    struct buf line;
+
+    *structured = NULL;
+    buf_init(&line, 2 * FMT_LINE_MAX + FMT_REPO_NAME_MAX + 64);
+    rc = buf_printf(text, "Query: ");
+    if (!rc)
+        rc = fmt_put_cut(text, o->query, budget / 4);
+    if (!rc)
+        rc = buf_printf(text, "\n%lld%s file%s", total, lower ? "+" : "", total == 1 && !lower ? "" : "s");
+    if (!rc && want < (size_t)total)
+        rc = buf_printf(text, ", showing the first %zu by path%s", want,
+                        r->n_files < (size_t)total ? " of those Zoekt returned (it ranks, not sorts: narrow with "
+                                                     "path or file to see the rest)" : "");
+    if (!rc)
+        rc = buf_puts(text, total ? ".\n" : ". Check the path and the glob (file: *.yaml matches a name "
+                                            "anywhere, deploy/*.yaml from the repository root).\n");
+    if (!rc && lower)
+        rc = buf_puts(text, "Zoekt's limits stopped the count: there are more files than listed.\n");
+    for (size_t k = 0; !rc && k < want; k++) {
+        const struct zr_file *f = &r->files[order[k]];
+        cJSON *o_file;
+
+        buf_reset(&line);
+        if (!repo || strcmp(repo, f->repo) != 0) {
+            rc = fmt_put_repo_head(&line, f);
+            repo = f->repo;
+        }
+        if (!rc)
+            rc = fmt_put_cut(&line, f->path, 2 * FMT_LINE_MAX);
+        if (!rc)
+            rc = buf_putc(&line, '\n');
+        if (rc)
+            break;
+        if (!fmt_fits(text, &line, budget)) {
+            budget_hit = 1;
+            break;
+        }
+        rc = buf_append(text, line.data, line.len);
+        shown++;
+        o_file = jb_object(&b);
+        jb_add_str(&b, o_file, "repository", f->repo);
+        jb_add_str(&b, o_file, "path", f->path);
+        jb_push(&b, arr, o_file);
+    }
+    if (!rc && budget_hit)
+        rc = buf_printf(text, "(%zu more not listed within the output budget: narrow with path or file)\n",
+                        want - shown);
+    jb_add_str(&b, root, "query", o->query);
+    jb_add_num(&b, root, "totalFiles", (double)total);
+    jb_add_num(&b, root, "shownFiles", (double)shown);
+    jb_add_bool(&b, root, "complete", (long long)shown == total && !lower);
+    jb_add(&b, root, "truncation", fmt_reasons_json(&b, want < (size_t)total, lower, budget_hit));
+    jb_add(&b, root, "files", arr);
+    if (rc) {
+        zk_err_set(err, rc, "the file list exceeds the output buffer");
+        cJSON_Delete(root);
+    } else {
+        *structured = jb_finish(&b, root);
+    }
+    buf_free(&line);
+    free(order);
+    return rc;
+}
+
+/* Whether c can be part of an identifier (what \b and git grep -w take as a word character). */
+static int fmt_word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Whether s starts with ident as a whole word. */
+static int fmt_word_at(const char *s, const char *ident, size_t n)
+{
+    return strncmp(s, ident, n) == 0 && !fmt_word_char(s[n]);
+}
+
+/* C's struct, union and enum name a type where it is used too (struct node *next;): there, only a
+ * body, a Rust tuple struct or generics, a C++ base list or the end of the line make a definition. */
+static int fmt_tag_keyword(const char *kw)
+{
+    return strcmp(kw, "struct ") == 0 || strcmp(kw, "union ") == 0 || strcmp(kw, "enum ") == 0;
+}
+
+static int fmt_tag_defined(const char *after)
+{
+    while (*after == ' ')
+        after++;
+    return *after == '\0' || *after == '{' || *after == '(' || *after == '<' || *after == ':';
+}
+
+int fmt_is_definition(const char *line, const char *ident)
+{
+    /* A keyword that introduces a definition when ident follows it: Go, C, C++, Java, JavaScript,
+     * TypeScript, Python, Rust, shell. */
+    static const char *const keywords[] = {"func ",   "type ",  "class ",     "def ",  "struct ", "interface ",
+                                           "enum ",   "trait ", "fn ",        "union ", "function ", "#define ",
+                                           "var ",    "const ", "let ",       "module ", "impl ", NULL};
+    size_t n = strlen(ident);
+    const char *s = line, *p;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    /* Go's short declaration (IDENT := ...) and a shell function (IDENT() {) at the start of a line. */
+    if (fmt_word_at(s, ident, n)) {
+        p = s + n;
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, ":=", 2) == 0 || strncmp(p, "() {", 4) == 0 || strncmp(p, "(){", 3) == 0)
+            return 1;
+    }
+    /* A Go method: func (recv T) IDENT( */
+    if (strncmp(s, "func (", 6) == 0 && (p = strchr(s + 6, ')')) != NULL) {
+        while (*++p == ' ')
+            ;
+        if (fmt_word_at(p, ident, n) && p[n] == '(')
+            return 1;
+    }
+    for (size_t k = 0; keywords[k]; k++) {
+        size_t kl = strlen(keywords[k]);
+
+        /* The keyword starts the line or follows a blank (export, pub, async, static before it). */
+        for (p = strstr(s, keywords[k]); p; p = strstr(p + 1, keywords[k])) {
+            const char *q = p + kl;
+
+            if (p != s && p[-1] != ' ' && p[-1] != '\t')
+                continue;
+            while (*q == ' ' || *q == '*')
+                q++;
+            if (fmt_word_at(q, ident, n) && (!fmt_tag_keyword(keywords[k]) || fmt_tag_defined(q + n)))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Per repository of a find_references answer: the files and matching lines it has. */
+static int fmt_refs_counts(const struct zr_search *r, const size_t *order, size_t budget, struct buf *text,
+                           struct jb *b, cJSON *arr, int *budget_hit)
+{
+    struct buf line;
+    int rc = ZK_OK;
+
+    buf_init(&line, FMT_REPO_NAME_MAX + 96);
+    for (size_t k = 0; !rc && k < r->n_files;) {
+        const char *repo = r->files[order[k]].repo;
+        size_t files = 0, lines = 0;
+        cJSON *o;
+
+        for (; k < r->n_files && strcmp(r->files[order[k]].repo, repo) == 0; k++, files++)
+            lines += r->files[order[k]].n_match_lines;
+        buf_reset(&line);
+        rc = buf_puts(&line, "  ");
+        if (!rc)
+            rc = fmt_put_cut(&line, repo, FMT_REPO_NAME_MAX);
+        if (!rc)
+            rc = buf_printf(&line, ": %zu line%s in %zu file%s\n", lines, lines == 1 ? "" : "s", files,
+                            files == 1 ? "" : "s");
+        if (rc)
+            break;
+        if (!fmt_fits(text, &line, budget)) {
+            *budget_hit = 1;
+            break;
+        }
+        rc = buf_append(text, line.data, line.len);
+        o = jb_object(b);
+        jb_add_str(b, o, "repository", repo);
+        jb_add_num(b, o, "files", (double)files);
+        jb_add_num(b, o, "matchingLines", (double)lines);
+        jb_push(b, arr, o);
+    }
+    buf_free(&line);
+    return rc;
+}
+
+/* One file of a find_references answer: its name, then its matching lines, "D" marking those that look
+ * like a definition of o->symbol. Sets *fitted when the whole block fit the budget. */
+static int fmt_refs_file(const struct zr_file *f, const struct fmt_refs_opts *o, size_t budget, struct buf *text,
+                         struct jb *b, cJSON *files, int *fitted)
+{
+    cJSON *of = jb_object(b), *matches = jb_array(b);
+    size_t shown = 0;
+    struct buf block;
+    int rc;
+
+    *fitted = 0;
+    /* The name is written in full, as search results write it (a path can be a few KiB long). */
+    buf_init(&block, (FMT_FILE_MATCH_LINES + 2) * (FMT_LINE_MAX + 32) + 65536);
+    rc = buf_putc(&block, '\n');
+    if (!rc)
+        rc = fmt_put_name(&block, f);
+    for (size_t i = 0; !rc && i < f->n_lines && shown < FMT_FILE_MATCH_LINES; i++) {
+        const struct zr_line *l = &f->lines[i];
+        int def;
+        cJSON *m;
+
+        if (!l->is_match)
+            continue;
+        def = fmt_is_definition(l->text, o->symbol);
+        rc = buf_printf(&block, "%c %d: ", def ? 'D' : '>', l->number);
+        if (!rc)
+            rc = fmt_put_cut(&block, l->text, FMT_LINE_MAX);
+        if (!rc)
+            rc = buf_putc(&block, '\n');
+        m = jb_object(b);
+        jb_add_num(b, m, "line", l->number);
+        jb_add_str(b, m, "text", l->text);
+        jb_add_bool(b, m, "definition", def);
+        jb_push(b, matches, m);
+        shown++;
+    }
+    if (!rc && f->n_match_lines > shown)
+        rc = buf_printf(&block, "(+%zu more matching lines in this file)\n", f->n_match_lines - shown);
+    if (!rc && fmt_fits(text, &block, budget)) {
+        rc = buf_append(text, block.data, block.len);
+        *fitted = 1;
+        jb_add_str(b, of, "repository", f->repo);
+        jb_add_str(b, of, "path", f->path);
+        jb_add_str(b, of, "version", f->version);
+        jb_add_num(b, of, "matchingLines", (double)f->n_match_lines);
+        jb_add(b, of, "matches", matches);
+        jb_push(b, files, of);
+    } else {
+        cJSON_Delete(of);
+        cJSON_Delete(matches);
+    }
+    buf_free(&block);
+    return rc;
+}
+
+int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct buf *text, cJSON **structured,
+             struct zk_err *err)
+{
+    size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget, shown = 0, lines = 0, repos = 0;
+    size_t want = r->n_files < (size_t)o->max_files ? r->n_files : (size_t)o->max_files;
+    size_t *order = fmt_sorted(r);
+    int lower, budget_hit = 0, fitted = 1, rc;
+    long long total = fmt_counted(r, &lower);
+    struct jb b = {0};
+    cJSON *root = jb_object(&b), *counts = jb_array(&b), *files = jb_array(&b);
+
+    *structured = NULL;
+    for (size_t k = 0; k < r->n_files; k++) {
+        lines += r->files[order[k]].n_match_lines;
+        repos += k == 0 || strcmp(r->files[order[k]].repo, r->files[order[k - 1]].repo) != 0;
+    }
+    rc = buf_puts(text, "Query: ");
+    if (!rc)
+        rc = fmt_put_cut(text, o->query, budget / 4);
+    if (!rc)
+        rc = buf_printf(text, "\n%s is used on %zu line%s in %lld%s file%s of %zu repositor%s (text search: "
+                              "whole word, case-sensitive; D marks a line that looks like a definition).\n",
+                        o->symbol, lines, lines == 1 ? "" : "s", total, lower ? "+" : "", total == 1 ? "" : "s",
+                        repos, repos == 1 ? "y" : "ies");
+    if (!rc && r->n_files < (size_t)total)
+        rc = buf_printf(text, "Counts cover the %zu files Zoekt returned of %lld: narrow with repo or file.\n",
+                        r->n_files, total);
+    if (!rc && lower)
+        rc = buf_puts(text, "Zoekt's limits stopped the count: there are more uses than counted.\n");
+    if (!rc && o->note && !(rc = buf_puts(text, "Note: ")) && !(rc = fmt_put_cut(text, o->note, budget / 4)))
+        rc = buf_putc(text, '\n');
+    if (!rc && r->n_files)
+        rc = fmt_refs_counts(r, order, budget, text, &b, counts, &budget_hit);
+    for (size_t k = 0; !rc && !budget_hit && k < want; k++) {
+        rc = fmt_refs_file(&r->files[order[k]], o, budget, text, &b, files, &fitted);
+        budget_hit = !fitted;
+        shown += (size_t)fitted;
+    }
+    if (!rc && shown < (size_t)total)
+        rc = buf_printf(text, "\n(%lld more file%s not shown%s: raise max_files, or narrow with repo or file)\n",
+                        total - (long long)shown, total - (long long)shown == 1 ? "" : "s",
+                        budget_hit ? " within the output budget" : "");
+    jb_add_str(&b, root, "query", o->query);
+    jb_add_str(&b, root, "symbol", o->symbol);
+    jb_add_num(&b, root, "totalFiles", (double)total);
+    jb_add_num(&b, root, "totalMatchingLines", (double)lines);
+    jb_add_num(&b, root, "shownFiles", (double)shown);
+    jb_add_bool(&b, root, "complete", (long long)shown == total && !lower);
+    jb_add(&b, root, "truncation", fmt_reasons_json(&b, want < (size_t)total, lower, budget_hit));
+    if (o->note)
+        jb_add_str(&b, root, "note", o->note);
+    jb_add(&b, root, "repositories", counts);
+    jb_add(&b, root, "files", files);
+    if (rc) {
+        zk_err_set(err, rc, "the references exceed the output buffer");
+        cJSON_Delete(root);
+    } else {
+        *structured = jb_finish(&b, root);
+    }
+    free(order);
+    return rc;
+}

@@ -115,4 +115,61 @@ int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf 
  * ZK_ETOOBIG. */
 int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown);
 
+/* list_files: the files of a file-name search, sorted by repository and path:
+ *
+ *   Query: repo:(^|/)bulk$ file:^informers/
+ *   2 files.
+ *
+ *   acme/bulk @0226d547
+ *   informers/factory.go
+ *   informers/wait.go
+ *
+ * The second line counts what Zoekt counted ("N+ files" when its limits stopped the count) and says
+ * "showing the first M by path" when max_files or the files Zoekt returned leave some out; the text
+ * stays within budget and says how many the budget left out. Appends to *text; *structured gets a new
+ * object the caller owns, {"query","totalFiles","shownFiles","complete","truncation":[...],
+ * "files":[{"repository","path"}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room. */
+struct fmt_files_opts {
+    const char *query; /* the Zoekt query that ran (echoed) */
+    int max_files;     /* paths to show at most */
+    size_t budget;     /* bytes of text at most (at least FMT_BUDGET_MIN) */
+};
+int fmt_files(const struct zr_search *r, const struct fmt_files_opts *o, struct buf *text, cJSON **structured,
+              struct zk_err *err);
+
+/* find_references: uses of one identifier, first counted per repository, then file by file (sorted by
+ * repository and path) with up to FMT_FILE_MATCH_LINES lines each:
+ *
+ *   Query: content:"\bBulk\b" case:yes
+ *   Bulk is used on 3 lines in 2 files of 1 repository (text search: ...).
+ *     acme/bulk: 3 lines in 2 files
+ *
+ *   acme/bulk/bulk.go @0226d547
+ *   D 4: func Bulk() {}
+ *
+ * "D" marks a line fmt_is_definition takes for a definition, ">" any other use. Counts cover the files
+ * Zoekt returned (the text says when it counted more). The text stays within budget: files that do
+ * not fit are left out and counted in a last line. *structured gets {"query","symbol","totalFiles",
+ * "totalMatchingLines","shownFiles","complete","truncation","note"?,"repositories":[{"repository","files",
+ * "matchingLines"}],"files":[{"repository","path","version","matchingLines","matches":[{"line","text",
+ * "definition"}]}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room. */
+struct fmt_refs_opts {
+    const char *query;  /* the Zoekt query that ran (echoed) */
+    const char *symbol; /* the identifier searched */
+    int max_files;      /* files whose lines are shown at most */
+    size_t budget;      /* bytes of text at most (at least FMT_BUDGET_MIN) */
+    const char *note;   /* a "Note: " line after the header (a repository that is not indexed), or NULL */
+};
+int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct buf *text, cJSON **structured,
+             struct zk_err *err);
+
+/* Whether line looks like the definition of ident, by a small per-language heuristic (the index has no
+ * symbols): ident after one of the keywords func, type, class, def, struct, interface, enum, trait, fn,
+ * union, function, #define, var, const, let, module, impl (at the start of the line or after a blank,
+ * so "export const", "pub fn", "async def" count; pointer stars between are skipped; after struct,
+ * union and enum only where a body, "(", "<", ":" or the end of the line follows); a Go method
+ * "func (r T) ident("; "ident :=" and a shell function "ident() {" at the start of the line. C and Java
+ * functions declared by their return type ("int ident(") are not recognised. */
+int fmt_is_definition(const char *line, const char *ident);
+
 #endif

@@ -173,7 +173,8 @@ static char *instructions(const struct connector_config *cfg)
     if (buf_puts(&b,
              ", indexed by Zoekt; the index can lag the remotes by hours (corpus_status tells how much). "
              "Call list_repositories to see what is indexed, then search_code; read_file shows the code "
-             "around a match. "
+             "around a match, list_files a repository's files by glob (deploy/*.yaml), and "
+             "find_references the uses of an identifier, counted per repository (a text search). "
              "Query syntax (Zoekt): space-separated terms must all match in one file; use lowercase `or` "
              "between alternatives, `-term` to exclude, quotes for a phrase with spaces. Terms and the "
              "`file:`, `repo:` and `sym:` filters are regular expressions, not globs: escape `.`, `(`, `[` "

@@ -287,3 +287,33 @@ void targ_summarise(const struct zr_list *l, struct targ_index_summary *s)
             s->zoekt_version = r->zoekt_version;
     }
 }
+
+void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
+    struct zk_err err = {0};
+    char pattern[ZN_ARG_MAX + 1];
+    size_t missing = 0;
+    struct zr_list l;
+    int rc;
+
+    rc = zc_list(&c, "", &ro, &l, &err);
+    if (rc) {
+        rc = buf_printf(note, "could not check whether the repositories are indexed: %s", err.msg);
+        goto out;
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        /* The query was built from every argument, so each one normalises. */
+        if (zn_normalize(repos[i], pattern, sizeof(pattern), &err) || targ_repo_indexed(&l, pattern))
+            continue;
+        rc = missing++ ? buf_putc(note, ' ') : ZK_OK;
+        if (!rc)
+            rc = targ_no_repo(&l, repos[i], pattern, note);
+    }
+    if (!rc && !missing)
+        rc = buf_printf(note, "the repositor%s searched %s indexed; the query matched nothing in %s.",
+                        n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
+out:
+    zr_list_free(&l);
+}

@@ -55,6 +55,12 @@ int targ_repo_indexed(const struct zr_list *l, const char *pattern);
  * ZK_ETOOBIG. */
 int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, struct buf *b);
 
+/* After an empty result with repository filters (repos, n of them, each accepted by the query
+ * builder), tells "no match in the repositories" apart from "no such repository", and names the
+ * closest indexed repositories for each argument that selects none. Appends to note, which a sentence
+ * that does not fit empties (the note is a courtesy). */
+void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 
@@ -69,6 +75,10 @@ cJSON *tool_read_file_def(void);
 int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 cJSON *tool_corpus_status_def(void);
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+cJSON *tool_list_files_def(void);
+int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+cJSON *tool_find_references_def(void);
+int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 
 /* Newest and oldest index time over the repositories, and the first Zoekt version found. */
 struct targ_index_summary {

@@ -84,39 +84,6 @@ cJSON *tool_search_code_def(void)
  * bytes, for at most SEARCH_MAX_FILTERS of them. */
 #define SEARCH_NOTE_MAX 16384
 
-/* After an empty result with repository filters, tells "no match in the repositories" apart from
- * "no such repository", and names the closest indexed repositories for each argument that selects
- * none. Appends to note, which a sentence that does not fit empties (the note is a courtesy). */
-static void search_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
-{
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
-    struct zk_err err = {0};
-    char pattern[ZN_ARG_MAX + 1];
-    size_t missing = 0;
-    struct zr_list l;
-    int rc;
-
-    rc = zc_list(&c, "", &ro, &l, &err);
-    if (rc) {
-        rc = buf_printf(note, "could not check whether the repositories are indexed: %s", err.msg);
-        goto out;
-    }
-    for (size_t i = 0; !rc && i < n; i++) {
-        /* zq_build accepted every argument, so each one normalises. */
-        if (zn_normalize(repos[i], pattern, sizeof(pattern), &err) || targ_repo_indexed(&l, pattern))
-            continue;
-        rc = missing++ ? buf_putc(note, ' ') : ZK_OK;
-        if (!rc)
-            rc = targ_no_repo(&l, repos[i], pattern, note);
-    }
-    if (!rc && !missing)
-        rc = buf_printf(note, "the repositor%s searched %s indexed; the query matched nothing in %s.",
-                        n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
-out:
-    zr_list_free(&l);
-}
-
 /* Reads the syntax argument ("regex", the default, or "zoekt") and the literal flag, which only a
  * pattern takes. Fails r for another value or for literal with the Zoekt syntax. */
 static int search_syntax(const cJSON *args, int literal, enum zq_syntax *out, struct tool_result *r)
@@ -229,7 +196,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     /* A note is a courtesy: when it does not fit its bound it is dropped (a failed append empties the
      * buffer). */
     if (res.n_files == 0 && n_repos)
-        search_explain_empty(ctx, repos, n_repos, &note);
+        targ_explain_empty(ctx, repos, n_repos, &note);
     if (syntax == ZQ_SYNTAX_ZOEKT && zq_lint(query) &&
         buf_printf(&note, "%s%s", note.len ? " " : "", zq_lint(query)))
         buf_reset(&note);

@@ -4,7 +4,8 @@
  * Input: byte 0 picks search (even) or repository list (odd); byte 1 the output budget (2048 plus up to
  * 255 * 64 bytes) and max_files (1..40) or the list's limit; the rest is the Zoekt body. Asserted, for
  * every body the result parser accepts:
- * - formatting succeeds; the text never exceeds the budget (search) and always fits the buffer;
+ * - formatting succeeds; the text never exceeds the budget (search, list_files, find_references) and
+ *   always fits the buffer;
  * - the text is valid UTF-8 whose only control characters are tab and newline, so it prints as is;
  * - structuredContent is an object that prints as JSON and parses back;
  * - fmt_put_cut writes at most its limit of bytes from s (then an ellipsis when cut) and keeps valid
@@ -88,6 +89,16 @@ static void check_search(const char *body, size_t len, size_t budget, int max_fi
     FUZZ_CHECK(fmt_search(&r, &fo, &text, &st, &err) == ZK_OK);
     FUZZ_CHECK(text.len <= budget && text.data != NULL);
     FUZZ_CHECK(readable(text.data, text.len));
+    check_structured(st);
+    /* list_files and find_references format the same answers, sorted, within the same budget. */
+    buf_reset(&text);
+    FUZZ_CHECK(fmt_files(&r, &(struct fmt_files_opts){"file:x", max_files * 25, budget}, &text, &st, &err) == ZK_OK);
+    FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
+    check_structured(st);
+    buf_reset(&text);
+    FUZZ_CHECK(fmt_refs(&r, &(struct fmt_refs_opts){"content:x", "needle", max_files, budget, NULL}, &text, &st, &err) ==
+               ZK_OK);
+    FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
     check_structured(st);
     buf_free(&text);
     zr_search_free(&r);

@@ -865,6 +865,171 @@ static void test_read_never_exceeds_budget(void **state)
         free(branches[b]);
 }
 
+/* A small answer for list_files and find_references: three files of two repositories, out of order. */
+static void refs_answer(struct zr_search *s, struct zr_file *files, struct zr_line *lines)
+{
+    static char *branches[] = {(char *)"HEAD"};
+
+    memset(s, 0, sizeof(*s));
+    memset(files, 0, 3 * sizeof(*files));
+    lines[0] = (struct zr_line){4, (char *)"func Bulk() {}", 1, 0};
+    lines[1] = (struct zr_line){9, (char *)"\tx := Bulk()", 1, 0};
+    lines[2] = (struct zr_line){2, (char *)"// Bulk is old", 1, 0};
+    lines[3] = (struct zr_line){7, (char *)"Bulk := 3", 1, 0};
+    files[0] = (struct zr_file){(char *)"acme/z", (char *)"old.go", (char *)"abcdef0123", (char *)"Go", branches, 1,
+                                &lines[2], 1, NULL, 1, 1, 0, 0, NULL, 0, 0};
+    files[1] = (struct zr_file){(char *)"acme/a", (char *)"x/use.go", (char *)"0226d547aa", (char *)"Go", branches, 1,
+                                &lines[3], 1, NULL, 3, 3, 0, 0, NULL, 0, 0};
+    files[2] = (struct zr_file){(char *)"acme/a", (char *)"bulk.go", (char *)"0226d547aa", (char *)"Go", branches, 1,
+                                &lines[0], 2, NULL, 2, 2, 0, 0, NULL, 0, 0};
+    s->files = files;
+    s->n_files = 3;
+    s->stats.file_count = 3;
+}
+
+static void test_list_files(void **state)
+{
+    static const char want[] =
+        "Query: file:(^|/)[^/]*$ repo:(^|/)acme/.*$\n"
+        "3 files, showing the first 2 by path.\n"
+        "\n"
+        "acme/a @0226d547\n"
+        "bulk.go\n"
+        "x/use.go\n";
+    struct fmt_files_opts o = {"file:(^|/)[^/]*$ repo:(^|/)acme/.*$", 2, 4096};
+    struct zr_file files[3];
+    struct zr_line lines[4];
+    struct zk_err err = {0};
+    struct zr_search s;
+    struct buf text;
+    cJSON *json = NULL;
+
+    (void)state;
+    refs_answer(&s, files, lines);
+    buf_init(&text, 4097);
+    assert_int_equal(fmt_files(&s, &o, &text, &json, &err), ZK_OK);
+    assert_string_equal(text.data, want);
+    assert_int_equal(cJSON_GetObjectItem(json, "totalFiles")->valueint, 3);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 2);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(json, "complete")));
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring, "max_files");
+    cJSON_Delete(json);
+    /* Zoekt ranks: when it counted more than it returned, the sort covers what came back, and says so. */
+    s.stats.file_count = 7000;
+    s.stats.files_skipped = 1;
+    buf_reset(&text);
+    assert_int_equal(fmt_files(&s, &o, &text, &json, &err), ZK_OK);
+    assert_non_null(strstr(text.data, "7000+ files, showing the first 2 by path of those Zoekt returned"));
+    assert_non_null(strstr(text.data, "Zoekt's limits stopped the count"));
+    cJSON_Delete(json);
+    buf_free(&text);
+}
+
+static void test_find_references(void **state)
+{
+    static const char want[] =
+        "Query: content:\"\\\\bBulk\\\\b\" case:yes\n"
+        "Bulk is used on 6 lines in 3 files of 2 repositories (text search: whole word, case-sensitive; D marks a "
+        "line that looks like a definition).\n"
+        "  acme/a: 5 lines in 2 files\n"
+        "  acme/z: 1 line in 1 file\n"
+        "\n"
+        "acme/a/bulk.go @0226d547\n"
+        "D 4: func Bulk() {}\n"
+        "> 9: \tx := Bulk()\n"
+        "\n"
+        "acme/a/x/use.go @0226d547\n"
+        "D 7: Bulk := 3\n"
+        "(+2 more matching lines in this file)\n"
+        "\n"
+        "(1 more file not shown: raise max_files, or narrow with repo or file)\n";
+    struct fmt_refs_opts o = {"content:\"\\\\bBulk\\\\b\" case:yes", "Bulk", 2, 4096, NULL};
+    struct zr_file files[3];
+    struct zr_line lines[4];
+    struct zk_err err = {0};
+    struct zr_search s;
+    struct buf text;
+    cJSON *json = NULL, *first;
+
+    (void)state;
+    refs_answer(&s, files, lines);
+    buf_init(&text, 4097);
+    assert_int_equal(fmt_refs(&s, &o, &text, &json, &err), ZK_OK);
+    assert_string_equal(text.data, want);
+    first = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "repositories"), 0);
+    assert_string_equal(cJSON_GetObjectItem(first, "repository")->valuestring, "acme/a");
+    assert_int_equal(cJSON_GetObjectItem(first, "matchingLines")->valueint, 5);
+    first = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0),
+                                                   "matches"), 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(first, "definition")));
+    cJSON_Delete(json);
+    buf_free(&text);
+}
+
+static void test_definition_heuristic(void **state)
+{
+    static const struct {
+        const char *line;
+        int def;
+    } cases[] = {
+        {"func Bulk(x int) {", 1},          {"func (s *Server) Bulk(ctx context.Context) error {", 1},
+        {"type Bulk struct {", 1},          {"\tBulk := newBulk()", 1},
+        {"class Bulk(Base):", 1},           {"    def Bulk(self):", 1},
+        {"async def Bulk():", 1},           {"pub fn Bulk() -> u32 {", 1},
+        {"export const Bulk = 3;", 1},      {"struct Bulk {", 1},
+        {"#define Bulk 1", 1},              {"Bulk() {", 1},
+        {"export function Bulk(a) {", 1},   {"interface Bulk {", 1},
+        {"x := Bulk()", 0},                 {"return Bulk(x)", 0},
+        {"// see func BulkLoad(", 0},       {"func (s *Server) BulkLoad() {", 0},
+        {"typed Bulk", 0},                  {"var x = Bulk", 0},
+        {"Bulk = 4", 0},                    {"BulkX := 2", 0},
+        {"\tstruct Bulk *next;", 0},        {"enum Bulk mode = 2;", 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (fmt_is_definition(cases[i].line, "Bulk") != cases[i].def)
+            fail_msg("\"%s\": want %s", cases[i].line, cases[i].def ? "a definition" : "a use");
+}
+
+/* list_files and find_references over random answers: a result always comes back within the budget. */
+static void test_files_and_refs_never_exceed_budget(void **state)
+{
+    unsigned long seed = 1919;
+
+    (void)state;
+    for (int round = 0; round < 1500; round++) {
+        size_t budget = FMT_BUDGET_MIN + prop_next(&seed) % (65536 - FMT_BUDGET_MIN + 1);
+        char *query = prop_text(&seed, prop_next(&seed) % 4 == 0 ? prop_next(&seed) % 60000 : prop_next(&seed) % 200);
+        char *symbol = prop_text(&seed, 1 + prop_next(&seed) % 256);
+        struct fmt_files_opts fo = {query, 1 + (int)(prop_next(&seed) % 1000), budget};
+        char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
+        struct fmt_refs_opts ro = {query, symbol, 1 + (int)(prop_next(&seed) % 200), budget, note};
+        struct zk_err err = {0};
+        struct zr_search s;
+        struct buf text;
+        cJSON *json = NULL;
+
+        prop_answer(&seed, &s);
+        buf_init(&text, 65536 + 8192);
+        if (fmt_files(&s, &fo, &text, &json, &err) != ZK_OK || text.len > budget)
+            fail_msg("list_files round %d: %zu files, budget %zu: %zu bytes (%s)", round, s.n_files, budget,
+                     text.len, err.msg);
+        cJSON_Delete(json);
+        buf_reset(&text);
+        if (fmt_refs(&s, &ro, &text, &json, &err) != ZK_OK || text.len > budget)
+            fail_msg("find_references round %d: %zu files, budget %zu: %zu bytes (%s)", round, s.n_files, budget,
+                     text.len, err.msg);
+        assert_non_null(json);
+        cJSON_Delete(json);
+        buf_free(&text);
+        zr_search_free(&s);
+        free(query);
+        free(symbol);
+        free(note);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +1043,9 @@ int main(void)
         cmocka_unit_test(test_mutated_answers_format_within_limits),
         cmocka_unit_test(test_search_never_exceeds_budget), cmocka_unit_test(test_repos_never_exceed_budget),
         cmocka_unit_test(test_read_never_exceeds_budget),
+        cmocka_unit_test(test_list_files),             cmocka_unit_test(test_find_references),
+        cmocka_unit_test(test_definition_heuristic),
+        cmocka_unit_test(test_files_and_refs_never_exceed_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,14 +28,15 @@ static const cJSON *find_tool(const cJSON *list, const char *name)
 
 static void test_catalogue(void **state)
 {
-    static const char *const names[] = {"search_code", "list_repositories", "read_file", "corpus_status"};
+    static const char *const names[] = {"search_code", "list_repositories", "read_file", "corpus_status",
+                                        "list_files",  "find_references"};
     cJSON *list = tools_list();
     const cJSON *t, *desc;
 
     (void)state;
     assert_non_null(list);
-    assert_int_equal(cJSON_GetArraySize(list), 4);
-    for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(cJSON_GetArraySize(list), 6);
+    for (size_t i = 0; i < 6; i++) {
         const cJSON *ann, *schema;
 
         t = find_tool(list, names[i]);
@@ -75,6 +76,11 @@ static void test_catalogue(void **state)
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_files"), "maximum")->valueint,
                          CONNECTOR_MAX_FILES_LIMIT);
     }
+    /* find_references must not pass for a semantic search: it says what it is. */
+    desc = cJSON_GetObjectItem(find_tool(list, "find_references"), "description");
+    assert_non_null(strstr(desc->valuestring, "It is a text search, not a semantic one"));
+    desc = cJSON_GetObjectItem(find_tool(list, "list_files"), "description");
+    assert_non_null(strstr(desc->valuestring, "sorted by path"));
     cJSON_Delete(list);
 }
 
@@ -138,6 +144,23 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"file\":\"\xff.go\"}", "argument \"file\" is not valid UTF-8 (byte 0xff"},
         {"read_file", "{\"repo\":\"a\xed\xa0\x80\",\"path\":\"b\"}", "argument \"repo\" is not valid UTF-8"},
         {"list_repositories", "{\"filter\":\"api\xc0\xaf\"}", "argument \"filter\" is not valid UTF-8"},
+        {"list_files", "{}", "list_files needs \"repo\""},
+        {"list_files", "{\"repo\":\"a\",\"max_files\":1001}", "\"max_files\" must be between 1 and 1000"},
+        {"list_files", "{\"repo\":\"a\",\"file\":\"deploy/[x\"}", "invalid list_files arguments: file: glob"},
+        {"list_files", "{\"repo\":\"a\",\"file\":\"\"}", "argument \"file\" is empty"},
+        {"list_files", "{\"repo\":\"a\",\"glob\":\"*.go\"}", "unknown argument \"glob\"; this tool takes: repo"},
+        {"list_files", "{\"repo\":\"a\",\"path\":\"de\\u0000ploy\"}", "argument \"path\" contains a NUL"},
+        {"list_files", "{\"repo\":\"a\",\"path\":\"d\xff\"}", "argument \"path\" is not valid UTF-8"},
+        {"find_references", "{}", "find_references needs \"symbol\""},
+        {"find_references", "{\"symbol\":\"foo(\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"9lives\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"a b\"}", "must be an identifier (a letter or _, then letters"},
+        {"find_references", "{\"symbol\":\"\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"caf\xc3\xa9\"}", "argument \"symbol\" must be an identifier"},
+        {"find_references", "{\"symbol\":\"x\\u0000\"}", "argument \"symbol\" contains a NUL"},
+        {"find_references", "{\"symbol\":\"x\",\"max_files\":0}", "\"max_files\" must be between 1 and 200"},
+        {"find_references", "{\"symbol\":\"x\",\"file\":\"{a\"}", "invalid find_references arguments"},
+        {"find_references", "{\"symbol\":\"x\",\"query\":\"y\"}", "unknown argument \"query\"; this tool takes: symbol"},
     };
     struct connector_config cfg = unreachable_cfg();
     struct tool_ctx ctx = {&cfg, NULL};
@@ -243,6 +266,56 @@ static void test_output_schema_matches_format(void **state)
     cJSON_Delete(list);
 }
 
+/* Every key of obj is a property of the schema node; recurses into arrays of objects. */
+static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
+{
+    const cJSON *props = cJSON_GetObjectItem(schema, "properties"), *item, *req;
+
+    cJSON_ArrayForEach(req, cJSON_GetObjectItem(schema, "required")) {
+        if (!cJSON_GetObjectItem(obj, req->valuestring))
+            fail_msg("%s: required key %s missing", where, req->valuestring);
+    }
+    cJSON_ArrayForEach(item, obj) {
+        const cJSON *p = cJSON_GetObjectItem(props, item->string);
+
+        if (!p)
+            fail_msg("%s: key %s is not in the output schema", where, item->string);
+        if (cJSON_IsArray(item) && cJSON_IsObject(cJSON_GetArrayItem(item, 0)))
+            check_keys(cJSON_GetArrayItem(item, 0), cJSON_GetObjectItem(p, "items"), item->string);
+    }
+}
+
+/* list_files and find_references: what format puts into structuredContent is what their outputSchema
+ * declares, nested objects included. */
+static void test_output_schema_new_tools(void **state)
+{
+    cJSON *list = tools_list(), *json = NULL;
+    struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0};
+    char *branches[] = {(char *)"HEAD"};
+    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
+                           1, 1, 0, 0, NULL, 0, 0};
+    struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
+    struct fmt_files_opts fo = {"q", 10, 16384};
+    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};
+    struct zk_err err = {0};
+    struct buf text;
+
+    (void)state;
+    buf_init(&text, 16385);
+    assert_int_equal(fmt_files(&res, &fo, &text, &json, &err), ZK_OK);
+    check_keys(json, cJSON_GetObjectItem(find_tool(list, "list_files"), "outputSchema"), "list_files");
+    cJSON_Delete(json);
+    buf_reset(&text);
+    assert_int_equal(fmt_refs(&res, &ro, &text, &json, &err), ZK_OK);
+    check_keys(json, cJSON_GetObjectItem(find_tool(list, "find_references"), "outputSchema"), "find_references");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0), "matches"), 0),
+        "definition")));
+    cJSON_Delete(json);
+    buf_free(&text);
+    cJSON_Delete(list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_unknown_tool), cmocka_unit_test(test_search_body),
         cmocka_unit_test(test_parse_keeps_nul),
         cmocka_unit_test(test_output_schema_matches_format),
+        cmocka_unit_test(test_output_schema_new_tools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,11 +32,17 @@ const WAIT = [
   '// A SharedInformer is an interface; see the type in factory.go.', '// NewSharedInformerFactory(',
   '',
 ].join('\n');
+// find_references: a definition and uses of ChargeCard, two on one line, and near misses (ChargeCards,
+// chargecard) that a word-bounded, case-sensitive search must leave out.
+const CHARGE = 'package pay\n\nfunc ChargeCard(c Card) error {\n\treturn nil\n}\n\nfunc retry() { ChargeCard(c); ChargeCard(c) }\n';
+const CLIENT = 'package bulk\n\n// ChargeCard charges.\nfunc run() { pay.ChargeCard(c) }\nvar ChargeCards = 1\nvar chargecard = 2\n';
 const REPOS = {
   'mirrors/github.com/acme/bulk': { 'bulk.go': 'package bulk\n\n// Needle in bulk\nfunc Bulk() {}\n',
-    'informers/factory.go': FACTORY, 'informers/wait.go': WAIT },
+    'informers/factory.go': FACTORY, 'informers/wait.go': WAIT, 'client.go': CLIENT },
   'mirrors/github.com/acme/bulkhead': { 'head.go': 'package bulkhead\n\n// Needle in bulkhead\n' },
-  'mirrors/github.com/acme/payments': { 'src/pay.go': PAY_LINES, 'README.md': '# payments\n' },
+  'mirrors/github.com/acme/payments': { 'src/pay.go': PAY_LINES, 'README.md': '# payments\n',
+    'src/charge.go': CHARGE, 'deploy/app.yaml': 'kind: Deployment\n', 'deploy/db.yaml': 'kind: StatefulSet\n',
+    'deploy/base/kustomization.yaml': 'resources: []\n', 'deploy/notes.md': 'deploy notes\n', 'ci.yaml': 'on: push\n' },
   'mirrors/github.com/other/payments-legacy': { 'old.go': 'package old\n\n// Needle in the old payments\n' },
 };
 const PREFIX = ['--mirror-prefix', 'mirrors/github.com/'];
@@ -63,9 +69,9 @@ const repositories = res => res.structuredContent.files.map(f => f.repository).s
 
 // The behaviour every transport must show; client() returns the connected SDK client.
 function toolChecks(client) {
-  test('tools/list offers the four tools', async () => {
+  test('tools/list offers the six tools', async () => {
     const { tools } = await client().listTools();
-    assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'list_repositories', 'read_file', 'search_code']);
+    assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'find_references', 'list_files', 'list_repositories', 'read_file', 'search_code']);
   });
 
   test('a plain name selects the whole name or trailing segments: bulk is not bulkhead', async () => {
@@ -197,6 +203,75 @@ function toolChecks(client) {
     res = await call(client(), 'read_file', { repo: 'payments', path: 'src/pay.go', start_line: 400 });
     assert.equal(res.isError, true);
     assert.match(textOf(res), /has 301 lines; start_line 400 is past its end/);
+  });
+
+  // The new tools of issue 19, checked against git over the same repositories.
+  const gitIn = (dir, args) => {
+    try {
+      return execFileSync('git', ['-C', join(tmp.dir, 'repos', dir), ...args], { encoding: 'utf8' });
+    } catch (e) {
+      if (e.status !== 1) throw e; // 1: nothing matched
+      return '';
+    }
+  };
+  const repoName = dir => dir.replace(/^mirrors_github\.com_/, '').replace('_', '/');
+
+  test('list_files with a glob lists exactly what git ls-files lists, sorted by path', async () => {
+    const res = await call(client(), 'list_files', { repo: 'payments', file: 'deploy/*.yaml' });
+    assert.equal(res.isError, false, textOf(res));
+    const want = gitIn('mirrors_github.com_acme_payments', ['ls-files', ':(glob)deploy/*.yaml']).split('\n').filter(Boolean);
+    assert.deepEqual(want, ['deploy/app.yaml', 'deploy/db.yaml']);
+    assert.deepEqual(res.structuredContent.files.map(f => f.path), want);
+    assert.match(textOf(res), /\n2 files\.\n\nacme\/payments @[0-9a-f]{8}\ndeploy\/app\.yaml\ndeploy\/db\.yaml\n$/);
+    assert.equal(res.structuredContent.complete, true);
+  });
+
+  test('list_files of a folder, a glob anywhere below it, and the cut at max_files', async () => {
+    let res = await call(client(), 'list_files', { repo: 'https://github.com/acme/payments.git', path: 'deploy/', file: '*.yaml' });
+    const want = gitIn('mirrors_github.com_acme_payments', ['ls-files', ':(glob)deploy/**/*.yaml']).split('\n').filter(Boolean);
+    assert.deepEqual(res.structuredContent.files.map(f => f.path), want, textOf(res));
+    res = await call(client(), 'list_files', { repo: 'payments', max_files: 2 });
+    const all = gitIn('mirrors_github.com_acme_payments', ['ls-files']).split('\n').filter(Boolean).sort();
+    assert.equal(res.structuredContent.totalFiles, all.length, textOf(res));
+    assert.deepEqual(res.structuredContent.files.map(f => f.path), all.slice(0, 2));
+    assert.match(textOf(res), new RegExp(`\\n${all.length} files, showing the first 2 by path\\.\\n`));
+    assert.deepEqual(res.structuredContent.truncation, ['max_files']);
+  });
+
+  test('list_files of an unknown repository names the closest', async () => {
+    const res = await call(client(), 'list_files', { repo: 'paymnts' });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /"paymnts" matches no indexed repository; closest: acme\/payments/);
+  });
+
+  test('find_references counts per repository what git grep -w -c counts, and marks the definition', async () => {
+    const res = await call(client(), 'find_references', { symbol: 'ChargeCard' });
+    assert.equal(res.isError, false, textOf(res));
+    const want = [];
+    for (const dir of readdirSync(join(tmp.dir, 'repos'))) {
+      const counts = gitIn(dir, ['grep', '-w', '-c', 'ChargeCard']).split('\n').filter(Boolean);
+      const lines = counts.reduce((n, l) => n + Number(l.split(':').pop()), 0);
+      if (counts.length) want.push({ repository: repoName(dir), files: counts.length, matchingLines: lines });
+    }
+    want.sort((a, b) => a.repository.localeCompare(b.repository));
+    assert.deepEqual(want.map(w => w.matchingLines), [2, 2]);
+    assert.deepEqual(res.structuredContent.repositories, want, textOf(res));
+    const text = textOf(res);
+    assert.match(text, /\n {2}acme\/bulk: 2 lines in 1 file\n {2}acme\/payments: 2 lines in 1 file\n/);
+    assert.match(text, /\nacme\/payments\/src\/charge\.go @[0-9a-f]{8}\nD 3: func ChargeCard\(c Card\) error \{\n> 7: func retry\(\)/);
+    assert.match(text, /\n> 3: \/\/ ChargeCard charges\.\n> 4: func run\(\) \{ pay\.ChargeCard\(c\) \}\n/);
+    assert.doesNotMatch(text, /ChargeCards|chargecard/);
+  });
+
+  test('find_references refuses what is not an identifier, and narrows by repo and file', async () => {
+    let res = await call(client(), 'find_references', { symbol: 'ChargeCard(' });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /argument "symbol" must be an identifier/);
+    res = await call(client(), 'find_references', { symbol: 'ChargeCard', repo: 'payments', file: 'src/*.go' });
+    assert.deepEqual(res.structuredContent.repositories.map(r => r.repository), ['acme/payments'], textOf(res));
+    res = await call(client(), 'find_references', { symbol: 'ChargeCard', repo: 'paymnts' });
+    assert.equal(res.structuredContent.totalFiles, 0);
+    assert.match(textOf(res), /\nNote: "paymnts" matches no indexed repository; closest: acme\/payments/);
   });
 
   test('corpus_status reports what the webserver serves', async () => {

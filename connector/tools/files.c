@@ -1,0 +1,180 @@
+/* files.c: the list_files tool: the files of a repository (or a folder in it) that match a glob,
+ * found with Zoekt's file-name search (a query of repo: and file: atoms only), sorted by path. */
+#include "connector/format.h"
+#include "connector/tools/args.h"
+#include "connector/zoekt/query.h"
+#include "connector/zoekt/reponame.h"
+#include "mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FILES_ARG_MAX 1024
+#define FILES_DEFAULT 100
+#define FILES_LIMIT 1000
+/* Files asked of Zoekt, which returns them in rank order, not by path: the list is sorted among these,
+ * and the answer says so when more matched. */
+#define FILES_FETCH 5000
+
+static const char files_def[] =
+    "{\"name\":\"list_files\",\"title\":\"List files\","
+    "\"description\":\"Lists the files of one repository, or of a folder in it, sorted by path, without a search "
+    "term: e.g. every deploy/*.yaml. repo is written as for search_code (a name such as payments, a glob, a "
+    "clone URL); path is a folder relative to the repository root; file is a glob with search_code's rules "
+    "(*.yaml matches a name anywhere, deploy/*.yaml from the root, ** crosses folders). The header counts "
+    "the files and says when only the first ones are shown. Only indexed files are listed: Zoekt skips "
+    "binary and very large files. At most 5000 files are sorted per call; narrow with path or file past "
+    "that.\","
+    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"repo\"],\"properties\":{"
+    "\"repo\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"The repository (name, trailing segments, "
+    "glob or clone URL).\"},"
+    "\"path\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"A folder: only files below it are "
+    "listed (e.g. deploy or src/server/).\"},"
+    "\"file\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"A path glob the files must match (e.g. "
+    "*.yaml, deploy/**/*.yaml).\"},"
+    "\"max_files\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"Paths to show "
+    "(default 100); the output budget may show fewer and says so.\"}}},"
+    "\"outputSchema\":{\"type\":\"object\",\"required\":[\"query\",\"totalFiles\",\"shownFiles\",\"complete\","
+    "\"truncation\",\"files\"],\"properties\":{"
+    "\"query\":{\"type\":\"string\"},\"totalFiles\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
+    "\"complete\":{\"type\":\"boolean\"},"
+    "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"zoekt_limit\","
+    "\"output_budget\"]}},"
+    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"path\"],"
+    "\"properties\":{\"repository\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}}}}}},"
+    "\"annotations\":{\"title\":\"List files\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+    "\"idempotentHint\":true,\"openWorldHint\":false}}";
+
+cJSON *tool_list_files_def(void)
+{
+    return cJSON_Parse(files_def);
+}
+
+/* The query: repo:<regex> file:<glob regex> [file:^<folder>/]. Zoekt ANDs the atoms, and a query of
+ * such atoms alone matches file names. path has its slashes at either end trimmed; an empty folder
+ * selects the whole repository. */
+static int files_query(const char *repo, const char *path, const char *glob, char **out, struct zk_err *err)
+{
+    const char *const repos[] = {repo}, *const globs[] = {glob ? glob : "*"};
+    struct zq_spec spec = {NULL, repos, 1, globs, 1, NULL, 0, 0, ZQ_SYNTAX_ZOEKT};
+    char *query = NULL, *folder = NULL, *quoted = NULL;
+    size_t n = 0;
+    int rc;
+
+    while (path && *path == '/')
+        path++;
+    for (n = path ? strlen(path) : 0; n && path[n - 1] == '/';)
+        n--;
+    rc = zq_build(&spec, &query, err);
+    if (rc || n == 0)
+        goto out;
+    folder = mem_strndup(path, n);
+    quoted = zq_regex_quote(folder);
+    if (!quoted) {
+        rc = zk_err_set(err, ZK_ETOOBIG, "path: the folder is longer than a query may be");
+        goto out;
+    }
+    {
+        char *both = mem_printf("%s file:^%s/", query, quoted);
+
+        free(query);
+        query = both;
+    }
+out:
+    free(folder);
+    free(quoted);
+    if (rc) {
+        free(query);
+        query = NULL;
+    }
+    *out = query;
+    return rc;
+}
+
+/* Fails r for an empty answer when the repository argument selects no repository, naming the closest
+ * ones; returns 1 then, 0 when the repository is indexed (or the list cannot be had: the empty list
+ * stands). */
+static int files_no_repo(const struct tool_ctx *ctx, const char *repo, const char *pattern, struct tool_result *r)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
+    struct zk_err err = {0};
+    int missing = 0;
+    struct zr_list l;
+    struct buf msg;
+
+    buf_init(&msg, 8192);
+    if (zc_list(&c, "", &ro, &l, &err) == ZK_OK && !targ_repo_indexed(&l, pattern)) {
+        missing = 1;
+        /* A sentence that does not fit its 8 KiB leaves the short form. */
+        if (targ_no_repo(&l, repo, pattern, &msg))
+            (void)targ_fail(r, "\"%.200s\" matches no indexed repository (list_repositories shows them)", repo);
+        else
+            (void)targ_fail(r, "%s", msg.data);
+    }
+    buf_free(&msg);
+    zr_list_free(&l);
+    return missing;
+}
+
+int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
+{
+    static const char *const known[] = {"repo", "path", "file", "max_files", NULL};
+    const struct connector_config *cfg = ctx->cfg;
+    const char *repo = NULL, *path = NULL, *glob = NULL;
+    char pattern[ZN_ARG_MAX + 1];
+    struct zk_err qerr = {0};
+    struct zr_search res;
+    long max_files;
+    char *zq = NULL;
+    int rc = ZK_OK;
+
+    memset(&res, 0, sizeof(res));
+    if (targ_check_known(args, known, r) || targ_string(args, "repo", FILES_ARG_MAX, &repo, r) ||
+        targ_string(args, "path", FILES_ARG_MAX, &path, r) || targ_string(args, "file", FILES_ARG_MAX, &glob, r) ||
+        targ_int(args, "max_files", 1, FILES_LIMIT, FILES_DEFAULT, &max_files, r))
+        goto out;
+    if (!repo) {
+        rc = targ_fail(r, "list_files needs \"repo\" (e.g. {\"repo\":\"payments\",\"file\":\"deploy/*.yaml\"}); "
+                          "list_repositories shows the names");
+        goto out;
+    }
+    if (targ_repo_pattern("repo", repo, pattern, r))
+        goto out;
+    if (glob && !*glob) {
+        rc = targ_fail(r, "argument \"file\" is empty: leave it out to list every file");
+        goto out;
+    }
+    if (files_query(repo, path, glob, &zq, &qerr)) {
+        rc = targ_fail(r, "invalid list_files arguments: %s", qerr.msg);
+        goto out;
+    }
+    {
+        struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
+        struct zc_search_opts so = {FILES_FETCH, 0, 1, 0};
+        /* Only names are wanted: one match per file is decoded (0 would decode them all). */
+        struct zr_opts ro = {cfg->mirror_prefix, 0, 1};
+        struct fmt_files_opts fo = {zq, (int)max_files, cfg->output_budget};
+
+        rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
+        if (rc) {
+            rc = targ_fail(r, "list_files failed: %s\nQuery sent: %s", qerr.msg, zq);
+            goto out;
+        }
+        if (res.n_files == 0 && files_no_repo(ctx, repo, pattern, r))
+            goto out;
+        buf_reset(&r->text);
+        rc = fmt_files(&res, &fo, &r->text, &r->structured, &qerr);
+        if (rc)
+            goto fail;
+    }
+    goto out;
+
+fail:
+    zk_err_set(err, rc, "list_files: %s", qerr.msg);
+out:
+    zr_search_free(&res);
+    free(zq);
+    return rc;
+}
