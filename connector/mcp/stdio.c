@@ -200,23 +200,116 @@ static void reply_too_big(struct stdio_ctx *ctx)
     log_warn("Skipped an MCP message over the size limit", NULL);
 }
 
+/* The message being assembled from stdin: lines arrive in chunks of up to READ_CHUNK bytes. */
+struct stdio_reader {
+    struct buf line;
+    char *chunk;
+    int discarding; /* the current line passed the size limit: skip to its newline */
+};
+
+/* Splits the n bytes in rd->chunk into lines, handling each whole one as a message. */
+static void feed(struct stdio_ctx *ctx, struct stdio_reader *rd, size_t n)
+{
+    size_t off, seg;
+    char *nl;
+
+    for (off = 0; off < n; off += seg + 1) {
+        nl = memchr(rd->chunk + off, '\n', n - off);
+        seg = nl != NULL ? (size_t)(nl - (rd->chunk + off)) : n - off;
+        if (!rd->discarding && buf_append(&rd->line, rd->chunk + off, seg) != ZK_OK)
+            rd->discarding = 1; /* the buffer has freed itself; skip to the next newline */
+        if (nl == NULL)
+            break;
+        if (rd->discarding)
+            reply_too_big(ctx);
+        else if (rd->line.len > 0)
+            handle_line(ctx, rd->line.data, rd->line.len);
+        rd->discarding = 0;
+        buf_reset(&rd->line);
+    }
+}
+
+/* Reads and handles messages until end of input (*eof set), a stop signal or a failed write. waiting
+ * is the signal mask ppoll waits with, the one that lets the stop signals in. Returns ZK_OK, or ZK_EIO
+ * when stdin or stdout failed. */
+static int read_messages(struct stdio_ctx *ctx, const struct mcp_stdio_opts *opts, const sigset_t *waiting,
+                         int *eof, struct zk_err *err)
+{
+    struct pollfd pfd[2] = {{.fd = opts->in_fd, .events = POLLIN}, {.fd = ctx->wake_fd, .events = POLLIN}};
+    struct stdio_reader rd = {.chunk = mem_alloc(READ_CHUNK)};
+    int rc = ZK_OK;
+    ssize_t n;
+
+    buf_init(&rd.line, CONNECTOR_MCP_REQUEST_MAX);
+    while (!(opts->stop != NULL && atomic_load(opts->stop))) {
+        pthread_mutex_lock(&ctx->mu);
+        if (ctx->write_failed)
+            rc = zk_err_set(err, ZK_EIO, "write to stdout failed");
+        pthread_mutex_unlock(&ctx->mu);
+        if (rc != ZK_OK)
+            break;
+        if (ppoll(pfd, 2, NULL, waiting) <= 0 || pfd[0].revents == 0)
+            continue;
+        n = read(opts->in_fd, rd.chunk, READ_CHUNK);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0) {
+            rc = zk_err_set(err, ZK_EIO, "read stdin: %s", strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            *eof = 1;
+            /* A last message without its newline is still a message. */
+            if (!rd.discarding && rd.line.len > 0)
+                handle_line(ctx, rd.line.data, rd.line.len);
+            break;
+        }
+        feed(ctx, &rd, (size_t)n);
+    }
+    buf_free(&rd.line);
+    free(rd.chunk);
+    return rc;
+}
+
+/* Waits for the calls in flight. At end of input the replies still owed are finished and written: the
+ * client may still read stdout (it closes stdin first when shutting down, then signals). A signal or a
+ * failed stdout means nobody will read them: what runs is cancelled. The stop flag is read every
+ * POLL_MS, since the signals reach this thread again by now. */
+static void finish_calls(struct stdio_ctx *ctx, const struct mcp_stdio_opts *opts, int eof)
+{
+    if (!eof)
+        mcp_session_close(ctx->session);
+    pthread_mutex_lock(&ctx->mu);
+    while (ctx->running > 0) {
+        struct timespec until;
+
+        if ((opts->stop != NULL && atomic_load(opts->stop)) || ctx->write_failed) {
+            pthread_mutex_unlock(&ctx->mu);
+            mcp_session_close(ctx->session);
+            pthread_mutex_lock(&ctx->mu);
+        }
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += POLL_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&ctx->cv, &ctx->mu, &until);
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    stop_workers(ctx);
+}
+
 int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
 {
     struct mcp_session_opts so = {.cfg = opts->cfg, .server_version = opts->server_version, .rate = opts->cfg->stdio_rate};
     struct stdio_ctx ctx = {.out_fd = opts->out_fd};
-    struct buf line;
-    char *chunk, *nl;
-    struct pollfd pfd[2] = {{.fd = opts->in_fd, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
     sigset_t stop_signals, waiting;
-    int discarding = 0, rc = ZK_OK, eof = 0;
-    ssize_t n;
-    size_t off, seg;
+    int rc, eof = 0;
 
-    ctx.wake_fd = pfd[1].fd = eventfd(0, EFD_CLOEXEC);
+    ctx.wake_fd = eventfd(0, EFD_CLOEXEC);
     if (ctx.wake_fd < 0)
         return zk_err_set(err, ZK_EIO, "eventfd: %s", strerror(errno));
-    buf_init(&line, CONNECTOR_MCP_REQUEST_MAX);
-    chunk = mem_alloc(READ_CHUNK);
     ctx.session = mcp_session_new(&so);
     /* Linux fails to create a default mutex or condition only for lack of resources: the out-of-memory
      * policy. */
@@ -232,80 +325,15 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     sig_stop_set(&stop_signals);
     pthread_sigmask(SIG_BLOCK, &stop_signals, &waiting);
     log_info("Serving MCP on stdio", NULL);
-
-    while (!eof && !(opts->stop != NULL && atomic_load(opts->stop))) {
-        pthread_mutex_lock(&ctx.mu);
-        if (ctx.write_failed)
-            rc = zk_err_set(err, ZK_EIO, "write to stdout failed");
-        pthread_mutex_unlock(&ctx.mu);
-        if (rc != ZK_OK)
-            break;
-        if (ppoll(pfd, 2, NULL, &waiting) <= 0 || pfd[0].revents == 0)
-            continue;
-        n = read(opts->in_fd, chunk, READ_CHUNK);
-        if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
-                continue;
-            rc = zk_err_set(err, ZK_EIO, "read stdin: %s", strerror(errno));
-            break;
-        }
-        if (n == 0) {
-            eof = 1;
-            /* A last message without its newline is still a message. */
-            if (!discarding && line.len > 0)
-                handle_line(&ctx, line.data, line.len);
-            break;
-        }
-        for (off = 0; off < (size_t)n; off += seg + 1) {
-            nl = memchr(chunk + off, '\n', (size_t)n - off);
-            seg = nl != NULL ? (size_t)(nl - (chunk + off)) : (size_t)n - off;
-            if (!discarding && buf_append(&line, chunk + off, seg) != ZK_OK)
-                discarding = 1; /* the buffer has freed itself; skip to the next newline */
-            if (nl == NULL)
-                break;
-            if (discarding)
-                reply_too_big(&ctx);
-            else if (line.len > 0)
-                handle_line(&ctx, line.data, line.len);
-            discarding = 0;
-            buf_reset(&line);
-        }
-    }
-    /* At end of input the replies still owed are finished and written: the client may still read
-     * stdout (it closes stdin first when shutting down, then signals). A signal or a failed stdout
-     * means nobody will read them: cancel what runs. Either way the workers, which use the session,
-     * are waited for, reading the stop flag every POLL_MS, so the signals may reach this thread
-     * again. */
+    rc = read_messages(&ctx, opts, &waiting, &eof, err);
     pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
     log_info(eof ? "stdin closed; finishing the calls in flight" : "Ending the MCP session", NULL);
-    if (!eof)
-        mcp_session_close(ctx.session);
-    pthread_mutex_lock(&ctx.mu);
-    while (ctx.running > 0) {
-        struct timespec until;
-
-        if ((opts->stop != NULL && atomic_load(opts->stop)) || ctx.write_failed) {
-            pthread_mutex_unlock(&ctx.mu);
-            mcp_session_close(ctx.session);
-            pthread_mutex_lock(&ctx.mu);
-        }
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += POLL_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&ctx.cv, &ctx.mu, &until);
-    }
-    pthread_mutex_unlock(&ctx.mu);
-    stop_workers(&ctx);
+    finish_calls(&ctx, opts, eof);
     mcp_session_free(ctx.session);
     for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++)
         pthread_cond_destroy(&ctx.slots[i].cv);
     pthread_cond_destroy(&ctx.cv);
     pthread_mutex_destroy(&ctx.mu);
     close(ctx.wake_fd);
-    buf_free(&line);
-    free(chunk);
     return rc;
 }
