@@ -9,8 +9,9 @@
 #  c. the indexer pod SIGKILLed while zoekt-git-index runs, twice (the Job's one retry too): the old
 #     index keeps serving, no partial shard is served, the status names the failed run, the next run
 #     succeeds;
-#  d. the git server down: failedRepositories names both repositories, the shards are kept and served,
-#     Ready stays True and Fresh is not flipped.
+#  d. the git server down, then one repository's server answering HTTP 500: failedRepositories names
+#     the repositories that failed, the shards are kept and served, Ready stays True and Fresh is not
+#     flipped.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
 
@@ -217,6 +218,48 @@ check "Ready stayed True throughout" bash -c "! grep -v -e ' True/' -e ' /\$' '$
 check "Fresh is still True (only age makes it False)" condition_is "$NS" org Fresh True
 check "Indexed says the run failed for some (PartiallyIndexed)" bash -c \
   "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.conditions[?(@.type==\"Indexed\")].reason}')\" = PartiallyIndexed ]"
+
+# The git server back, and alpha moved to a server that answers every request with HTTP 500 (over
+# HTTPS with the same certificate, so only the answer differs).
+"$ZK_ROOT/scripts/git-server.sh" start "$NODE_TMP/git" >/dev/null || bail "the git server starts again"
+ip=$("$ZK_ROOT/scripts/node-ip.sh")
+port500=$("$ZK_ROOT/scripts/free-port.sh")
+python3 - "$ip" "$port500" "$NODE_TMP/git/server.crt" "$NODE_TMP/git/server.key" <<'PY' &
+import http.server, ssl, sys
+class Answer500(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    do_POST = do_GET
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), Answer500)
+tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+tls.load_cert_chain(sys.argv[3], sys.argv[4])
+server.socket = tls.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
+PY
+on_exit "kill $!"
+served_before=$(shards)
+node_corpus org "  - {url: $GIT_URL/big.git, name: local/big}
+  - {url: https://$ip:$port500/alpha.git, name: local/alpha}" search-tokens "  gitCABundleRef: {name: git-ca}" ||
+  bail "the corpus with alpha on the failing server is accepted"
+job=$(reindex "$NS" org) || { node_diagnostics "$NS"; bail "the reindex with alpha answering 500 runs to its end"; }
+check "with alpha's server answering 500 the run still succeeds for big ($job)" \
+  test "$($KC -n "$NS" get job "$job" -o jsonpath='{.status.succeeded}')" = 1
+check "status.indexer.failedRepositories names alpha only" eventually 60 \
+  bash -c "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.indexer.failedRepositories[*]}')\" = local/alpha ]"
+$KC -n "$NS" logs "job/$job" >"$NODE_TMP/500.log" 2>&1
+grep -F '"repository":"local/alpha"' "$NODE_TMP/500.log" | sed 's/^/# /'
+check "the Job's log gives alpha's reason (HTTP 500)" bash -c \
+  "grep -F '\"repository\":\"local/alpha\"' '$NODE_TMP/500.log' | grep '\"status\":\"failed\"' | grep -q '500'"
+alpha_before=$(grep 'local%2Falpha' <<<"$served_before")
+check "alpha's shards are kept (the same files)" \
+  bash -c "[ -n '$alpha_before' ] && [ \"\$(cd '$volume/index' && stat -c '%i %n' -- local%2Falpha*.zoekt)\" = '$alpha_before' ]"
+check "and still served" search_finds "$MCP" "$TOKEN" alpha-marker-40c1 local/alpha
+check "Ready is True" condition_is "$NS" org Ready True
+check "Fresh is True" condition_is "$NS" org Fresh True
 
 [ "$_t_fail" -eq 0 ] || node_diagnostics "$NS"
 finish
