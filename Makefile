@@ -60,7 +60,15 @@ build/san/%.o: %.c
 build/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-$(BUILD_DIR)/%.o build/san/%.o build/tsan/%.o: %.S
+# One rule per variant: a pattern rule with several targets is one recipe making all of them at once,
+# so under -j make took the san and tsan assets.o as made by the rel one, and ar found no file.
+$(BUILD_DIR)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) -I. -c $< -o $@
+build/san/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) -I. -c $< -o $@
+build/tsan/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) -I. -c $< -o $@
 # Files pulled in with .incbin are invisible to dependency tracking: name them.

@@ -93,6 +93,11 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
         return zk_err_set(err, ZK_EHTTP, "Zoekt's time limit ended the search with HTTP %ld at POST %s: %s "
                           "(narrow the query with repo or file filters; retrying it unchanged will likely time "
                           "out again)", resp->status, url, detail);
+    /* Zoekt itself never answers these: a proxy in front of it does, with a page of its own (nginx's
+     * HTML), while Zoekt is down or restarting. The page says nothing an agent can use. */
+    if (resp->status == 502 || resp->status == 503 || resp->status == 504)
+        return zk_err_set(err, ZK_ESERVER, "Zoekt is not reachable behind its proxy (HTTP %ld at POST %s): it may be "
+                          "restarting; retry in a few seconds", resp->status, url);
     if (resp->status >= 500)
         return zk_err_set(err, ZK_ESERVER, "Zoekt failed with HTTP %ld at POST %s: %s (%s)", resp->status, url,
                           detail, zk_err_retry_advice(ZK_ESERVER));

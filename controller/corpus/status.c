@@ -320,6 +320,19 @@ static void judge_fresh(const struct status_input *in, const struct served *sv, 
     }
 }
 
+/* The message of the Deployment's ReplicaFailure condition when it is True, else NULL. The Deployment
+ * copies it from its ReplicaSet, whose pods the API server refused (a quota, Pod Security): that is the
+ * only place such a refusal shows, as no pod exists to carry it. */
+static const char *deployment_pods_refused(const cJSON *deployment)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, json_path(deployment, "status.conditions"))
+        if (strcmp(json_str(c, "type", ""), "ReplicaFailure") == 0 && strcmp(json_str(c, "status", ""), "True") == 0)
+            return json_str(c, "message", "the ReplicaSet could not create a pod");
+    return NULL;
+}
+
 /* Ready: the first thing that is wrong, in the order an operator would fix it. */
 static void judge_ready(const struct status_input *in, const struct cond *indexed, struct cond *c)
 {
@@ -341,6 +354,10 @@ static void judge_ready(const struct status_input *in, const struct cond *indexe
         cond_set(c, "False", "Progressing", "the search Deployment has not been created yet");
     } else if (in->spec->webserver.replicas == 0) {
         cond_set(c, "False", "ScaledToZero", "spec.webserver.replicas is 0");
+    } else if (json_int(json_obj(in->deployment, "status"), "availableReplicas", 0) < 1 &&
+               deployment_pods_refused(in->deployment)) {
+        cond_set(c, "False", STATUS_PODS_REFUSED, "the search pods are refused: %.900s",
+                 deployment_pods_refused(in->deployment));
     } else if (json_int(json_obj(in->deployment, "status"), "availableReplicas", 0) < 1) {
         cond_set(c, "False", "DeploymentUnavailable", "0 of %d search pods are available",
                  in->spec->webserver.replicas);
@@ -394,6 +411,20 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
     return jb_finish(&b, st);
 }
 
+/* Keeps, of the conditions array in st, only the entry of the given type. */
+static void keep_only_condition(cJSON *st, const char *type)
+{
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions"), *c, *next;
+
+    for (c = conds ? conds->child : NULL; c; c = next) {
+        next = c->next;
+        if (strcmp(json_str(c, "type", ""), type) != 0)
+            cJSON_Delete(cJSON_DetachItemViaPointer(conds, c));
+    }
+    if (conds && !conds->child)
+        cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
+}
+
 void status_prune_child(cJSON *obj)
 {
     /* The status members status_compute reads, by kind; a kind not named keeps no status. */
@@ -401,7 +432,7 @@ void status_prune_child(cJSON *obj)
         const char *kind;
         const char *keep[3];
     } read[] = {
-        {"Deployment", {"availableReplicas", NULL}},
+        {"Deployment", {"availableReplicas", "conditions", NULL}},
         {"CronJob", {"lastScheduleTime", "lastSuccessfulTime", NULL}},
     };
     static const char *const server_meta[] = {"uid", "resourceVersion", "generation", "creationTimestamp"};
@@ -425,6 +456,9 @@ void status_prune_child(cJSON *obj)
         if (!keep || !keep[k])
             cJSON_Delete(cJSON_DetachItemViaPointer(st, m));
     }
+    /* Available and Progressing change with every rollout step and are not read. */
+    if (strcmp(kind, "Deployment") == 0)
+        keep_only_condition(st, "ReplicaFailure");
     if (st && !st->child)
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
 }

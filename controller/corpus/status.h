@@ -51,8 +51,9 @@ struct status_input {
  * Ready says the first thing that is wrong, in the order an operator would fix it: an invalid spec
  * (InvalidSpec), a missing Secret or ConfigMap (SecretNotFound, ConfigMapNotFound), a child the API
  * server refused (ApplyFailed: the children that did apply stay, and Indexed and Fresh are judged as
- * usual), the search Deployment not created, scaled to zero or unavailable, the index unreachable or
- * not served. */
+ * usual), the search Deployment not created, scaled to zero, its pods refused by the API server
+ * (PodsRefused: the Deployment's ReplicaFailure condition, a quota or Pod Security rejection) or
+ * otherwise unavailable, the index unreachable or not served. */
 cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 
 /* Condition types and the reasons status_compute sets (reconcile names them in Events). */
@@ -60,6 +61,7 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 #define STATUS_INDEXED "Indexed"
 #define STATUS_FRESH "Fresh"
 #define STATUS_APPLY_FAILED "ApplyFailed"
+#define STATUS_PODS_REFUSED "PodsRefused"
 #define STATUS_MAX_FAILED_REPOS 20
 
 /* The condition of the given type in a status object, or NULL. */
@@ -75,7 +77,8 @@ int status_reason_needs_user(const char *reason);
  * resourceVersion, generation, creationTimestamp: a rendering never sets them, so compare_subset never
  * reads them, and they are what differs most between two objects of a kind, so they cost the deflated
  * cache most), and every member of status except those status_compute reads: a Deployment's
- * availableReplicas, a CronJob's lastScheduleTime and lastSuccessfulTime. */
+ * availableReplicas and its ReplicaFailure condition (the other conditions are dropped), a CronJob's
+ * lastScheduleTime and lastSuccessfulTime. */
 void status_prune_child(cJSON *obj);
 
 #endif

@@ -24,10 +24,7 @@ git_commit beta release README.md 'beta on release' 'beta-release-marker-c4e9'
 git_commit private/secret main notes.txt 'the private repository' 'secret-marker-91c2'
 
 # ---- the operator, installed as a platform engineer would ---------------------------------------------
-operator_uninstall # what a killed run may have left
-kubectl apply -k "$ZK_ROOT/manifests" >"$NODE_TMP/install.log" 2>&1 ||
-  bail "kubectl apply -k manifests/: $(tail -3 "$NODE_TMP/install.log")"
-check "the operator runs in its pods and one holds the Lease" eventually 180 operator_ready
+operator_install
 holder=$($KC -n zoekt-operator get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
 check "the Lease holder is one of the operator's pods ($holder)" \
   bash -c "$KC -n zoekt-operator get pods -o name | grep -q '${holder%%_*}'"

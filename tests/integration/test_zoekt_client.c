@@ -252,6 +252,14 @@ static void test_server_error(void **state)
     assert_true(zk_err_retryable(err.code));
     zr_search_free(&s);
 
+    /* A proxy's 502 page while Zoekt restarts: a short message that says so, none of the page. */
+    assert_int_equal(zc_search(&c, "zk:502", &so, NULL, &s, &err), ZK_ESERVER);
+    assert_non_null(strstr(err.msg, "not reachable behind its proxy (HTTP 502"));
+    assert_non_null(strstr(err.msg, "retry in a few seconds"));
+    assert_null(strstr(err.msg, "<"));
+    assert_true(zk_err_retryable(err.code));
+    zr_search_free(&s);
+
     assert_int_equal(zc_search(&c, "zk:deadline", &so, NULL, &s, &err), ZK_EHTTP);
     assert_false(zk_err_retryable(err.code));
     assert_non_null(strstr(err.msg, "Zoekt's time limit ended the search with HTTP 500"));

@@ -284,6 +284,11 @@ static enum MHD_Result answer_search(struct MHD_Connection *c, const struct buf 
         cJSON_Delete(req);
         return send_text(c, 500, "{\"Error\":\"context deadline exceeded\"}\n");
     }
+    if (strstr(q, "zk:502")) { /* what nginx in front of a stopped Zoekt answers */
+        cJSON_Delete(req);
+        return send_text(c, 502, "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 "
+                                 "Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n");
+    }
     if (strstr(q, "zk:500")) {
         cJSON_Delete(req);
         return send_text(c, 500, "{\"Error\":\"replay: simulated internal error\"}\n");

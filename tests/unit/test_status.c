@@ -371,6 +371,48 @@ static void test_apply_failed(void **state)
     world_free(&w);
 }
 
+/* Issue 17: pods the API server refuses later (a ResourceQuota, Pod Security) show only in the
+ * Deployment's ReplicaFailure condition, copied from its ReplicaSet; Ready says so, with that message,
+ * while no search pod is available, and the informer's prune keeps that condition. */
+static void test_pods_refused(void **state)
+{
+    static const char *refused =
+        "{\"kind\":\"Deployment\",\"status\":{\"replicas\":0,\"availableReplicas\":0,\"conditions\":["
+        "{\"type\":\"Progressing\",\"status\":\"True\",\"reason\":\"NewReplicaSetCreated\"},"
+        "{\"type\":\"Available\",\"status\":\"False\",\"reason\":\"MinimumReplicasUnavailable\"},"
+        "{\"type\":\"ReplicaFailure\",\"status\":\"True\",\"reason\":\"FailedCreate\",\"message\":"
+        "\"pods \\\"org-search-5d8f-x2\\\" is forbidden: exceeded quota: no-pods, requested: pods=1, used: pods=0, "
+        "limited: pods=0\"}]}}";
+    struct world w;
+    const cJSON *st, *conds;
+
+    (void)state;
+    world_init(&w);
+    cJSON_Delete(w.deployment);
+    w.deployment = cJSON_Parse(refused);
+    assert_non_null(w.deployment);
+    status_prune_child(w.deployment);
+    conds = json_path(w.deployment, "status.conditions");
+    assert_int_equal(cJSON_GetArraySize(conds), 1);
+    assert_string_equal(json_str(cJSON_GetArrayItem(conds, 0), "type", ""), "ReplicaFailure");
+    w.in.deployment = w.deployment;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", STATUS_PODS_REFUSED);
+    assert_string_equal(cond_msg(st, STATUS_READY),
+                        "the search pods are refused: pods \"org-search-5d8f-x2\" is forbidden: exceeded quota: "
+                        "no-pods, requested: pods=1, used: pods=0, limited: pods=0");
+    /* The quota lifted: the condition goes False before a pod is available, which is only unavailable. */
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(conds, 0), "status", cJSON_CreateString("False"));
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", "DeploymentUnavailable");
+    /* A refusal while a pod serves (a second replica refused) does not take the corpus out of service. */
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(conds, 0), "status", cJSON_CreateString("True"));
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(w.deployment, "status"), "availableReplicas", cJSON_CreateNumber(1));
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "True", "Available");
+    world_free(&w);
+}
+
 static void test_empty_index(void **state)
 {
     struct world w;
@@ -498,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_index_unreachable),
         cmocka_unit_test(test_invalid_spec),
         cmocka_unit_test(test_missing_secret_and_deployment),
+        cmocka_unit_test(test_pods_refused),
         cmocka_unit_test(test_apply_failed),
         cmocka_unit_test(test_empty_index),
         cmocka_unit_test(test_indexer_times),

@@ -83,15 +83,21 @@ condition_is() { [ "$(csc "$1" "$2" ".status.conditions[?(@.type==\"$3\")].statu
 # reindex NS NAME: asks for an index now, as a user does, and waits for the Job it starts to finish.
 # Prints the Job's name.
 reindex() {
-  local ns=$1 name=$2 at before job
+  local job
+  job=$(reindex_start "$1" "$2") || return 1
+  eventually 240 job_done "$1" "$job" || return 1
+  echo "$job"
+}
+# reindex_start NS NAME: asks for an index now and prints the name of the Job it starts, without
+# waiting for it (a fault test acts on the running Job).
+reindex_start() {
+  local ns=$1 name=$2 at before
   before=$($KC -n "$ns" get jobs -o name 2>/dev/null | sort)
   # A new value each time (the annotation is honoured once per value).
   at=$(date -u +%FT%T.%NZ)
   $KC -n "$ns" annotate csc "$name" --overwrite "codesearch.dev/reindex-requested-at=$at" >/dev/null || return 1
   eventually 60 new_job "$ns" "$before" || return 1
-  job=$(cat "$NODE_TMP/new-job")
-  eventually 240 job_done "$ns" "$job" || return 1
-  echo "$job"
+  cat "$NODE_TMP/new-job"
 }
 new_job() {
   local j
@@ -121,6 +127,27 @@ search_finds() {
   out=$(mcp "$1" "$2" search_code "{\"query\":\"$3\"}") || return 1
   printf '%s\n' "$out" >"$NODE_TMP/last-search"
   printf '%s' "$out" | grep -qF -- "$4"
+}
+
+# operator_install: installs the operator with manifests/ as a platform engineer would (after removing
+# what a killed run may have left) and waits until one of its pods holds the Lease.
+operator_install() {
+  operator_uninstall
+  kubectl apply -k "$ZK_ROOT/manifests" >"$NODE_TMP/install.log" 2>&1 ||
+    bail "kubectl apply -k manifests/: $(tail -3 "$NODE_TMP/install.log")"
+  check "the operator runs in its pods and one holds the Lease" eventually 180 operator_ready
+}
+
+# container_kill NS POD CONTAINER: SIGKILLs the container's first process through the node's
+# containerd, as the kernel's OOM killer or a crash would end it; its PID namespace goes with it, so
+# every process of the container dies at once. The kubelet sees the container exit with 137.
+container_kill() {
+  local id
+  id=$($KC -n "$1" get pod "$2" -o jsonpath="{.status.containerStatuses[?(@.name==\"$3\")].containerID}" 2>/dev/null)
+  [ -n "$id" ] || return 1
+  ctr --address "${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}/node/containerd.sock" --namespace k8s.io \
+    tasks kill --signal SIGKILL "${id#containerd://}" 2>&1 | grep -v 'DEPRECATION' >&2
+  return "${PIPESTATUS[0]}"
 }
 
 # operator_uninstall: removes an in-cluster operator (the namespace and the cluster-wide RBAC, never
