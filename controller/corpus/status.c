@@ -97,7 +97,7 @@ const cJSON *status_condition(const cJSON *status, const char *type)
 
 int status_reason_needs_user(const char *reason)
 {
-    static const char *const blocking[] = {"InvalidSpec", "SecretNotFound", "ConfigMapNotFound"};
+    static const char *const blocking[] = {"InvalidSpec", "SecretNotFound", "ConfigMapNotFound", STATUS_PODS_REFUSED};
 
     for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
         if (strcmp(reason, blocking[i]) == 0)

@@ -68,7 +68,7 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 const cJSON *status_condition(const cJSON *status, const char *type);
 
 /* Whether reason says the corpus cannot go on until somebody acts (an invalid spec, a Secret or
- * ConfigMap it references that does not exist), as opposed to a state the operator moves through by
+ * ConfigMap it references that does not exist, pods a quota or an admission policy refuses), as opposed to a state the operator moves through by
  * itself (the search pods starting, no index built yet). */
 int status_reason_needs_user(const char *reason);
 

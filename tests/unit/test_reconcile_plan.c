@@ -160,6 +160,15 @@ static void test_first_status(void **state)
     assert_int_equal(s.n, 2);
     assert_string_equal(s.types[0], "Ready");
     assert_string_equal(s.types[1], "Fresh");
+    cJSON_Delete(stuck);
+    /* On its way, then its pods refused (a quota): Ready is still False, but now somebody must act. */
+    stuck = parse("{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"PodsRefused\"},"
+                  "{\"type\":\"Fresh\",\"status\":\"False\",\"reason\":\"NoIndex\"},"
+                  "{\"type\":\"Indexed\",\"status\":\"Unknown\",\"reason\":\"Pending\"}]}");
+    memset(&s, 0, sizeof(s));
+    reconcile_transitions(on_its_way, stuck, record, &s);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.types[0], "Ready");
     cJSON_Delete(on_its_way);
     cJSON_Delete(stuck);
 }
