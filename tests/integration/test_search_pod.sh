@@ -186,7 +186,7 @@ if [ -s "$W/mcp.json" ]; then
   check "search_code needle is not an error" [ "$(q "$W/mcp.json" 'd.search.isError')" = false ]
   check "search_code needle finds matches in alpha, beta and gamma" \
     [ "$(q "$W/mcp.json" 'd.search.repositories.join(",")')" = alpha,beta,gamma ]
-  check "search_code shows the query that ran" [ "$(q "$W/mcp.json" 'd.search.text.split("\n")[0]')" = 'Query: content:"needle"' ]
+  check "search_code shows the query that ran" [ "$(q "$W/mcp.json" 'd.search.text.split("\n")[0]')" = "Query: needle" ]
 fi
 
 body=$(curl -s --max-time 10 "${AUTH[@]}" -H 'Content-Type: application/json' --data '{"Q":"needle"}' "$G/api/search")

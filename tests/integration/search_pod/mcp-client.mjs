@@ -30,7 +30,8 @@ const client = new Client({ name: 'search-pod-test', version: '1.0.0' });
 try {
   await client.connect(transport);
   const tools = (await client.listTools()).tools.map(t => t.name).sort();
-  const res = await client.callTool({ name: 'search_code', arguments: { query } });
+  // Zoekt's syntax: the replay server in the pod answers the recorded request for the bare query.
+  const res = await client.callTool({ name: 'search_code', arguments: { query, syntax: 'zoekt' } });
   const text = (res.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('\n');
   let repositories;
   if (res.structuredContent && Array.isArray(res.structuredContent.files)) {
