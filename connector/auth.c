@@ -199,9 +199,7 @@ int auth_new(const char *token_file, const char *token_dir, double reload_s, str
     if (token_file == NULL && token_dir == NULL)
         return ZK_OK; /* disabled: a NULL checker accepts everything */
     a = mem_calloc(1, sizeof(*a));
-    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
-    if (pthread_mutex_init(&a->mu, NULL) != 0)
-        mem_oom(sizeof(a->mu));
+    mem_mutex_init(&a->mu);
     a->reload_s = reload_s;
     a->file = token_file != NULL ? mem_strdup(token_file) : NULL;
     a->dir = token_dir != NULL ? mem_strdup(token_dir) : NULL;

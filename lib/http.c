@@ -78,7 +78,7 @@ struct http_pool *http_pool_new(int max_idle)
     struct http_pool *pool = mem_calloc(1, sizeof(*pool));
 
     pool->max_idle = max_idle < 0 ? 0 : max_idle > HTTP_POOL_MAX ? HTTP_POOL_MAX : max_idle;
-    pthread_mutex_init(&pool->mu, NULL);
+    mem_mutex_init(&pool->mu);
     return pool;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 _Noreturn void mem_oom(size_t n)
 {
@@ -78,6 +79,22 @@ char *mem_printf(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+void mem_mutex_init(pthread_mutex_t *mu)
+{
+    if (pthread_mutex_init(mu, NULL) != 0)
+        mem_oom(sizeof(*mu));
+}
+
+void mem_cond_init(pthread_cond_t *cv, int monotonic)
+{
+    pthread_condattr_t ca;
+
+    if (pthread_condattr_init(&ca) != 0 || (monotonic && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0) ||
+        pthread_cond_init(cv, &ca) != 0)
+        mem_oom(sizeof(*cv));
+    pthread_condattr_destroy(&ca);
 }
 
 /* OpenSSL's allocator signature carries the caller's file and line, which the policy has no use for. */

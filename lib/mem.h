@@ -17,6 +17,7 @@
 #ifndef ZK_MEM_H
 #define ZK_MEM_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 /* Call once at the top of main, before any other library is used (OpenSSL accepts an allocator only
@@ -33,6 +34,13 @@ char *mem_strndup(const char *s, size_t n) __attribute__((malloc, returns_nonnul
 
 /* A heap string formatted as printf would; never NULL. */
 char *mem_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2), malloc, returns_nonnull));
+
+/* A default mutex, and a condition variable whose timed waits count on CLOCK_MONOTONIC (so that a
+ * deadline neither stretches nor shrinks with the wall clock) or, with monotonic 0, on the default
+ * clock. Linux fails these only for want of resources (ENOMEM, EAGAIN), so they end the process as a
+ * failed allocation does. */
+void mem_mutex_init(pthread_mutex_t *mu);
+void mem_cond_init(pthread_cond_t *cv, int monotonic);
 
 /* Ends the process as a failed allocation of n bytes does: one "out of memory" record, then abort().
  * For the callers of libraries that report an allocation failure by return code. */

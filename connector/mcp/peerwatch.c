@@ -74,9 +74,7 @@ int pw_new(size_t max_watches, struct peerwatch **out, struct zk_err *err)
     *out = NULL;
     w->slots = mem_calloc(max_watches, sizeof(*w->slots));
     w->n = max_watches;
-    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
-    if (pthread_mutex_init(&w->mu, NULL) != 0)
-        mem_oom(sizeof(w->mu));
+    mem_mutex_init(&w->mu);
     w->ep = epoll_create1(EPOLL_CLOEXEC);
     w->stop = eventfd(0, EFD_CLOEXEC);
     if (w->ep < 0 || w->stop < 0 || epoll_ctl(w->ep, EPOLL_CTL_ADD, w->stop, &ev) != 0) {

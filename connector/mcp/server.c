@@ -107,9 +107,7 @@ struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
 {
     struct mcp_session *s = mem_calloc(1, sizeof(*s));
 
-    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
-    if (pthread_mutex_init(&s->mu, NULL) != 0)
-        mem_oom(sizeof(s->mu));
+    mem_mutex_init(&s->mu);
     s->cfg = opts->cfg;
     s->server_version = opts->server_version;
     s->limited = opts->rate.burst > 0;

@@ -311,13 +311,10 @@ int mcp_stdio_run(const struct mcp_stdio_opts *opts, struct zk_err *err)
     if (ctx.wake_fd < 0)
         return zk_err_set(err, ZK_EIO, "eventfd: %s", strerror(errno));
     ctx.session = mcp_session_new(&so);
-    /* Linux fails to create a default mutex or condition only for lack of resources: the out-of-memory
-     * policy. */
-    if (pthread_mutex_init(&ctx.mu, NULL) != 0 || pthread_cond_init(&ctx.cv, NULL) != 0)
-        mem_oom(sizeof(ctx.mu) + sizeof(ctx.cv));
+    mem_mutex_init(&ctx.mu);
+    mem_cond_init(&ctx.cv, 0);
     for (int i = 0; i < MCP_STDIO_MAX_WORKERS; i++)
-        if (pthread_cond_init(&ctx.slots[i].cv, NULL) != 0)
-            mem_oom(sizeof(ctx.slots[i].cv));
+        mem_cond_init(&ctx.slots[i].cv, 0);
     /* The stop signals are blocked here, and so in every worker and libcurl thread started from here,
      * and taken only inside ppoll, which waits with the caller's mask: a signal then always interrupts
      * the wait for input, which can therefore wait without a timeout (a reader waking up every so

@@ -441,9 +441,7 @@ int mcp_streamable_new(const struct mcp_streamable_opts *opts, struct mcp_stream
         free(h);
         return rc;
     }
-    /* Linux fails to create a default mutex only for lack of resources: the out-of-memory policy. */
-    if (pthread_mutex_init(&h->mu, NULL) != 0)
-        mem_oom(sizeof(h->mu));
+    mem_mutex_init(&h->mu);
     h->cfg = opts->cfg;
     h->server_version = opts->server_version;
     h->auth = opts->auth;

@@ -64,9 +64,7 @@ void reconcile_resources(struct kube_resource out[RK_COUNT])
 
 void reconcile_ctx_init(struct reconcile_ctx *ctx)
 {
-    /* Fails only for want of resources, which ends the process as a failed allocation does. */
-    if (pthread_mutex_init(&ctx->memo_mu, NULL) != 0)
-        mem_oom(sizeof(ctx->memo_mu));
+    mem_mutex_init(&ctx->memo_mu);
     ctx->memos = NULL;
 }
 

@@ -139,7 +139,6 @@ static void *controller_main(void *arg)
 int controller_start(const struct controller_opts *o, struct controller **out, struct zk_err *err)
 {
     struct controller *c;
-    pthread_condattr_t ca;
 
     *out = NULL;
     if (!o->reconcile || !o->queue || !o->key_label || o->workers < 1 || o->workers > CONTROLLER_MAX_WORKERS)
@@ -147,15 +146,8 @@ int controller_start(const struct controller_opts *o, struct controller **out, s
                           "are required", CONTROLLER_MAX_WORKERS);
     c = mem_calloc(1, sizeof(*c));
     c->o = *o;
-    /* These fail only for want of resources (ENOMEM, EAGAIN), which ends the process as a failed
-     * allocation does. */
-    if (pthread_mutex_init(&c->mu, NULL) != 0 || pthread_condattr_init(&ca) != 0)
-        mem_oom(sizeof(c->mu));
-    /* The resync period must not stretch or shrink with the wall clock. */
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (pthread_cond_init(&c->cv, &ca) != 0)
-        mem_oom(sizeof(c->cv));
-    pthread_condattr_destroy(&ca);
+    mem_mutex_init(&c->mu);
+    mem_cond_init(&c->cv, 1);
     if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
         controller_free(c);
         return zk_err_set(err, ZK_EIO, "controller: cannot start its thread");

@@ -48,9 +48,7 @@ struct events *events_new(struct kube_client *c, struct metrics *m, const char *
     ev->metrics = m;
     ev->component = mem_strdup(component);
     ev->instance = mem_strdup(instance);
-    /* Fails only for want of resources, which ends the process as a failed allocation does. */
-    if (pthread_mutex_init(&ev->mu, NULL) != 0)
-        mem_oom(sizeof(ev->mu));
+    mem_mutex_init(&ev->mu);
     return ev;
 }
 

@@ -465,9 +465,7 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
     inf->prune = o->prune;
     inf->enqueue = o->enqueue;
     inf->ud = o->ud;
-    /* Fails only for want of resources, which ends the process as a failed allocation does. */
-    if (pthread_mutex_init(&inf->mu, NULL) != 0)
-        mem_oom(sizeof(inf->mu));
+    mem_mutex_init(&inf->mu);
     inf->cache = informer_table_new();
     inf->namespace = o->namespace ? mem_strdup(o->namespace) : NULL;
     inf->label_selector = o->label_selector ? mem_strdup(o->label_selector) : NULL;

@@ -255,7 +255,6 @@ static void *leader_main(void *arg)
 int leader_start(struct kube_client *c, const struct leader_opts *o, struct leader **out, struct zk_err *err)
 {
     struct leader *l = mem_calloc(1, sizeof(*l));
-    pthread_condattr_t ca;
 
     *out = NULL;
     l->client = c;
@@ -269,14 +268,8 @@ int leader_start(struct kube_client *c, const struct leader_opts *o, struct lead
     l->ns = mem_strdup(o->namespace);
     l->name = mem_strdup(o->name);
     l->identity = mem_strdup(o->identity);
-    /* These fail only for want of resources (ENOMEM, EAGAIN), which ends the process as a failed
-     * allocation does. */
-    if (pthread_mutex_init(&l->mu, NULL) != 0 || pthread_condattr_init(&ca) != 0)
-        mem_oom(sizeof(l->mu));
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (pthread_cond_init(&l->cv, &ca) != 0)
-        mem_oom(sizeof(l->cv));
-    pthread_condattr_destroy(&ca);
+    mem_mutex_init(&l->mu);
+    mem_cond_init(&l->cv, 1);
     if (pthread_create(&l->thread, NULL, leader_main, l) != 0) {
         leader_free(l);
         return zk_err_set(err, ZK_EIO, "leader election: cannot start its thread");

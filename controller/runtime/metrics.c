@@ -38,9 +38,7 @@ struct metrics *metrics_new(void)
 {
     struct metrics *m = mem_calloc(1, sizeof(*m));
 
-    /* Fails only for want of resources, which ends the process as a failed allocation does. */
-    if (pthread_mutex_init(&m->mu, NULL) != 0)
-        mem_oom(sizeof(m->mu));
+    mem_mutex_init(&m->mu);
     return m;
 }
 

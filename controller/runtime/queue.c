@@ -47,7 +47,6 @@ static double queue_now(struct queue *q)
 struct queue *queue_new(const struct queue_opts *opts)
 {
     struct queue *q = mem_calloc(1, sizeof(*q));
-    pthread_condattr_t ca;
 
     if (opts)
         q->o = *opts;
@@ -63,15 +62,8 @@ struct queue *queue_new(const struct queue_opts *opts)
         q->o.clock = queue_monotonic;
     q->tokens = q->o.burst;
     q->tokens_at = queue_now(q);
-    /* These fail only for want of resources (ENOMEM, EAGAIN), which ends the process as a failed
-     * allocation does. */
-    if (pthread_mutex_init(&q->mu, NULL) != 0 || pthread_condattr_init(&ca) != 0)
-        mem_oom(sizeof(q->mu));
-    /* Timed waits measure delays, which must not jump with the wall clock. */
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (pthread_cond_init(&q->cv, &ca) != 0)
-        mem_oom(sizeof(q->cv));
-    pthread_condattr_destroy(&ca);
+    mem_mutex_init(&q->mu);
+    mem_cond_init(&q->cv, 1);
     return q;
 }
 

@@ -167,7 +167,7 @@ int kube_client_new(const struct kube_config *cfg, long timeout_ms, struct kube_
         return zk_err_set(err, ZK_EINVAL, "Kubernetes client: the configuration has no server");
     c = mem_calloc(1, sizeof(*c));
     kube_config_copy(cfg, &c->cfg);
-    pthread_mutex_init(&c->token_lock, NULL);
+    mem_mutex_init(&c->token_lock);
     c->pool = http_pool_new(KCLI_IDLE_CONNECTIONS);
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : KCLI_DEFAULT_TIMEOUT_MS;
     c->tls = (struct http_tls){
