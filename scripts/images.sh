@@ -68,7 +68,10 @@ key() { # key NAME ARCH
   operator|connector) echo "$(hash_files images/Dockerfile Makefile lib controller connector)-$self-$(base_key)" ;;
   gateway)            echo "$(hash_files images/Dockerfile)-$self-$(base_key)" ;;
   pause)              echo "$(hash_files images/pause)-$self" ;;
-  zoekt)              echo "$(hash_files images/Dockerfile.zoekt)-$(cat "$(zoekt_bins "$2")"/zoekt-* | sha256sum | cut -c1-16)-$self-$(base_key)" ;;
+  zoekt) # without the binaries there is no key: upstream.sh has said why, once
+    local bins
+    bins=$(zoekt_bins "$2") || return 1
+    echo "$(hash_files images/Dockerfile.zoekt)-$(cat "$bins"/zoekt-* | sha256sum | cut -c1-16)-$self-$(base_key)" ;;
   esac
 }
 
@@ -117,7 +120,7 @@ ensure_base() { # ensure_base ARCH: localhost/zoekt-base:bookworm-ARCH in builda
 
 build_one() { # build_one NAME ARCH: writes the archive unless it is cached; prints its path
   local name=$1 arch=$2 k file tag ctx
-  k=$(key "$name" "$arch")
+  k=$(key "$name" "$arch") || return 1
   file=$out/$name-$arch-$k.tar
   if [ -f "$file" ]; then echo "$file"; return 0; fi
   ensure_binfmt "$arch"
