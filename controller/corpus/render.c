@@ -79,6 +79,7 @@ void render_child_names(const char *corpus_name, struct render_names *names)
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->role);
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->rolebinding);
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->pdb);
+    child_name(corpus_name, "-refresh", NAME_MAX_LABEL, names->refresh);
 }
 
 const char *render_child_name(const struct render_names *names, const char *kind)
@@ -699,23 +700,17 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     return o;
 }
 
-/* The Job spec shared by the CronJob's template and reindex Jobs. */
-static cJSON *job_spec(const struct rctx *c)
+/* The pod that runs indexer.sh: the Jobs' (restart "Never", poll_seconds NULL: the script's default
+ * full mode) and the refresh Deployment's (restart "Always", its watch mode polling every
+ * poll_seconds). */
+static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char *poll_seconds)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *js = jb_object(c->b), *tpl, *md, *pod, *ctrs, *k, *env, *mounts, *vols;
+    cJSON *pod = jb_object(c->b), *ctrs, *k, *env, *mounts, *vols;
     static const char *const cmd[] = {"/bin/sh", RENDER_CONFIG_DIR "/indexer.sh", NULL};
     static const char *const keys[] = {RENDER_REPOS_KEY, "indexer.sh", NULL};
 
-    /* One retry: the script fails only when no repository could be indexed at all. */
-    jb_add_num(c->b, js, "backoffLimit", 1);
-    jb_add_num(c->b, js, "activeDeadlineSeconds", (double)s->indexer.deadline_seconds);
-    tpl = jb_add_obj(c->b, js, "template");
-    md = jb_add_obj(c->b, tpl, "metadata");
-    jb_add(c->b, md, "labels", labels(c, "indexer"));
-    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
-    pod = jb_add_obj(c->b, tpl, "spec");
-    jb_add_str(c->b, pod, "restartPolicy", "Never");
+    jb_add_str(c->b, pod, "restartPolicy", restart);
     /* The indexer talks to git servers, never to the Kubernetes API. */
     jb_add_bool(c->b, pod, "automountServiceAccountToken", 0);
     jb_add_bool(c->b, pod, "enableServiceLinks", 0);
@@ -735,6 +730,10 @@ static cJSON *job_spec(const struct rctx *c)
     jb_push(c->b, env, env_var(c->b, "TMPDIR", "/tmp"));
     if (s->git_ca.name)
         jb_push(c->b, env, env_var(c->b, "GIT_CA_BUNDLE", RENDER_GIT_CA_DIR "/" RENDER_GIT_CA_FILE));
+    if (poll_seconds) {
+        jb_push(c->b, env, env_var(c->b, "INDEXER_MODE", "watch"));
+        jb_push(c->b, env, env_var(c->b, "POLL_INTERVAL_SECONDS", poll_seconds));
+    }
     jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "1", "2Gi", "4Gi"));
     jb_add(c->b, k, "securityContext", container_security(c->b));
     mounts = jb_add_arr(c->b, k, "volumeMounts");
@@ -754,7 +753,48 @@ static cJSON *job_spec(const struct rctx *c)
     if (s->git_ca.name)
         jb_push(c->b, vols, volume_git_ca(c->b, s));
     jb_push(c->b, vols, volume_empty(c->b, "tmp"));
+    return pod;
+}
+
+/* The Job spec shared by the CronJob's template and reindex Jobs. */
+static cJSON *job_spec(const struct rctx *c)
+{
+    cJSON *js = jb_object(c->b), *tpl, *md;
+
+    /* One retry: the script fails only when no repository could be indexed at all. */
+    jb_add_num(c->b, js, "backoffLimit", 1);
+    jb_add_num(c->b, js, "activeDeadlineSeconds", (double)c->spec->indexer.deadline_seconds);
+    tpl = jb_add_obj(c->b, js, "template");
+    md = jb_add_obj(c->b, tpl, "metadata");
+    jb_add(c->b, md, "labels", labels(c, "indexer"));
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    jb_add(c->b, tpl, "spec", indexer_pod(c, "Never", NULL));
     return js;
+}
+
+/* The refresh Deployment: indexer.sh in its watch mode, polling the remotes every
+ * spec.poll.interval and indexing the repositories with a request in the volume's queue, beside the
+ * nightly CronJob (docs/architecture.md, "Freshness"). Recreate, not a rolling update: the script
+ * allows one refresh run per volume, so a surge pod would only fail until the old one stopped. */
+static cJSON *render_refresh(const struct rctx *c)
+{
+    const struct corpus_spec *s = c->spec;
+    cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.refresh, "refresh", 1);
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *tpl, *md;
+    char interval[32];
+
+    snprintf(interval, sizeof(interval), "%ld", s->poll_interval_seconds);
+    jb_add_num(c->b, spec, "replicas", s->poll_interval_seconds > 0 && !s->suspend ? 1 : 0);
+    jb_add_num(c->b, spec, "revisionHistoryLimit", 3);
+    sel = jb_add_obj(c->b, spec, "selector");
+    jb_add(c->b, sel, "matchLabels", selector_labels(c, "refresh"));
+    jb_add_str(c->b, jb_add_obj(c->b, spec, "strategy"), "type", "Recreate");
+    tpl = jb_add_obj(c->b, spec, "template");
+    md = jb_add_obj(c->b, tpl, "metadata");
+    jb_add(c->b, md, "labels", labels(c, "refresh"));
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    jb_add(c->b, tpl, "spec", indexer_pod(c, "Always", interval));
+    return o;
 }
 
 static cJSON *render_cronjob(const struct rctx *c)
@@ -825,6 +865,7 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON *
     jb_push(&b, arr, render_deployment(&c, hash));
     jb_push(&b, arr, render_pdb(&c));
     jb_push(&b, arr, render_cronjob(&c));
+    jb_push(&b, arr, render_refresh(&c));
     free(hash);
     *children = jb_finish(&b, arr);
     if (!*children)

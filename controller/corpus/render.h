@@ -34,11 +34,13 @@ struct render_names {
     char role[RENDER_NAME_MAX];      /* <name>-search */
     char rolebinding[RENDER_NAME_MAX];/* <name>-search */
     char pdb[RENDER_NAME_MAX];        /* <name>-search */
+    char refresh[RENDER_NAME_MAX];    /* <name>-refresh: the Deployment that polls and drains the queue */
 };
 void render_child_names(const char *corpus_name, struct render_names *names);
 
 /* The name render_children gives its child of kind (a Kubernetes kind, e.g. "Deployment"): a string
- * in names, or NULL for a kind it does not render. */
+ * in names, or NULL for a kind it does not render. For a Deployment that is the search Deployment;
+ * names->refresh is the other one. */
 const char *render_child_name(const struct render_names *names, const char *kind);
 
 /* The app.kubernetes.io/instance label value for a corpus: its name when that is a valid label value
@@ -56,7 +58,8 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
 int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err *err);
 
 /* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, Service,
- * Deployment, CronJob). *children is a new cJSON array owned by the caller. The PVC is omitted when
+ * Deployment, PodDisruptionBudget, CronJob, then the refresh Deployment: one replica, or none when
+ * spec.poll.interval is 0 or the corpus is suspended, so that turning polling off needs no delete). *children is a new cJSON array owned by the caller. The PVC is omitted when
  * spec->storage.existing_claim is set. Returns ZK_OK, or ZK_EINVAL for an unusable corpus
  * object (no name/uid). */
 int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON **children, struct zk_err *err);
