@@ -1,15 +1,25 @@
 /* Unit tests for connector/hook: the three hosts' proofs (right, wrong, missing, a forged one beside a
- * right one), the push payloads of GitHub, GitLab and Gitea, and the repository keys URLs match by. */
+ * right one), the push payloads of GitHub, GitLab and Gitea, and the repository keys URLs match by;
+ * and for connector/webhook: what a delivery answers and which request file it writes, in a fresh
+ * temporary folder standing for the mounted Secret, the repository list and the volume's queue. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "connector/hook.h"
+#include "connector/webhook.h"
 #include "err.h"
 #include "mem.h"
+#include "tests/support/tmpdir.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 /* GitHub's documented example: this secret and body give this signature. */
 #define SECRET "It's a Secret to Everybody"
@@ -121,12 +131,138 @@ static void test_url_keys(void **state)
     assert_false(hook_url_key("https://github.com/org/repo", small, sizeof(small)));
 }
 
+/* ---- connector/webhook ---------------------------------------------------------------------- */
+
+/* A GitHub push of org/api to main, and the signature SECRET gives it. */
+static const char push_api[] =
+    "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://github.com/Org/api.git\"}}";
+
+static void sign(const char *body, char hex[80])
+{
+    /* The signature is the one hook_verify checks: computed here by OpenSSL's command-free API. */
+    unsigned char md[32];
+    unsigned int n = 0;
+
+    assert_non_null(HMAC(EVP_sha256(), SECRET, (int)strlen(SECRET), (const unsigned char *)body, strlen(body), md, &n));
+    strcpy(hex, "sha256=");
+    for (unsigned i = 0; i < n; i++)
+        sprintf(hex + 7 + 2 * i, "%02x", md[i]);
+}
+
+/* The names in the queue folder, space-separated, into out. */
+static const char *queued(const char *dir, char *out, size_t len)
+{
+    char q[128];
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(q, sizeof(q), "%s/queue", dir);
+    out[0] = '\0';
+    d = opendir(q);
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? " " : "", e->d_name);
+    closedir(d);
+    return out;
+}
+
+static struct webhook *new_webhook(const char *dir)
+{
+    char secret[128], list[128], queue[128];
+    struct webhook_opts o = {secret, list, queue};
+    struct webhook *w;
+    struct zk_err err = {0};
+
+    snprintf(secret, sizeof(secret), "%s", tmpdir_write(dir, "secret", SECRET "\n", 0600));
+    snprintf(list, sizeof(list), "%s",
+             tmpdir_write(dir, "repositories.txt",
+                          "# listed\ngithub.com/org/web https://github.com/org/web\n"
+                          "github.com/org/api git@github.com:org/api.git main,dev\n", 0644));
+    snprintf(queue, sizeof(queue), "%s/queue", dir);
+    assert_int_equal(mkdir(queue, 0755), 0);
+    assert_int_equal(webhook_new(&o, &w, &err), ZK_OK);
+    return w;
+}
+
+static void deliver(struct webhook *w, const char *hub, const char *gitlab, const char *body, struct webhook_answer *a)
+{
+    struct hook_proof p = {hub, NULL, gitlab};
+
+    webhook_handle(w, &p, body, strlen(body), 0, a);
+}
+
+static void test_webhook_queues_a_listed_push(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct webhook *w = new_webhook(t->dir);
+    struct webhook_answer a;
+    char sig[80], names[256];
+
+    sign(push_api, sig);
+    deliver(w, sig, NULL, push_api, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"queued\":\"github.com/org/api\"}");
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
+    /* Ten more deliveries leave one request: the indexer runs once. */
+    for (int i = 0; i < 10; i++)
+        deliver(w, sig, NULL, push_api, &a);
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
+    /* GitLab's token (the secret file's trailing newline is not part of the secret). */
+    deliver(w, NULL, SECRET, push_api, &a);
+    assert_int_equal(a.status, 202);
+    webhook_free(w);
+}
+
+static void test_webhook_refuses_and_ignores(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct webhook *w = new_webhook(t->dir);
+    struct webhook_answer a;
+    char sig[80], names[256];
+    static const char other[] =
+        "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://github.com/org/other.git\"}}";
+    static const char tag[] =
+        "{\"ref\":\"refs/tags/v1\",\"repository\":{\"clone_url\":\"https://github.com/org/api.git\"}}";
+
+    sign(push_api, sig);
+    deliver(w, NULL, NULL, push_api, &a);
+    assert_int_equal(a.status, 401);
+    deliver(w, sig, NULL, other, &a); /* a signature of another body */
+    assert_int_equal(a.status, 401);
+    deliver(w, NULL, "wrong", push_api, &a);
+    assert_int_equal(a.status, 401);
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+
+    sign(other, sig);
+    deliver(w, sig, NULL, other, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"ignored\":\"the corpus does not list this repository\"}");
+    sign(tag, sig);
+    deliver(w, sig, NULL, tag, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"ignored\":\"not a branch\"}");
+    sign("not json", sig);
+    deliver(w, sig, NULL, "not json", &a);
+    assert_int_equal(a.status, 400);
+    {
+        struct hook_proof p = {sig, NULL, NULL};
+
+        webhook_handle(w, &p, NULL, 0, 1, &a);
+        assert_int_equal(a.status, 413);
+    }
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+    webhook_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_github_signature), cmocka_unit_test(test_gitea_and_gitlab),
         cmocka_unit_test(test_no_proof_or_secret), cmocka_unit_test(test_payloads),
         cmocka_unit_test(test_url_keys),
+        cmocka_unit_test_setup_teardown(test_webhook_queues_a_listed_push, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_refuses_and_ignores, tmpdir_setup, tmpdir_teardown),
     };
 
     mem_setup();
