@@ -7,8 +7,7 @@
 #
 # The connector (ZK_BIN) serves /hooks/push: a signed push is queued, a forged one refused.
 # REFRESH_MEASURE=1 also measures push-to-searchable latency over 10 pushes with a 2 s poll and by
-# webhook, and the
-# cost of an idle poll over 200 repositories (docs/benchmarks.md).
+# webhook, and the cost of an idle poll over 200 repositories (docs/benchmarks.md).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
