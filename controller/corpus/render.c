@@ -24,6 +24,7 @@
 #define ZOEKT_LISTEN "127.0.0.1:6070"
 #define CONNECTOR_LISTEN "127.0.0.1:8081"
 #define CONFIG_MAX (1u << 20)  /* a ConfigMap holds at most 1 MiB */
+#define WEBHOOK_PATH_TEXT "/hooks/push" /* the connector's route (connector/webhook.h) */
 
 /* ---- names and labels ----------------------------------------------------------------------- */
 
@@ -371,6 +372,17 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
     const char *auth = spec->gateway.tokens_secret
                            ? "auth_request /auth;"
                            : "# open: spec.gateway.tokenSecretRef is unset, so no bearer token is required";
+    /* With spec.webhook, /hooks/push goes to the connector without the bearer check: the deliveries
+     * carry the host's proof instead, which the connector checks. Without it the placeholder expands
+     * to nothing, so a corpus without webhooks keeps its nginx.conf byte for byte (and its search pods,
+     * whose template hashes it). */
+    const char *hooks = spec->webhook_secret
+                            ? "location = " WEBHOOK_PATH_TEXT " {\n"
+                              "            limit_except POST { deny all; }\n"
+                              "            client_max_body_size 1m;\n"
+                              "            proxy_pass http://connector;\n"
+                              "        }\n\n        "
+                            : "";
     struct buf b;
     int rc = ZK_OK;
 
@@ -394,6 +406,8 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
             val = run_dir, skip = 9;
         else if ((size_t)(end - at) >= 6 && memcmp(at, "@AUTH@", 6) == 0)
             val = auth, skip = 6;
+        else if ((size_t)(end - at) >= 7 && memcmp(at, "@HOOKS@", 7) == 0)
+            val = hooks, skip = 7;
         else
             val = "@", skip = 1;
         rc = buf_puts(&b, val);
@@ -648,6 +662,15 @@ static cJSON *container_connector(const struct rctx *c)
         jb_push(c->b, cmd, jb_string(c->b, "--token-dir"));
         jb_push(c->b, cmd, jb_string(c->b, RENDER_TOKENS_DIR));
     }
+    if (s->webhook_secret) {
+        static const char *const hook_flags[] = {
+            "--webhook-secret-file", RENDER_WEBHOOK_DIR "/" RENDER_WEBHOOK_KEY,
+            "--webhook-repos-file", RENDER_CONFIG_DIR "/" RENDER_REPOS_KEY,
+            "--webhook-queue-dir", "/data/queue", NULL};
+
+        for (const char *const *f = hook_flags; *f; f++)
+            jb_push(c->b, cmd, jb_string(c->b, *f));
+    }
     jb_add(c->b, k, "resources", resources(c->b, NULL, "50m", "64Mi", "256Mi"));
     /* /mcp depends on the connector, so the pod is Ready only while the connector answers; the connector
      * checks itself with its own binary, so its image needs no HTTP client. */
@@ -657,6 +680,13 @@ static cJSON *container_connector(const struct rctx *c)
     mounts = jb_add_arr(c->b, k, "volumeMounts");
     if (s->gateway.tokens_secret)
         jb_push(c->b, mounts, mount(c->b, "tokens", RENDER_TOKENS_DIR, NULL, 1));
+    if (s->webhook_secret) {
+        /* The request folder is written beside the index, as the refresh indexer reads it: the whole
+         * volume, since a subPath the kubelet creates would be root's and unwritable for the indexer. */
+        jb_push(c->b, mounts, mount(c->b, "data", "/data", NULL, 0));
+        jb_push(c->b, mounts, mount(c->b, "config", RENDER_CONFIG_DIR, NULL, 1));
+        jb_push(c->b, mounts, mount(c->b, "webhook", RENDER_WEBHOOK_DIR, NULL, 1));
+    }
     jb_push(c->b, mounts, mount(c->b, "tmp", "/tmp", "connector", 0));
     return k;
 }
@@ -666,6 +696,7 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.deployment, "search", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *strat, *ru, *tpl, *md, *ann, *pod, *ctrs, *vols;
     static const char *const nginx_keys[] = {"nginx.conf", NULL};
+    static const char *const hook_keys[] = {"nginx.conf", RENDER_REPOS_KEY, NULL};
 
     jb_add_num(c->b, spec, "replicas", c->spec->webserver.replicas);
     jb_add_num(c->b, spec, "revisionHistoryLimit", 3);
@@ -693,9 +724,11 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     jb_push(c->b, ctrs, container_connector(c));
     vols = jb_add_arr(c->b, pod, "volumes");
     jb_push(c->b, vols, volume_pvc(c));
-    jb_push(c->b, vols, volume_config(c, nginx_keys));
+    jb_push(c->b, vols, volume_config(c, c->spec->webhook_secret ? hook_keys : nginx_keys));
     if (c->spec->gateway.tokens_secret)
         jb_push(c->b, vols, volume_secret(c->b, "tokens", c->spec->gateway.tokens_secret));
+    if (c->spec->webhook_secret)
+        jb_push(c->b, vols, volume_secret(c->b, "webhook", c->spec->webhook_secret));
     jb_push(c->b, vols, volume_empty(c->b, "tmp"));
     return o;
 }

@@ -19,6 +19,8 @@
 #define RENDER_GIT_CA_DIR "/etc/codesearch/git-ca"
 #define RENDER_GIT_CA_FILE "ca.crt"
 #define RENDER_TOKENS_DIR "/etc/codesearch/tokens"
+#define RENDER_WEBHOOK_DIR "/etc/codesearch/webhook"
+#define RENDER_WEBHOOK_KEY "secret" /* the key of spec.webhook.secretRef's Secret */
 #define RENDER_REPOS_KEY "repositories.txt"
 
 /* Names of the children of corpus `name` (each at most 63 characters, the CronJob's at most 52 since

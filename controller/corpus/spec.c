@@ -1011,6 +1011,8 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
             s->freshness_max_age_seconds = SPEC_DEFAULT_MAX_AGE_SECONDS;
         }
         parse_poll(&c, spec, s);
+        s->webhook_secret = secret_ref(&c, opt_obj(&c, spec, "webhook", "spec.webhook"), "secretRef",
+                                       "spec.webhook.secretRef");
     }
     if (errs->count > 0) {
         spec_free(s);
@@ -1059,6 +1061,7 @@ void spec_free(struct corpus_spec *spec)
     cJSON_Delete(spec->webserver.tolerations);
     free(spec->gateway.image);
     free(spec->gateway.tokens_secret);
+    free(spec->webhook_secret);
     free(spec->connector.image);
     free(spec->connector.mirror_prefix);
     free(spec);

@@ -106,6 +106,7 @@ struct corpus_spec {
     } connector;
     long freshness_max_age_seconds; /* default 36h */
     long poll_interval_seconds;     /* spec.poll.interval: default 5m; 0 ("0") turns polling off */
+    char *webhook_secret;           /* spec.webhook.secretRef.name (key "secret"), or NULL: no /hooks/push */
 };
 
 /* Parses corpus (the whole CodeSearchCorpus object) into *out, owned by the caller (spec_free).

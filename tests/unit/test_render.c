@@ -497,6 +497,56 @@ static void test_refresh_deployment(void **state)
     assert_int_equal(refresh_replicas_with("suspend", "true", interval, sizeof(interval)), 0);
 }
 
+/* spec.webhook: the connector serves /hooks/push with the Secret's key, the repository list and the
+ * volume's request folder, and nginx routes it there; without it nothing of this is rendered (the
+ * golden files, rendered without it, stay as they were). */
+static void test_webhook(void **state)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    const cJSON *pod, *k, *v;
+    char *cmd, *mounts, *conf = NULL;
+    struct zk_err err = {0};
+    int webhook_volume = 0;
+
+    (void)state;
+    cJSON_AddItemToObject(cJSON_GetObjectItem(corpus, "spec"), "webhook",
+                          cJSON_Parse("{\"secretRef\":{\"name\":\"hook-secret\"}}"));
+    render_fx(&fx, corpus);
+    pod = json_path(child(fx.children, "Deployment"), "spec.template.spec");
+    k = container(pod, "connector");
+    cmd = json_print(json_arr(k, "command"));
+    assert_non_null(strstr(cmd, "\"--webhook-secret-file\",\"/etc/codesearch/webhook/secret\""));
+    assert_non_null(strstr(cmd, "\"--webhook-repos-file\",\"/etc/codesearch/config/repositories.txt\""));
+    assert_non_null(strstr(cmd, "\"--webhook-queue-dir\",\"/data/queue\""));
+    mounts = json_print(json_arr(k, "volumeMounts"));
+    assert_non_null(strstr(mounts, "{\"name\":\"data\",\"mountPath\":\"/data\"}"));
+    assert_non_null(strstr(mounts, "\"mountPath\":\"/etc/codesearch/webhook\",\"readOnly\":true"));
+    cJSON_ArrayForEach(v, json_arr(pod, "volumes"))
+        if (strcmp(json_path_str(v, "secret.secretName", ""), "hook-secret") == 0)
+            webhook_volume++;
+    assert_int_equal(webhook_volume, 1);
+    assert_int_equal(render_nginx_conf(fx.spec, "/tmp", &conf, &err), ZK_OK);
+    assert_non_null(strstr(conf, "location = /hooks/push {"));
+    assert_true(strstr(conf, "location = /hooks/push {") < strstr(conf, "location / {"));
+    assert_null(strstr(conf, "@HOOKS@"));
+    free(cmd);
+    free(mounts);
+    free(conf);
+    fx_free(&fx);
+
+    render_fx(&fx, load_corpus());
+    k = container(json_path(child(fx.children, "Deployment"), "spec.template.spec"), "connector");
+    cmd = json_print(json_arr(k, "command"));
+    assert_null(strstr(cmd, "--webhook"));
+    assert_int_equal(render_nginx_conf(fx.spec, "/tmp", &conf, &err), ZK_OK);
+    assert_null(strstr(conf, "/hooks/push"));
+    assert_null(strstr(conf, "@HOOKS@"));
+    free(cmd);
+    free(conf);
+    fx_free(&fx);
+}
+
 /* Renders the sample corpus with one spec member replaced, and returns its config hash (a copy). */
 static char *hash_with(const char *member, const char *json)
 {
@@ -837,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_existing_claim),
         cmocka_unit_test(test_deployment),
         cmocka_unit_test(test_refresh_deployment),
+        cmocka_unit_test(test_webhook),
         cmocka_unit_test(test_cronjob),
         cmocka_unit_test(test_pdb),
         cmocka_unit_test(test_config_hash),

@@ -161,6 +161,23 @@ static void test_poll_interval(void **state)
     expect_one_error("{" ONE_REPO ",\"poll\":\"5m\"}", "spec.poll", "object");
 }
 
+static void test_webhook_secret(void **state)
+{
+    struct corpus_spec *s;
+    struct spec_errors errs;
+
+    (void)state;
+    assert_int_equal(parse_spec("{" ONE_REPO "}", &s, &errs), ZK_OK);
+    assert_null(s->webhook_secret);
+    spec_free(s);
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"webhook\":{\"secretRef\":{\"name\":\"hooks\"}}}", &s, &errs), ZK_OK);
+    assert_string_equal(s->webhook_secret, "hooks");
+    spec_free(s);
+    expect_one_error("{" ONE_REPO ",\"webhook\":{\"secretRef\":{}}}", "spec.webhook.secretRef.name", "required");
+    expect_one_error("{" ONE_REPO ",\"webhook\":{\"secretRef\":{\"name\":\"Bad_Name\"}}}",
+                     "spec.webhook.secretRef.name", "Secret name");
+}
+
 static void test_missing_repositories(void **state)
 {
     (void)state;
@@ -513,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_full_spec),
         cmocka_unit_test(test_poll_interval),
+        cmocka_unit_test(test_webhook_secret),
         cmocka_unit_test(test_missing_repositories),
         cmocka_unit_test(test_too_many_repositories),
         cmocka_unit_test(test_bad_urls),
