@@ -817,7 +817,8 @@ static cJSON *render_refresh(const struct rctx *c)
     char interval[32];
 
     snprintf(interval, sizeof(interval), "%ld", s->poll_interval_seconds);
-    jb_add_num(c->b, spec, "replicas", s->poll_interval_seconds > 0 && !s->suspend ? 1 : 0);
+    /* Webhook requests need the pod as much as polling does; with neither it has nothing to do. */
+    jb_add_num(c->b, spec, "replicas", (s->poll_interval_seconds > 0 || s->webhook_secret) && !s->suspend ? 1 : 0);
     jb_add_num(c->b, spec, "revisionHistoryLimit", 3);
     sel = jb_add_obj(c->b, spec, "selector");
     jb_add(c->b, sel, "matchLabels", selector_labels(c, "refresh"));

@@ -61,7 +61,8 @@ int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err
 
 /* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, Service,
  * Deployment, PodDisruptionBudget, CronJob, then the refresh Deployment: one replica, or none when
- * spec.poll.interval is 0 or the corpus is suspended, so that turning polling off needs no delete). *children is a new cJSON array owned by the caller. The PVC is omitted when
+ * the corpus is suspended or neither polls (spec.poll.interval 0) nor takes webhooks, so that turning
+ * them off needs no delete). *children is a new cJSON array owned by the caller. The PVC is omitted when
  * spec->storage.existing_claim is set. Returns ZK_OK, or ZK_EINVAL for an unusable corpus
  * object (no name/uid). */
 int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON **children, struct zk_err *err);

@@ -494,6 +494,17 @@ static void test_refresh_deployment(void **state)
     assert_int_equal(refresh_replicas_with("poll", "{\"interval\":\"90s\"}", interval, sizeof(interval)), 1);
     assert_string_equal(interval, "90");
     assert_int_equal(refresh_replicas_with("poll", "{\"interval\":\"0\"}", interval, sizeof(interval)), 0);
+    assert_string_equal(interval, "0");
+    /* Webhooks alone still need the pod: it serves their requests. */
+    {
+        cJSON *corpus = load_corpus(), *spec = cJSON_GetObjectItem(corpus, "spec");
+
+        cJSON_AddItemToObject(spec, "poll", cJSON_Parse("{\"interval\":\"0\"}"));
+        cJSON_AddItemToObject(spec, "webhook", cJSON_Parse("{\"secretRef\":{\"name\":\"hooks\"}}"));
+        render_fx(&fx, corpus);
+        assert_int_equal(json_int(json_obj(refresh_of(fx.children), "spec"), "replicas", -1), 1);
+        fx_free(&fx);
+    }
     assert_int_equal(refresh_replicas_with("suspend", "true", interval, sizeof(interval)), 0);
 }
 
