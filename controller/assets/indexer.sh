@@ -67,6 +67,7 @@ STATE_DIR=$DATA_DIR/state
 LOCK_DIR=$DATA_DIR/locks
 POLL_INTERVAL_SECONDS=${POLL_INTERVAL_SECONDS:-300}
 QUEUE_CHECK_SECONDS=${QUEUE_CHECK_SECONDS:-5}
+POLL_PARALLEL=${POLL_PARALLEL:-4}
 # Each mode's temporary shard directories have their own prefix, so that the cleanup of one mode's
 # leftovers never removes the directory another mode's run is writing.
 case $INDEXER_MODE in
@@ -116,6 +117,9 @@ for v in RETIRED_GRACE_SECONDS POLL_INTERVAL_SECONDS QUEUE_CHECK_SECONDS; do
     '' | *[!0-9]*) fail_all "$v must be a number of seconds, not '$val'" ;;
     esac
 done
+case $POLL_PARALLEL in
+'' | 0 | *[!0-9]*) fail_all "POLL_PARALLEL must be a number of remotes asked at once (at least 1), not '$POLL_PARALLEL'" ;;
+esac
 mkdir -p "$REPOS_DIR" "$INDEX_DIR" "$RETIRED_DIR" "$WORK_DIR" "$QUEUE_DIR" "$STATE_DIR" "$LOCK_DIR" ||
     fail_all "cannot create $REPOS_DIR, $INDEX_DIR, $RETIRED_DIR, $WORK_DIR or the queue, state and lock folders in $DATA_DIR"
 chmod 700 "$WORK_DIR"
@@ -265,19 +269,19 @@ mirror_heads() {
     IFS=$old_ifs
 }
 
-# remote_heads URL BRANCHES: the same lines as mirror_heads, asked of the remote with one
+# remote_heads URL BRANCHES SLOT: the same lines as mirror_heads, asked of the remote with one
 # `git ls-remote` (a single round trip that sends the ref advertisement, no objects). Fails when the
-# remote cannot be asked.
+# remote cannot be asked, with git's message in $WORK_DIR/git.log.SLOT (SLOT: the poll's job).
 remote_heads() {
     patterns=$(printf '%s' "$2" | tr ',' '\n' | sed -e '/^HEAD$/!s|^|refs/heads/|')
     # shellcheck disable=SC2086 # one pattern a word: branch names hold no whitespace
-    git ls-remote -- "$1" $patterns >"$WORK_DIR/ls-remote" 2>"$WORK_DIR/git.log" || return 1
+    git ls-remote -- "$1" $patterns >"$WORK_DIR/ls-remote.$3" 2>"$WORK_DIR/git.log.$3" || return 1
     old_ifs=$IFS
     IFS=,
     for b in $2; do
         ref=refs/heads/$b
         [ "$b" = HEAD ] && ref=HEAD
-        printf '%s %s\n' "$b" "$(awk -v r="$ref" '$2 == r { print $1; exit }' "$WORK_DIR/ls-remote")"
+        printf '%s %s\n' "$b" "$(awk -v r="$ref" '$2 == r { print $1; exit }' "$WORK_DIR/ls-remote.$3")"
     done
     IFS=$old_ifs
 }
@@ -458,31 +462,49 @@ has_shards() {
     return 1
 }
 
-# poll_remotes: asks every listed remote for its branch heads and requests a run for each repository
-# whose heads differ from the ones last indexed. A repository without a record but with shards and a
-# mirror was indexed by a run that predates the records: its mirror is what that run fetched, so it
-# seeds the record, instead of the whole corpus being reindexed after an upgrade.
+# poll_one NAME URL BRANCHES SLOT: asks one remote for its branch heads and requests a run when they
+# differ from the ones last indexed. A repository without a record but with shards and a mirror was
+# indexed by a run that predates the records: its mirror is what that run fetched, so it seeds the
+# record, instead of the whole corpus being reindexed after an upgrade. Runs as a background job, so
+# it reports through files: $WORK_DIR/poll-changed and poll-failed get one name a line.
+poll_one() {
+    prefix=$(shard_prefix "$1")
+    [ -f "$QUEUE_DIR/$prefix" ] && return 0
+    if ! remote=$(remote_heads "$2" "$3" "$4"); then
+        printf '%s\n' "$1" >>"$WORK_DIR/poll-failed"
+        printf '{"repository":"%s","status":"failed","step":"poll","error":"%s"}\n' \
+            "$(json_str "$1")" "$(json_str "git ls-remote failed: $(first_lines "$WORK_DIR/git.log.$4")")"
+        return 0
+    fi
+    state=$STATE_DIR/$prefix.heads
+    if [ ! -f "$state" ] && [ -d "$REPOS_DIR/$1.git" ] && has_shards "$prefix"; then
+        record_heads "$prefix" "$(mirror_heads "$REPOS_DIR/$1.git" "$3")"
+    fi
+    [ -f "$state" ] && [ "$(cat "$state")" = "$remote" ] && return 0
+    : >"$QUEUE_DIR/$prefix"
+    printf '%s\n' "$1" >>"$WORK_DIR/poll-changed"
+}
+
+# poll_remotes: poll_one for every listed repository, POLL_PARALLEL at a time: a poll is mostly waiting
+# for the git host (TLS, two round trips), so a few at once divide its time without loading the host.
 poll_remotes() {
+    : >"$WORK_DIR/poll-changed"
+    : >"$WORK_DIR/poll-failed"
+    slot=0
     while read -r name url branches || [ -n "$name" ]; do
         case $name in "" | "#"*) continue ;; esac
-        prefix=$(shard_prefix "$name")
         polled=$((polled + 1))
-        [ -f "$QUEUE_DIR/$prefix" ] && continue
-        if ! remote=$(remote_heads "$url" "${branches:-HEAD}" </dev/null); then
-            failed=$((failed + 1))
-            printf '%s\n' "$name" >>"$failed_names"
-            printf '{"repository":"%s","status":"failed","step":"poll","error":"%s"}\n' \
-                "$(json_str "$name")" "$(json_str "git ls-remote failed: $(first_lines "$WORK_DIR/git.log")")"
-            continue
+        poll_one "$name" "$url" "${branches:-HEAD}" "$slot" </dev/null &
+        slot=$((slot + 1))
+        if [ "$slot" -ge "$POLL_PARALLEL" ]; then
+            wait
+            slot=0
         fi
-        state=$STATE_DIR/$prefix.heads
-        if [ ! -f "$state" ] && [ -d "$REPOS_DIR/$name.git" ] && has_shards "$prefix"; then
-            record_heads "$prefix" "$(mirror_heads "$REPOS_DIR/$name.git" "${branches:-HEAD}")"
-        fi
-        [ -f "$state" ] && [ "$(cat "$state")" = "$remote" ] && continue
-        : >"$QUEUE_DIR/$prefix"
-        changed=$((changed + 1))
     done <"$REPOS_FILE"
+    wait
+    changed=$(($(wc -l <"$WORK_DIR/poll-changed")))
+    failed=$((failed + $(wc -l <"$WORK_DIR/poll-failed")))
+    cat "$WORK_DIR/poll-failed" >>"$failed_names"
 }
 
 # drain_queue [FLAGS...]: indexes each repository with a request, one at a time. The request is
@@ -565,5 +587,5 @@ watch)
     ;;
 esac
 rm -f "$WORK_DIR/ssh-key" "$WORK_DIR/credential-helper" "$WORK_DIR/git.log" "$WORK_DIR/new-shards" \
-    "$WORK_DIR/ln.log" "$WORK_DIR/ls-remote"
+    "$WORK_DIR/ln.log" "$WORK_DIR"/ls-remote.* "$WORK_DIR"/git.log.* "$WORK_DIR/poll-changed" "$WORK_DIR/poll-failed"
 exit "$rc"
