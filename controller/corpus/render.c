@@ -767,7 +767,12 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
         jb_push(c->b, env, env_var(c->b, "INDEXER_MODE", "watch"));
         jb_push(c->b, env, env_var(c->b, "POLL_INTERVAL_SECONDS", poll_seconds));
     }
-    jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "1", "2Gi", "4Gi"));
+    /* The refresh pod waits most of the time and indexes one repository at a time: it reserves a tenth
+     * of a Job's default, with the same limit for the repository it indexes. */
+    if (poll_seconds)
+        jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "100m", "256Mi", "4Gi"));
+    else
+        jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "1", "2Gi", "4Gi"));
     jb_add(c->b, k, "securityContext", container_security(c->b));
     mounts = jb_add_arr(c->b, k, "volumeMounts");
     jb_push(c->b, mounts, mount(c->b, "data", "/data", NULL, 0));

@@ -485,6 +485,10 @@ static void test_refresh_deployment(void **state)
     job_mounts = json_print(json_arr(jk, "volumeMounts"));
     assert_string_equal(mounts, job_mounts);
     assert_string_equal(json_str(jk, "image", ""), json_str(k, "image", "!"));
+    /* It waits most of the time: a small reservation, the Job's limit. */
+    assert_string_equal(json_path_str(k, "resources.requests.cpu", ""), "100m");
+    assert_string_equal(json_path_str(jk, "resources.requests.cpu", ""), "1");
+    assert_string_equal(json_path_str(k, "resources.limits.memory", ""), json_path_str(jk, "resources.limits.memory", "!"));
     free(env);
     free(job_env);
     free(mounts);
