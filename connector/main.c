@@ -11,6 +11,7 @@
 #include "connector/front.h"
 #include "connector/mcp/streamable.h"
 #include "connector/mcp/stdio.h"
+#include "connector/webhook.h"
 #include "err.h"
 #include "flag.h"
 #include "http.h"
@@ -52,7 +53,9 @@ struct connector {
     char *origins, *zoekt_url, *zoekt_token, *corpus; /* heap; cfg points into them */
     struct auth *auth;
     struct mcp_streamable *mcp;
-    struct front_route mcp_route; /* what the front serves /mcp with */
+    struct front_route routes[2]; /* /mcp, and /hooks/push when a webhook is configured */
+    struct webhook_opts webhook_opts; /* --webhook-*: all three, or none */
+    struct webhook *webhook;
     struct front *front;
     sigset_t stop_signals; /* blocked in every thread, awaited by main_run */
     int curl_ready;
@@ -95,6 +98,9 @@ static void usage(FILE *f)
             "                           second; off for none (default %.0f/%.0f)\n"
             "  --stdio-rate-limit BURST/RATE  the same for the stdio session (default off: its caller\n"
             "                           is the only user of the process)\n"
+            "  --webhook-secret-file F  serve POST /hooks/push: push webhooks proven with the secret in F\n"
+            "  --webhook-repos-file F   with it: the indexer's repository list the pushes are matched to\n"
+            "  --webhook-queue-dir DIR  with it: the indexer's request folder a matched push is written to\n"
             "  --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr\n"
             "  --help                   show this help\n"
             "  --version                print the version\n",
@@ -225,6 +231,9 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
          .expected = rate_words},
         {.name = "stdio-rate-limit", .type = FLAG_FUNC, .dst = &cfg->stdio_rate, .parse = parse_rate,
          .expected = rate_words},
+        {.name = "webhook-secret-file", .type = FLAG_STRING, .dst = &c->webhook_opts.secret_file},
+        {.name = "webhook-repos-file", .type = FLAG_STRING, .dst = &c->webhook_opts.repos_file},
+        {.name = "webhook-queue-dir", .type = FLAG_STRING, .dst = &c->webhook_opts.queue_dir},
         {.name = "help", .type = FLAG_SWITCH, .dst = &help},
         {.name = "version", .type = FLAG_SWITCH, .dst = &version},
     };
@@ -247,6 +256,12 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
         fprintf(stderr, "zoekt-connector: --stdio and --listen exclude each other\n");
         return 2;
     }
+    n = !!c->webhook_opts.secret_file + !!c->webhook_opts.repos_file + !!c->webhook_opts.queue_dir;
+    if (n != 0 && (n != 3 || c->use_stdio)) {
+        fprintf(stderr, "zoekt-connector: --webhook-secret-file, --webhook-repos-file and --webhook-queue-dir go "
+                        "together, over HTTP\n");
+        return 2;
+    }
     cfg->allowed_origins = c->origins;
     /* The tools append paths such as /api/search, so the base carries no trailing slash. */
     c->zoekt_url = mem_strdup(cfg->zoekt_url);
@@ -263,7 +278,7 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
 static int main_start_http(struct connector *c)
 {
     struct mcp_streamable_opts mo = {.cfg = &c->cfg, .server_version = ZK_VERSION};
-    struct front_opts fo = {.cfg = &c->cfg, .listen = c->listen, .routes = &c->mcp_route, .nroutes = 1};
+    struct front_opts fo = {.cfg = &c->cfg, .listen = c->listen, .routes = c->routes, .nroutes = 1};
     struct zk_err err;
     int rc;
 
@@ -279,7 +294,14 @@ static int main_start_http(struct connector *c)
         log_error("Cannot set up the MCP transport", "error", err.msg, NULL);
         goto out;
     }
-    c->mcp_route = mcp_streamable_route(c->mcp);
+    c->routes[0] = mcp_streamable_route(c->mcp);
+    if (c->webhook_opts.secret_file) {
+        if ((rc = webhook_new(&c->webhook_opts, &c->webhook, &err)) != ZK_OK) {
+            log_error("Cannot set up the webhook", "error", err.msg, NULL);
+            goto out;
+        }
+        c->routes[fo.nroutes++] = webhook_route(c->webhook);
+    }
     /* Every thread started from here on inherits the blocked signals, so they reach sigwait in
      * main_run. */
     sig_stop_set(&c->stop_signals);
@@ -360,6 +382,7 @@ static void main_stop(struct connector *c)
 {
     front_stop(c->front);
     mcp_streamable_free(c->mcp);
+    webhook_free(c->webhook);
     auth_free(c->auth);
     http_pool_free(c->cfg.zoekt_pool);
     if (c->curl_ready)

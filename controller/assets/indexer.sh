@@ -24,6 +24,18 @@
 # then one summary line, also written to $TERMINATION_LOG for the controller to read from the pod's
 # status. Exit status: 0 when at least one repository was indexed, 1 otherwise.
 #
+# Modes ($INDEXER_MODE), all sharing the per-repository lock $DATA_DIR/locks/<shard prefix>.lock, so
+# that two runs never index one repository at once (docs/indexer.md, "Freshness"):
+#     full (default)  the nightly run above: every listed repository, then the removal of unlisted ones
+#     refresh         one pass: enqueues $INDEXER_REPOSITORIES (names, space-separated), polls every
+#                     remote's branch heads when $POLL_INTERVAL_SECONDS is not 0, then indexes only the
+#                     repositories with a request in $DATA_DIR/queue (one file per repository, so any
+#                     number of requests for one repository give one run)
+#     watch           refresh passes forever: the queue every $QUEUE_CHECK_SECONDS (default 5), the
+#                     poll every $POLL_INTERVAL_SECONDS (default 300; 0: requests only)
+# Every successful index records the commit of each indexed branch in $DATA_DIR/state/<prefix>.heads,
+# which is what a poll compares the remote's heads with.
+#
 # $GIT_CA_BUNDLE, when set, is a PEM file of CA certificates git trusts for https (a private CA).
 # Credentials ($CREDENTIALS_DIR, the mounted Secret) are read from files when git asks for them and
 # never appear in arguments, the environment, the output or the mirrors' configuration:
@@ -36,7 +48,8 @@ DATA_DIR=${DATA_DIR:-/data}
 REPOS_DIR=${REPOS_DIR:-$DATA_DIR/repos}
 INDEX_DIR=${INDEX_DIR:-$DATA_DIR/index}
 CREDENTIALS_DIR=${CREDENTIALS_DIR:-/etc/codesearch/git-credentials}
-WORK_DIR=${WORK_DIR:-${TMPDIR:-/tmp}/codesearch-indexer}
+INDEXER_MODE=${INDEXER_MODE:-full}
+WORK_DIR=${WORK_DIR:-${TMPDIR:-/tmp}/codesearch-$INDEXER_MODE}
 # Mirrors found on disk are compared with listed paths as strings, so the form must be canonical.
 REPOS_DIR=${REPOS_DIR%/}
 INDEX_DIR=${INDEX_DIR%/}
@@ -47,6 +60,21 @@ TERMINATION_LOG=${TERMINATION_LOG:-/dev/termination-log}
 # $INDEX_DIR/*.zoekt and never looks into subfolders.
 RETIRED_DIR=$INDEX_DIR/.retired
 RETIRED_GRACE_SECONDS=${RETIRED_GRACE_SECONDS:-900}
+# Freshness: requests (one empty file per repository, named by its shard prefix), the indexed heads
+# of each repository, and the per-repository locks, all on the shared volume.
+QUEUE_DIR=$DATA_DIR/queue
+STATE_DIR=$DATA_DIR/state
+LOCK_DIR=$DATA_DIR/locks
+POLL_INTERVAL_SECONDS=${POLL_INTERVAL_SECONDS:-300}
+QUEUE_CHECK_SECONDS=${QUEUE_CHECK_SECONDS:-5}
+POLL_PARALLEL=${POLL_PARALLEL:-4}
+# Each mode's temporary shard directories have their own prefix, so that the cleanup of one mode's
+# leftovers never removes the directory another mode's run is writing.
+case $INDEXER_MODE in
+full) TMP_PREFIX=.tmp. ;;
+refresh | watch) TMP_PREFIX=.tmp-refresh. ;;
+*) printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"INDEXER_MODE must be full, refresh or watch"}}\n'; exit 1 ;;
+esac
 # A transfer slower than 1 KB/s for a minute is abandoned rather than left to eat the Job's deadline.
 export GIT_HTTP_LOW_SPEED_LIMIT="${GIT_HTTP_LOW_SPEED_LIMIT:-1000}"
 export GIT_HTTP_LOW_SPEED_TIME="${GIT_HTTP_LOW_SPEED_TIME:-60}"
@@ -83,18 +111,30 @@ fail_all() {
 }
 
 [ -r "$REPOS_FILE" ] || fail_all "repository list $REPOS_FILE is not readable"
-case $RETIRED_GRACE_SECONDS in
-'' | *[!0-9]*) fail_all "RETIRED_GRACE_SECONDS must be a number of seconds, not '$RETIRED_GRACE_SECONDS'" ;;
+for v in RETIRED_GRACE_SECONDS POLL_INTERVAL_SECONDS QUEUE_CHECK_SECONDS; do
+    eval "val=\$$v"
+    case $val in
+    '' | *[!0-9]*) fail_all "$v must be a number of seconds, not '$val'" ;;
+    esac
+done
+case $POLL_PARALLEL in
+'' | 0 | *[!0-9]*) fail_all "POLL_PARALLEL must be a number of remotes asked at once (at least 1), not '$POLL_PARALLEL'" ;;
 esac
-mkdir -p "$REPOS_DIR" "$INDEX_DIR" "$RETIRED_DIR" "$WORK_DIR" ||
-    fail_all "cannot create $REPOS_DIR, $INDEX_DIR, $RETIRED_DIR or $WORK_DIR"
+mkdir -p "$REPOS_DIR" "$INDEX_DIR" "$RETIRED_DIR" "$WORK_DIR" "$QUEUE_DIR" "$STATE_DIR" "$LOCK_DIR" ||
+    fail_all "cannot create $REPOS_DIR, $INDEX_DIR, $RETIRED_DIR, $WORK_DIR or the queue, state and lock folders in $DATA_DIR"
 chmod 700 "$WORK_DIR"
 export HOME="$WORK_DIR"
 
-# One run at a time per volume: a reindex Job may start while the nightly one is still running.
-if command -v flock >/dev/null 2>&1; then
-    exec 9>"$DATA_DIR/.indexer.lock" || fail_all "cannot open $DATA_DIR/.indexer.lock"
-    flock -n 9 || fail_all "another indexer run holds $DATA_DIR/.indexer.lock"
+# One run of each kind at a time per volume: a reindex Job may start while the nightly one is still
+# running, and a refresh Deployment's pod may overlap its successor during a rollout. A full run and a
+# refresh run may run side by side: they meet only at repositories, each under its own lock.
+have_flock=0
+command -v flock >/dev/null 2>&1 && have_flock=1
+run_lock=$DATA_DIR/.indexer.lock
+[ "$INDEXER_MODE" = full ] || run_lock=$DATA_DIR/.refresh.lock
+if [ "$have_flock" = 1 ]; then
+    exec 9>"$run_lock" || fail_all "cannot open $run_lock"
+    flock -n 9 || fail_all "another indexer run holds $run_lock"
 fi
 
 # retire SHARD: gives SHARD a second name in $RETIRED_DIR, before its name in $INDEX_DIR is renamed
@@ -120,10 +160,10 @@ prune_retired() {
     done
 }
 
-# Leftovers of a run that was killed (deadline, eviction): temporary shard directories and clones.
-# Retired names are not leftovers: they are pruned by age only, whatever run made them.
-rm -rf "$INDEX_DIR"/.tmp.* 2>/dev/null
-find "$REPOS_DIR" -type d -name '*.git.tmp' -prune -exec rm -rf {} + 2>/dev/null
+# Leftovers of a run of this mode that was killed (deadline, eviction): temporary shard directories.
+# Half clones are removed under their repository's lock (sync_mirror) or with their unlisted
+# repository. Retired names are not leftovers: they are pruned by age only, whatever run made them.
+rm -rf "$INDEX_DIR/$TMP_PREFIX"* 2>/dev/null
 prune_retired
 
 # Git configuration for this process only (GIT_CONFIG_COUNT, git >= 2.31): mirrors on a shared volume
@@ -191,6 +231,7 @@ sync_mirror() {
         git --git-dir="$1" remote set-url origin "$2" >"$3" 2>&1 &&
             git --git-dir="$1" fetch --prune --quiet origin >>"$3" 2>&1
     else
+        rm -rf "$1.tmp"
         mkdir -p "$(dirname "$1")" &&
             git clone --mirror --quiet -- "$2" "$1.tmp" >"$3" 2>&1 &&
             mv "$1.tmp" "$1"
@@ -215,7 +256,52 @@ missing_branches() {
     IFS=$old_ifs
 }
 
-# index_repo NAME URL BRANCHES [FLAGS...]
+# mirror_heads MIRROR BRANCHES: one "<branch> <commit>" line per listed branch (HEAD for the remote's
+# default), as the mirror has them: what an index of it holds.
+mirror_heads() {
+    old_ifs=$IFS
+    IFS=,
+    for b in $2; do
+        ref=refs/heads/$b
+        [ "$b" = HEAD ] && ref=HEAD
+        printf '%s %s\n' "$b" "$(git --git-dir="$1" rev-parse -q --verify "$ref^{commit}" 2>/dev/null)"
+    done
+    IFS=$old_ifs
+}
+
+# remote_heads URL BRANCHES SLOT: the same lines as mirror_heads, asked of the remote with one
+# `git ls-remote` (a single round trip that sends the ref advertisement, no objects). Fails when the
+# remote cannot be asked, with git's message in $WORK_DIR/git.log.SLOT (SLOT: the poll's job).
+remote_heads() {
+    patterns=$(printf '%s' "$2" | tr ',' '\n' | sed -e '/^HEAD$/!s|^|refs/heads/|')
+    # shellcheck disable=SC2086 # one pattern a word: branch names hold no whitespace
+    git ls-remote -- "$1" $patterns >"$WORK_DIR/ls-remote.$3" 2>"$WORK_DIR/git.log.$3" || return 1
+    old_ifs=$IFS
+    IFS=,
+    for b in $2; do
+        ref=refs/heads/$b
+        [ "$b" = HEAD ] && ref=HEAD
+        printf '%s %s\n' "$b" "$(awk -v r="$ref" '$2 == r { print $1; exit }' "$WORK_DIR/ls-remote.$3")"
+    done
+    IFS=$old_ifs
+}
+
+# record_heads PREFIX HEADS: what was just indexed, for the next poll to compare with. Written to a
+# temporary name and renamed, so a reader sees the old record or the new one.
+record_heads() {
+    printf '%s\n' "$2" >"$STATE_DIR/$1.heads.tmp" && mv -f "$STATE_DIR/$1.heads.tmp" "$STATE_DIR/$1.heads"
+}
+
+# lock_repo PREFIX WAIT: takes repository PREFIX's lock on descriptor 8; WAIT is 1 to wait for it, 0
+# to fail at once when another run holds it. Every mode indexes a repository only under its lock.
+lock_repo() {
+    [ "$have_flock" = 1 ] || return 0
+    exec 8>"$LOCK_DIR/$1.lock" || return 1
+    if [ "$2" = 1 ]; then flock 8; else flock -n 8; fi
+}
+unlock_repo() { exec 8>&-; }
+
+# index_repo NAME URL BRANCHES [FLAGS...]: under the repository's lock (lock_repo).
 index_repo() {
     name=$1 url=$2 branches=${3:-HEAD}
     shift 3
@@ -239,7 +325,8 @@ index_repo() {
         report_failure "$name" "$step" "no branch ${missing% } in the repository (its branches: ${have% })" "$started"
         return
     fi
-    tmp=$(mktemp -d "$INDEX_DIR/.tmp.XXXXXX") || {
+    heads=$(mirror_heads "$mirror" "$branches")
+    tmp=$(mktemp -d "$INDEX_DIR/${TMP_PREFIX}XXXXXX") || {
         report_failure "$name" "$step" "cannot create a temporary directory in $INDEX_DIR" "$started"
         return
     }
@@ -286,58 +373,219 @@ index_repo() {
         grep -Fxq -- "$(basename "$f")" "$new" || rm -f "$f" "$f.meta"
     done
     rm -rf "$tmp"
+    record_heads "$prefix" "$heads"
     indexed=$((indexed + 1))
     printf '{"repository":"%s","status":"indexed","step":"%s","shards":%d,"seconds":%d}\n' \
         "$(json_str "$name")" "$step" "$shards" $(($(now) - started))
 }
 
-while read -r name url branches || [ -n "$name" ]; do
-    case $name in "" | "#"*) continue ;; esac
-    total=$((total + 1))
-    shard_prefix "$name" >>"$listed"
-    echo >>"$listed"
-    printf '%s\n' "$REPOS_DIR/$name.git" >>"$listed_mirrors"
-    # stdin is the list; keep git and the indexer from reading it.
-    index_repo "$name" "$url" "$branches" "$@" </dev/null
-done <"$REPOS_FILE"
+# run_full [FLAGS...]: the nightly run: every listed repository, then what is no longer listed.
+run_full() {
+    while read -r name url branches || [ -n "$name" ]; do
+        case $name in "" | "#"*) continue ;; esac
+        total=$((total + 1))
+        shard_prefix "$name" >>"$listed"
+        echo >>"$listed"
+        printf '%s\n' "$REPOS_DIR/$name.git" >>"$listed_mirrors"
+        # stdin is the list; keep git and the indexer from reading it. A refresh run indexing this
+        # repository now is waited for: it holds the lock for one repository's fetch and index.
+        if lock_repo "$(shard_prefix "$name")" 1; then
+            index_repo "$name" "$url" "$branches" "$@" </dev/null
+        else
+            report_failure "$name" fetch "cannot take the lock $LOCK_DIR/$(shard_prefix "$name").lock" "$(now)"
+        fi
+        unlock_repo
+    done <"$REPOS_FILE"
 
-[ "$total" -gt 0 ] || fail_all "repository list $REPOS_FILE lists no repository"
+    [ "$total" -gt 0 ] || fail_all "repository list $REPOS_FILE lists no repository"
 
-# Remove what is no longer listed. Compound shards (compound-*) are only made by zoekt's merge tool,
-# which this operator does not run, so every shard here belongs to one repository.
-for f in "$INDEX_DIR"/*.zoekt; do
-    [ -f "$f" ] || continue
-    prefix=$(shard_owner "$f")
-    grep -Fxq -- "$prefix" "$listed" && continue
-    repo_name=$(printf '%s' "$prefix" | sed -e 's|%2F|/|g')
-    if ! retire "$f"; then
-        # Kept serving rather than freed under the webserver; reported, and retried by the next run.
-        failed=$((failed + 1))
-        printf '%s\n' "$repo_name" >>"$failed_names"
-        printf '{"repository":"%s","status":"failed","step":"remove","shard":"%s","error":"%s"}\n' \
-            "$(json_str "$repo_name")" "$(json_str "$(basename "$f")")" \
-            "$(json_str "cannot keep a name for the shard in $RETIRED_DIR, so it is not removed: $(first_lines "$WORK_DIR/ln.log")")"
-        continue
+    # Remove what is no longer listed. Compound shards (compound-*) are only made by zoekt's merge tool,
+    # which this operator does not run, so every shard here belongs to one repository.
+    for f in "$INDEX_DIR"/*.zoekt; do
+        [ -f "$f" ] || continue
+        prefix=$(shard_owner "$f")
+        grep -Fxq -- "$prefix" "$listed" && continue
+        repo_name=$(printf '%s' "$prefix" | sed -e 's|%2F|/|g')
+        if ! retire "$f"; then
+            # Kept serving rather than freed under the webserver; reported, and retried by the next run.
+            failed=$((failed + 1))
+            printf '%s\n' "$repo_name" >>"$failed_names"
+            printf '{"repository":"%s","status":"failed","step":"remove","shard":"%s","error":"%s"}\n' \
+                "$(json_str "$repo_name")" "$(json_str "$(basename "$f")")" \
+                "$(json_str "cannot keep a name for the shard in $RETIRED_DIR, so it is not removed: $(first_lines "$WORK_DIR/ln.log")")"
+            continue
+        fi
+        rm -f "$f" "$f.meta"
+        removed=$((removed + 1))
+        printf '{"repository":"%s","status":"removed","shard":"%s"}\n' \
+            "$(json_str "$repo_name")" "$(json_str "$(basename "$f")")"
+    done
+    # Mirrors, and half clones (*.git.tmp) of a killed run, of repositories no longer listed.
+    find "$REPOS_DIR" -type d \( -name '*.git' -o -name '*.git.tmp' \) -prune 2>/dev/null | while read -r m; do
+        grep -Fxq -- "${m%.tmp}" "$listed_mirrors" && continue
+        rm -rf "$m"
+        m=${m%.tmp}
+        m=${m%.git}
+        rm -f "$STATE_DIR/$(shard_prefix "${m#"$REPOS_DIR"/}").heads"
+    done
+
+    # Links retired early in a long run may already be past the grace.
+    prune_retired
+    summary=$(summary_line)
+    printf '%s\n' "$summary"
+    if [ -w "$TERMINATION_LOG" ] || { [ ! -e "$TERMINATION_LOG" ] && [ -w "$(dirname "$TERMINATION_LOG")" ]; }; then
+        printf '%s\n' "$summary" >"$TERMINATION_LOG"
     fi
-    rm -f "$f" "$f.meta"
-    removed=$((removed + 1))
-    printf '{"repository":"%s","status":"removed","shard":"%s"}\n' \
-        "$(json_str "$repo_name")" "$(json_str "$(basename "$f")")"
-done
-find "$REPOS_DIR" -type d -name '*.git' -prune 2>/dev/null | while read -r m; do
-    grep -Fxq -- "$m" "$listed_mirrors" || rm -rf "$m"
-done
+    [ "$indexed" -gt 0 ]
+}
 
-# Links retired early in a long run may already be past the grace.
-prune_retired
+# summary_line [EXTRA]: the run's figures as one JSON object; EXTRA is more members, each with a
+# leading comma. The summary names at most 20 failed repositories: the termination message is cut at
+# 4 KiB.
+summary_line() {
+    names=$(head -n 20 "$failed_names" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
+    printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d%s,"failedRepositories":[%s]}}' \
+        "$indexed" "$failed" "$removed" "${1:-}" "${names%,}"
+}
 
-# The summary names at most 20 failed repositories: the termination message is cut at 4 KiB.
-names=$(head -n 20 "$failed_names" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
-summary=$(printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d,"failedRepositories":[%s]}}' \
-    "$indexed" "$failed" "$removed" "${names%,}")
-printf '%s\n' "$summary"
-if [ -w "$TERMINATION_LOG" ] || { [ ! -e "$TERMINATION_LOG" ] && [ -w "$(dirname "$TERMINATION_LOG")" ]; }; then
-    printf '%s\n' "$summary" >"$TERMINATION_LOG"
-fi
-rm -f "$WORK_DIR/ssh-key" "$WORK_DIR/credential-helper" "$WORK_DIR/git.log" "$WORK_DIR/new-shards" "$WORK_DIR/ln.log"
-[ "$indexed" -gt 0 ]
+# listed_line PREFIX: the repository list's line for the repository whose shard prefix is PREFIX, or
+# nothing when none is listed so.
+listed_line() {
+    awk -v p="$1" '$1 != "" && $1 !~ /^#/ { n = $1; gsub("/", "%2F", n); if (n == p) { print; exit } }' "$REPOS_FILE"
+}
+
+# has_shards PREFIX: whether the index holds a shard of the repository with shard prefix PREFIX.
+has_shards() {
+    for f in "$INDEX_DIR/$1"_v*.zoekt; do
+        [ -f "$f" ] && [ "$(shard_owner "$f")" = "$1" ] && return 0
+    done
+    return 1
+}
+
+# poll_one NAME URL BRANCHES SLOT: asks one remote for its branch heads and requests a run when they
+# differ from the ones last indexed. A repository without a record but with shards and a mirror was
+# indexed by a run that predates the records: its mirror is what that run fetched, so it seeds the
+# record, instead of the whole corpus being reindexed after an upgrade. Runs as a background job, so
+# it reports through files: $WORK_DIR/poll-changed and poll-failed get one name a line.
+poll_one() {
+    prefix=$(shard_prefix "$1")
+    [ -f "$QUEUE_DIR/$prefix" ] && return 0
+    if ! remote=$(remote_heads "$2" "$3" "$4"); then
+        printf '%s\n' "$1" >>"$WORK_DIR/poll-failed"
+        printf '{"repository":"%s","status":"failed","step":"poll","error":"%s"}\n' \
+            "$(json_str "$1")" "$(json_str "git ls-remote failed: $(first_lines "$WORK_DIR/git.log.$4")")"
+        return 0
+    fi
+    state=$STATE_DIR/$prefix.heads
+    if [ ! -f "$state" ] && [ -d "$REPOS_DIR/$1.git" ] && has_shards "$prefix"; then
+        record_heads "$prefix" "$(mirror_heads "$REPOS_DIR/$1.git" "$3")"
+    fi
+    [ -f "$state" ] && [ "$(cat "$state")" = "$remote" ] && return 0
+    : >"$QUEUE_DIR/$prefix"
+    printf '%s\n' "$1" >>"$WORK_DIR/poll-changed"
+}
+
+# poll_remotes: poll_one for every listed repository, POLL_PARALLEL at a time: a poll is mostly waiting
+# for the git host (TLS, two round trips), so a few at once divide its time without loading the host.
+poll_remotes() {
+    : >"$WORK_DIR/poll-changed"
+    : >"$WORK_DIR/poll-failed"
+    slot=0
+    while read -r name url branches || [ -n "$name" ]; do
+        case $name in "" | "#"*) continue ;; esac
+        polled=$((polled + 1))
+        poll_one "$name" "$url" "${branches:-HEAD}" "$slot" </dev/null &
+        slot=$((slot + 1))
+        if [ "$slot" -ge "$POLL_PARALLEL" ]; then
+            wait
+            slot=0
+        fi
+    done <"$REPOS_FILE"
+    wait
+    changed=$(($(wc -l <"$WORK_DIR/poll-changed")))
+    failed=$((failed + $(wc -l <"$WORK_DIR/poll-failed")))
+    cat "$WORK_DIR/poll-failed" >>"$failed_names"
+}
+
+# drain_queue [FLAGS...]: indexes each repository with a request, one at a time. The request is
+# removed before the index starts, so a request made during the run asks for one more run after it,
+# and any number made before it are served by this one. A repository whose lock another run holds
+# keeps its request for the next pass; a request for a repository the list does not name is dropped.
+drain_queue() {
+    for req in "$QUEUE_DIR"/*; do
+        [ -f "$req" ] || continue
+        prefix=${req##*/}
+        line=$(listed_line "$prefix")
+        if [ -z "$line" ]; then
+            rm -f "$req"
+            printf '{"request":"%s","status":"ignored","reason":"not listed"}\n' "$(json_str "$prefix")"
+            continue
+        fi
+        if ! lock_repo "$prefix" 0; then
+            unlock_repo
+            busy=$((busy + 1))
+            continue
+        fi
+        rm -f "$req"
+        requests=$((requests + 1))
+        read -r name url branches <<LINE
+$line
+LINE
+        index_repo "$name" "$url" "$branches" "$@" </dev/null
+        unlock_repo
+    done
+}
+
+# refresh_pass POLL [FLAGS...]: one refresh pass (a poll of the remotes first when POLL is 1); prints
+# its summary when it did anything. Returns 1 when a repository failed.
+refresh_pass() {
+    do_poll=$1
+    shift
+    indexed=0 failed=0 removed=0 polled=0 changed=0 requests=0 busy=0
+    : >"$failed_names"
+    pass_started=$(now)
+    if [ "$do_poll" = 1 ]; then
+        poll_remotes
+        prune_retired
+    fi
+    drain_queue "$@"
+    if [ "$polled" -gt 0 ] || [ "$requests" -gt 0 ] || [ "$failed" -gt 0 ] || [ "$busy" -gt 0 ]; then
+        summary_line "$(printf ',"mode":"refresh","polled":%d,"changed":%d,"requests":%d,"busy":%d,"seconds":%d' \
+            "$polled" "$changed" "$requests" "$busy" $(($(now) - pass_started)))"
+        echo
+    fi
+    [ "$failed" -eq 0 ]
+}
+
+case $INDEXER_MODE in
+full)
+    run_full "$@"
+    rc=$?
+    ;;
+refresh)
+    for n in ${INDEXER_REPOSITORIES:-}; do
+        : >"$QUEUE_DIR/$(shard_prefix "$n")"
+    done
+    do_poll=0
+    [ "$POLL_INTERVAL_SECONDS" -gt 0 ] && do_poll=1
+    refresh_pass "$do_poll" "$@"
+    rc=$?
+    ;;
+watch)
+    # The poll every POLL_INTERVAL_SECONDS, counted from the start of the last one; the queue
+    # (webhooks, reindex requests) every QUEUE_CHECK_SECONDS. Never returns.
+    next_poll=0
+    while :; do
+        do_poll=0
+        if [ "$POLL_INTERVAL_SECONDS" -gt 0 ] && [ "$(now)" -ge "$next_poll" ]; then
+            do_poll=1
+            next_poll=$(($(now) + POLL_INTERVAL_SECONDS))
+        fi
+        refresh_pass "$do_poll" "$@"
+        sleep "$QUEUE_CHECK_SECONDS"
+    done
+    ;;
+esac
+rm -f "$WORK_DIR/ssh-key" "$WORK_DIR/credential-helper" "$WORK_DIR/git.log" "$WORK_DIR/new-shards" \
+    "$WORK_DIR/ln.log" "$WORK_DIR"/ls-remote.* "$WORK_DIR"/git.log.* "$WORK_DIR/poll-changed" "$WORK_DIR/poll-failed"
+exit "$rc"

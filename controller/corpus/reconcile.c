@@ -472,6 +472,9 @@ static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus
         if (child && ctx->children[k])
             h = (h ^ informer_fingerprint(ctx->children[k], ns, child)) * 0x100000001b3u;
     }
+    /* The second Deployment, which render_child_name does not name (it names the search one). */
+    if (ctx->children[RK_DEPLOYMENT])
+        h = (h ^ informer_fingerprint(ctx->children[RK_DEPLOYMENT], ns, names->refresh)) * 0x100000001b3u;
     return h ? h : 1;
 }
 

@@ -24,6 +24,7 @@
 #define ZOEKT_LISTEN "127.0.0.1:6070"
 #define CONNECTOR_LISTEN "127.0.0.1:8081"
 #define CONFIG_MAX (1u << 20)  /* a ConfigMap holds at most 1 MiB */
+#define WEBHOOK_PATH_TEXT "/hooks/push" /* the connector's route (connector/webhook.h) */
 
 /* ---- names and labels ----------------------------------------------------------------------- */
 
@@ -79,6 +80,7 @@ void render_child_names(const char *corpus_name, struct render_names *names)
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->role);
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->rolebinding);
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->pdb);
+    child_name(corpus_name, "-refresh", NAME_MAX_LABEL, names->refresh);
 }
 
 const char *render_child_name(const struct render_names *names, const char *kind)
@@ -370,6 +372,17 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
     const char *auth = spec->gateway.tokens_secret
                            ? "auth_request /auth;"
                            : "# open: spec.gateway.tokenSecretRef is unset, so no bearer token is required";
+    /* With spec.webhook, /hooks/push goes to the connector without the bearer check: the deliveries
+     * carry the host's proof instead, which the connector checks. Without it the placeholder expands
+     * to nothing, so a corpus without webhooks keeps its nginx.conf byte for byte (and its search pods,
+     * whose template hashes it). */
+    const char *hooks = spec->webhook_secret
+                            ? "location = " WEBHOOK_PATH_TEXT " {\n"
+                              "            limit_except POST { deny all; }\n"
+                              "            client_max_body_size 1m;\n"
+                              "            proxy_pass http://connector;\n"
+                              "        }\n\n        "
+                            : "";
     struct buf b;
     int rc = ZK_OK;
 
@@ -393,6 +406,8 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
             val = run_dir, skip = 9;
         else if ((size_t)(end - at) >= 6 && memcmp(at, "@AUTH@", 6) == 0)
             val = auth, skip = 6;
+        else if ((size_t)(end - at) >= 7 && memcmp(at, "@HOOKS@", 7) == 0)
+            val = hooks, skip = 7;
         else
             val = "@", skip = 1;
         rc = buf_puts(&b, val);
@@ -647,6 +662,15 @@ static cJSON *container_connector(const struct rctx *c)
         jb_push(c->b, cmd, jb_string(c->b, "--token-dir"));
         jb_push(c->b, cmd, jb_string(c->b, RENDER_TOKENS_DIR));
     }
+    if (s->webhook_secret) {
+        static const char *const hook_flags[] = {
+            "--webhook-secret-file", RENDER_WEBHOOK_DIR "/" RENDER_WEBHOOK_KEY,
+            "--webhook-repos-file", RENDER_CONFIG_DIR "/" RENDER_REPOS_KEY,
+            "--webhook-queue-dir", "/data/queue", NULL};
+
+        for (const char *const *f = hook_flags; *f; f++)
+            jb_push(c->b, cmd, jb_string(c->b, *f));
+    }
     jb_add(c->b, k, "resources", resources(c->b, NULL, "50m", "64Mi", "256Mi"));
     /* /mcp depends on the connector, so the pod is Ready only while the connector answers; the connector
      * checks itself with its own binary, so its image needs no HTTP client. */
@@ -656,6 +680,13 @@ static cJSON *container_connector(const struct rctx *c)
     mounts = jb_add_arr(c->b, k, "volumeMounts");
     if (s->gateway.tokens_secret)
         jb_push(c->b, mounts, mount(c->b, "tokens", RENDER_TOKENS_DIR, NULL, 1));
+    if (s->webhook_secret) {
+        /* The request folder is written beside the index, as the refresh indexer reads it: the whole
+         * volume, since a subPath the kubelet creates would be root's and unwritable for the indexer. */
+        jb_push(c->b, mounts, mount(c->b, "data", "/data", NULL, 0));
+        jb_push(c->b, mounts, mount(c->b, "config", RENDER_CONFIG_DIR, NULL, 1));
+        jb_push(c->b, mounts, mount(c->b, "webhook", RENDER_WEBHOOK_DIR, NULL, 1));
+    }
     jb_push(c->b, mounts, mount(c->b, "tmp", "/tmp", "connector", 0));
     return k;
 }
@@ -665,6 +696,7 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.deployment, "search", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *strat, *ru, *tpl, *md, *ann, *pod, *ctrs, *vols;
     static const char *const nginx_keys[] = {"nginx.conf", NULL};
+    static const char *const hook_keys[] = {"nginx.conf", RENDER_REPOS_KEY, NULL};
 
     jb_add_num(c->b, spec, "replicas", c->spec->webserver.replicas);
     jb_add_num(c->b, spec, "revisionHistoryLimit", 3);
@@ -692,30 +724,26 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     jb_push(c->b, ctrs, container_connector(c));
     vols = jb_add_arr(c->b, pod, "volumes");
     jb_push(c->b, vols, volume_pvc(c));
-    jb_push(c->b, vols, volume_config(c, nginx_keys));
+    jb_push(c->b, vols, volume_config(c, c->spec->webhook_secret ? hook_keys : nginx_keys));
     if (c->spec->gateway.tokens_secret)
         jb_push(c->b, vols, volume_secret(c->b, "tokens", c->spec->gateway.tokens_secret));
+    if (c->spec->webhook_secret)
+        jb_push(c->b, vols, volume_secret(c->b, "webhook", c->spec->webhook_secret));
     jb_push(c->b, vols, volume_empty(c->b, "tmp"));
     return o;
 }
 
-/* The Job spec shared by the CronJob's template and reindex Jobs. */
-static cJSON *job_spec(const struct rctx *c)
+/* The pod that runs indexer.sh: the Jobs' (restart "Never", poll_seconds NULL: the script's default
+ * full mode) and the refresh Deployment's (restart "Always", its watch mode polling every
+ * poll_seconds). */
+static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char *poll_seconds)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *js = jb_object(c->b), *tpl, *md, *pod, *ctrs, *k, *env, *mounts, *vols;
+    cJSON *pod = jb_object(c->b), *ctrs, *k, *env, *mounts, *vols;
     static const char *const cmd[] = {"/bin/sh", RENDER_CONFIG_DIR "/indexer.sh", NULL};
     static const char *const keys[] = {RENDER_REPOS_KEY, "indexer.sh", NULL};
 
-    /* One retry: the script fails only when no repository could be indexed at all. */
-    jb_add_num(c->b, js, "backoffLimit", 1);
-    jb_add_num(c->b, js, "activeDeadlineSeconds", (double)s->indexer.deadline_seconds);
-    tpl = jb_add_obj(c->b, js, "template");
-    md = jb_add_obj(c->b, tpl, "metadata");
-    jb_add(c->b, md, "labels", labels(c, "indexer"));
-    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
-    pod = jb_add_obj(c->b, tpl, "spec");
-    jb_add_str(c->b, pod, "restartPolicy", "Never");
+    jb_add_str(c->b, pod, "restartPolicy", restart);
     /* The indexer talks to git servers, never to the Kubernetes API. */
     jb_add_bool(c->b, pod, "automountServiceAccountToken", 0);
     jb_add_bool(c->b, pod, "enableServiceLinks", 0);
@@ -735,7 +763,16 @@ static cJSON *job_spec(const struct rctx *c)
     jb_push(c->b, env, env_var(c->b, "TMPDIR", "/tmp"));
     if (s->git_ca.name)
         jb_push(c->b, env, env_var(c->b, "GIT_CA_BUNDLE", RENDER_GIT_CA_DIR "/" RENDER_GIT_CA_FILE));
-    jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "1", "2Gi", "4Gi"));
+    if (poll_seconds) {
+        jb_push(c->b, env, env_var(c->b, "INDEXER_MODE", "watch"));
+        jb_push(c->b, env, env_var(c->b, "POLL_INTERVAL_SECONDS", poll_seconds));
+    }
+    /* The refresh pod waits most of the time and indexes one repository at a time: it reserves a tenth
+     * of a Job's default, with the same limit for the repository it indexes. */
+    if (poll_seconds)
+        jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "100m", "256Mi", "4Gi"));
+    else
+        jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "1", "2Gi", "4Gi"));
     jb_add(c->b, k, "securityContext", container_security(c->b));
     mounts = jb_add_arr(c->b, k, "volumeMounts");
     jb_push(c->b, mounts, mount(c->b, "data", "/data", NULL, 0));
@@ -754,7 +791,49 @@ static cJSON *job_spec(const struct rctx *c)
     if (s->git_ca.name)
         jb_push(c->b, vols, volume_git_ca(c->b, s));
     jb_push(c->b, vols, volume_empty(c->b, "tmp"));
+    return pod;
+}
+
+/* The Job spec shared by the CronJob's template and reindex Jobs. */
+static cJSON *job_spec(const struct rctx *c)
+{
+    cJSON *js = jb_object(c->b), *tpl, *md;
+
+    /* One retry: the script fails only when no repository could be indexed at all. */
+    jb_add_num(c->b, js, "backoffLimit", 1);
+    jb_add_num(c->b, js, "activeDeadlineSeconds", (double)c->spec->indexer.deadline_seconds);
+    tpl = jb_add_obj(c->b, js, "template");
+    md = jb_add_obj(c->b, tpl, "metadata");
+    jb_add(c->b, md, "labels", labels(c, "indexer"));
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    jb_add(c->b, tpl, "spec", indexer_pod(c, "Never", NULL));
     return js;
+}
+
+/* The refresh Deployment: indexer.sh in its watch mode, polling the remotes every
+ * spec.poll.interval and indexing the repositories with a request in the volume's queue, beside the
+ * nightly CronJob (docs/architecture.md, "Freshness"). Recreate, not a rolling update: the script
+ * allows one refresh run per volume, so a surge pod would only fail until the old one stopped. */
+static cJSON *render_refresh(const struct rctx *c)
+{
+    const struct corpus_spec *s = c->spec;
+    cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.refresh, "refresh", 1);
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *tpl, *md;
+    char interval[32];
+
+    snprintf(interval, sizeof(interval), "%ld", s->poll_interval_seconds);
+    /* Webhook requests need the pod as much as polling does; with neither it has nothing to do. */
+    jb_add_num(c->b, spec, "replicas", (s->poll_interval_seconds > 0 || s->webhook_secret) && !s->suspend ? 1 : 0);
+    jb_add_num(c->b, spec, "revisionHistoryLimit", 3);
+    sel = jb_add_obj(c->b, spec, "selector");
+    jb_add(c->b, sel, "matchLabels", selector_labels(c, "refresh"));
+    jb_add_str(c->b, jb_add_obj(c->b, spec, "strategy"), "type", "Recreate");
+    tpl = jb_add_obj(c->b, spec, "template");
+    md = jb_add_obj(c->b, tpl, "metadata");
+    jb_add(c->b, md, "labels", labels(c, "refresh"));
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    jb_add(c->b, tpl, "spec", indexer_pod(c, "Always", interval));
+    return o;
 }
 
 static cJSON *render_cronjob(const struct rctx *c)
@@ -825,6 +904,7 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON *
     jb_push(&b, arr, render_deployment(&c, hash));
     jb_push(&b, arr, render_pdb(&c));
     jb_push(&b, arr, render_cronjob(&c));
+    jb_push(&b, arr, render_refresh(&c));
     free(hash);
     *children = jb_finish(&b, arr);
     if (!*children)

@@ -19,6 +19,8 @@
 #define RENDER_GIT_CA_DIR "/etc/codesearch/git-ca"
 #define RENDER_GIT_CA_FILE "ca.crt"
 #define RENDER_TOKENS_DIR "/etc/codesearch/tokens"
+#define RENDER_WEBHOOK_DIR "/etc/codesearch/webhook"
+#define RENDER_WEBHOOK_KEY "secret" /* the key of spec.webhook.secretRef's Secret */
 #define RENDER_REPOS_KEY "repositories.txt"
 
 /* Names of the children of corpus `name` (each at most 63 characters, the CronJob's at most 52 since
@@ -34,11 +36,13 @@ struct render_names {
     char role[RENDER_NAME_MAX];      /* <name>-search */
     char rolebinding[RENDER_NAME_MAX];/* <name>-search */
     char pdb[RENDER_NAME_MAX];        /* <name>-search */
+    char refresh[RENDER_NAME_MAX];    /* <name>-refresh: the Deployment that polls and drains the queue */
 };
 void render_child_names(const char *corpus_name, struct render_names *names);
 
 /* The name render_children gives its child of kind (a Kubernetes kind, e.g. "Deployment"): a string
- * in names, or NULL for a kind it does not render. */
+ * in names, or NULL for a kind it does not render. For a Deployment that is the search Deployment;
+ * names->refresh is the other one. */
 const char *render_child_name(const struct render_names *names, const char *kind);
 
 /* The app.kubernetes.io/instance label value for a corpus: its name when that is a valid label value
@@ -56,7 +60,9 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
 int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err *err);
 
 /* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, Service,
- * Deployment, CronJob). *children is a new cJSON array owned by the caller. The PVC is omitted when
+ * Deployment, PodDisruptionBudget, CronJob, then the refresh Deployment: one replica, or none when
+ * the corpus is suspended or neither polls (spec.poll.interval 0) nor takes webhooks, so that turning
+ * them off needs no delete). *children is a new cJSON array owned by the caller. The PVC is omitted when
  * spec->storage.existing_claim is set. Returns ZK_OK, or ZK_EINVAL for an unusable corpus
  * object (no name/uid). */
 int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON **children, struct zk_err *err);

@@ -928,6 +928,26 @@ static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct co
     out->connector.mirror_prefix = dup_opt(prefix && *prefix ? prefix : NULL);
 }
 
+/* spec.poll.interval: "0" turns polling off; otherwise a duration of at least SPEC_MIN_POLL_SECONDS. */
+static void parse_poll(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
+{
+    const cJSON *poll = opt_obj(c, spec, "poll", "spec.poll");
+    const char *v = opt_str(c, poll, "interval", "spec.poll.interval");
+
+    s->poll_interval_seconds = SPEC_DEFAULT_POLL_SECONDS;
+    if (!v)
+        return;
+    if (strcmp(v, "0") == 0) {
+        s->poll_interval_seconds = 0;
+        return;
+    }
+    if (!spec_duration_parse(v, &s->poll_interval_seconds) || s->poll_interval_seconds < SPEC_MIN_POLL_SECONDS ||
+        s->poll_interval_seconds > 86400) {
+        field_error(c, "spec.poll.interval", "must be 0 (no polling) or a duration from 30s to 1d such as 5m");
+        s->poll_interval_seconds = SPEC_DEFAULT_POLL_SECONDS;
+    }
+}
+
 int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors *errs)
 {
     struct pctx c = {errs};
@@ -990,6 +1010,9 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
             field_error(&c, "spec.freshness.maxAge", "must be a duration of at least 1m such as 36h, 90m or 2d");
             s->freshness_max_age_seconds = SPEC_DEFAULT_MAX_AGE_SECONDS;
         }
+        parse_poll(&c, spec, s);
+        s->webhook_secret = secret_ref(&c, opt_obj(&c, spec, "webhook", "spec.webhook"), "secretRef",
+                                       "spec.webhook.secretRef");
     }
     if (errs->count > 0) {
         spec_free(s);
@@ -1038,6 +1061,7 @@ void spec_free(struct corpus_spec *spec)
     cJSON_Delete(spec->webserver.tolerations);
     free(spec->gateway.image);
     free(spec->gateway.tokens_secret);
+    free(spec->webhook_secret);
     free(spec->connector.image);
     free(spec->connector.mirror_prefix);
     free(spec);

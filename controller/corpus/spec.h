@@ -36,6 +36,12 @@
 #define SPEC_DEFAULT_ARCHITECTURE "arm64"
 #define SPEC_DEFAULT_PORT 8080
 #define SPEC_DEFAULT_MAX_AGE_SECONDS (36L * 3600L)
+/* A poll asks each remote for its heads (git ls-remote: two small HTTP requests); every 5 minutes
+ * over 1,000 repositories is about 7 requests a second, well within any git host's limits, and a
+ * push waits at most that long without a webhook. Shorter than 30 s would spend the git host's rate
+ * limit on nothing. */
+#define SPEC_DEFAULT_POLL_SECONDS 300L
+#define SPEC_MIN_POLL_SECONDS 30L
 
 struct spec_field_error {
     char field[160];   /* JSON path, e.g. "spec.repositories[3].url" */
@@ -99,6 +105,8 @@ struct corpus_spec {
         char *mirror_prefix;
     } connector;
     long freshness_max_age_seconds; /* default 36h */
+    long poll_interval_seconds;     /* spec.poll.interval: default 5m; 0 ("0") turns polling off */
+    char *webhook_secret;           /* spec.webhook.secretRef.name (key "secret"), or NULL: no /hooks/push */
 };
 
 /* Parses corpus (the whole CodeSearchCorpus object) into *out, owned by the caller (spec_free).

@@ -55,6 +55,7 @@ check "schedule defaults to nightly" test "$(got '{.spec.schedule}')" = "0 3 * *
 check "storage defaults to efs-sc, 100Gi, Retain" test "$(got '{.spec.storage.storageClassName}/{.spec.storage.size}/{.spec.storage.onDelete}')" = "efs-sc/100Gi/Retain"
 check "architecture defaults to arm64" test "$(got '{.spec.webserver.architecture}')" = arm64
 check "freshness.maxAge defaults to 36h" test "$(got '{.spec.freshness.maxAge}')" = 36h
+check "poll.interval defaults to 5m" test "$(got '{.spec.poll.interval}')" = 5m
 check "connector limits default" test "$(got '{.spec.connector.maxFiles}/{.spec.connector.contextLines}/{.spec.connector.searchTimeoutSeconds}/{.spec.connector.listTimeoutSeconds}')" = "30/2/30/10"
 check "gateway port defaults to 8080" test "$(got '{.spec.gateway.port}')" = 8080
 
@@ -113,6 +114,7 @@ M_FLAG='indexer.extraFlags cannot set -index or -branches (the indexer sets them
 M_ARCH='webserver.nodeSelector cannot set kubernetes.io/arch: remove the key and set spec.webserver.architecture (arm64 or amd64) instead'
 M_PORT='gateway.port cannot be 6070 or 8081 (zoekt-webserver and the connector listen there inside the pod): choose another port, such as the default 8080'
 M_MAXAGE='freshness.maxAge must be at least 1m: give a duration such as 36h, 90m or 2d'
+M_POLL='poll.interval must be "0" (no polling) or a duration from 30s to 1d such as 5m'
 
 check "CEL: a repeated url is refused" refused c1 \
   '{"repositories":[{"url":"https://github.com/o/r"},{"url":"https://github.com/o/s"},{"url":"https://github.com/o/r","name":"o/r-again"}]}' \
@@ -174,6 +176,10 @@ check "CEL: freshness.maxAge 0h is refused" refused c14 "{$R,\"freshness\":{\"ma
 check "CEL: freshness.maxAge 1m is admitted" admitted e10 "{$R,\"freshness\":{\"maxAge\":\"1m\"}}"
 check "CEL: freshness.maxAge 60s is admitted" admitted e11 "{$R,\"freshness\":{\"maxAge\":\"60s\"}}"
 check "CEL: freshness.maxAge 0h30s30s (60 seconds in all) is admitted" admitted e12 "{$R,\"freshness\":{\"maxAge\":\"0h30s30s\"}}"
+check "CEL: poll.interval 10s is refused" refused c15 "{$R,\"poll\":{\"interval\":\"10s\"}}" 'spec.poll.interval' "$M_POLL"
+check "CEL: poll.interval 0s is refused" refused c16 "{$R,\"poll\":{\"interval\":\"0s\"}}" 'spec.poll.interval' "$M_POLL"
+check "CEL: poll.interval 0 (no polling) is admitted" admitted e13 "{$R,\"poll\":{\"interval\":\"0\"}}"
+check "CEL: poll.interval 30s is admitted" admitted e14 "{$R,\"poll\":{\"interval\":\"30s\"}}"
 # The largest list the schema allows, with every per-repository rule in play, stays within the
 # API server's runtime CEL budget on create, on a status write and on an update.
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"ssh://git@git.example.com:22/org/r%d.git" % i,"name":"r/%d" % i,"branches":["main","release/1.%d" % i]} for i in range(2000)]}))')

@@ -200,14 +200,14 @@ static void test_order_labels_owners(void **state)
 {
     static const char *const kinds[] = {"PersistentVolumeClaim", "ConfigMap", "ServiceAccount", "Role",
                                         "RoleBinding", "Service", "Deployment", "PodDisruptionBudget",
-                                        "CronJob"};
+                                        "CronJob", "Deployment"};
     struct fixture fx;
     const cJSON *c;
     int i = 0;
 
     (void)state;
     render_fx(&fx, load_corpus());
-    assert_int_equal(cJSON_GetArraySize(fx.children), 9);
+    assert_int_equal(cJSON_GetArraySize(fx.children), 10);
     cJSON_ArrayForEach(c, fx.children) {
         const cJSON *l = json_path(c, "metadata.labels");
         const cJSON *owners = json_path(c, "metadata.ownerReferences");
@@ -266,7 +266,7 @@ static void test_existing_claim(void **state)
     cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "storage"), "existingClaim",
                             "shared-index");
     render_fx(&fx, corpus);
-    assert_int_equal(cJSON_GetArraySize(fx.children), 8);
+    assert_int_equal(cJSON_GetArraySize(fx.children), 9);
     assert_null(child(fx.children, "PersistentVolumeClaim"));
     dep = child(fx.children, "Deployment");
     vol = cJSON_GetArrayItem(json_path(dep, "spec.template.spec.volumes"), 0);
@@ -415,6 +415,153 @@ static void test_cronjob(void **state)
     }
 }
 
+/* The refresh Deployment: the nightly Job's pod (the same image, volume, credentials, flags) running
+ * the script's watch mode at spec.poll.interval, one replica, none when polling is off or the corpus is
+ * suspended; and the Jobs' pods stay in the full mode, unchanged. */
+static const cJSON *refresh_of(const cJSON *children)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, children)
+        if (strcmp(json_str(json_path(c, "metadata.labels"), API_LABEL_COMPONENT, ""), "refresh") == 0)
+            return c;
+    return NULL;
+}
+
+/* The refresh Deployment's replicas and POLL_INTERVAL_SECONDS (into interval) with one spec member
+ * replaced. */
+static int refresh_replicas_with(const char *member, const char *json, char *interval, size_t len)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    const cJSON *r, *e;
+    int replicas;
+
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(corpus, "spec"), member);
+    cJSON_AddItemToObject(cJSON_GetObjectItem(corpus, "spec"), member, cJSON_Parse(json));
+    render_fx(&fx, corpus);
+    r = refresh_of(fx.children);
+    assert_non_null(r);
+    replicas = json_int(json_obj(r, "spec"), "replicas", -1);
+    interval[0] = '\0';
+    cJSON_ArrayForEach(e, json_arr(container(json_path(r, "spec.template.spec"), "indexer"), "env"))
+        if (strcmp(json_str(e, "name", ""), "POLL_INTERVAL_SECONDS") == 0)
+            snprintf(interval, len, "%s", json_str(e, "value", ""));
+    fx_free(&fx);
+    return replicas;
+}
+
+static void test_refresh_deployment(void **state)
+{
+    struct fixture fx;
+    const cJSON *r, *pod, *k, *jk;
+    char *env, *job_env, *mounts, *job_mounts, interval[32];
+
+    (void)state;
+    render_fx(&fx, load_corpus());
+    r = refresh_of(fx.children);
+    assert_non_null(r);
+    assert_string_equal(json_str(r, "kind", ""), "Deployment");
+    assert_string_equal(json_path_str(r, "metadata.name", ""), "org-refresh");
+    assert_int_equal(json_int(json_obj(r, "spec"), "replicas", -1), 1);
+    assert_string_equal(json_path_str(r, "spec.strategy.type", ""), "Recreate");
+    assert_string_equal(json_str(json_path(r, "spec.selector.matchLabels"), API_LABEL_COMPONENT, ""), "refresh");
+    pod = json_path(r, "spec.template.spec");
+    assert_string_equal(json_str(pod, "restartPolicy", ""), "Always");
+    check_pod_security(pod);
+    k = container(pod, "indexer");
+    check_container_security(k);
+    env = json_print(json_arr(k, "env"));
+    assert_non_null(strstr(env, "{\"name\":\"INDEXER_MODE\",\"value\":\"watch\"}"));
+    assert_non_null(strstr(env, "{\"name\":\"POLL_INTERVAL_SECONDS\",\"value\":\"300\"}"));
+    assert_string_equal(cJSON_GetArrayItem(json_arr(k, "args"), 0)->valuestring, "-submodules=false");
+
+    /* The Job's pod is the same but for the mode: the nightly run is unchanged by the refresh. */
+    jk = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
+    job_env = json_print(json_arr(jk, "env"));
+    assert_null(strstr(job_env, "INDEXER_MODE"));
+    assert_int_equal(strncmp(env, job_env, strlen(job_env) - 1), 0);
+    mounts = json_print(json_arr(k, "volumeMounts"));
+    job_mounts = json_print(json_arr(jk, "volumeMounts"));
+    assert_string_equal(mounts, job_mounts);
+    assert_string_equal(json_str(jk, "image", ""), json_str(k, "image", "!"));
+    /* It waits most of the time: a small reservation, the Job's limit. */
+    assert_string_equal(json_path_str(k, "resources.requests.cpu", ""), "100m");
+    assert_string_equal(json_path_str(jk, "resources.requests.cpu", ""), "1");
+    assert_string_equal(json_path_str(k, "resources.limits.memory", ""), json_path_str(jk, "resources.limits.memory", "!"));
+    free(env);
+    free(job_env);
+    free(mounts);
+    free(job_mounts);
+    fx_free(&fx);
+
+    assert_int_equal(refresh_replicas_with("poll", "{\"interval\":\"90s\"}", interval, sizeof(interval)), 1);
+    assert_string_equal(interval, "90");
+    assert_int_equal(refresh_replicas_with("poll", "{\"interval\":\"0\"}", interval, sizeof(interval)), 0);
+    assert_string_equal(interval, "0");
+    /* Webhooks alone still need the pod: it serves their requests. */
+    {
+        cJSON *corpus = load_corpus(), *spec = cJSON_GetObjectItem(corpus, "spec");
+
+        cJSON_AddItemToObject(spec, "poll", cJSON_Parse("{\"interval\":\"0\"}"));
+        cJSON_AddItemToObject(spec, "webhook", cJSON_Parse("{\"secretRef\":{\"name\":\"hooks\"}}"));
+        render_fx(&fx, corpus);
+        assert_int_equal(json_int(json_obj(refresh_of(fx.children), "spec"), "replicas", -1), 1);
+        fx_free(&fx);
+    }
+    assert_int_equal(refresh_replicas_with("suspend", "true", interval, sizeof(interval)), 0);
+}
+
+/* spec.webhook: the connector serves /hooks/push with the Secret's key, the repository list and the
+ * volume's request folder, and nginx routes it there; without it nothing of this is rendered (the
+ * golden files, rendered without it, stay as they were). */
+static void test_webhook(void **state)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    const cJSON *pod, *k, *v;
+    char *cmd, *mounts, *conf = NULL;
+    struct zk_err err = {0};
+    int webhook_volume = 0;
+
+    (void)state;
+    cJSON_AddItemToObject(cJSON_GetObjectItem(corpus, "spec"), "webhook",
+                          cJSON_Parse("{\"secretRef\":{\"name\":\"hook-secret\"}}"));
+    render_fx(&fx, corpus);
+    pod = json_path(child(fx.children, "Deployment"), "spec.template.spec");
+    k = container(pod, "connector");
+    cmd = json_print(json_arr(k, "command"));
+    assert_non_null(strstr(cmd, "\"--webhook-secret-file\",\"/etc/codesearch/webhook/secret\""));
+    assert_non_null(strstr(cmd, "\"--webhook-repos-file\",\"/etc/codesearch/config/repositories.txt\""));
+    assert_non_null(strstr(cmd, "\"--webhook-queue-dir\",\"/data/queue\""));
+    mounts = json_print(json_arr(k, "volumeMounts"));
+    assert_non_null(strstr(mounts, "{\"name\":\"data\",\"mountPath\":\"/data\"}"));
+    assert_non_null(strstr(mounts, "\"mountPath\":\"/etc/codesearch/webhook\",\"readOnly\":true"));
+    cJSON_ArrayForEach(v, json_arr(pod, "volumes"))
+        if (strcmp(json_path_str(v, "secret.secretName", ""), "hook-secret") == 0)
+            webhook_volume++;
+    assert_int_equal(webhook_volume, 1);
+    assert_int_equal(render_nginx_conf(fx.spec, "/tmp", &conf, &err), ZK_OK);
+    assert_non_null(strstr(conf, "location = /hooks/push {"));
+    assert_true(strstr(conf, "location = /hooks/push {") < strstr(conf, "location / {"));
+    assert_null(strstr(conf, "@HOOKS@"));
+    free(cmd);
+    free(mounts);
+    free(conf);
+    fx_free(&fx);
+
+    render_fx(&fx, load_corpus());
+    k = container(json_path(child(fx.children, "Deployment"), "spec.template.spec"), "connector");
+    cmd = json_print(json_arr(k, "command"));
+    assert_null(strstr(cmd, "--webhook"));
+    assert_int_equal(render_nginx_conf(fx.spec, "/tmp", &conf, &err), ZK_OK);
+    assert_null(strstr(conf, "/hooks/push"));
+    assert_null(strstr(conf, "@HOOKS@"));
+    free(cmd);
+    free(conf);
+    fx_free(&fx);
+}
+
 /* Renders the sample corpus with one spec member replaced, and returns its config hash (a copy). */
 static char *hash_with(const char *member, const char *json)
 {
@@ -537,23 +684,31 @@ static void test_names(void **state)
     assert_true(strlen(label) <= 63);
 }
 
-/* render_child_name names every rendered child as render_children does: the controller looks the
- * children up by those names to tell, without rendering, whether any of them changed. */
+/* render_child_name names every rendered child as render_children does, but for the refresh
+ * Deployment, which is names.refresh: the controller looks the children up by those names to tell,
+ * without rendering, whether any of them changed. */
 static void check_child_names(const struct fixture *fx, const char *corpus_name)
 {
     struct render_names names;
     const cJSON *c;
-    int n = 0;
+    int n = 0, refresh = 0;
 
     render_child_names(corpus_name, &names);
     cJSON_ArrayForEach(c, fx->children) {
         const char *want = render_child_name(&names, json_str(c, "kind", ""));
 
         assert_non_null(want);
+        if (strcmp(json_str(json_path(c, "metadata.labels"), API_LABEL_COMPONENT, ""), "refresh") == 0) {
+            want = names.refresh;
+            refresh++;
+        }
         assert_string_equal(json_path_str(c, "metadata.name", ""), want);
         n++;
     }
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
+    assert_int_equal(refresh, 1);
+    assert_true(dns1035(names.refresh));
+    assert_string_not_equal(names.refresh, names.deployment);
     assert_null(render_child_name(&names, "Job"));
     assert_null(render_child_name(&names, "Pod"));
 }
@@ -731,7 +886,7 @@ static void test_yaml_parses(void **state)
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&p);
-    assert_int_equal(docs, 9);
+    assert_int_equal(docs, 10);
     assert_false(quoted_port); /* numbers stay numbers */
     free(yaml);
     fx_free(&fx);
@@ -746,6 +901,8 @@ int main(void)
         cmocka_unit_test(test_pvc_delete_policy),
         cmocka_unit_test(test_existing_claim),
         cmocka_unit_test(test_deployment),
+        cmocka_unit_test(test_refresh_deployment),
+        cmocka_unit_test(test_webhook),
         cmocka_unit_test(test_cronjob),
         cmocka_unit_test(test_pdb),
         cmocka_unit_test(test_config_hash),

@@ -77,6 +77,7 @@ static void test_defaults(void **state)
     assert_int_equal(s->connector.list_timeout_seconds, 10);
     assert_null(s->connector.mirror_prefix);
     assert_int_equal(s->freshness_max_age_seconds, 36 * 3600);
+    assert_int_equal(s->poll_interval_seconds, 300);
     spec_free(s);
 }
 
@@ -100,7 +101,7 @@ static void test_full_spec(void **state)
         "\"gateway\":{\"port\":9090,\"tokenSecretRef\":{\"name\":\"tokens\"}},"
         "\"connector\":{\"maxFiles\":50,\"contextLines\":0,\"searchTimeoutSeconds\":20,\"listTimeoutSeconds\":5,"
         "\"mirrorPrefix\":\"github.com/\"},"
-        "\"freshness\":{\"maxAge\":\"1h30m\"}}";
+        "\"freshness\":{\"maxAge\":\"1h30m\"},\"poll\":{\"interval\":\"1m30s\"}}";
 
     (void)state;
     assert_int_equal(parse_spec(json, &s, &errs), ZK_OK);
@@ -132,7 +133,49 @@ static void test_full_spec(void **state)
     assert_int_equal(s->connector.context_lines, 0);
     assert_string_equal(s->connector.mirror_prefix, "github.com/");
     assert_int_equal(s->freshness_max_age_seconds, 5400);
+    assert_int_equal(s->poll_interval_seconds, 90);
     spec_free(s);
+}
+
+/* spec.poll.interval: "0" turns polling off; a duration from 30 s to a day polls. */
+static void test_poll_interval(void **state)
+{
+    struct corpus_spec *s;
+    struct spec_errors errs;
+
+    (void)state;
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"poll\":{\"interval\":\"0\"}}", &s, &errs), ZK_OK);
+    assert_int_equal(s->poll_interval_seconds, 0);
+    spec_free(s);
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"poll\":{}}", &s, &errs), ZK_OK);
+    assert_int_equal(s->poll_interval_seconds, 300);
+    spec_free(s);
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"poll\":{\"interval\":\"30s\"}}", &s, &errs), ZK_OK);
+    assert_int_equal(s->poll_interval_seconds, 30);
+    spec_free(s);
+    expect_one_error("{" ONE_REPO ",\"poll\":{\"interval\":\"10s\"}}", "spec.poll.interval", "30s to 1d");
+    expect_one_error("{" ONE_REPO ",\"poll\":{\"interval\":\"2d\"}}", "spec.poll.interval", "30s to 1d");
+    expect_one_error("{" ONE_REPO ",\"poll\":{\"interval\":\"5 minutes\"}}", "spec.poll.interval", "0 (no polling)");
+    expect_one_error("{" ONE_REPO ",\"poll\":{\"interval\":\"0s\"}}", "spec.poll.interval", "0 (no polling)");
+    expect_one_error("{" ONE_REPO ",\"poll\":{\"interval\":5}}", "spec.poll.interval", "string");
+    expect_one_error("{" ONE_REPO ",\"poll\":\"5m\"}", "spec.poll", "object");
+}
+
+static void test_webhook_secret(void **state)
+{
+    struct corpus_spec *s;
+    struct spec_errors errs;
+
+    (void)state;
+    assert_int_equal(parse_spec("{" ONE_REPO "}", &s, &errs), ZK_OK);
+    assert_null(s->webhook_secret);
+    spec_free(s);
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"webhook\":{\"secretRef\":{\"name\":\"hooks\"}}}", &s, &errs), ZK_OK);
+    assert_string_equal(s->webhook_secret, "hooks");
+    spec_free(s);
+    expect_one_error("{" ONE_REPO ",\"webhook\":{\"secretRef\":{}}}", "spec.webhook.secretRef.name", "required");
+    expect_one_error("{" ONE_REPO ",\"webhook\":{\"secretRef\":{\"name\":\"Bad_Name\"}}}",
+                     "spec.webhook.secretRef.name", "Secret name");
 }
 
 static void test_missing_repositories(void **state)
@@ -486,6 +529,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_full_spec),
+        cmocka_unit_test(test_poll_interval),
+        cmocka_unit_test(test_webhook_secret),
         cmocka_unit_test(test_missing_repositories),
         cmocka_unit_test(test_too_many_repositories),
         cmocka_unit_test(test_bad_urls),

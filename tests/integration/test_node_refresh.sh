@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# FOR THE LEAD TO RUN: written without access to the cluster and NEVER RUN by its author (issue 20's
+# helper had no cluster); expect to fix small things on its first run.
+#
+# Freshness on the local node (issue 20): a corpus with spec.poll.interval 30s and spec.webhook gets a
+# refresh Deployment beside its nightly CronJob. After the first reindex Job, a commit pushed to the
+# HTTPS git server becomes searchable through the Service by polling alone (within the interval plus
+# 60 s), and another by a signed webhook through the Service's /hooks/push (within 60 s); a forged
+# delivery is refused with 401 and requests nothing; with polling off and no webhook the refresh
+# Deployment has no replica. Push-to-searchable times are printed as "# ..." lines for
+# docs/benchmarks.md. See tests/integration/test_refresh.sh for the same without a cluster.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/node/common.sh"
+
+node_preflight
+git_server_start
+NS=$(new_namespace refresh) || bail "a namespace for the corpus"
+on_exit "$KC delete namespace $NS --wait=false"
+on_exit operator_uninstall
+
+git_commit alpha main src/a.go 'package a' '// alpha-first-marker-1c0d'
+git_commit beta main src/b.go 'package b' '// beta-first-marker-8e21'
+operator_install
+
+TOKEN=$(openssl rand -hex 16)
+HOOK_SECRET=$(openssl rand -hex 16)
+$KC -n "$NS" create secret generic git-credentials --from-literal=username="$GIT_USER" \
+  --from-literal=password="$GIT_PASSWORD" >/dev/null
+$KC -n "$NS" create configmap git-ca --from-file=ca.crt="$GIT_CA" >/dev/null
+$KC -n "$NS" create secret generic search-tokens --from-literal=agent="$TOKEN" >/dev/null
+$KC -n "$NS" create secret generic hooks --from-literal=secret="$HOOK_SECRET" >/dev/null
+repos="  - {url: $GIT_URL/alpha.git, name: local/alpha}
+  - {url: $GIT_URL/beta.git, name: local/beta}"
+corpus() { # corpus EXTRA_SPEC_LINES
+  node_corpus org "$repos" search-tokens "  gitCredentialsSecretRef: {name: git-credentials}
+  gitCABundleRef: {name: git-ca}
+$1"
+}
+corpus "  poll: {interval: 30s}
+  webhook: {secretRef: {name: hooks}}" || bail "the corpus is accepted"
+
+exists() { $KC -n "$NS" get "$@" >/dev/null 2>&1; }
+check "the refresh Deployment exists" eventually 120 exists deployment org-refresh
+job=$(reindex "$NS" org) || { node_diagnostics "$NS"; bail "a reindex Job runs to its end"; }
+ok "the first reindex Job ran to its end ($job)"
+MCP=$(service_url "$NS" org-search 8080 /mcp) || bail "the corpus's Service has an address"
+HOOK=$(service_url "$NS" org-search 8080 /hooks/push) || bail "the corpus's Service has an address"
+check "the first commit is searchable" eventually 180 search_finds "$MCP" "$TOKEN" alpha-first-marker-1c0d local/alpha
+refresh_ready() { [ "$($KC -n "$NS" get deployment org-refresh -o jsonpath='{.status.readyReplicas}')" = 1 ]; }
+check "the refresh pod runs" eventually 120 refresh_ready
+
+# ---- polling -------------------------------------------------------------------------------------------
+git_commit alpha main src/a2.go 'package a' '// alpha-polled-marker-3f77'
+t0=$(date +%s)
+check "a pushed commit becomes searchable by polling within 30 s + 60 s" \
+  eventually 90 search_finds "$MCP" "$TOKEN" alpha-polled-marker-3f77 local/alpha
+echo "# cluster: push to searchable by polling (interval 30s): $(($(date +%s) - t0)) s"
+$KC -n "$NS" logs deployment/org-refresh >"$NODE_TMP/refresh.log" 2>&1
+check "the refresh pod indexed alpha alone" \
+  bash -c "grep -F '\"repository\":\"local/alpha\",\"status\":\"indexed\"' '$NODE_TMP/refresh.log' >/dev/null &&
+           ! grep -F '\"repository\":\"local/beta\",\"status\":\"indexed\"' '$NODE_TMP/refresh.log' >/dev/null"
+
+# ---- webhooks --------------------------------------------------------------------------------------------
+hook() { # hook REPO [SIGNATURE]: a GitHub push delivery through the Service; prints the HTTP status
+  local body sig
+  body="{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"$GIT_URL/$1.git\"}}"
+  sig=${2:-sha256=$(printf '%s' "$body" | openssl dgst -sha256 -hmac "$HOOK_SECRET" -r | cut -d' ' -f1)}
+  curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "$HOOK" -H 'X-GitHub-Event: push' \
+    -H "X-Hub-Signature-256: $sig" -H 'Content-Type: application/json' -d "$body"
+}
+check "a forged delivery is refused with 401" \
+  test "$(hook beta sha256=0000000000000000000000000000000000000000000000000000000000000000)" = 401
+git_commit beta main src/b2.go 'package b' '// beta-hooked-marker-a6c4'
+t0=$(date +%s)
+check "a signed delivery is accepted with 202" test "$(hook beta)" = 202
+check "the pushed commit becomes searchable by webhook within 60 s" \
+  eventually 60 search_finds "$MCP" "$TOKEN" beta-hooked-marker-a6c4 local/beta
+echo "# cluster: push to searchable by webhook: $(($(date +%s) - t0)) s"
+
+# ---- polling off, no webhook: no refresh pod ---------------------------------------------------------------
+corpus "  poll: {interval: \"0\"}" || bail "the corpus without polling is accepted"
+no_replica() { [ "$($KC -n "$NS" get deployment org-refresh -o jsonpath='{.spec.replicas}')" = 0 ]; }
+check "with polling off and no webhook the refresh Deployment has no replica" eventually 60 no_replica
+
+finish

@@ -1,0 +1,270 @@
+/* Unit tests for connector/hook: the three hosts' proofs (right, wrong, missing, a forged one beside a
+ * right one), the push payloads of GitHub, GitLab and Gitea, and the repository keys URLs match by;
+ * and for connector/webhook: what a delivery answers and which request file it writes, in a fresh
+ * temporary folder standing for the mounted Secret, the repository list and the volume's queue. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "connector/hook.h"
+#include "connector/webhook.h"
+#include "err.h"
+#include "mem.h"
+#include "tests/support/tmpdir.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+/* GitHub's documented example: this secret and body give this signature. */
+#define SECRET "It's a Secret to Everybody"
+#define BODY "Hello, World!"
+#define SIG "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+
+static int verify(const char *hub, const char *gitea, const char *gitlab, const char *body)
+{
+    struct hook_proof p = {hub, gitea, gitlab};
+
+    return hook_verify(&p, SECRET, strlen(SECRET), body, strlen(body));
+}
+
+static void test_github_signature(void **state)
+{
+    (void)state;
+    assert_true(verify("sha256=" SIG, NULL, NULL, BODY));
+    assert_false(verify("sha256=" SIG, NULL, NULL, BODY " ")); /* another body */
+    assert_false(verify(SIG, NULL, NULL, BODY));               /* without its prefix */
+    assert_false(verify("sha1=" SIG, NULL, NULL, BODY));
+    assert_false(verify("sha256=" "857107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", NULL, NULL, BODY));
+    assert_false(verify("sha256=" "757107ea", NULL, NULL, BODY)); /* cut short */
+    assert_false(verify("sha256=" "zz7107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", NULL, NULL, BODY));
+    assert_true(verify("sha256=" "757107EA0EB2509FC211221CCE984B8A37570B6D7586C22C46F4379C8B043E17", NULL, NULL, BODY));
+}
+
+static void test_gitea_and_gitlab(void **state)
+{
+    (void)state;
+    assert_true(verify(NULL, SIG, NULL, BODY));
+    assert_false(verify(NULL, "sha256=" SIG, NULL, BODY));
+    assert_true(verify(NULL, NULL, SECRET, BODY));
+    assert_false(verify(NULL, NULL, "It's a Secret to Everybody ", BODY));
+    assert_false(verify(NULL, NULL, "", BODY));
+    /* Gitea sends both signatures: both must be right. */
+    assert_true(verify("sha256=" SIG, SIG, NULL, BODY));
+    assert_false(verify("sha256=" SIG, NULL, "wrong", BODY));
+    assert_false(verify("sha256=" "0000000000000000000000000000000000000000000000000000000000000000", SIG, NULL, BODY));
+}
+
+static void test_no_proof_or_secret(void **state)
+{
+    struct hook_proof none = {0}, right = {"sha256=" SIG, NULL, NULL};
+
+    (void)state;
+    assert_false(hook_verify(&none, SECRET, strlen(SECRET), BODY, strlen(BODY)));
+    assert_false(hook_verify(&right, "", 0, BODY, strlen(BODY)));
+    assert_false(hook_verify(&right, NULL, 0, BODY, strlen(BODY)));
+}
+
+static void test_payloads(void **state)
+{
+    static const char github[] =
+        "{\"ref\":\"refs/heads/main\",\"repository\":{\"full_name\":\"org/api\","
+        "\"clone_url\":\"https://github.com/org/api.git\",\"ssh_url\":\"git@github.com:org/api.git\","
+        "\"html_url\":\"https://github.com/org/api\"}}";
+    static const char gitlab[] =
+        "{\"object_kind\":\"push\",\"ref\":\"refs/heads/dev\",\"project\":{\"path_with_namespace\":\"g/p\","
+        "\"git_http_url\":\"https://gitlab.example.com/g/p.git\",\"git_ssh_url\":\"git@gitlab.example.com:g/p.git\","
+        "\"web_url\":\"https://gitlab.example.com/g/p\"}}";
+    static const char gitea[] =
+        "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://gitea.example.com/o/r.git\"}}";
+    struct hook_push p;
+    struct zk_err err = {0};
+
+    (void)state;
+    assert_int_equal(hook_parse_push(github, strlen(github), &p, &err), ZK_OK);
+    assert_int_equal(p.nurls, 3);
+    assert_string_equal(p.urls[0], "https://github.com/org/api.git");
+    assert_string_equal(p.urls[1], "git@github.com:org/api.git");
+    assert_string_equal(p.ref, "refs/heads/main");
+    hook_push_free(&p);
+    assert_int_equal(hook_parse_push(gitlab, strlen(gitlab), &p, &err), ZK_OK);
+    assert_int_equal(p.nurls, 3);
+    assert_string_equal(p.urls[0], "https://gitlab.example.com/g/p.git");
+    assert_string_equal(p.ref, "refs/heads/dev");
+    hook_push_free(&p);
+    assert_int_equal(hook_parse_push(gitea, strlen(gitea), &p, &err), ZK_OK);
+    assert_int_equal(p.nurls, 1);
+    hook_push_free(&p);
+
+    assert_int_equal(hook_parse_push("[1]", 3, &p, &err), ZK_EINVAL);
+    assert_int_equal(hook_parse_push("{\"zen\":\"ping\"}", 14, &p, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "no repository URL"));
+    assert_int_equal(hook_parse_push("{\"repository\":", 14, &p, &err), ZK_EINVAL);
+    assert_int_equal(hook_parse_push(NULL, 0, &p, &err), ZK_EINVAL);
+    /* Only the given bytes are read: a body cut at its bound is not read past its end. */
+    assert_int_equal(hook_parse_push(github, 20, &p, &err), ZK_EINVAL);
+}
+
+static void test_url_keys(void **state)
+{
+    static const char *const same[] = {
+        "https://GitHub.com/Org/Repo.git", "https://github.com/org/repo", "https://github.com/org/repo/",
+        "git@github.com:org/repo.git", "ssh://git@github.com:22/org/repo.git", "http://user@github.com:443/org/repo",
+    };
+    char key[HOOK_KEY_MAX], small[8];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        assert_true(hook_url_key(same[i], key, sizeof(key)));
+        assert_string_equal(key, "github.com/org/repo");
+    }
+    assert_true(hook_url_key("https://gitlab.example.com/group/sub/p.git", key, sizeof(key)));
+    assert_string_equal(key, "gitlab.example.com/group/sub/p");
+    assert_false(hook_url_key("https://github.com", key, sizeof(key)));
+    assert_false(hook_url_key("https://github.com/", key, sizeof(key)));
+    assert_false(hook_url_key("not a url", key, sizeof(key)));
+    assert_false(hook_url_key("https://github.com/org/repo", small, sizeof(small)));
+}
+
+/* ---- connector/webhook ---------------------------------------------------------------------- */
+
+/* A GitHub push of org/api to main, and the signature SECRET gives it. */
+static const char push_api[] =
+    "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://github.com/Org/api.git\"}}";
+
+static void sign(const char *body, char hex[80])
+{
+    /* The signature is the one hook_verify checks: computed here by OpenSSL's command-free API. */
+    unsigned char md[32];
+    unsigned int n = 0;
+
+    assert_non_null(HMAC(EVP_sha256(), SECRET, (int)strlen(SECRET), (const unsigned char *)body, strlen(body), md, &n));
+    strcpy(hex, "sha256=");
+    for (unsigned i = 0; i < n; i++)
+        sprintf(hex + 7 + 2 * i, "%02x", md[i]);
+}
+
+/* The names in the queue folder, space-separated, into out. */
+static const char *queued(const char *dir, char *out, size_t len)
+{
+    char q[128];
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(q, sizeof(q), "%s/queue", dir);
+    out[0] = '\0';
+    d = opendir(q);
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? " " : "", e->d_name);
+    closedir(d);
+    return out;
+}
+
+static struct webhook *new_webhook(const char *dir)
+{
+    char secret[128], list[128], queue[128];
+    struct webhook_opts o = {secret, list, queue};
+    struct webhook *w;
+    struct zk_err err = {0};
+
+    snprintf(secret, sizeof(secret), "%s", tmpdir_write(dir, "secret", SECRET "\n", 0600));
+    snprintf(list, sizeof(list), "%s",
+             tmpdir_write(dir, "repositories.txt",
+                          "# listed\ngithub.com/org/web https://github.com/org/web\n"
+                          "github.com/org/api git@github.com:org/api.git main,dev\n", 0644));
+    snprintf(queue, sizeof(queue), "%s/queue", dir);
+    assert_int_equal(mkdir(queue, 0755), 0);
+    assert_int_equal(webhook_new(&o, &w, &err), ZK_OK);
+    return w;
+}
+
+static void deliver(struct webhook *w, const char *hub, const char *gitlab, const char *body, struct webhook_answer *a)
+{
+    struct hook_proof p = {hub, NULL, gitlab};
+
+    webhook_handle(w, &p, body, strlen(body), 0, a);
+}
+
+static void test_webhook_queues_a_listed_push(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct webhook *w = new_webhook(t->dir);
+    struct webhook_answer a;
+    char sig[80], names[256];
+
+    sign(push_api, sig);
+    deliver(w, sig, NULL, push_api, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"queued\":\"github.com/org/api\"}");
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
+    /* Ten more deliveries leave one request: the indexer runs once. */
+    for (int i = 0; i < 10; i++)
+        deliver(w, sig, NULL, push_api, &a);
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
+    /* GitLab's token (the secret file's trailing newline is not part of the secret). */
+    deliver(w, NULL, SECRET, push_api, &a);
+    assert_int_equal(a.status, 202);
+    webhook_free(w);
+}
+
+static void test_webhook_refuses_and_ignores(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct webhook *w = new_webhook(t->dir);
+    struct webhook_answer a;
+    char sig[80], names[256];
+    static const char other[] =
+        "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://github.com/org/other.git\"}}";
+    static const char tag[] =
+        "{\"ref\":\"refs/tags/v1\",\"repository\":{\"clone_url\":\"https://github.com/org/api.git\"}}";
+
+    sign(push_api, sig);
+    deliver(w, NULL, NULL, push_api, &a);
+    assert_int_equal(a.status, 401);
+    deliver(w, sig, NULL, other, &a); /* a signature of another body */
+    assert_int_equal(a.status, 401);
+    deliver(w, NULL, "wrong", push_api, &a);
+    assert_int_equal(a.status, 401);
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+
+    sign(other, sig);
+    deliver(w, sig, NULL, other, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"ignored\":\"the corpus does not list this repository\"}");
+    sign(tag, sig);
+    deliver(w, sig, NULL, tag, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"ignored\":\"not a branch\"}");
+    sign("not json", sig);
+    deliver(w, sig, NULL, "not json", &a);
+    assert_int_equal(a.status, 400);
+    {
+        struct hook_proof p = {sig, NULL, NULL};
+
+        webhook_handle(w, &p, NULL, 0, 1, &a);
+        assert_int_equal(a.status, 413);
+    }
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+    webhook_free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_github_signature), cmocka_unit_test(test_gitea_and_gitlab),
+        cmocka_unit_test(test_no_proof_or_secret), cmocka_unit_test(test_payloads),
+        cmocka_unit_test(test_url_keys),
+        cmocka_unit_test_setup_teardown(test_webhook_queues_a_listed_push, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_refuses_and_ignores, tmpdir_setup, tmpdir_teardown),
+    };
+
+    mem_setup();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
