@@ -77,6 +77,20 @@ first_lines() {
 
 now() { date +%s; }
 
+# failure STEP LOG: the error message for a step (git clone/fetch, zoekt-git-index) that failed with
+# its output in LOG. A full volume is said first and plainly: the tools' own words for it ("write
+# <long temporary path>: no space left on device") can come after other lines and be cut away.
+failure() {
+    nospace=$(grep -i -m 1 'no space left on device' "$2" 2>/dev/null | cut -c 1-300)
+    if [ -n "$nospace" ]; then
+        free=$(df -Pk "$DATA_DIR" 2>/dev/null | awk 'NR == 2 { print $4 }')
+        printf 'no space left on the volume (%s KiB free at %s once the partial output is removed); the previous shards keep serving: %s failed: %s' \
+            "${free:-?}" "$DATA_DIR" "$1" "$nospace"
+    else
+        printf '%s failed: %s' "$1" "$(first_lines "$2")"
+    fi
+}
+
 fail_all() {
     printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}\n' "$(json_str "$1")"
     exit 1
@@ -226,7 +240,7 @@ index_repo() {
     [ -d "$mirror" ] && step=fetch
     if ! sync_mirror "$mirror" "$url" "$log"; then
         rm -rf "$mirror.tmp"
-        report_failure "$name" "$step" "git $step failed: $(first_lines "$log")" "$started"
+        report_failure "$name" "$step" "$(failure "git $step" "$log")" "$started"
         return
     fi
     # zoekt-git-index names the repository after this setting, whatever the URL looks like.
@@ -245,7 +259,7 @@ index_repo() {
     }
     if ! "$ZOEKT_GIT_INDEX" -index "$tmp" -branches "$branches" "$@" "$mirror" >"$log" 2>&1; then
         rm -rf "$tmp"
-        report_failure "$name" "$step" "zoekt-git-index failed: $(first_lines "$log")" "$started"
+        report_failure "$name" "$step" "$(failure zoekt-git-index "$log")" "$started"
         return
     fi
     prefix=$(shard_prefix "$name")
