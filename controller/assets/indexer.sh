@@ -21,7 +21,7 @@
 # #1109). The link keeps the inode until the webserver has long stopped using it (docs/indexer.md).
 #
 # Output: one JSON object per line on stdout for each repository ("indexed", "failed" or "removed"),
-# then one summary line, also written to $TERMINATION_LOG for the controller to read from the pod's
+# then one summary line (with "noSpace":true when the volume was full), also written to $TERMINATION_LOG for the controller to read from the pod's
 # status. Exit status: 0 when at least one repository was indexed, 1 otherwise.
 #
 # $GIT_CA_BUNDLE, when set, is a PEM file of CA certificates git trusts for https (a private CA).
@@ -191,8 +191,10 @@ failed=0
 removed=0
 total=0
 
+no_space=
 report_failure() { # name step message started
     failed=$((failed + 1))
+    case $3 in "no space left on the volume"*) no_space=',"noSpace":true' ;; esac
     printf '%s\n' "$1" >>"$failed_names"
     printf '{"repository":"%s","status":"failed","step":"%s","error":"%s","seconds":%d}\n' \
         "$(json_str "$1")" "$2" "$(json_str "$3")" $(($(now) - $4))
@@ -347,8 +349,10 @@ prune_retired
 
 # The summary names at most 20 failed repositories: the termination message is cut at 4 KiB.
 names=$(head -n 20 "$failed_names" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
-summary=$(printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d,"failedRepositories":[%s]}}' \
-    "$indexed" "$failed" "$removed" "${names%,}")
+# noSpace (only when true): some step failed for lack of space, which fails every repository until
+# somebody grows the volume, so the corpus's status says it, not only the log.
+summary=$(printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d,"failedRepositories":[%s]%s}}' \
+    "$indexed" "$failed" "$removed" "${names%,}" "$no_space")
 printf '%s\n' "$summary"
 if [ -w "$TERMINATION_LOG" ] || { [ ! -e "$TERMINATION_LOG" ] && [ -w "$(dirname "$TERMINATION_LOG")" ]; }; then
     printf '%s\n' "$summary" >"$TERMINATION_LOG"

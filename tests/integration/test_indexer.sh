@@ -113,6 +113,8 @@ check "a full volume is reported as such, first" \
   grep -q '"step":"index","error":"no space left on the volume ([0-9]* KiB free at ' <(line_for local/alpha)
 check "with the tool's own write error, not cut away by its earlier lines" \
   grep -q 'zoekt-git-index failed: .*write .*: no space left on device"' <(line_for local/alpha)
+check "the summary says the volume was full (noSpace), for the corpus's status" \
+  grep -q '"failedRepositories":\[[^]]*"local/alpha"[^]]*\],"noSpace":true}}$' <(tail -n 1 "$T/out")
 check "the previous shard keeps serving through a full volume" test "$(cat "$(shard local/alpha)")" = "$before"
 check "the partial shard is removed with its temporary directory" \
   test -z "$(find "$T/data/index" -name '*.tmp' -o -name '.tmp.*')"
