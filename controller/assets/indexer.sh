@@ -21,8 +21,9 @@
 # #1109). The link keeps the inode until the webserver has long stopped using it (docs/indexer.md).
 #
 # Output: one JSON object per line on stdout for each repository ("indexed", "failed" or "removed"),
-# then one summary line (with "noSpace":true when the volume was full), also written to $TERMINATION_LOG for the controller to read from the pod's
-# status. Exit status: 0 when at least one repository was indexed, 1 otherwise.
+# then one summary line (with "noSpace":true when the volume was full), also written to
+# $TERMINATION_LOG for the controller to read from the pod's status. Exit status: 0 when at least one
+# repository was indexed, 1 otherwise.
 #
 # $GIT_CA_BUNDLE, when set, is a PEM file of CA certificates git trusts for https (a private CA).
 # Credentials ($CREDENTIALS_DIR, the mounted Secret) are read from files when git asks for them and
