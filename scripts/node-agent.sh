@@ -5,8 +5,14 @@
 #
 #   node-agent.sh dns STATE        cluster DNS: writes every Service's names
 #                                  (<svc>.<ns>.svc[.cluster.local]) with its ClusterIP to
-#                                  STATE/node/dns/hosts and signals dnsmasq (STATE/dnsmasq.pid) to
-#                                  re-read it. dnsmasq has no upstream, so no name leaves the machine.
+#                                  STATE/node/dns/hosts and signals dnsmasq
+#                                  (STATE/node/dns/dnsmasq.pid) to re-read it. dnsmasq has no upstream, so no name leaves the machine.
+#   node-agent.sh dnsmasq STATE CMD...
+#                                  runs dnsmasq (CMD) and starts it again whenever it ends, writing
+#                                  its PID to STATE/node/dns/dnsmasq.pid and, to its log, how it ended
+#                                  (exit status or signal). dnsmasq once died silently on a CI rehearsal
+#                                  and nothing noticed; now every pod's name resolution comes back
+#                                  within a second.
 #   node-agent.sh volumes STATE    the efs-sc provisioner: for every Pending claim of class efs-sc,
 #                                  a hostPath PersistentVolume (ReadWriteMany, Retain) bound to it,
 #                                  backed by a folder STATE/node/volumes/pvc-<uid> that any uid may
@@ -17,8 +23,9 @@
 # agent's whole process group (the watch included).
 set -uo pipefail
 
-role=${1:?usage: node-agent.sh dns|volumes STATE}
-state=${2:?usage: node-agent.sh dns|volumes STATE}
+role=${1:?usage: node-agent.sh dns|dnsmasq|volumes STATE}
+state=${2:?usage: node-agent.sh dns|dnsmasq|volumes STATE}
+shift 2
 
 sync_dns() {
   local hosts=$state/node/dns/hosts new
@@ -26,8 +33,28 @@ sync_dns() {
   new=$(printf '%s\n' "$new" | grep -E '^[0-9]' | LC_ALL=C sort)
   [ "$new" = "$(cat "$hosts" 2>/dev/null)" ] && return 0
   printf '%s\n' "$new" >"$hosts.tmp" && mv "$hosts.tmp" "$hosts"
-  [ -f "$state/dnsmasq.pid" ] && kill -HUP "$(cat "$state/dnsmasq.pid")" 2>/dev/null
+  [ -f "$state/node/dns/dnsmasq.pid" ] && kill -HUP "$(cat "$state/node/dns/dnsmasq.pid")" 2>/dev/null
   return 0
+}
+
+# supervise_dnsmasq CMD...: runs CMD, and again each time it ends. A second between starts, so a
+# dnsmasq that cannot start at all (its address taken) logs once a second rather than spinning.
+# cluster.sh stops this loop's process group, dnsmasq with it.
+supervise_dnsmasq() {
+  local pid rc
+  while :; do
+    "$@" &
+    pid=$!
+    echo "$pid" >"$state/node/dns/dnsmasq.pid"
+    wait "$pid"
+    rc=$?
+    if [ "$rc" -gt 128 ]; then
+      echo "node-agent: dnsmasq (pid $pid) was killed by signal $((rc - 128)); starting it again" >&2
+    else
+      echo "node-agent: dnsmasq (pid $pid) exited with status $rc; starting it again" >&2
+    fi
+    sleep 1
+  done
 }
 
 sync_volumes() {
@@ -57,6 +84,7 @@ PV
 
 case $role in
 dns)     kind=services; sync=sync_dns; mkdir -p "$state/node/dns" ;;
+dnsmasq) mkdir -p "$state/node/dns"; supervise_dnsmasq "$@" ;;
 volumes) kind=persistentvolumeclaims; sync=sync_volumes; mkdir -p "$state/node/volumes" ;;
 *) echo "node-agent: unknown role $role" >&2; exit 2 ;;
 esac

@@ -227,7 +227,8 @@ node_up() {
     touch "$node_dir/dns/hosts"
     # It stays root: the hosts file lives in the checkout, which may sit in a folder only root can
     # enter (/root), and dnsmasq re-reads it on every change.
-    start dnsmasq dnsmasq --keep-in-foreground --user=root --log-facility=- --no-resolv --no-hosts \
+    # Supervised: node-agent.sh starts it again whenever it ends, and logs how it ended.
+    start dnsmasq "$root/scripts/node-agent.sh" dnsmasq "$state" dnsmasq --keep-in-foreground --user=root --log-facility=- --no-resolv --no-hosts \
       --addn-hosts="$node_dir/dns/hosts" --listen-address="$ip" --bind-interfaces --domain-needed \
       --local=/cluster.local/
   fi

@@ -21,8 +21,9 @@
 # #1109). The link keeps the inode until the webserver has long stopped using it (docs/indexer.md).
 #
 # Output: one JSON object per line on stdout for each repository ("indexed", "failed" or "removed"),
-# then one summary line, also written to $TERMINATION_LOG for the controller to read from the pod's
-# status. Exit status: 0 when at least one repository was indexed, 1 otherwise.
+# then one summary line (with "noSpace":true when the volume was full), also written to
+# $TERMINATION_LOG for the controller to read from the pod's status. Exit status: 0 when at least one
+# repository was indexed, 1 otherwise.
 #
 # Modes ($INDEXER_MODE), all sharing the per-repository lock $DATA_DIR/locks/<shard prefix>.lock, so
 # that two runs never index one repository at once (docs/indexer.md, "Freshness"):
@@ -104,6 +105,20 @@ first_lines() {
 }
 
 now() { date +%s; }
+
+# failure STEP LOG: the error message for a step (git clone/fetch, zoekt-git-index) that failed with
+# its output in LOG. A full volume is said first and plainly: the tools' own words for it ("write
+# <long temporary path>: no space left on device") can come after other lines and be cut away.
+failure() {
+    nospace=$(grep -i -m 1 'no space left on device' "$2" 2>/dev/null | cut -c 1-300)
+    if [ -n "$nospace" ]; then
+        free=$(df -Pk "$DATA_DIR" 2>/dev/null | awk 'NR == 2 { print $4 }')
+        printf 'no space left on the volume (%s KiB free at %s once the partial output is removed); the previous shards keep serving: %s failed: %s' \
+            "${free:-?}" "$DATA_DIR" "$1" "$nospace"
+    else
+        printf '%s failed: %s' "$1" "$(first_lines "$2")"
+    fi
+}
 
 fail_all() {
     printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}\n' "$(json_str "$1")"
@@ -217,8 +232,10 @@ failed=0
 removed=0
 total=0
 
+no_space=
 report_failure() { # name step message started
     failed=$((failed + 1))
+    case $3 in "no space left on the volume"*) no_space=',"noSpace":true' ;; esac
     printf '%s\n' "$1" >>"$failed_names"
     printf '{"repository":"%s","status":"failed","step":"%s","error":"%s","seconds":%d}\n' \
         "$(json_str "$1")" "$2" "$(json_str "$3")" $(($(now) - $4))
@@ -312,7 +329,7 @@ index_repo() {
     [ -d "$mirror" ] && step=fetch
     if ! sync_mirror "$mirror" "$url" "$log"; then
         rm -rf "$mirror.tmp"
-        report_failure "$name" "$step" "git $step failed: $(first_lines "$log")" "$started"
+        report_failure "$name" "$step" "$(failure "git $step" "$log")" "$started"
         return
     fi
     # zoekt-git-index names the repository after this setting, whatever the URL looks like.
@@ -332,7 +349,7 @@ index_repo() {
     }
     if ! "$ZOEKT_GIT_INDEX" -index "$tmp" -branches "$branches" "$@" "$mirror" >"$log" 2>&1; then
         rm -rf "$tmp"
-        report_failure "$name" "$step" "zoekt-git-index failed: $(first_lines "$log")" "$started"
+        report_failure "$name" "$step" "$(failure zoekt-git-index "$log")" "$started"
         return
     fi
     prefix=$(shard_prefix "$name")
@@ -444,8 +461,8 @@ run_full() {
 # 4 KiB.
 summary_line() {
     names=$(head -n 20 "$failed_names" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
-    printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d%s,"failedRepositories":[%s]}}' \
-        "$indexed" "$failed" "$removed" "${1:-}" "${names%,}"
+    printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d%s,"failedRepositories":[%s]%s}}' \
+        "$indexed" "$failed" "$removed" "${1:-}" "${names%,}" "$no_space"
 }
 
 # listed_line PREFIX: the repository list's line for the repository whose shard prefix is PREFIX, or
@@ -541,7 +558,7 @@ LINE
 refresh_pass() {
     do_poll=$1
     shift
-    indexed=0 failed=0 removed=0 polled=0 changed=0 requests=0 busy=0
+    indexed=0 failed=0 removed=0 polled=0 changed=0 requests=0 busy=0 no_space=
     : >"$failed_names"
     pass_started=$(now)
     if [ "$do_poll" = 1 ]; then

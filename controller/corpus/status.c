@@ -188,8 +188,9 @@ static void observe_indexer(const struct status_input *in, const cJSON *prev, st
 }
 
 /* The failed repositories named by the newest finished indexer pod's summary, as a new array; or a
- * copy of the previous list when no finished pod says anything. */
-static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *prev_status)
+ * copy of the previous list when no finished pod says anything. *no_space: that summary says the
+ * volume was full (noSpace), which fails every repository until somebody grows it. */
+static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *prev_status, int *no_space)
 {
     const cJSON *pod, *best = NULL, *list, *name;
     time_t best_at = 0;
@@ -208,10 +209,12 @@ static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *p
             }
         }
     }
+    *no_space = 0;
     if (best) {
         const char *msg = json_str(best, "message", "");
 
         summary = json_parse(msg, strlen(msg));
+        *no_space = json_bool(json_obj(summary, "summary"), "noSpace", 0);
         list = json_arr(json_obj(summary, "summary"), "failedRepositories");
         if (list) {
             struct jb b = {0};
@@ -267,18 +270,20 @@ static void observe_served(const struct status_input *in, const cJSON *prev, str
 
 /* Indexed: at least one good index is served. */
 static void judge_indexed(const struct status_input *in, const struct indexer_times *times, int nfailed,
-                          struct cond *c)
+                          int no_space, struct cond *c)
 {
+    const char *full = no_space ? "; no space left on the volume: grow it, the previous shards keep serving" : "";
+
     if (in->index && in->index->repositories > 0 && nfailed > 0)
         cond_set(c, "True", "PartiallyIndexed",
-                 "%d repositories served; the last indexer run failed for %d (see status.indexer.failedRepositories)",
-                 in->index->repositories, nfailed);
+                 "%d repositories served; the last indexer run failed for %d (see status.indexer.failedRepositories)%s",
+                 in->index->repositories, nfailed, full);
     else if (in->index && in->index->repositories > 0)
         cond_set(c, "True", "IndexServed", "%d repositories served from %d shards", in->index->repositories,
                  in->index->shards);
     else if (in->index)
-        cond_set(c, "False", "NoIndex", "the webserver serves no repository yet%s",
-                 times->last_failure > times->last_success ? "; the last indexer run failed" : "");
+        cond_set(c, "False", "NoIndex", "the webserver serves no repository yet%s%s",
+                 times->last_failure > times->last_success ? "; the last indexer run failed" : "", full);
     else if (in->index_error)
         cond_set(c, "Unknown", "IndexStatusUnavailable", "cannot read /index-status: %s", in->index_error);
     else
@@ -380,12 +385,13 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
     struct served sv;
     struct jb b = {0};
     cJSON *st, *ix, *failed, *conds;
+    int no_space;
 
     *requeue_seconds = 0;
     observe_served(in, prev, &sv);
     observe_indexer(in, prev, &times);
-    failed = observe_failed_repos(in, prev);
-    judge_indexed(in, &times, cJSON_GetArraySize(failed), &indexed);
+    failed = observe_failed_repos(in, prev, &no_space);
+    judge_indexed(in, &times, cJSON_GetArraySize(failed), no_space, &indexed);
     judge_fresh(in, &sv, &fresh, requeue_seconds);
     judge_ready(in, &indexed, &ready);
 

@@ -107,6 +107,18 @@ check "it is reported with the indexer's error" \
   grep -q '"step":"index","error":"zoekt-git-index failed: fake failure indexing local/alpha"' <(line_for local/alpha)
 check "its previous shard keeps serving" test "$(cat "$(shard local/alpha)")" = "$before"
 
+# ---- a full volume: said plainly, the previous shard kept, nothing half-written left -----------
+FAKE_NOSPACE=local/alpha run_indexer
+check "a full volume is reported as such, first" \
+  grep -q '"step":"index","error":"no space left on the volume ([0-9]* KiB free at ' <(line_for local/alpha)
+check "with the tool's own write error, not cut away by its earlier lines" \
+  grep -q 'zoekt-git-index failed: .*write .*: no space left on device"' <(line_for local/alpha)
+check "the summary says the volume was full (noSpace), for the corpus's status" \
+  grep -q '"failedRepositories":\[[^]]*"local/alpha"[^]]*\],"noSpace":true}}$' <(tail -n 1 "$T/out")
+check "the previous shard keeps serving through a full volume" test "$(cat "$(shard local/alpha)")" = "$before"
+check "the partial shard is removed with its temporary directory" \
+  test -z "$(find "$T/data/index" -name '*.tmp' -o -name '.tmp.*')"
+
 # ---- a run killed mid-index (the Job's deadline) leaves no half shard -------------------------
 retired_before=$(find "$T/data/index/.retired" -type f | sort)
 ( FAKE_HANG=local/beta setsid env REPOS_FILE="$T/repos.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" \

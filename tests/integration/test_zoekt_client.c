@@ -236,6 +236,32 @@ static void test_not_zoekt_answers(void **state)
     }
 }
 
+/* Answers far larger than a search's, streamed without a Content-Length: 50 MiB is read (under the
+ * 64 MiB bound) and refused as not Zoekt's JSON; 80 MiB is cut at the bound and refused as too large.
+ * Either way within seconds, with a short message (at most a few bytes of the body). */
+static void test_huge_answers(void **state)
+{
+    struct zc_conn c = conn(20000);
+    struct zc_search_opts so = {30, 2, 1, 0};
+    struct zk_err err = {0};
+    struct zr_search s;
+    long started;
+
+    (void)state;
+    started = now_ms();
+    assert_int_equal(zc_search(&c, "zk:huge:50", &so, NULL, &s, &err), ZK_EPARSE);
+    assert_non_null(strstr(err.msg, "not valid JSON"));
+    assert_true(strlen(err.msg) < 600);
+    zr_search_free(&s);
+    assert_int_equal(zc_search(&c, "zk:huge:80", &so, NULL, &s, &err), ZK_ETOOBIG);
+    assert_non_null(strstr(err.msg, "too large"));
+    assert_non_null(strstr(err.msg, "narrow the query"));
+    assert_non_null(strstr(err.msg, "exceeds the limit of 67108864 bytes"));
+    assert_true(strlen(err.msg) < 600);
+    zr_search_free(&s);
+    assert_true(now_ms() - started < 15000);
+}
+
 static void test_server_error(void **state)
 {
     struct zc_conn c = conn(5000);
@@ -569,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_cancel_wakes_a_waiting_search),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_not_zoekt_answers),
+        cmocka_unit_test(test_huge_answers),
         cmocka_unit_test(test_server_error),
         cmocka_unit_test(test_get_is_rejected),
         cmocka_unit_test(test_list),

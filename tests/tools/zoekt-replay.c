@@ -20,6 +20,8 @@
  *                 disconnects or the server stops): a server that does not answer in time
  *   zk:garbage    200 with a body that is not JSON
  *   zk:truncated  200 with the first half of the largest search fixture
+ *   zk:huge:N     200 with N MiB of a body that is not JSON, sent chunked (no Content-Length tells the
+ *                 client the size in advance): an answer far larger than any search's
  *   zk:500        500 {"Error":"..."}
  *   zk:deadline   500 {"Error":"context deadline exceeded"}, as Zoekt answers when MaxWallTime ran out
  * Anything but POST on a path under /api/ gets 405 {"Error":"Only POST is supported"}, as Zoekt answers.
@@ -27,6 +29,7 @@
  * loaded (the search pod's probes ask it). Other paths get 404. */
 #include "buf.h"
 #include "json.h"
+#include "mem.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -245,6 +248,40 @@ static ssize_t hang_reader(void *cls, uint64_t pos, char *out, size_t max)
     return 1;
 }
 
+/* The body of zk:huge:N: cls points to the bytes still to send; 'x' up to 64 KiB a call. */
+static ssize_t huge_reader(void *cls, uint64_t pos, char *out, size_t max)
+{
+    unsigned long long *left = cls;
+    size_t n = max < 65536 ? max : 65536;
+
+    (void)pos;
+    if (*left == 0)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n > *left)
+        n = (size_t)*left;
+    memset(out, 'x', n);
+    *left -= n;
+    return (ssize_t)n;
+}
+
+static enum MHD_Result send_huge(struct MHD_Connection *c, unsigned long long mib)
+{
+    unsigned long long *left = mem_alloc(sizeof(*left));
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    *left = mib << 20;
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, huge_reader, left, free);
+    if (!r) {
+        free(left);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result answer_search(struct MHD_Connection *c, const struct buf *body)
 {
     cJSON *req = json_parse(body->data ? body->data : "", body->len);
@@ -274,6 +311,12 @@ static enum MHD_Result answer_search(struct MHD_Connection *c, const struct buf 
     if (strstr(q, "zk:garbage")) {
         cJSON_Delete(req);
         return send_text(c, 200, "<html><body>502 Bad Gateway (not Zoekt)</body></html>\n");
+    }
+    if (strstr(q, "zk:huge:")) {
+        unsigned long long mib = strtoull(strstr(q, "zk:huge:") + 8, NULL, 10);
+
+        cJSON_Delete(req);
+        return send_huge(c, mib);
     }
     if (strstr(q, "zk:truncated")) {
         cJSON_Delete(req);

@@ -508,6 +508,36 @@ static void test_failed_repositories(void **state)
     world_free(&w);
 }
 
+/* A run that failed for lack of space says so in Indexed's message, not only in the Job's log: every
+ * repository fails that way until somebody grows the volume. */
+static void test_volume_full(void **state)
+{
+    struct world w;
+    const cJSON *st;
+
+    (void)state;
+    world_init(&w);
+    w.pods = cJSON_Parse("[{\"status\":{\"containerStatuses\":[{\"name\":\"indexer\",\"state\":{\"terminated\":{"
+                         "\"finishedAt\":\"2026-11-28T03:41:10Z\",\"message\":\"{\\\"summary\\\":{\\\"indexed\\\":0,"
+                         "\\\"failed\\\":1,\\\"removed\\\":0,\\\"failedRepositories\\\":[\\\"local/grow\\\"],"
+                         "\\\"noSpace\\\":true}}\"}}}]}}]");
+    assert_non_null(w.pods);
+    w.in.pods = w.pods;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_INDEXED, "True", "PartiallyIndexed");
+    assert_non_null(strstr(cond_msg(st, STATUS_INDEXED), "no space left on the volume"));
+    expect_cond(st, STATUS_READY, "True", "Available");
+    /* The same run without noSpace: a plain failure, no word of space. */
+    cJSON_Delete(w.pods);
+    w.pods = cJSON_Parse("[{\"status\":{\"containerStatuses\":[{\"name\":\"indexer\",\"state\":{\"terminated\":{"
+                         "\"finishedAt\":\"2026-11-28T03:41:10Z\",\"message\":\"{\\\"summary\\\":{\\\"indexed\\\":0,"
+                         "\\\"failed\\\":1,\\\"removed\\\":0,\\\"failedRepositories\\\":[\\\"local/grow\\\"]}}\"}}}]}}]");
+    w.in.pods = w.pods;
+    st = step(&w, NULL);
+    assert_null(strstr(cond_msg(st, STATUS_INDEXED), "no space"));
+    world_free(&w);
+}
+
 static void test_reindex_and_custom_max_age(void **state)
 {
     struct world w;
@@ -545,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_empty_index),
         cmocka_unit_test(test_indexer_times),
         cmocka_unit_test(test_failed_repositories),
+        cmocka_unit_test(test_volume_full),
         cmocka_unit_test(test_reindex_and_custom_max_age),
     };
 
