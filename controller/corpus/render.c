@@ -735,6 +735,10 @@ static cJSON *job_spec(const struct rctx *c)
     jb_push(c->b, env, env_var(c->b, "TMPDIR", "/tmp"));
     if (s->git_ca.name)
         jb_push(c->b, env, env_var(c->b, "GIT_CA_BUNDLE", RENDER_GIT_CA_DIR "/" RENDER_GIT_CA_FILE));
+    /* Only the departure from indexer.sh's default is rendered, so corpora that index symbols (the
+     * default) keep the CronJob they had before the field existed. */
+    if (!s->indexer.symbols)
+        jb_push(c->b, env, env_var(c->b, "SYMBOLS", "false"));
     jb_add(c->b, k, "resources", resources(c->b, s->indexer.resources, "1", "2Gi", "4Gi"));
     jb_add(c->b, k, "securityContext", container_security(c->b));
     mounts = jb_add_arr(c->b, k, "volumeMounts");
