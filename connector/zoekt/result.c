@@ -604,6 +604,49 @@ static void zr_file_free(struct zr_file *f)
     free(f->lines);
     free(f->texts);
     free(f->content);
+    for (size_t i = 0; i < f->n_symbols; i++) {
+        free(f->symbols[i].sym);
+        free(f->symbols[i].kind);
+        free(f->symbols[i].parent);
+        free(f->symbols[i].parent_kind);
+    }
+    free(f->symbols);
+}
+
+/* Appends to f the symbol of a range starting on line, taking the four strings. */
+static void zr_symbol_add(struct zr_file *f, int line, char *const fields[4])
+{
+    struct zr_symbol *x;
+
+    f->symbols = mem_realloc(f->symbols, (f->n_symbols + 1) * sizeof(*f->symbols));
+    x = &f->symbols[f->n_symbols++];
+    x->line = line;
+    x->sym = fields[0];
+    x->kind = fields[1];
+    x->parent = fields[2];
+    x->parent_kind = fields[3];
+}
+
+static const char *const zr_symbol_names[4] = {"Sym", "Kind", "Parent", "ParentKind"};
+
+/* The SymbolInfo array of a ChunkMatch, parallel to its Ranges (c, as zr_tree_chunk read it): each
+ * object element becomes a symbol of f at its range's line. */
+static void zr_tree_symbols(const cJSON *cm, const struct zr_chunk *c, struct zr_file *f)
+{
+    const cJSON *si = json_arr(cm, "SymbolInfo"), *e;
+    size_t i = 0;
+
+    if (c->file_name || c->start <= 0)
+        return;
+    for (e = si ? si->child : NULL; e && i < c->n_ranges; e = e->next, i++) {
+        char *fields[4];
+
+        if (!cJSON_IsObject(e) || c->ranges[i].first <= 0)
+            continue;
+        for (int k = 0; k < 4; k++)
+            fields[k] = zr_strdup(json_str(e, zr_symbol_names[k], ""));
+        zr_symbol_add(f, c->ranges[i].first, fields);
+    }
 }
 
 /* The file's repository, path, commit, language, branches and, for Whole: true, its content. */
@@ -672,6 +715,7 @@ static int zr_parse_file(const cJSON *fm, size_t answer_len, const struct zr_opt
         if (!cJSON_IsObject(it))
             continue;
         zr_tree_chunk(it, &c, matching, o->match_lines);
+        zr_tree_symbols(it, &c, f);
         rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);
@@ -888,15 +932,15 @@ static void zr_scan_line_match(const struct jscan_doc *d, struct jscan lm, struc
 }
 
 static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_chunk *c, size_t matching,
-                          int cap)
+                          int cap, struct zr_file *f)
 {
-    static const char *const names[] = {"ContentStart", "FileName", "Ranges", "Content"},
+    static const char *const names[] = {"ContentStart", "FileName", "Ranges", "Content", "SymbolInfo"},
                              *const ends[] = {"Start", "End"};
-    struct jscan v[4], r, se[2];
+    struct jscan v[5], r, se[2];
     struct jscan_iter it;
     size_t n = 0;
 
-    jscan_find(d, cm, names, 4, v);
+    jscan_find(d, cm, names, 5, v);
     c->start = zr_scan_line_number(d, v[0], 0, NULL);
     c->file_name = jscan_bool(v[1], 0);
     c->got = 0;
@@ -915,6 +959,24 @@ static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_
     }
     if (zr_chunk_wants_content(c, matching, cap))
         c->got = zr_scan_b64(v[3], &c->content, &c->len);
+    /* zr_tree_symbols over the scanner. */
+    if (c->file_name || c->start <= 0)
+        return;
+    n = 0;
+    jscan_iter_init(&it, d, jscan_arr(v[4]));
+    while (n < c->n_ranges && jscan_next(&it, NULL, &r)) {
+        struct jscan sv[4];
+        char *fields[4];
+
+        if (jscan_type(r) != JSCAN_OBJECT || c->ranges[n].first <= 0) {
+            n++;
+            continue;
+        }
+        jscan_find(d, r, zr_symbol_names, 4, sv);
+        for (int k = 0; k < 4; k++)
+            fields[k] = zr_scan_strdup(sv[k], NULL);
+        zr_symbol_add(f, c->ranges[n++].first, fields);
+    }
 }
 
 /* zr_parse_file over the scanner: the file's names and content as zr_scan_meta reads them, and its
@@ -949,7 +1011,7 @@ static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct
     while (!rc && jscan_next(&it, NULL, &m)) {
         if (jscan_type(m) != JSCAN_OBJECT)
             continue;
-        zr_scan_chunk(d, m, &c, matching, o->match_lines);
+        zr_scan_chunk(d, m, &c, matching, o->match_lines, f);
         rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);

@@ -30,6 +30,15 @@ struct zr_line {
     int undecodable; /* 1: Zoekt's base64 could not be decoded; text is "" */
 };
 
+/* The SymbolInfo Zoekt sends with a match range of a sym: query in an index built with ctags. */
+struct zr_symbol {
+    int line;          /* 1-based line of the range's start */
+    char *sym;         /* the symbol's name; these four are sanitised, "" when absent */
+    char *kind;        /* as ctags names it: "function", "func", "struct", "method", ... */
+    char *parent;      /* the enclosing scope ("pkg.Type"), or "" */
+    char *parent_kind;
+};
+
 struct zr_file {
     char *repo;     /* repository name, mirror prefix stripped */
     char *path;     /* path within the repository */
@@ -49,6 +58,9 @@ struct zr_file {
                              * NUL-terminated; NULL when Zoekt sent none or it did not decode */
     size_t content_len;
     int has_content;        /* Zoekt sent Content (even when it did not decode) */
+    struct zr_symbol *symbols; /* the SymbolInfo of its match ranges that carry one (ChunkMatches
+                                * only), in Zoekt's order; NULL when n_symbols is 0 */
+    size_t n_symbols;
 };
 
 /* The Stats Zoekt embeds in every search result: they tell why a search stopped. */

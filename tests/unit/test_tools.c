@@ -241,7 +241,7 @@ static void test_output_schema_matches_format(void **state)
     struct zr_line line = {1, (char *)"text", 1, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
-                           1, 1, 0, 0, NULL, 0, 0};
+                           1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct zk_err err = {0};
     struct buf text;
@@ -293,7 +293,7 @@ static void test_output_schema_new_tools(void **state)
     struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
-                           1, 1, 0, 0, NULL, 0, 0};
+                           1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct fmt_files_opts fo = {"q", 10, 16384};
     struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};
