@@ -79,6 +79,8 @@ cJSON *tool_list_files_def(void);
 int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 cJSON *tool_find_references_def(void);
 int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+cJSON *tool_find_symbol_def(void);
+int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 
 /* Newest and oldest index time over the repositories, and the first Zoekt version found. */
 struct targ_index_summary {

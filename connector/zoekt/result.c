@@ -592,6 +592,8 @@ static void zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, 
         c->got = zr_member_b64(cm, "Content", &c->content, &c->len);
 }
 
+static void zr_symbol_free(struct zr_symbol *y);
+
 static void zr_file_free(struct zr_file *f)
 {
     free(f->repo);
@@ -604,13 +606,17 @@ static void zr_file_free(struct zr_file *f)
     free(f->lines);
     free(f->texts);
     free(f->content);
-    for (size_t i = 0; i < f->n_symbols; i++) {
-        free(f->symbols[i].sym);
-        free(f->symbols[i].kind);
-        free(f->symbols[i].parent);
-        free(f->symbols[i].parent_kind);
-    }
+    for (size_t i = 0; i < f->n_symbols; i++)
+        zr_symbol_free(&f->symbols[i]);
     free(f->symbols);
+}
+
+static void zr_symbol_free(struct zr_symbol *y)
+{
+    free(y->sym);
+    free(y->kind);
+    free(y->parent);
+    free(y->parent_kind);
 }
 
 /* Appends to f the symbol of a range starting on line, taking the four strings. */
@@ -1108,6 +1114,29 @@ out:
     return rc;
 }
 
+void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_symbol *, void *), void *arg)
+{
+    size_t kept_files = 0;
+
+    for (size_t i = 0; i < s->n_files; i++) {
+        struct zr_file *f = &s->files[i];
+        size_t kept = 0;
+
+        for (size_t k = 0; k < f->n_symbols; k++) {
+            if (keep(&f->symbols[k], arg))
+                f->symbols[kept++] = f->symbols[k];
+            else
+                zr_symbol_free(&f->symbols[k]);
+        }
+        f->n_symbols = kept;
+        if (kept)
+            s->files[kept_files++] = *f;
+        else
+            zr_file_free(f);
+    }
+    s->n_files = kept_files;
+}
+
 void zr_search_free(struct zr_search *s)
 {
     for (size_t i = 0; i < s->n_files; i++)
@@ -1195,6 +1224,7 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         r->shards = json_int(stats, "Shards", 0);
         r->documents = json_int(stats, "Documents", 0);
         r->content_bytes = json_int(stats, "ContentBytes", 0);
+        r->has_symbols = json_bool(repo, "HasSymbols", 0);
         shard_sum += r->shards;
     }
     cJSON_ArrayForEach(e, map) {
@@ -1212,6 +1242,7 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         r->zoekt_version = mem_strdup("");
         zr_parse_branches(json_arr(e, "Branches"), r);
         r->index_time = json_int(e, "IndexTimeUnix", 0);
+        r->has_symbols = json_bool(e, "HasSymbols", 0);
     }
     if (out->n_repos > 1)
         qsort(out->repos, out->n_repos, sizeof(*out->repos), zr_repo_cmp);

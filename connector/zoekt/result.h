@@ -97,6 +97,7 @@ struct zr_repo {
     long long shards;
     long long documents;
     long long content_bytes;
+    int has_symbols;       /* HasSymbols: indexed with ctags (the shard holds symbol data) */
 };
 
 struct zr_list {
@@ -121,6 +122,10 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
 int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
                          struct zk_err *err);
 void zr_search_free(struct zr_search *s);
+
+/* Keeps the symbols for which keep(symbol, arg) is true, and the files left with at least one symbol
+ * (their order unchanged); frees the rest. */
+void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_symbol *, void *), void *arg);
 
 /* Parses a /api/list body ({"List":{...}}). Same contract as zr_parse_search; free with zr_list_free. */
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err);
