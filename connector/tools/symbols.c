@@ -181,9 +181,16 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
     }
     if (!without)
         goto out;
-    rc = buf_printf(note, "%s%s%zu of the %zu repositories searched ha%s no symbol data (indexed without ctags), "
-                          "so definitions there are not found here: ", note->len ? " " : "",
-                    without == selected ? "all " : "", without, selected, without == 1 ? "s" : "ve");
+    if (selected == 1)
+        rc = buf_printf(note, "%sThe repository searched has no symbol data", note->len ? " " : "");
+    else if (without == selected)
+        rc = buf_printf(note, "%sNone of the %zu repositories searched has symbol data", note->len ? " " : "",
+                        selected);
+    else
+        rc = buf_printf(note, "%s%zu of the %zu repositories searched ha%s no symbol data", note->len ? " " : "",
+                        without, selected, without == 1 ? "s" : "ve");
+    if (!rc)
+        rc = buf_puts(note, " (indexed without ctags), so definitions there are not found here: ");
     for (size_t i = 0, named = 0; !rc && i < l.n_repos && named < SYMS_NAMED_MAX; i++) {
         int sel = n_repos == 0;
         char pattern[ZN_ARG_MAX + 1];
