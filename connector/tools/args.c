@@ -4,6 +4,7 @@
 #include "connector/format.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
+#include "json.h"
 #include "mem.h"
 
 #include <stdarg.h>
@@ -24,7 +25,7 @@ int targ_fail(struct tool_result *r, const char *fmt, ...)
      * two: such bytes are dropped, so that the reply stays UTF-8. */
     n = strlen(msg);
     for (size_t i = 0, k; i < n; i += k ? k : 1) {
-        k = zr_utf8_len((const unsigned char *)msg + i, n - i);
+        k = json_utf8_len((const unsigned char *)msg + i, n - i);
         memmove(msg + kept, msg + i, k);
         kept += k;
     }
@@ -93,7 +94,7 @@ static int targ_check_text(const char *name, size_t item, const char *s, struct 
     char where[48] = "";
 
     for (size_t i = 0; i < n; i += k) {
-        if ((k = zr_utf8_len(p + i, n - i)))
+        if ((k = json_utf8_len(p + i, n - i)))
             continue;
         if (item)
             snprintf(where, sizeof(where), ", item %zu,", item);

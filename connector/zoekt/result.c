@@ -71,43 +71,10 @@ bad:
     return NULL;
 }
 
-size_t zr_utf8_len(const unsigned char *s, size_t n)
-{
-    size_t need;
-    unsigned int cp;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        need = 2;
-        cp = s[0] & 0x1f;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        need = 3;
-        cp = s[0] & 0x0f;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        need = 4;
-        cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < need)
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8. */
-    if ((need == 3 && cp < 0x800) || (need == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return need;
-}
-
 /* Length of the printable character at in (at most n bytes), or 0 when it must be replaced. */
 static size_t zr_printable_len(const unsigned char *in, size_t n)
 {
-    size_t k = zr_utf8_len(in, n);
+    size_t k = json_utf8_len(in, n);
 
     if (k == 1 && ((in[0] < 0x20 && in[0] != '\t') || in[0] == 0x7f))
         return 0;

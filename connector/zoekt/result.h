@@ -139,10 +139,6 @@ void zr_error_text(const char *body, size_t len, char *out, size_t n);
  * NUL. Returns NULL for invalid input. */
 unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len);
 
-/* The length of the well-formed UTF-8 sequence at s (at most n > 0 bytes), or 0 when s does not start
- * one: a stray continuation byte, an overlong form, a surrogate, a value past U+10FFFF, a cut sequence. */
-size_t zr_utf8_len(const unsigned char *s, size_t n);
-
 /* Makes bytes safe to print: invalid UTF-8 and control characters other than tab become U+FFFD, a
  * trailing carriage return is dropped. Returns a heap string the caller frees; never NULL. */
 char *zr_sanitize(const unsigned char *in, size_t len);
