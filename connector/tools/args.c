@@ -318,3 +318,15 @@ void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
 out:
     zr_list_free(&l);
 }
+
+int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,
+                const struct zr_opts *ro, struct zr_search *res, struct tool_result *r)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->search_timeout_ms);
+    struct zk_err err = {0};
+
+    if (zc_search(&c, zq, so, ro, res, &err) == ZK_OK)
+        return ZK_OK;
+    (void)targ_fail(r, "%s failed: %s\nQuery sent: %s", tool, err.msg, zq);
+    return ZK_EINVAL;
+}

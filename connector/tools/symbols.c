@@ -255,7 +255,6 @@ int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     sym = mem_printf("sym:%s", re);
     {
         struct zq_spec spec = {sym, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT};
-        struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {SYMS_FETCH, 0, 1, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
         struct fmt_symbols_opts fo = {NULL, (int)max_files, cfg->output_budget, 0, NULL};
@@ -264,11 +263,8 @@ int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_
             rc = targ_fail(r, "invalid find_symbol arguments: %s", qerr.msg);
             goto out;
         }
-        rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
-        if (rc) {
-            rc = targ_fail(r, "find_symbol failed: %s\nQuery sent: %s", qerr.msg, zq);
+        if (targ_search(ctx, "find_symbol", zq, &so, &ro, &res, r))
             goto out;
-        }
         fo.more = res.stats.file_count > (long long)res.n_files;
         zr_search_keep_symbols(&res, syms_keep, &kinds);
         if (res.n_files == 0 && n_repos)
