@@ -163,6 +163,31 @@ struct fmt_refs_opts {
 int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct buf *text, cJSON **structured,
              struct zk_err *err);
 
+/* find_symbol: symbol definitions (the SymbolInfo of a sym: search), file by file sorted by repository
+ * and path, each with its kind and scope, then the line:
+ *
+ *   Query: sym:^Grow$ case:yes
+ *   1 definition in 1 file of 1 repository.
+ *
+ *   acme/x/a.go @0226d547
+ *   5 func Grow (in struct a.Widget): func (w *Widget) Grow(n int) int {
+ *
+ * At most FMT_FILE_MATCH_LINES definitions per file. Only the symbols of r's files are shown (the
+ * caller drops those of other kinds first). The text stays within budget: files that do not fit are
+ * left out and counted in a last line. *structured gets {"query","totalFiles","totalDefinitions",
+ * "shownFiles","complete","truncation","note"?,"files":[{"repository","path","version","language",
+ * "definitions":[{"line","symbol","kind","parent","parentKind","text"}]}]}. Returns ZK_OK, or
+ * ZK_ETOOBIG when *text has no room. */
+struct fmt_symbols_opts {
+    const char *query; /* the Zoekt query that ran (echoed) */
+    int max_files;     /* files shown at most */
+    size_t budget;     /* bytes of text at most (at least FMT_BUDGET_MIN) */
+    int more;          /* Zoekt matched more files than r holds (its count is then a lower bound) */
+    const char *note;  /* a "Note: " line after the header, or NULL */
+};
+int fmt_symbols(const struct zr_search *r, const struct fmt_symbols_opts *o, struct buf *text, cJSON **structured,
+                struct zk_err *err);
+
 /* Whether line looks like the definition of ident, by a small per-language heuristic (the index has no
  * symbols): ident after one of the keywords func, type, class, def, struct, interface, enum, trait, fn,
  * union, function, #define, var, const, let, module, impl (at the start of the line or after a blank,

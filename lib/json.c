@@ -87,10 +87,7 @@ cJSON *json_parse(const char *data, size_t len)
     return cJSON_ParseWithLength(data, len);
 }
 
-/* The length of the well-formed UTF-8 sequence at s (n > 0 bytes available), or 0 when s does not
- * start one: a stray continuation byte, an overlong form, a surrogate, a value past U+10FFFF or a
- * sequence cut short. */
-static size_t json_utf8_len(const unsigned char *s, size_t n)
+size_t json_utf8_len(const unsigned char *s, size_t n)
 {
     size_t need, i;
     unsigned lo = 0x80, hi = 0xbf; /* the range the second byte must be in */

@@ -31,6 +31,11 @@ cJSON *json_parse(const char *data, size_t len);
  * node or one cJSON cannot print. */
 char *json_print(const cJSON *node);
 
+/* The length of the well-formed UTF-8 sequence at s (n > 0 bytes available), or 0 when s does not
+ * start one: a stray continuation byte, an overlong form, a surrogate, a value past U+10FFFF or a
+ * sequence cut short. The project's one UTF-8 validator. */
+size_t json_utf8_len(const unsigned char *s, size_t n);
+
 /* Flags for json_escape. */
 enum json_escape_flags {
     /* Bytes that are not part of well-formed UTF-8 become U+FFFD, so the output is valid JSON text

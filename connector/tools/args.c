@@ -4,6 +4,7 @@
 #include "connector/format.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
+#include "json.h"
 #include "mem.h"
 
 #include <stdarg.h>
@@ -24,7 +25,7 @@ int targ_fail(struct tool_result *r, const char *fmt, ...)
      * two: such bytes are dropped, so that the reply stays UTF-8. */
     n = strlen(msg);
     for (size_t i = 0, k; i < n; i += k ? k : 1) {
-        k = zr_utf8_len((const unsigned char *)msg + i, n - i);
+        k = json_utf8_len((const unsigned char *)msg + i, n - i);
         memmove(msg + kept, msg + i, k);
         kept += k;
     }
@@ -93,7 +94,7 @@ static int targ_check_text(const char *name, size_t item, const char *s, struct 
     char where[48] = "";
 
     for (size_t i = 0; i < n; i += k) {
-        if ((k = zr_utf8_len(p + i, n - i)))
+        if ((k = json_utf8_len(p + i, n - i)))
             continue;
         if (item)
             snprintf(where, sizeof(where), ", item %zu,", item);
@@ -316,4 +317,16 @@ void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
                         n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
 out:
     zr_list_free(&l);
+}
+
+int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,
+                const struct zr_opts *ro, struct zr_search *res, struct tool_result *r)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->search_timeout_ms);
+    struct zk_err err = {0};
+
+    if (zc_search(&c, zq, so, ro, res, &err) == ZK_OK)
+        return ZK_OK;
+    (void)targ_fail(r, "%s failed: %s\nQuery sent: %s", tool, err.msg, zq);
+    return ZK_EINVAL;
 }

@@ -61,6 +61,12 @@ int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, 
  * that does not fit empties (the note is a courtesy). */
 void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note);
 
+/* Runs the Zoekt query zq for tool (its name, for the message) with the configured search timeout:
+ * ZK_OK with *res filled (the caller frees it with zr_search_free, also after a failure), or fails r
+ * with "<tool> failed: <why>\nQuery sent: <zq>" and returns ZK_EINVAL, as the argument checks do. */
+int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,
+                const struct zr_opts *ro, struct zr_search *res, struct tool_result *r);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 
@@ -79,6 +85,8 @@ cJSON *tool_list_files_def(void);
 int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 cJSON *tool_find_references_def(void);
 int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+cJSON *tool_find_symbol_def(void);
+int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 
 /* Newest and oldest index time over the repositories, and the first Zoekt version found. */
 struct targ_index_summary {

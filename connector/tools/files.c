@@ -151,17 +151,13 @@ int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_r
         goto out;
     }
     {
-        struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {FILES_FETCH, 0, 1, 0};
         /* Only names are wanted: one match per file is decoded (0 would decode them all). */
         struct zr_opts ro = {cfg->mirror_prefix, 0, 1};
         struct fmt_files_opts fo = {zq, (int)max_files, cfg->output_budget};
 
-        rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
-        if (rc) {
-            rc = targ_fail(r, "list_files failed: %s\nQuery sent: %s", qerr.msg, zq);
+        if (targ_search(ctx, "list_files", zq, &so, &ro, &res, r))
             goto out;
-        }
         if (res.n_files == 0 && files_no_repo(ctx, repo, pattern, r))
             goto out;
         buf_reset(&r->text);

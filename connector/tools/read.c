@@ -105,15 +105,11 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
     }
 
     {
-        struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {READ_MAX_FILES - 1, 0, 1, 1};
         struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
 
-        rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
-        if (rc) {
-            rc = targ_fail(r, "read_file failed: %s\nQuery sent: %s", qerr.msg, zq);
+        if (targ_search(ctx, "read_file", zq, &so, &ro, &res, r))
             goto out;
-        }
     }
     if (res.n_files == 0) {
         rc = read_not_found(ctx, repo, pattern, path, r, err);

@@ -104,7 +104,6 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
     pattern = mem_printf("\\b%s\\b", symbol);
     {
         struct zq_spec spec = {pattern, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_REGEX};
-        struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {REFS_FETCH, 0, 1, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
         struct fmt_refs_opts fo = {NULL, symbol, (int)max_files, cfg->output_budget, NULL};
@@ -113,11 +112,8 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
             rc = targ_fail(r, "invalid find_references arguments: %s", qerr.msg);
             goto out;
         }
-        rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
-        if (rc) {
-            rc = targ_fail(r, "find_references failed: %s\nQuery sent: %s", qerr.msg, zq);
+        if (targ_search(ctx, "find_references", zq, &so, &ro, &res, r))
             goto out;
-        }
         if (res.n_files == 0 && n_repos)
             targ_explain_empty(ctx, repos, n_repos, &note);
         fo.query = zq;

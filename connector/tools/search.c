@@ -23,8 +23,8 @@ static const char search_def[] =
     "is searched as literal text and a note says so; literal: true always searches the literal text (rg -F). "
     "syntax: \\\"zoekt\\\" reads query as Zoekt's query language instead: space-separated terms that must all "
     "match, the lower-case word or, a leading - to exclude, lang:go, case:yes, file:regex, repo:regex, "
-    "\\\"quotes\\\" for spaces (a backslash inside quotes must be doubled). sym: (symbol definitions) needs "
-    "an index built with ctags, which this one is not.\\n\\n"
+    "\\\"quotes\\\" for spaces (a backslash inside quotes must be doubled). sym:Name matches symbol "
+    "definitions in repositories indexed with ctags; find_symbol does that with kinds and scopes.\\n\\n"
     "Filter with the arguments repo, file and exclude_file: they accept plain names and globs (*.yaml, "
     "src/**/*.c, vendor/). The final Zoekt query is echoed in the result.\\n\\n"
     "Examples: {\\\"query\\\":\\\"func ParseConfig(\\\",\\\"file\\\":\\\"*.go\\\"}; "
@@ -129,9 +129,9 @@ static int search_bad_regex(const char *msg, struct buf *note)
 }
 
 static const char search_no_symbols[] =
-    "sym: matches symbol definitions only where the index holds symbols (ctags), and this index was built "
-    "without them, so sym: finds nothing here; search the definition's text instead (e.g. \"func Name(\" or "
-    "\"type Name \").";
+    "sym: matches symbol definitions only in repositories indexed with ctags: either there is no such "
+    "definition or the repositories searched have no symbol data (find_symbol names them); search the "
+    "definition's text instead (e.g. \"func Name(\" or \"type Name \").";
 
 int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {

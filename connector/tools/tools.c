@@ -1,5 +1,5 @@
 /* tools.c: the tool catalogue and dispatch; see tools.h. The tools live in search.c, repos.c, read.c,
- * files.c, refs.c and status.c; the argument checks they share in args.c; the result container in result.c. */
+ * files.c, refs.c, symbols.c and status.c; the argument checks they share in args.c; the result container in result.c. */
 #include "connector/tools/tools.h"
 
 #include "connector/tools/args.h"
@@ -19,6 +19,7 @@ static const struct tools_entry tools_table[] = {
     {"read_file", tool_read_file_def, tool_read_file},
     {"list_files", tool_list_files_def, tool_list_files},
     {"find_references", tool_find_references_def, tool_find_references},
+    {"find_symbol", tool_find_symbol_def, tool_find_symbol},
     {"corpus_status", tool_corpus_status_def, tool_corpus_status},
 };
 

@@ -71,43 +71,10 @@ bad:
     return NULL;
 }
 
-size_t zr_utf8_len(const unsigned char *s, size_t n)
-{
-    size_t need;
-    unsigned int cp;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        need = 2;
-        cp = s[0] & 0x1f;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        need = 3;
-        cp = s[0] & 0x0f;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        need = 4;
-        cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < need)
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8. */
-    if ((need == 3 && cp < 0x800) || (need == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return need;
-}
-
 /* Length of the printable character at in (at most n bytes), or 0 when it must be replaced. */
 static size_t zr_printable_len(const unsigned char *in, size_t n)
 {
-    size_t k = zr_utf8_len(in, n);
+    size_t k = json_utf8_len(in, n);
 
     if (k == 1 && ((in[0] < 0x20 && in[0] != '\t') || in[0] == 0x7f))
         return 0;
@@ -592,6 +559,8 @@ static void zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, 
         c->got = zr_member_b64(cm, "Content", &c->content, &c->len);
 }
 
+static void zr_symbol_free(struct zr_symbol *y);
+
 static void zr_file_free(struct zr_file *f)
 {
     free(f->repo);
@@ -604,6 +573,53 @@ static void zr_file_free(struct zr_file *f)
     free(f->lines);
     free(f->texts);
     free(f->content);
+    for (size_t i = 0; i < f->n_symbols; i++)
+        zr_symbol_free(&f->symbols[i]);
+    free(f->symbols);
+}
+
+static void zr_symbol_free(struct zr_symbol *y)
+{
+    free(y->sym);
+    free(y->kind);
+    free(y->parent);
+    free(y->parent_kind);
+}
+
+/* Appends to f the symbol of a range starting on line, taking the four strings. */
+static void zr_symbol_add(struct zr_file *f, int line, char *const fields[4])
+{
+    struct zr_symbol *x;
+
+    f->symbols = mem_realloc(f->symbols, (f->n_symbols + 1) * sizeof(*f->symbols));
+    x = &f->symbols[f->n_symbols++];
+    x->line = line;
+    x->sym = fields[0];
+    x->kind = fields[1];
+    x->parent = fields[2];
+    x->parent_kind = fields[3];
+}
+
+static const char *const zr_symbol_names[4] = {"Sym", "Kind", "Parent", "ParentKind"};
+
+/* The SymbolInfo array of a ChunkMatch, parallel to its Ranges (c, as zr_tree_chunk read it): each
+ * object element becomes a symbol of f at its range's line. */
+static void zr_tree_symbols(const cJSON *cm, const struct zr_chunk *c, struct zr_file *f)
+{
+    const cJSON *si = json_arr(cm, "SymbolInfo"), *e;
+    size_t i = 0;
+
+    if (c->file_name || c->start <= 0)
+        return;
+    for (e = si ? si->child : NULL; e && i < c->n_ranges; e = e->next, i++) {
+        char *fields[4];
+
+        if (!cJSON_IsObject(e) || c->ranges[i].first <= 0)
+            continue;
+        for (int k = 0; k < 4; k++)
+            fields[k] = zr_strdup(json_str(e, zr_symbol_names[k], ""));
+        zr_symbol_add(f, c->ranges[i].first, fields);
+    }
 }
 
 /* The file's repository, path, commit, language, branches and, for Whole: true, its content. */
@@ -672,6 +688,7 @@ static int zr_parse_file(const cJSON *fm, size_t answer_len, const struct zr_opt
         if (!cJSON_IsObject(it))
             continue;
         zr_tree_chunk(it, &c, matching, o->match_lines);
+        zr_tree_symbols(it, &c, f);
         rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);
@@ -888,15 +905,15 @@ static void zr_scan_line_match(const struct jscan_doc *d, struct jscan lm, struc
 }
 
 static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_chunk *c, size_t matching,
-                          int cap)
+                          int cap, struct zr_file *f)
 {
-    static const char *const names[] = {"ContentStart", "FileName", "Ranges", "Content"},
+    static const char *const names[] = {"ContentStart", "FileName", "Ranges", "Content", "SymbolInfo"},
                              *const ends[] = {"Start", "End"};
-    struct jscan v[4], r, se[2];
+    struct jscan v[5], r, se[2];
     struct jscan_iter it;
     size_t n = 0;
 
-    jscan_find(d, cm, names, 4, v);
+    jscan_find(d, cm, names, 5, v);
     c->start = zr_scan_line_number(d, v[0], 0, NULL);
     c->file_name = jscan_bool(v[1], 0);
     c->got = 0;
@@ -915,6 +932,24 @@ static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_
     }
     if (zr_chunk_wants_content(c, matching, cap))
         c->got = zr_scan_b64(v[3], &c->content, &c->len);
+    /* zr_tree_symbols over the scanner. */
+    if (c->file_name || c->start <= 0)
+        return;
+    n = 0;
+    jscan_iter_init(&it, d, jscan_arr(v[4]));
+    while (n < c->n_ranges && jscan_next(&it, NULL, &r)) {
+        struct jscan sv[4];
+        char *fields[4];
+
+        if (jscan_type(r) != JSCAN_OBJECT || c->ranges[n].first <= 0) {
+            n++;
+            continue;
+        }
+        jscan_find(d, r, zr_symbol_names, 4, sv);
+        for (int k = 0; k < 4; k++)
+            fields[k] = zr_scan_strdup(sv[k], NULL);
+        zr_symbol_add(f, c->ranges[n++].first, fields);
+    }
 }
 
 /* zr_parse_file over the scanner: the file's names and content as zr_scan_meta reads them, and its
@@ -949,7 +984,7 @@ static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct
     while (!rc && jscan_next(&it, NULL, &m)) {
         if (jscan_type(m) != JSCAN_OBJECT)
             continue;
-        zr_scan_chunk(d, m, &c, matching, o->match_lines);
+        zr_scan_chunk(d, m, &c, matching, o->match_lines, f);
         rc = zr_add_chunk(&lines, f, &c, &matching, o->match_lines, &uncounted);
     }
     free(c.ranges);
@@ -1046,6 +1081,29 @@ out:
     return rc;
 }
 
+void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_symbol *, void *), void *arg)
+{
+    size_t kept_files = 0;
+
+    for (size_t i = 0; i < s->n_files; i++) {
+        struct zr_file *f = &s->files[i];
+        size_t kept = 0;
+
+        for (size_t k = 0; k < f->n_symbols; k++) {
+            if (keep(&f->symbols[k], arg))
+                f->symbols[kept++] = f->symbols[k];
+            else
+                zr_symbol_free(&f->symbols[k]);
+        }
+        f->n_symbols = kept;
+        if (kept)
+            s->files[kept_files++] = *f;
+        else
+            zr_file_free(f);
+    }
+    s->n_files = kept_files;
+}
+
 void zr_search_free(struct zr_search *s)
 {
     for (size_t i = 0; i < s->n_files; i++)
@@ -1133,6 +1191,7 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         r->shards = json_int(stats, "Shards", 0);
         r->documents = json_int(stats, "Documents", 0);
         r->content_bytes = json_int(stats, "ContentBytes", 0);
+        r->has_symbols = json_bool(repo, "HasSymbols", 0);
         shard_sum += r->shards;
     }
     cJSON_ArrayForEach(e, map) {
@@ -1150,6 +1209,7 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
         r->zoekt_version = mem_strdup("");
         zr_parse_branches(json_arr(e, "Branches"), r);
         r->index_time = json_int(e, "IndexTimeUnix", 0);
+        r->has_symbols = json_bool(e, "HasSymbols", 0);
     }
     if (out->n_repos > 1)
         qsort(out->repos, out->n_repos, sizeof(*out->repos), zr_repo_cmp);

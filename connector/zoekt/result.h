@@ -30,6 +30,15 @@ struct zr_line {
     int undecodable; /* 1: Zoekt's base64 could not be decoded; text is "" */
 };
 
+/* The SymbolInfo Zoekt sends with a match range of a sym: query in an index built with ctags. */
+struct zr_symbol {
+    int line;          /* 1-based line of the range's start */
+    char *sym;         /* the symbol's name; these four are sanitised, "" when absent */
+    char *kind;        /* as ctags names it: "function", "func", "struct", "method", ... */
+    char *parent;      /* the enclosing scope ("pkg.Type"), or "" */
+    char *parent_kind;
+};
+
 struct zr_file {
     char *repo;     /* repository name, mirror prefix stripped */
     char *path;     /* path within the repository */
@@ -49,6 +58,9 @@ struct zr_file {
                              * NUL-terminated; NULL when Zoekt sent none or it did not decode */
     size_t content_len;
     int has_content;        /* Zoekt sent Content (even when it did not decode) */
+    struct zr_symbol *symbols; /* the SymbolInfo of its match ranges that carry one (ChunkMatches
+                                * only), in Zoekt's order; NULL when n_symbols is 0 */
+    size_t n_symbols;
 };
 
 /* The Stats Zoekt embeds in every search result: they tell why a search stopped. */
@@ -85,6 +97,7 @@ struct zr_repo {
     long long shards;
     long long documents;
     long long content_bytes;
+    int has_symbols;       /* HasSymbols: indexed with ctags (the shard holds symbol data) */
 };
 
 struct zr_list {
@@ -110,6 +123,10 @@ int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, 
                          struct zk_err *err);
 void zr_search_free(struct zr_search *s);
 
+/* Keeps the symbols for which keep(symbol, arg) is true, and the files left with at least one symbol
+ * (their order unchanged); frees the rest. */
+void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_symbol *, void *), void *arg);
+
 /* Parses a /api/list body ({"List":{...}}). Same contract as zr_parse_search; free with zr_list_free. */
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err);
 void zr_list_free(struct zr_list *l);
@@ -121,10 +138,6 @@ void zr_error_text(const char *body, size_t len, char *out, size_t n);
 /* Decodes standard base64 (with padding, no whitespace) into a heap buffer of *out_len bytes plus a
  * NUL. Returns NULL for invalid input. */
 unsigned char *zr_base64_decode(const char *in, size_t len, size_t *out_len);
-
-/* The length of the well-formed UTF-8 sequence at s (at most n > 0 bytes), or 0 when s does not start
- * one: a stray continuation byte, an overlong form, a surrogate, a value past U+10FFFF, a cut sequence. */
-size_t zr_utf8_len(const unsigned char *s, size_t n);
 
 /* Makes bytes safe to print: invalid UTF-8 and control characters other than tab become U+FFFD, a
  * trailing carriage return is dropped. Returns a heap string the caller frees; never NULL. */

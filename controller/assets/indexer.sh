@@ -37,6 +37,11 @@
 # Every successful index records the commit of each indexed branch in $DATA_DIR/state/<prefix>.heads,
 # which is what a poll compares the remote's heads with.
 #
+# Symbols: unless $SYMBOLS is false (spec.indexer.symbols), zoekt-git-index runs universal-ctags on
+# every file, so that find_symbol and Zoekt's sym: find definitions. A ctags failure does not fail the
+# repository (no -require_ctags): it is indexed for text search only, and its line says "symbols":false
+# with the reason; the summary names such repositories in "withoutSymbols".
+#
 # $GIT_CA_BUNDLE, when set, is a PEM file of CA certificates git trusts for https (a private CA).
 # Credentials ($CREDENTIALS_DIR, the mounted Secret) are read from files when git asks for them and
 # never appear in arguments, the environment, the output or the mirrors' configuration:
@@ -118,6 +123,56 @@ failure() {
     else
         printf '%s failed: %s' "$1" "$(first_lines "$2")"
     fi
+}
+
+# find_ctags: prints the universal-ctags command zoekt-git-index should run, or nothing. $CTAGS_COMMAND
+# is taken as it is when set. Otherwise the first Universal Ctags on PATH, through a wrapper
+# ($WORK_DIR/bin/universal-ctags) for two reasons. zoekt-git-index looks only for a command named
+# universal-ctags, and runs ctags in its JSON mode (kinds by name, "function", and parents) only when
+# the command's name holds "universal-ctags"; Debian names the binary ctags-universal (and ctags). And
+# it asks for languages older ctags lack (Debian 12's 5.9 has no Thrift), which makes ctags refuse to
+# start at all, so the wrapper drops from --languages what the binary does not know.
+find_ctags() {
+    if [ -n "${CTAGS_COMMAND:-}" ]; then
+        command -v "$CTAGS_COMMAND" 2>/dev/null
+        return
+    fi
+    for c in universal-ctags ctags-universal ctags; do
+        path=$(command -v "$c" 2>/dev/null) || continue
+        "$path" --version 2>/dev/null | grep -q 'Universal Ctags' || continue
+        mkdir -p "$WORK_DIR/bin" && rm -f "$WORK_DIR/bin/universal-ctags" &&
+            ctags_wrapper "$path" >"$WORK_DIR/bin/universal-ctags" &&
+            chmod 755 "$WORK_DIR/bin/universal-ctags" && printf '%s\n' "$WORK_DIR/bin/universal-ctags"
+        return
+    done
+}
+
+# ctags_wrapper CTAGS: a script that runs CTAGS with zoekt's arguments, keeping in --languages only the
+# languages CTAGS knows or the arguments define (--langdef=NAME).
+ctags_wrapper() {
+    cat <<EOF
+#!/bin/sh
+real='$1'
+known=\$("\$real" --list-languages 2>/dev/null | sed -e 's/ .*//')
+for a; do
+    shift
+    case \$a in
+    --langdef=*) known="\$known
+\${a#--langdef=}" ;;
+    --languages=*)
+        keep=
+        old_ifs=\$IFS
+        IFS=,
+        for l in \${a#--languages=}; do
+            printf '%s\\n' "\$known" | grep -qixF -- "\$l" && keep="\$keep,\$l"
+        done
+        IFS=\$old_ifs
+        a="--languages=\${keep#,}" ;;
+    esac
+    set -- "\$@" "\$a"
+done
+exec "\$real" "\$@"
+EOF
 }
 
 fail_all() {
@@ -221,9 +276,30 @@ EOF
     git_config credential.helper "!sh $WORK_DIR/credential-helper"
 fi
 
+# ctags_flags: what every zoekt-git-index call gets for symbols; symbols_missing: why no repository
+# can have symbols this run (no ctags), or empty.
+ctags_flags=
+symbols_missing=
+case ${SYMBOLS:-true} in
+false) ctags_flags=-disable_ctags ;;
+true)
+    ctags=$(find_ctags)
+    if [ -n "$ctags" ]; then
+        export CTAGS_COMMAND="$ctags"
+    else
+        # Without this flag zoekt-git-index would say nothing and index text only.
+        ctags_flags=-disable_ctags
+        symbols_missing="no universal-ctags found (${CTAGS_COMMAND:-universal-ctags, ctags-universal or ctags on PATH}): indexed for text search only"
+    fi
+    ;;
+*) fail_all "SYMBOLS must be true or false, not '$SYMBOLS'" ;;
+esac
+
 listed="$WORK_DIR/listed-prefixes"
 listed_mirrors="$WORK_DIR/listed-mirrors"
 failed_names="$WORK_DIR/failed-names"
+nosymbol_names="$WORK_DIR/nosymbol-names"
+: >"$nosymbol_names"
 : >"$listed"
 : >"$listed_mirrors"
 : >"$failed_names"
@@ -347,7 +423,9 @@ index_repo() {
         report_failure "$name" "$step" "cannot create a temporary directory in $INDEX_DIR" "$started"
         return
     }
-    if ! "$ZOEKT_GIT_INDEX" -index "$tmp" -branches "$branches" "$@" "$mirror" >"$log" 2>&1; then
+    # $ctags_flags is one word or none, so it is left unquoted.
+    # shellcheck disable=SC2086
+    if ! "$ZOEKT_GIT_INDEX" -index "$tmp" -branches "$branches" $ctags_flags "$@" "$mirror" >"$log" 2>&1; then
         rm -rf "$tmp"
         report_failure "$name" "$step" "$(failure zoekt-git-index "$log")" "$started"
         return
@@ -392,8 +470,24 @@ index_repo() {
     rm -rf "$tmp"
     record_heads "$prefix" "$heads"
     indexed=$((indexed + 1))
-    printf '{"repository":"%s","status":"indexed","step":"%s","shards":%d,"seconds":%d}\n' \
-        "$(json_str "$name")" "$step" "$shards" $(($(now) - started))
+    printf '{"repository":"%s","status":"indexed","step":"%s","shards":%d,%s"seconds":%d}\n' \
+        "$(json_str "$name")" "$step" "$shards" "$(symbols_field "$name" "$log")" $(($(now) - started))
+}
+
+# symbols_field NAME LOG: the "symbols" member(s) of NAME's indexed line, from zoekt-git-index's LOG.
+# It goes on after a ctags failure and only logs "ignoring $CTAGS_COMMAND error: ..." (once per shard).
+symbols_field() {
+    [ "${SYMBOLS:-true}" = false ] && return
+    why=$symbols_missing
+    if [ -z "$why" ] && grep -qF "ignoring $CTAGS_COMMAND error" "$2"; then
+        why="ctags failed, so the repository is indexed for text search only: $(grep -m 1 -F "ignoring $CTAGS_COMMAND error" "$2" | cut -c 1-300)"
+    fi
+    if [ -z "$why" ]; then
+        printf '"symbols":true,'
+        return
+    fi
+    printf '%s\n' "$1" >>"$nosymbol_names"
+    printf '"symbols":false,"symbolsError":"%s",' "$(json_str "$why")"
 }
 
 # run_full [FLAGS...]: the nightly run: every listed repository, then what is no longer listed.
@@ -457,12 +551,20 @@ run_full() {
 }
 
 # summary_line [EXTRA]: the run's figures as one JSON object; EXTRA is more members, each with a
-# leading comma. The summary names at most 20 failed repositories: the termination message is cut at
+# leading comma. The summary names at most 20 repositories per list: the termination message is cut at
 # 4 KiB.
 summary_line() {
-    names=$(head -n 20 "$failed_names" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
-    printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d%s,"failedRepositories":[%s]%s}}' \
-        "$indexed" "$failed" "$removed" "${1:-}" "${names%,}" "$no_space"
+    # "withoutSymbols" appears only when some repository was indexed without the symbols asked for.
+    nosymbols=
+    [ -s "$nosymbol_names" ] && nosymbols=",\"withoutSymbols\":[$(name_list "$nosymbol_names")]"
+    printf '{"summary":{"indexed":%d,"failed":%d,"removed":%d%s,"failedRepositories":[%s]%s%s}}' \
+        "$indexed" "$failed" "$removed" "${1:-}" "$(name_list "$failed_names")" "$nosymbols" "$no_space"
+}
+
+# name_list FILE: the first 20 names in FILE as JSON strings, comma-separated.
+name_list() {
+    names=$(head -n 20 "$1" | while read -r n; do printf '"%s",' "$(json_str "$n")"; done)
+    printf '%s' "${names%,}"
 }
 
 # listed_line PREFIX: the repository list's line for the repository whose shard prefix is PREFIX, or
@@ -560,6 +662,7 @@ refresh_pass() {
     shift
     indexed=0 failed=0 removed=0 polled=0 changed=0 requests=0 busy=0 no_space=
     : >"$failed_names"
+    : >"$nosymbol_names"
     pass_started=$(now)
     if [ "$do_poll" = 1 ]; then
         poll_remotes

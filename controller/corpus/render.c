@@ -767,6 +767,10 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
         jb_push(c->b, env, env_var(c->b, "INDEXER_MODE", "watch"));
         jb_push(c->b, env, env_var(c->b, "POLL_INTERVAL_SECONDS", poll_seconds));
     }
+    /* Only the departure from indexer.sh's default is rendered, so corpora that index symbols (the
+     * default) keep the CronJob they had before the field existed. */
+    if (!s->indexer.symbols)
+        jb_push(c->b, env, env_var(c->b, "SYMBOLS", "false"));
     /* The refresh pod waits most of the time and indexes one repository at a time: it reserves a tenth
      * of a Job's default, with the same limit for the repository it indexes. */
     if (poll_seconds)

@@ -555,6 +555,20 @@ static long opt_int(struct pctx *c, const cJSON *obj, const char *key, const cha
     return (long)v->valuedouble;
 }
 
+/* Returns the member as a boolean, def when absent (or null), and reports a wrong type. */
+static int opt_bool(struct pctx *c, const cJSON *obj, const char *key, const char *path, int def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (!v || cJSON_IsNull(v))
+        return def;
+    if (!cJSON_IsBool(v)) {
+        field_error(c, path, "must be true or false");
+        return def;
+    }
+    return cJSON_IsTrue(v);
+}
+
 static const cJSON *opt_obj(struct pctx *c, const cJSON *obj, const char *key, const char *path)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -832,6 +846,7 @@ static void parse_indexer(struct pctx *c, const cJSON *spec, struct corpus_spec 
     out->indexer.resources = resources_field(c, ix, "spec.indexer");
     out->indexer.deadline_seconds = opt_int(c, ix, "activeDeadlineSeconds", "spec.indexer.activeDeadlineSeconds",
                                             SPEC_DEFAULT_DEADLINE_SECONDS, 60, 7 * 86400);
+    out->indexer.symbols = opt_bool(c, ix, "symbols", "spec.indexer.symbols", 1);
     if (n > SPEC_MAX_EXTRA_FLAGS) {
         field_error(c, "spec.indexer.extraFlags", "must hold at most %d flags", SPEC_MAX_EXTRA_FLAGS);
         n = 0;
@@ -992,11 +1007,7 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
         }
         s->time_zone = dup_opt(v);
 
-        if (cJSON_GetObjectItemCaseSensitive(spec, "suspend") &&
-            !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(spec, "suspend")) &&
-            !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(spec, "suspend")))
-            field_error(&c, "spec.suspend", "must be true or false");
-        s->suspend = json_bool(spec, "suspend", 0);
+        s->suspend = opt_bool(&c, spec, "suspend", "spec.suspend", 0);
 
         parse_storage(&c, spec, s);
         parse_indexer(&c, spec, s);

@@ -85,6 +85,7 @@ struct corpus_spec {
         cJSON *resources;     /* owned copy, or NULL for defaults */
         long deadline_seconds;
         char **extra_flags;   /* NULL-terminated */
+        int symbols;          /* index ctags symbols (default 1); 0 passes -disable_ctags */
     } indexer;
     struct {
         char *image;

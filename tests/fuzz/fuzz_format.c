@@ -100,6 +100,12 @@ static void check_search(const char *body, size_t len, size_t budget, int max_fi
                ZK_OK);
     FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
     check_structured(st);
+    /* find_symbol too, with the symbols the answer carries (a sym: answer's SymbolInfo). */
+    buf_reset(&text);
+    FUZZ_CHECK(fmt_symbols(&r, &(struct fmt_symbols_opts){"sym:x", max_files, budget, 1, "a note"}, &text, &st,
+                           &err) == ZK_OK);
+    FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
+    check_structured(st);
     buf_free(&text);
     zr_search_free(&r);
 }

@@ -213,6 +213,13 @@ static void check_same_search(const char *body, size_t len, const struct zr_opts
             FUZZ_CHECK(l->number == m->number && l->is_match == m->is_match);
             FUZZ_CHECK(l->undecodable == m->undecodable && same_text(l->text, m->text));
         }
+        FUZZ_CHECK(x->n_symbols == y->n_symbols);
+        for (size_t k = 0; k < x->n_symbols; k++) {
+            const struct zr_symbol *l = &x->symbols[k], *m = &y->symbols[k];
+
+            FUZZ_CHECK(l->line == m->line && same_text(l->sym, m->sym) && same_text(l->kind, m->kind));
+            FUZZ_CHECK(same_text(l->parent, m->parent) && same_text(l->parent_kind, m->parent_kind));
+        }
     }
     zr_search_free(&a);
     zr_search_free(&b);

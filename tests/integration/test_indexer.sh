@@ -261,6 +261,48 @@ check "a misspelled branch is reported by name" \
   grep -q '"error":"no branch relase in the repository (its branches: dev main)"' <(line_for local/beta)
 check "neither reached zoekt-git-index" bash -c "! grep -q 'headless.git\$' '$T/calls'"
 
+# ---- symbols: universal-ctags by default, a ctags failure degrades one repository, SYMBOLS=false ----
+printf 'local/alpha file://%s/remotes/alpha.git\nlocal/beta file://%s/remotes/beta.git main,dev\n' "$T" "$T" >"$T/repos.txt"
+# A Universal Ctags under Debian's name, which zoekt-git-index would not find by itself, knowing two
+# languages; run otherwise, it prints its arguments one a line.
+cat >"$T/bin/ctags-universal" <<'EOF'
+#!/bin/sh
+case $1 in
+--version) echo "Universal Ctags 5.9.0, Copyright (C) 2015 Universal Ctags Team" ;;
+--list-languages) printf 'Go\nC [disabled]\n' ;;
+*) printf '%s\n' "$@" ;;
+esac
+EOF
+chmod +x "$T/bin/ctags-universal"
+: >"$T/calls"
+rm -f "$T/calls.ctags"
+FAKE_CTAGS_FAIL=local/beta run_indexer
+check "symbols: the run succeeds" test $? -eq 0
+check "symbols: every line is JSON" all_json
+check "symbols: zoekt-git-index gets ctags through a wrapper named universal-ctags (its JSON mode)" \
+  test "$(sort -u "$T/calls.ctags")" = "$T/work/bin/universal-ctags"
+check "symbols: the wrapper keeps the languages ctags knows or the arguments define, and every other argument" \
+  test "$("$T/work/bin/universal-ctags" '--regex-x=/a b/' --langdef=tsx --languages=go,Thrift,C,tsx --fields=\*)" = \
+  "$(printf '%s\n' '--regex-x=/a b/' --langdef=tsx --languages=go,C,tsx '--fields=*')"
+check "symbols: -disable_ctags is not passed" bash -c "! grep -q -- -disable_ctags '$T/calls'"
+check "symbols: alpha is indexed with symbols" grep -q '"shards":1,"symbols":true,' <(line_for local/alpha)
+check "symbols: beta, whose ctags run failed, is indexed for text search and says why" \
+  grep -q '"status":"indexed".*"symbols":false,"symbolsError":"ctags failed, so the repository is indexed for text search only: .*fake ctags crash"' <(line_for local/beta)
+check "symbols: the summary names the repository without symbols" \
+  grep -qx '{"summary":{"indexed":2,"failed":0,"removed":0,"failedRepositories":\[\],"withoutSymbols":\["local/beta"\]}}' "$T/out"
+: >"$T/calls"
+CTAGS_COMMAND=$T/bin/no-such-ctags run_indexer
+check "symbols: an absent \$CTAGS_COMMAND indexes text only, with -disable_ctags" grep -q -- '-disable_ctags' "$T/calls"
+check "symbols: and every repository says so" \
+  test "$(grep -c '"symbols":false,"symbolsError":"no universal-ctags found' "$T/out")" -eq 2
+: >"$T/calls"
+SYMBOLS=false run_indexer
+check "SYMBOLS=false: -disable_ctags before the extra flags" grep -qE -- "-branches main,dev -disable_ctags $T/data/repos/local/beta.git\$" "$T/calls"
+check "SYMBOLS=false: no symbols member, no withoutSymbols" bash -c "! grep -q symbols '$T/out'"
+SYMBOLS=no run_indexer
+check "SYMBOLS=no is refused" grep -q "SYMBOLS must be true or false, not 'no'" "$T/out"
+rm -f "$T/bin/ctags-universal"
+
 # ---- busybox: upstream's zoekt image is Alpine, whose sh and tools are busybox applets ----------
 if command -v busybox >/dev/null 2>&1; then
   mkdir -p "$T/busybox"

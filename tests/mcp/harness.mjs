@@ -143,8 +143,10 @@ function recordedQueries() {
 // Real Zoekt (tests/support/zoekt.sh): makes a git repository for each entry of repos ({name: {path:
 // text}}, name as zoekt-git-index takes it from zoekt.name), indexes them with zoekt-git-index and
 // starts zoekt-webserver on a free loopback port. Resolves to { url, child }, or to { skip: reason }
-// when this checkout has no Zoekt archive (../shared/zoekt).
-export async function startRealZoekt(dir, repos) {
+// when this checkout has no Zoekt archive (../shared/zoekt). The repositories named in opts.ctags are
+// indexed as a corpus is, by controller/assets/indexer.sh with the host's universal-ctags (symbols);
+// opts.indexerLog gets that run's output lines. The others are indexed with -disable_ctags.
+export async function startRealZoekt(dir, repos, opts = {}) {
   const helper = join(ROOT, 'tests/support/zoekt.sh');
   const found = spawnSync(helper, ['bin'], { encoding: 'utf8' });
   if (found.status === 3) return { skip: found.stderr.trim() };
@@ -152,6 +154,8 @@ export async function startRealZoekt(dir, repos) {
   const bin = found.stdout.trim();
   const index = join(dir, 'index');
   mkdirSync(index, { recursive: true });
+  const withCtags = opts.ctags ?? [];
+  const listed = [];
   for (const [name, files] of Object.entries(repos)) {
     const repo = join(dir, 'repos', name.replace(/\//g, '_'));
     for (const [path, text] of Object.entries(files)) {
@@ -159,6 +163,20 @@ export async function startRealZoekt(dir, repos) {
       writeFileSync(join(repo, path), text);
     }
     execFileSync(helper, ['repo', repo, name]);
+    if (withCtags.includes(name)) listed.push(`${name} file://${repo} main`);
+  }
+  // The indexer first: it removes the shards of repositories it does not list.
+  if (listed.length) {
+    writeFileSync(join(dir, 'repositories.txt'), listed.join('\n') + '\n');
+    const out = execFileSync('sh', [join(ROOT, 'controller/assets/indexer.sh')], { encoding: 'utf8', env: {
+      ...process.env, REPOS_FILE: join(dir, 'repositories.txt'), DATA_DIR: join(dir, 'data'), INDEX_DIR: index,
+      WORK_DIR: join(dir, 'indexer-work'), CREDENTIALS_DIR: join(dir, 'no-credentials'),
+      TERMINATION_LOG: join(dir, 'termination-log'), ZOEKT_GIT_INDEX: join(bin, 'zoekt-git-index') } });
+    if (opts.indexerLog) opts.indexerLog.push(...out.trim().split('\n'));
+  }
+  for (const name of Object.keys(repos)) {
+    if (withCtags.includes(name)) continue;
+    const repo = join(dir, 'repos', name.replace(/\//g, '_'));
     execFileSync(join(bin, 'zoekt-git-index'), ['-index', index, '-disable_ctags', repo], { stdio: 'ignore' });
   }
   const port = execFileSync(join(ROOT, 'scripts/free-port.sh'), { encoding: 'utf8' }).trim();

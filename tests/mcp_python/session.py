@@ -30,7 +30,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 ROOT = Path(os.environ.get("ZK_ROOT", Path(__file__).resolve().parents[2]))
-TOOLS = {"corpus_status", "list_repositories", "read_file", "search_code"}
+TOOLS = {"corpus_status", "find_references", "find_symbol", "list_files", "list_repositories", "read_file",
+         "search_code"}
 REPO = "acme/payments"
 PAY_GO = "package payments\n\n// Charge takes the amount in cents.\nfunc Charge(amount int) error {\n\treturn nil\n}\n"
 CHARGE_LINE = 4
@@ -69,15 +70,20 @@ def text_of(result):
 
 
 def start_zoekt(tmp, zoekt_bin):
-    """Indexes one git repository with zoekt-git-index and serves it with zoekt-webserver on a free
-    loopback port; returns (url, process) once the webserver lists the repository."""
+    """Indexes one git repository as a corpus is (controller/assets/indexer.sh, with the host's
+    universal-ctags, so find_symbol has symbols) and serves it with zoekt-webserver on a free loopback
+    port; returns (url, process) once the webserver lists the repository."""
     repo, index = tmp / "repo", tmp / "index"
     (repo / "src").mkdir(parents=True)
     (repo / "src/pay.go").write_text(PAY_GO)
     (repo / "README.md").write_text("# payments\n")
     subprocess.run([ROOT / "tests/support/zoekt.sh", "repo", repo, REPO], check=True)
-    subprocess.run([Path(zoekt_bin) / "zoekt-git-index", "-index", index, "-disable_ctags", repo],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    (tmp / "repositories.txt").write_text(f"{REPO} file://{repo} main\n")
+    env = dict(os.environ, REPOS_FILE=str(tmp / "repositories.txt"), DATA_DIR=str(tmp / "data"),
+               INDEX_DIR=str(index), WORK_DIR=str(tmp / "indexer-work"), CREDENTIALS_DIR=str(tmp / "none"),
+               TERMINATION_LOG=str(tmp / "termination-log"), ZOEKT_GIT_INDEX=str(Path(zoekt_bin) / "zoekt-git-index"))
+    subprocess.run(["sh", ROOT / "controller/assets/indexer.sh"], check=True, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
     port = subprocess.run([ROOT / "scripts/free-port.sh"], check=True, capture_output=True, text=True).stdout.strip()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([Path(zoekt_bin) / "zoekt-webserver", "-index", index, "-listen", f"127.0.0.1:{port}",
@@ -147,6 +153,25 @@ async def full_session(tap, session, via):
     tap.check(f"{via}: read_file of the found path shows its numbered lines",
               not res.is_error and f"\n{CHARGE_LINE}: func Charge(amount int) error {{\n" in text
               and (res.structured_content or {}).get("totalLines") == PAY_GO.count("\n"), text)
+
+    res = await session.call_tool("find_symbol", {"name": "Charge"})
+    defs = [(f["repository"], f["path"], d["line"], d["kind"]) for f in (res.structured_content or {}).get("files", [])
+            for d in f.get("definitions", [])]
+    tap.check(f"{via}: find_symbol finds the definition with its kind",
+              not res.is_error and defs == [(REPO, "src/pay.go", CHARGE_LINE, "func")]
+              and f"\n{CHARGE_LINE} func Charge (in package payments): func Charge(amount int) error" in text_of(res),
+              f"{defs}\n{text_of(res)}")
+
+    res = await session.call_tool("find_references", {"symbol": "Charge"})
+    counts = [(r["repository"], r["matchingLines"]) for r in (res.structured_content or {}).get("repositories", [])]
+    tap.check(f"{via}: find_references counts the lines that use the identifier",
+              not res.is_error and counts == [(REPO, 2)] and f"D {CHARGE_LINE}: func Charge" in text_of(res),
+              f"{counts}\n{text_of(res)}")
+
+    res = await session.call_tool("list_files", {"repo": REPO})
+    paths = [f["path"] for f in (res.structured_content or {}).get("files", [])]
+    tap.check(f"{via}: list_files lists the repository's files by path",
+              not res.is_error and paths == ["README.md", "src/pay.go"], f"{paths}\n{text_of(res)}")
 
     res = await session.call_tool("list_repositories", {})
     listed = [r["name"] for r in (res.structured_content or {}).get("repositories", [])]

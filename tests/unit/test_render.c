@@ -402,6 +402,28 @@ static void test_cronjob(void **state)
         fx_free(&fx);
     }
 
+    /* Symbols are the indexer script's default, so only turning them off adds to the CronJob (no
+     * change for corpora that existed before spec.indexer.symbols). */
+    {
+        cJSON *corpus = load_corpus();
+
+        render_fx(&fx, corpus);
+        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
+        text = json_print(json_arr(k, "env"));
+        assert_null(strstr(text, "SYMBOLS"));
+        free(text);
+        fx_free(&fx);
+
+        corpus = load_corpus();
+        cJSON_AddFalseToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "indexer"), "symbols");
+        render_fx(&fx, corpus);
+        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
+        text = json_print(json_arr(k, "env"));
+        assert_non_null(strstr(text, "{\"name\":\"SYMBOLS\",\"value\":\"false\"}"));
+        free(text);
+        fx_free(&fx);
+    }
+
     /* Without spec.timeZone the CronJob has none either: the schedule runs in the controller manager's zone. */
     {
         cJSON *corpus = load_corpus();

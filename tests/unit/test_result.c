@@ -64,6 +64,14 @@ static void assert_parsers_agree(const char *name, const char *body, size_t len)
                 assert_int_equal(x->lines[k].is_match, y->lines[k].is_match);
                 assert_string_equal(x->lines[k].text, y->lines[k].text);
             }
+            assert_int_equal(x->n_symbols, y->n_symbols);
+            for (size_t k = 0; k < x->n_symbols; k++) {
+                assert_int_equal(x->symbols[k].line, y->symbols[k].line);
+                assert_string_equal(x->symbols[k].sym, y->symbols[k].sym);
+                assert_string_equal(x->symbols[k].kind, y->symbols[k].kind);
+                assert_string_equal(x->symbols[k].parent, y->symbols[k].parent);
+                assert_string_equal(x->symbols[k].parent_kind, y->symbols[k].parent_kind);
+            }
         }
         zr_search_free(&a);
         zr_search_free(&b);
@@ -201,6 +209,49 @@ static void test_upstream_generations(void **state)
     }
     zr_search_free(&a);
     zr_search_free(&b);
+}
+
+/* The SymbolInfo of a sym: answer from the real webserver over an index built with universal-ctags
+ * (tests/integration/real_zoekt makes such indexes): each symbol at its range's line, with kind and
+ * parent, by both readers. */
+static void test_symbols(void **state)
+{
+    struct zr_search s;
+    const struct zr_file *go, *c;
+    size_t len;
+    char *body = fixture_read("tests/fixtures/zoekt", "real_symbols_chunks.json", &len);
+
+    (void)state;
+    assert_parsers_agree("real_symbols_chunks.json", body, len);
+    free(body);
+    parse_search_fixture("real_symbols_chunks.json", 1, &s);
+    go = find_file(&s, "test/sym", "a.go");
+    c = find_file(&s, "test/sym", "b.c");
+    assert_non_null(go);
+    assert_non_null(c);
+    assert_int_equal(go->n_symbols, 2);
+    for (size_t i = 0; i < go->n_symbols; i++) {
+        const struct zr_symbol *y = &go->symbols[i];
+
+        if (y->line == 3) {
+            assert_string_equal(y->sym, "Widget");
+            assert_string_equal(y->kind, "struct");
+            assert_string_equal(y->parent, "a");
+            assert_string_equal(y->parent_kind, "package");
+        } else {
+            assert_int_equal(y->line, 5);
+            assert_string_equal(y->sym, "Grow");
+            assert_string_equal(y->kind, "func");
+            assert_string_equal(y->parent, "a.Widget");
+            assert_string_equal(y->parent_kind, "struct");
+        }
+    }
+    assert_int_equal(c->n_symbols, 1);
+    assert_int_equal(c->symbols[0].line, 2);
+    assert_string_equal(c->symbols[0].sym, "add_points");
+    assert_string_equal(c->symbols[0].kind, "function");
+    assert_string_equal(c->symbols[0].parent, "");
+    zr_search_free(&s);
 }
 
 static void test_name_match_and_empty(void **state)
@@ -465,7 +516,7 @@ int main(void)
         cmocka_unit_test(test_name_match_and_empty), cmocka_unit_test(test_list),
         cmocka_unit_test(test_malformed),            cmocka_unit_test(test_truncated_fixture),
         cmocka_unit_test(test_bad_base64_is_flagged), cmocka_unit_test(test_base64_and_sanitize),
-        cmocka_unit_test(test_names_are_sanitised),
+        cmocka_unit_test(test_names_are_sanitised),  cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_time_and_prefix),      cmocka_unit_test(test_match_line_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

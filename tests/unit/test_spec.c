@@ -67,6 +67,7 @@ static void test_defaults(void **state)
     assert_int_equal(s->indexer.deadline_seconds, 14400);
     assert_null(s->indexer.extra_flags[0]);
     assert_null(s->indexer.resources);
+    assert_int_equal(s->indexer.symbols, 1);
     assert_int_equal(s->webserver.replicas, 1);
     assert_string_equal(s->webserver.architecture, "arm64");
     assert_int_equal(s->gateway.port, 8080);
@@ -285,6 +286,27 @@ static void test_bad_branches(void **state)
                      "spec.repositories[0].branches[0]", "branch name");
 }
 
+/* spec.indexer.symbols: true unless set to false; null is absent. */
+static void test_symbols(void **state)
+{
+    static const struct {
+        const char *indexer;
+        int symbols;
+    } cases[] = {{"{}", 1}, {"{\"symbols\":true}", 1}, {"{\"symbols\":false}", 0}, {"{\"symbols\":null}", 1}};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct corpus_spec *s = NULL;
+        struct spec_errors errs;
+        char json[256];
+
+        snprintf(json, sizeof(json), "{" ONE_REPO ",\"indexer\":%s}", cases[i].indexer);
+        assert_int_equal(parse_spec(json, &s, &errs), ZK_OK);
+        assert_int_equal(s->indexer.symbols, cases[i].symbols);
+        spec_free(s);
+    }
+}
+
 static void test_cron(void **state)
 {
     static const char *const good[] = {"0 3 * * *",   "*/5 * * * *",     "0 0 1,15 * *", "0 22 * * 1-5",
@@ -350,6 +372,8 @@ static void test_field_errors(void **state)
     (void)state;
     expect_one_error("{" ONE_REPO ",\"timeZone\":\"Mars/../Base\"}", "spec.timeZone", "IANA");
     expect_one_error("{" ONE_REPO ",\"suspend\":\"yes\"}", "spec.suspend", "true or false");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"symbols\":\"no\"}}", "spec.indexer.symbols", "true or false");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"symbols\":0}}", "spec.indexer.symbols", "true or false");
     expect_one_error("{" ONE_REPO ",\"gitCredentialsSecretRef\":{}}", "spec.gitCredentialsSecretRef.name", "required");
     expect_one_error("{" ONE_REPO ",\"gitCredentialsSecretRef\":{\"name\":\"Bad_Name\"}}",
                      "spec.gitCredentialsSecretRef.name", "Secret name");
@@ -537,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_names),
         cmocka_unit_test(test_bad_names),
         cmocka_unit_test(test_bad_branches),
+        cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_cron),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_field_errors),

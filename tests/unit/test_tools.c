@@ -28,15 +28,15 @@ static const cJSON *find_tool(const cJSON *list, const char *name)
 
 static void test_catalogue(void **state)
 {
-    static const char *const names[] = {"search_code", "list_repositories", "read_file", "corpus_status",
-                                        "list_files",  "find_references"};
+    static const char *const names[] = {"search_code", "list_repositories", "read_file",  "corpus_status",
+                                        "list_files",  "find_references",   "find_symbol"};
     cJSON *list = tools_list();
     const cJSON *t, *desc;
 
     (void)state;
     assert_non_null(list);
-    assert_int_equal(cJSON_GetArraySize(list), 6);
-    for (size_t i = 0; i < 6; i++) {
+    assert_int_equal(cJSON_GetArraySize(list), 7);
+    for (size_t i = 0; i < 7; i++) {
         const cJSON *ann, *schema;
 
         t = find_tool(list, names[i]);
@@ -54,14 +54,15 @@ static void test_catalogue(void **state)
     t = find_tool(list, "search_code");
     desc = cJSON_GetObjectItem(t, "description");
     /* The default is one pattern as ripgrep reads it; Zoekt's language is one argument away, and sym:
-     * is not promised (the index has no ctags symbols). */
+     * is promised only where a repository has ctags symbols. */
     assert_non_null(strstr(desc->valuestring, "query is one pattern, read as ripgrep (rg) reads it"));
     assert_non_null(strstr(desc->valuestring, "searched as literal text and a note says so"));
     assert_non_null(strstr(desc->valuestring, "literal: true"));
     assert_non_null(strstr(desc->valuestring, "syntax: \"zoekt\""));
     assert_non_null(strstr(desc->valuestring, "the lower-case word or"));
     assert_non_null(strstr(desc->valuestring, "a backslash inside quotes must be doubled"));
-    assert_non_null(strstr(desc->valuestring, "sym: (symbol definitions) needs an index built with ctags"));
+    assert_non_null(strstr(desc->valuestring, "sym:Name matches symbol definitions in repositories indexed with "
+                                              "ctags; find_symbol does that"));
     assert_non_null(cJSON_GetObjectItem(t, "outputSchema"));
     {
         static const char *const props[] = {"query", "repo", "file", "exclude_file", "context_lines",
@@ -241,7 +242,7 @@ static void test_output_schema_matches_format(void **state)
     struct zr_line line = {1, (char *)"text", 1, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
-                           1, 1, 0, 0, NULL, 0, 0};
+                           1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct zk_err err = {0};
     struct buf text;
@@ -293,7 +294,7 @@ static void test_output_schema_new_tools(void **state)
     struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
-                           1, 1, 0, 0, NULL, 0, 0};
+                           1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct fmt_files_opts fo = {"q", 10, 16384};
     struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};

@@ -45,12 +45,28 @@ const REPOS = {
     'deploy/base/kustomization.yaml': 'resources: []\n', 'deploy/notes.md': 'deploy notes\n', 'ci.yaml': 'on: push\n' },
   'mirrors/github.com/other/payments-legacy': { 'old.go': 'package old\n\n// Needle in the old payments\n' },
 };
+// find_symbol: two repositories indexed as a corpus is (indexer.sh with universal-ctags), Go and C,
+// with a definition of the same name in both and kinds to filter on.
+const GEO_GO = [
+  'package geo', '', 'type Point struct {', '\tX, Y int', '}', '', 'type Shape interface {', '\tArea() int', '}', '',
+  'func NewPoint(x, y int) Point { return Point{x, y} }', '',
+  'func (p Point) Area() int { return 0 }', '', 'const MaxPoints = 64', '',
+].join('\n');
+const GEO_C = [
+  '#define MAX_POINTS 64', '', 'struct point { int x, y; };', '',
+  'static int point_area(const struct point *p) { return 0; }', '',
+  'int NewPoint(int x, int y) { return x + y; }', '',
+].join('\n');
+REPOS['mirrors/github.com/acme/geo'] = { 'geo/point.go': GEO_GO, 'c/point.c': GEO_C, 'README.md': 'NewPoint docs\n' };
+REPOS['mirrors/github.com/acme/shapes'] = { 'shapes.go': 'package shapes\n\nfunc NewPointSet() {}\n' };
+const CTAGS = ['mirrors/github.com/acme/geo', 'mirrors/github.com/acme/shapes'];
 const PREFIX = ['--mirror-prefix', 'mirrors/github.com/'];
 
 let tmp, zoekt;
+const indexerLog = [];
 const setup = (async () => {
   tmp = tempDir();
-  zoekt = await startRealZoekt(tmp.dir, REPOS);
+  zoekt = await startRealZoekt(tmp.dir, REPOS, { ctags: CTAGS, indexerLog });
   return zoekt;
 })();
 const skip = (await setup).skip;
@@ -69,9 +85,60 @@ const repositories = res => res.structuredContent.files.map(f => f.repository).s
 
 // The behaviour every transport must show; client() returns the connected SDK client.
 function toolChecks(client) {
-  test('tools/list offers the six tools', async () => {
+  test('tools/list offers the seven tools', async () => {
     const { tools } = await client().listTools();
-    assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'find_references', 'list_files', 'list_repositories', 'read_file', 'search_code']);
+    assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'find_references', 'find_symbol', 'list_files', 'list_repositories', 'read_file', 'search_code']);
+  });
+
+  test('find_symbol: an exact name finds its definitions in Go and C, each with kind and scope', async () => {
+    const res = await call(client(), 'find_symbol', { name: 'NewPoint' });
+    assert.equal(res.isError, false, textOf(res));
+    const defs = res.structuredContent.files.flatMap(f => f.definitions.map(d => `${f.repository}/${f.path}:${d.line} ${d.kind} ${d.symbol}`));
+    assert.deepEqual(defs.sort(), ['acme/geo/c/point.c:7 function NewPoint', 'acme/geo/geo/point.go:11 func NewPoint']);
+    assert.match(textOf(res), /\n11 func NewPoint \(in package geo\): func NewPoint\(x, y int\) Point/);
+    assert.match(textOf(res), /\n7 function NewPoint: int NewPoint\(int x, int y\)/);
+    // The README mentions it, but a mention is no definition.
+    assert.ok(!textOf(res).includes('README.md'));
+  });
+
+  test('find_symbol: a glob, a regex and a kind filter', async () => {
+    let res = await call(client(), 'find_symbol', { name: 'NewPoint*' });
+    assert.deepEqual(res.structuredContent.files.flatMap(f => f.definitions.map(d => d.symbol)).sort(), ['NewPoint', 'NewPoint', 'NewPointSet']);
+    res = await call(client(), 'find_symbol', { name: '^[Pp]oint', regex: true, repo: 'geo' });
+    assert.deepEqual(res.structuredContent.files.flatMap(f => f.definitions.map(d => d.symbol)).sort(), ['Point', 'point', 'point_area']);
+    res = await call(client(), 'find_symbol', { name: '*', kind: 'type', repo: 'geo' });
+    assert.deepEqual(res.structuredContent.files.flatMap(f => f.definitions.map(d => `${d.kind} ${d.symbol}`)).sort(),
+      ['interface Shape', 'struct Point', 'struct point']);
+    res = await call(client(), 'find_symbol', { name: '*', kind: 'method', repo: 'geo' });
+    assert.deepEqual(res.structuredContent.files.flatMap(f => f.definitions.map(d => `${d.symbol} in ${d.parentKind} ${d.parent}`)),
+      ['Area in struct geo.Point']);
+    res = await call(client(), 'find_symbol', { name: '*', kind: 'macro', file: '*.c' });
+    assert.deepEqual(res.structuredContent.files.flatMap(f => f.definitions.map(d => d.symbol)), ['MAX_POINTS']);
+  });
+
+  test('find_symbol: repositories indexed without ctags are named, with how to search their text', async () => {
+    let res = await call(client(), 'find_symbol', { name: 'Bulk' });
+    assert.equal(res.structuredContent.files.length, 0);
+    assert.match(res.structuredContent.note, /^4 of the 6 repositories searched have no symbol data \(indexed without ctags\), so definitions there are not found here: acme\/bulk, acme\/bulkhead, acme\/payments, other\/payments-legacy\. Search their text with find_references \{"symbol":"Bulk"\} or search_code\.$/);
+    res = await call(client(), 'find_symbol', { name: 'Bulk', repo: 'bulk' });
+    assert.match(textOf(res), /Note: the repository searched is indexed; the query matched nothing in it. The repository searched has no symbol data \(indexed without ctags\), so definitions there are not found here: acme\/bulk\./);
+    res = await call(client(), 'find_symbol', { name: 'NewPoint', repo: 'geo' });
+    assert.equal(res.structuredContent.note, undefined);
+  });
+
+  test('find_symbol: within its budget, every file counted', async () => {
+    const res = await call(client(), 'find_symbol', { name: '*', max_files: 1 });
+    assert.equal(res.structuredContent.shownFiles, 1);
+    assert.equal(res.structuredContent.complete, false);
+    assert.deepEqual(res.structuredContent.truncation, ['max_files']);
+    assert.match(textOf(res), /\(2 more files not shown: raise max_files/);
+    assert.ok(Buffer.byteLength(textOf(res)) <= 16384);
+  });
+
+  test('find_symbol: a name that is not an identifier or glob is refused, saying how', async () => {
+    const res = await call(client(), 'find_symbol', { name: 'func NewPoint(' });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /must be an identifier or a glob over one .* pass regex: true/);
   });
 
   test('a plain name selects the whole name or trailing segments: bulk is not bulkhead', async () => {
@@ -108,13 +175,13 @@ function toolChecks(client) {
 
   test('list_repositories filters by the same rules, then by substring, then suggests', async () => {
     let res = await call(client(), 'list_repositories', { filter: 'bulk' });
-    assert.match(textOf(res), /^1 of 4 repositories match "bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
+    assert.match(textOf(res), /^1 of 6 repositories match "bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
     res = await call(client(), 'list_repositories', { filter: 'https://github.com/acme/bulk.git' });
     assert.deepEqual(res.structuredContent.repositories.map(r => r.name), ['acme/bulk']);
     res = await call(client(), 'list_repositories', { filter: 'ulkhe' });
     assert.deepEqual(res.structuredContent.repositories.map(r => r.name), ['acme/bulkhead']);
     res = await call(client(), 'list_repositories', { filter: 'paymnts' });
-    assert.match(textOf(res), /0 of 4 repositories match "paymnts"; closest: acme\/payments/);
+    assert.match(textOf(res), /0 of 6 repositories match "paymnts"; closest: acme\/payments/);
   });
 
   test('read_file shows numbered lines with branch and commit, then how to read on', async () => {
@@ -171,10 +238,12 @@ function toolChecks(client) {
     assert.deepEqual(res.structuredContent.files.map(f => f.path).sort(), ['informers/factory.go', 'informers/wait.go']);
   });
 
-  test('sym: with no match says the index has no symbols', async () => {
-    const res = await call(client(), 'search_code', { query: 'sym:SharedInformer', syntax: 'zoekt' });
+  test('sym: with no match says where symbols exist, and sym: finds them in a ctags index', async () => {
+    let res = await call(client(), 'search_code', { query: 'sym:SharedInformer', syntax: 'zoekt' });
     assert.equal(res.structuredContent.files.length, 0);
-    assert.match(textOf(res), /Note: sym: matches symbol definitions only where the index holds symbols \(ctags\)/);
+    assert.match(textOf(res), /Note: sym: matches symbol definitions only in repositories indexed with ctags/);
+    res = await call(client(), 'search_code', { query: 'sym:NewPointSet', syntax: 'zoekt' });
+    assert.deepEqual(res.structuredContent.files.map(f => f.path), ['shapes.go']);
   });
 
   test('a NUL or invalid UTF-8 in an argument is a tool error naming it', async () => {
@@ -276,15 +345,15 @@ function toolChecks(client) {
 
   test('corpus_status reports what the webserver serves', async () => {
     const res = await call(client(), 'corpus_status', {});
-    assert.match(textOf(res), /Search webserver http:\/\/127\.0\.0\.1:\d+: 4 repositories, 4 shards, newest index /);
-    assert.equal(res.structuredContent.index.repositories, 4);
+    assert.match(textOf(res), /Search webserver http:\/\/127\.0\.0\.1:\d+: 6 repositories, 6 shards, newest index /);
+    assert.equal(res.structuredContent.index.repositories, 6);
   });
 
   test('corpus_status with repo shows the repositories it selects, or the closest names', async () => {
     let res = await call(client(), 'corpus_status', { repo: 'https://github.com/acme/bulk.git' });
-    assert.match(textOf(res), /\n1 of 4 repositories match "github\.com\/acme\/bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
+    assert.match(textOf(res), /\n1 of 6 repositories match "github\.com\/acme\/bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
     res = await call(client(), 'corpus_status', { repo: 'bulkk' });
-    assert.match(textOf(res), /0 of 4 repositories match "bulkk"; closest: acme\/bulk/);
+    assert.match(textOf(res), /0 of 6 repositories match "bulkk"; closest: acme\/bulk/);
   });
 }
 
@@ -336,4 +405,11 @@ if (!skip) describe('over Streamable HTTP', () => {
       await stop(limited.child);
     }
   });
+});
+
+if (!skip) test('the indexer script indexed the ctags repositories with symbols, through the host ctags', () => {
+  const lines = indexerLog.map(l => JSON.parse(l));
+  assert.deepEqual(lines.filter(l => l.repository).map(l => [l.repository, l.status, l.symbols]).sort(),
+    [['mirrors/github.com/acme/geo', 'indexed', true], ['mirrors/github.com/acme/shapes', 'indexed', true]]);
+  assert.equal(lines.at(-1).summary.withoutSymbols, undefined);
 });

@@ -1,0 +1,290 @@
+/* symbols.c: the find_symbol tool: where symbols are defined, by name, glob or regular expression,
+ * through Zoekt's sym: query over the symbols universal-ctags found at index time, each shown with the
+ * kind and scope ctags gave it. Repositories indexed without ctags have no symbol data; the answer
+ * names them and says how to search their text instead. */
+#include "connector/format.h"
+#include "connector/tools/args.h"
+#include "connector/zoekt/query.h"
+#include "connector/zoekt/reponame.h"
+#include "mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define SYMS_NAME_MAX 256
+#define SYMS_MAX_FILTERS 50
+#define SYMS_ARG_MAX 1024
+#define SYMS_KIND_MAX 64
+/* Files asked of Zoekt; a kind filter is applied to what comes back. */
+#define SYMS_FETCH 500
+#define SYMS_NOTE_MAX 16384
+/* Repositories without symbol data named in the note; the rest are counted. */
+#define SYMS_NAMED_MAX 5
+
+static const char syms_def[] =
+    "{\"name\":\"find_symbol\",\"title\":\"Find symbol definitions\","
+    "\"description\":\"Finds where functions, types, methods, constants and other symbols are defined, from "
+    "the symbols universal-ctags found when the repositories were indexed (not a compiler: overloads and "
+    "macros can mislead, and ctags misses some multi-line declarations). name is an exact identifier "
+    "(ParseConfig), a glob over the whole name (Parse*, *Config), or with regex: true an RE2 expression "
+    "(^New[A-Z]). Case-sensitive. Each hit shows its line, kind and scope: '5 func Grow (in struct "
+    "pkg.Widget): <line>'. kind keeps only some kinds: function (any callable), method (a callable in a "
+    "type), type (struct, class, interface, enum, typedef, ...), or a ctags kind such as macro, variable, "
+    "constant. Repositories indexed without symbols are named in a note: use find_references or "
+    "search_code for them.\","
+    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"name\"],\"properties\":{"
+    "\"name\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"The symbol's name, a glob (* and ?) "
+    "over it, or with regex: true a regular expression.\"},"
+    "\"regex\":{\"type\":\"boolean\",\"description\":\"name is an RE2 regular expression (unanchored; no "
+    "spaces or quotes).\"},"
+    "\"kind\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+    "\"maxItems\":50}],\"description\":\"Kind(s) to keep: function, method, type, or a ctags kind.\"},"
+    "\"repo\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
+    "\"description\":\"Repository name(s), as for search_code (names, trailing segments, globs, clone URLs).\"},"
+    "\"file\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
+    "\"description\":\"Path glob(s), as for search_code (e.g. *.go, src/**/*.c).\"},"
+    "\"max_files\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"Files shown (server "
+    "default: 30), sorted by repository and path.\"}}},"
+    "\"outputSchema\":{\"type\":\"object\",\"required\":[\"query\",\"totalFiles\",\"totalDefinitions\","
+    "\"shownFiles\",\"complete\",\"truncation\",\"files\"],\"properties\":{"
+    "\"query\":{\"type\":\"string\"},\"totalFiles\":{\"type\":\"integer\"},"
+    "\"totalDefinitions\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
+    "\"complete\":{\"type\":\"boolean\"},"
+    "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"zoekt_limit\","
+    "\"output_budget\"]}},\"note\":{\"type\":\"string\"},"
+    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"path\","
+    "\"definitions\"],\"properties\":{\"repository\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
+    "\"version\":{\"type\":\"string\"},\"language\":{\"type\":\"string\"},"
+    "\"definitions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"line\",\"symbol\","
+    "\"kind\"],\"properties\":{\"line\":{\"type\":\"integer\"},\"symbol\":{\"type\":\"string\"},"
+    "\"kind\":{\"type\":\"string\"},\"parent\":{\"type\":\"string\"},\"parentKind\":{\"type\":\"string\"},"
+    "\"text\":{\"type\":\"string\"}}}}}}}}},"
+    "\"annotations\":{\"title\":\"Find symbol definitions\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+    "\"idempotentHint\":true,\"openWorldHint\":false}}";
+
+cJSON *tool_find_symbol_def(void)
+{
+    return cJSON_Parse(syms_def);
+}
+
+static int syms_word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The regular expression for name (an identifier, or a glob over one) anchored to the whole symbol,
+ * or NULL when name holds other characters. Heap string the caller frees. */
+static char *syms_name_regex(const char *name)
+{
+    char *out = mem_alloc(16 * strlen(name) + 3), *p = out;
+
+    *p++ = '^';
+    for (const char *s = name; *s; s++) {
+        if (*s == '*') {
+            p = stpcpy(p, "[A-Za-z0-9_]*");
+        } else if (*s == '?') {
+            p = stpcpy(p, "[A-Za-z0-9_]");
+        } else if (syms_word_char(*s)) {
+            *p++ = *s;
+        } else {
+            free(out);
+            return NULL;
+        }
+    }
+    *p++ = '$';
+    *p = '\0';
+    return out;
+}
+
+/* Whether a regular expression can go after sym: unquoted: no blank, quote or control character. */
+static int syms_plain_regex(const char *re)
+{
+    for (const unsigned char *s = (const unsigned char *)re; *s; s++)
+        if (*s <= ' ' || *s == '"' || *s == '\'' || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
+static int syms_in(const char *kind, const char *const *set)
+{
+    for (; *set; set++)
+        if (strcasecmp(kind, *set) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *const syms_callables[] = {"function", "func", "method", "procedure", "subroutine",
+                                             "constructor", "singletonMethod", NULL};
+static const char *const syms_types[] = {"type",  "typedef", "struct", "class", "interface", "enum", "union",
+                                         "trait", "alias",   "record", "protocol", "talias", NULL};
+
+/* Whether symbol y is of the kind an agent asked for (see the tool's description). */
+static int syms_kind_matches(const char *want, const struct zr_symbol *y)
+{
+    if (strcasecmp(want, y->kind) == 0)
+        return 1;
+    if (strcasecmp(want, "function") == 0)
+        return syms_in(y->kind, syms_callables);
+    if (strcasecmp(want, "method") == 0)
+        return syms_in(y->kind, syms_callables) && syms_in(y->parent_kind, syms_types);
+    if (strcasecmp(want, "type") == 0)
+        return syms_in(y->kind, syms_types);
+    return 0;
+}
+
+struct syms_kinds {
+    const char **want;
+    size_t n;
+};
+
+static int syms_keep(const struct zr_symbol *y, void *arg)
+{
+    const struct syms_kinds *k = arg;
+
+    for (size_t i = 0; i < k->n; i++)
+        if (syms_kind_matches(k->want[i], y))
+            return 1;
+    return k->n == 0;
+}
+
+/* Appends to note which of the repositories the repo arguments select (all when none) have no symbol
+ * data, naming a few, and how to search them; nothing when all have symbols. A list failure is
+ * said, since it leaves the answer's silence unexplained. */
+static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const *repos, size_t n_repos,
+                                  const char *name, struct buf *note)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
+    struct zk_err err = {0};
+    size_t selected = 0, without = 0;
+    struct zr_list l;
+    int rc;
+
+    rc = zc_list(&c, "", &ro, &l, &err);
+    if (rc) {
+        if (buf_printf(note, "%scould not check which repositories have symbol data: %s", note->len ? " " : "",
+                       err.msg))
+            buf_reset(note);
+        goto out;
+    }
+    for (size_t i = 0; i < l.n_repos; i++) {
+        int sel = n_repos == 0;
+        char pattern[ZN_ARG_MAX + 1];
+
+        for (size_t k = 0; !sel && k < n_repos; k++)
+            sel = zn_normalize(repos[k], pattern, sizeof(pattern), &err) == ZK_OK &&
+                  zn_matches(pattern, l.repos[i].full_name);
+        selected += (size_t)sel;
+        without += (size_t)(sel && !l.repos[i].has_symbols);
+    }
+    if (!without)
+        goto out;
+    if (selected == 1)
+        rc = buf_printf(note, "%sThe repository searched has no symbol data", note->len ? " " : "");
+    else if (without == selected)
+        rc = buf_printf(note, "%sNone of the %zu repositories searched has symbol data", note->len ? " " : "",
+                        selected);
+    else
+        rc = buf_printf(note, "%s%zu of the %zu repositories searched ha%s no symbol data", note->len ? " " : "",
+                        without, selected, without == 1 ? "s" : "ve");
+    if (!rc)
+        rc = buf_puts(note, " (indexed without ctags), so definitions there are not found here: ");
+    for (size_t i = 0, named = 0; !rc && i < l.n_repos && named < SYMS_NAMED_MAX; i++) {
+        int sel = n_repos == 0;
+        char pattern[ZN_ARG_MAX + 1];
+
+        for (size_t k = 0; !sel && k < n_repos; k++)
+            sel = zn_normalize(repos[k], pattern, sizeof(pattern), &err) == ZK_OK &&
+                  zn_matches(pattern, l.repos[i].full_name);
+        if (sel && !l.repos[i].has_symbols)
+            rc = buf_printf(note, "%s%s", named++ ? ", " : "", l.repos[i].name);
+    }
+    if (!rc && without > SYMS_NAMED_MAX)
+        rc = buf_printf(note, " and %zu more", without - SYMS_NAMED_MAX);
+    if (!rc)
+        rc = buf_printf(note, ". Search their text with find_references {\"symbol\":\"%s\"} or search_code.",
+                        syms_plain_regex(name) && strlen(name) < 100 ? name : "...");
+    if (rc)
+        buf_reset(note);
+out:
+    zr_list_free(&l);
+}
+
+int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
+{
+    static const char *const known[] = {"name", "regex", "kind", "repo", "file", "max_files", NULL};
+    const struct connector_config *cfg = ctx->cfg;
+    const char **repos = NULL, **files = NULL, *name = NULL;
+    size_t n_repos = 0, n_files = 0;
+    struct syms_kinds kinds = {NULL, 0};
+    struct zk_err qerr = {0};
+    struct zr_search res;
+    char *zq = NULL, *re = NULL, *sym = NULL;
+    long max_files;
+    int regex, rc = ZK_OK;
+    struct buf note;
+
+    memset(&res, 0, sizeof(res));
+    buf_init(&note, SYMS_NOTE_MAX);
+    if (targ_check_known(args, known, r) || targ_string(args, "name", SYMS_NAME_MAX, &name, r) ||
+        targ_bool(args, "regex", 0, &regex, r) ||
+        targ_string_list(args, "kind", SYMS_MAX_FILTERS, SYMS_KIND_MAX, &kinds.want, &kinds.n, r) ||
+        targ_string_list(args, "repo", SYMS_MAX_FILTERS, SYMS_ARG_MAX, &repos, &n_repos, r) ||
+        targ_string_list(args, "file", SYMS_MAX_FILTERS, SYMS_ARG_MAX, &files, &n_files, r) ||
+        targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, cfg->max_files, &max_files, r))
+        goto out;
+    if (!name || !name[0]) {
+        rc = targ_fail(r, "find_symbol needs \"name\", a symbol name, glob or (with regex: true) regular "
+                          "expression (e.g. {\"name\":\"ParseConfig\"})");
+        goto out;
+    }
+    if (regex) {
+        if (!syms_plain_regex(name)) {
+            rc = targ_fail(r, "argument \"name\" (a regular expression) cannot hold blanks or quotes: symbol "
+                              "names have none; got \"%.100s\"", name);
+            goto out;
+        }
+        re = mem_strdup(name);
+    } else if (!(re = syms_name_regex(name))) {
+        rc = targ_fail(r, "argument \"name\" must be an identifier or a glob over one (letters, digits, _, * "
+                          "and ?), got \"%.100s\"; pass regex: true for a regular expression", name);
+        goto out;
+    }
+    sym = mem_printf("sym:%s", re);
+    {
+        struct zq_spec spec = {sym, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT};
+        struct zc_search_opts so = {SYMS_FETCH, 0, 1, 0};
+        struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
+        struct fmt_symbols_opts fo = {NULL, (int)max_files, cfg->output_budget, 0, NULL};
+
+        if (zq_build(&spec, &zq, &qerr)) {
+            rc = targ_fail(r, "invalid find_symbol arguments: %s", qerr.msg);
+            goto out;
+        }
+        if (targ_search(ctx, "find_symbol", zq, &so, &ro, &res, r))
+            goto out;
+        fo.more = res.stats.file_count > (long long)res.n_files;
+        zr_search_keep_symbols(&res, syms_keep, &kinds);
+        if (res.n_files == 0 && n_repos)
+            targ_explain_empty(ctx, repos, n_repos, &note);
+        syms_note_unsymbolled(ctx, repos, n_repos, name, &note);
+        fo.query = zq;
+        fo.note = note.len ? note.data : NULL;
+        buf_reset(&r->text);
+        rc = fmt_symbols(&res, &fo, &r->text, &r->structured, &qerr);
+        if (rc)
+            zk_err_set(err, rc, "find_symbol: %s", qerr.msg);
+    }
+out:
+    buf_free(&note);
+    zr_search_free(&res);
+    free(sym);
+    free(re);
+    free(zq);
+    free(kinds.want);
+    free(repos);
+    free(files);
+    return rc;
+}
