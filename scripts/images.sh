@@ -37,7 +37,8 @@ out=$cache/images
 # The release version, defined once in the Makefile; the operator's default images carry it as tag.
 version=$(sed -n 's/^VERSION *:= *//p' "$root/Makefile")
 # Bump when this script changes how an image is built, so that cached images from the old recipe go.
-recipe=r1
+# r2: reproducible images (every timestamp from git, no logs or caches that record the build's time).
+recipe=r2
 bh=(buildah --root "$cache/buildah/storage" --runroot "$cache/buildah/run" --storage-driver vfs)
 export BUILDAH_ISOLATION=chroot
 
@@ -58,16 +59,40 @@ hash_files() { # hash_files PATH...: one hash over the names and contents of eve
   (cd "$root" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 
+# inputs NAME: the paths of this repository an image is built from (hash_files hashes them for the key).
+inputs() {
+  case $1 in
+  operator|connector) echo images/Dockerfile Makefile lib controller connector ;;
+  gateway)            echo images/Dockerfile ;;
+  pause)              echo images/pause ;;
+  zoekt)              echo images/Dockerfile.zoekt scripts/versions.sh ;;
+  base)               echo scripts/images.sh scripts/debian-mirror.sh ;;
+  esac
+}
+
+# epoch NAME: the one time an image records (its created date, its history, every file's mtime), so
+# that the same inputs give the same image digest: the commit time of the newest commit that changed
+# the image's inputs (a change of this recipe changes the key instead). An image therefore keeps its
+# digest across commits that do not touch it. Outside a git checkout (a source archive),
+# SOURCE_DATE_EPOCH, else 0. A shallow clone would see its one commit touch everything: CI fetches the
+# whole history.
+epoch() {
+  local t
+  # shellcheck disable=SC2046 # inputs are paths without spaces
+  t=$(git -C "$root" log -1 --format=%ct -- $(inputs "$1") 2>/dev/null || true)
+  echo "${t:-${SOURCE_DATE_EPOCH:-0}}"
+}
+
 zoekt_bins() { "$root/scripts/upstream.sh" zoekt "$1"; }
 
 base_key() { echo "bookworm-minbase-$("$root/scripts/debian-mirror.sh" | sha256sum | cut -c1-8)"; }
 
 key() { # key NAME ARCH
-  local self=$recipe
+  local self=$recipe-t$(epoch "$1")
+  # shellcheck disable=SC2046
   case $1 in
-  operator|connector) echo "$(hash_files images/Dockerfile Makefile lib controller connector)-$self-$(base_key)" ;;
-  gateway)            echo "$(hash_files images/Dockerfile)-$self-$(base_key)" ;;
-  pause)              echo "$(hash_files images/pause)-$self" ;;
+  operator|connector|gateway) echo "$(hash_files $(inputs "$1"))-$self-$(base_key)" ;;
+  pause)              echo "$(hash_files $(inputs "$1"))-$self" ;;
   zoekt) # without the binaries there is no key: upstream.sh has said why, once
     local bins
     bins=$(zoekt_bins "$2") || return 1
@@ -107,12 +132,12 @@ ensure_base() { # ensure_base ARCH: localhost/zoekt-base:bookworm-ARCH in builda
   mirror=$("$root/scripts/debian-mirror.sh")
   log "making the Debian 12 base for $arch from $mirror (mmdebstrap; minutes under emulation)"
   tar=$(mktemp -d)/base.tar
-  mmdebstrap --quiet --variant=minbase --arch="$arch" --include=ca-certificates bookworm "$tar" \
+  SOURCE_DATE_EPOCH=$(epoch base) mmdebstrap --quiet --variant=minbase --arch="$arch" --include=ca-certificates bookworm "$tar" \
     "deb $mirror bookworm main" "deb $mirror bookworm-updates main"
   ctr=$("${bh[@]}" from --arch "$arch" scratch)
   "${bh[@]}" add "$ctr" "$tar" / >/dev/null
   "${bh[@]}" config --arch "$arch" --os linux "$ctr"
-  "${bh[@]}" commit --quiet --rm "$ctr" "$name" >/dev/null
+  "${bh[@]}" commit --quiet --rm --timestamp "$(epoch base)" "$ctr" "$name" >/dev/null
   rm -rf "$(dirname "$tar")"
   rm -f "$cache"/buildah/base-"$arch".*
   touch "$stamp"
@@ -127,7 +152,7 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
   [ "$name" = pause ] || ensure_base "$arch"
   tag=$(ref "$name")
   log "building $tag for $arch"
-  local bud=(bud --quiet --pull-never --layers --arch "$arch" --os linux
+  local bud=(bud --quiet --pull-never --layers --arch "$arch" --os linux --timestamp "$(epoch "$name")"
              --build-arg "BASE=localhost/zoekt-base:bookworm-$arch")
   local args=("${bud[@]}" -t "$tag-$arch")
   case $name in
@@ -140,7 +165,7 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
     c=$("${bh[@]}" from scratch)
     "${bh[@]}" copy "$c" "$ctx/pause" /pause >/dev/null
     "${bh[@]}" config --entrypoint '["/pause"]' --user 65535:65535 --arch "$arch" --os linux "$c"
-    "${bh[@]}" commit --quiet --rm "$c" "$tag-$arch" >/dev/null
+    "${bh[@]}" commit --quiet --rm --timestamp "$(epoch pause)" "$c" "$tag-$arch" >/dev/null
     rm -rf "$ctx" ;;
   zoekt)
     ctx=$(mktemp -d)
@@ -158,7 +183,9 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
     "${bh[@]}" "${args[@]}" --target "$name" -f "$root/images/Dockerfile" "$root" >&2 ;;
   esac
   mkdir -p "$out"
-  rm -f "$out/$name-$arch-"*.tar
+  # Older archives of this image from this recipe are stale; another recipe's belong to another
+  # checkout (a branch not yet on this recipe) that would otherwise rebuild them at once.
+  rm -f "$out/$name-$arch-"*"-$recipe-"*.tar
   "${bh[@]}" push --quiet "$tag-$arch" "oci-archive:$file.tmp:$tag" >&2
   mv "$file.tmp" "$file"
   prune
