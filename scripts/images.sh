@@ -9,6 +9,9 @@
 #                                       this machine's architecture only) for ARCH, building it first
 #                                       if needed
 #   scripts/images.sh ref NAME          print the image reference NAME is tagged with
+#   scripts/images.sh verify NAME ARCH  build NAME for ARCH once more without any cached layer (the
+#                                       Debian base excepted) and compare its digest with the cached
+#                                       archive's: the images are reproducible
 #   scripts/images.sh run NAME ARCH [-v HOST:PATH]... -- CMD...
 #                                       run CMD in a container of the image (as the image's user,
 #                                       on this machine's network; arm64 under emulation), for tests
@@ -66,24 +69,29 @@ inputs() {
   gateway)            echo images/Dockerfile ;;
   pause)              echo images/pause ;;
   zoekt)              echo images/Dockerfile.zoekt scripts/versions.sh ;;
-  base)               echo scripts/images.sh scripts/debian-mirror.sh ;;
   esac
 }
 
 # epoch NAME: the one time an image records (its created date, its history, every file's mtime), so
 # that the same inputs give the same image digest: the commit time of the newest commit that changed
-# the image's inputs (a change of this recipe changes the key instead). An image therefore keeps its
-# digest across commits that do not touch it. Outside a git checkout (a source archive),
-# SOURCE_DATE_EPOCH, else 0. A shallow clone would see its one commit touch everything: CI fetches the
-# whole history.
+# the image's recipe (its Dockerfile; for the base, this script), not its sources. A layer cache
+# ignores the timestamp (buildah reuses a layer built with another), so the timestamp may change only
+# where the cache is invalidated as well: the Dockerfiles take it as the build argument
+# SOURCE_DATE_EPOCH, which keys their layers, and it changes only with them, so a source change
+# rebuilds only the layers it touches. Outside a git checkout (a source archive), SOURCE_DATE_EPOCH,
+# else 0. A shallow clone would see its one commit change everything: CI fetches the whole history.
 epoch() {
-  local t
-  # shellcheck disable=SC2046 # inputs are paths without spaces
-  t=$(git -C "$root" log -1 --format=%ct -- $(inputs "$1") 2>/dev/null || true)
+  local t paths
+  case $1 in
+  operator|connector|gateway) paths=images/Dockerfile ;;
+  zoekt) paths=images/Dockerfile.zoekt ;;
+  pause) paths=images/pause ;;
+  base)  paths="scripts/images.sh scripts/debian-mirror.sh" ;;
+  esac
+  # shellcheck disable=SC2086 # paths without spaces
+  t=$(git -C "$root" log -1 --format=%ct -- $paths 2>/dev/null || true)
   echo "${t:-${SOURCE_DATE_EPOCH:-0}}"
 }
-
-zoekt_bins() { "$root/scripts/upstream.sh" zoekt "$1"; }
 
 base_key() { echo "bookworm-minbase-$("$root/scripts/debian-mirror.sh" | sha256sum | cut -c1-8)"; }
 
@@ -152,7 +160,10 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
   [ "$name" = pause ] || ensure_base "$arch"
   tag=$(ref "$name")
   log "building $tag for $arch"
-  local bud=(bud --quiet --pull-never --layers --arch "$arch" --os linux --timestamp "$(epoch "$name")"
+  local t
+  t=$(epoch "$name")
+  local bud=(bud --quiet --pull-never --layers "${no_cache[@]}" --arch "$arch" --os linux
+             --timestamp "$t" --build-arg "SOURCE_DATE_EPOCH=$t"
              --build-arg "BASE=localhost/zoekt-base:bookworm-$arch")
   local args=("${bud[@]}" -t "$tag-$arch")
   case $name in
@@ -197,6 +208,7 @@ prune() { # removes every image that is neither tagged nor a parent of one; remo
   while [ -n "$("${bh[@]}" rmi --prune 2>/dev/null)" ]; do :; done
 }
 
+no_cache=()
 case ${1:-} in
 build)
   shift
@@ -207,6 +219,17 @@ build)
   done ;;
 archive) build_one "${2:?image name}" "${3:?architecture}" ;;
 ref) ref "${2:?image name}" ;;
+verify)
+  name=${2:?image name} arch=${3:?architecture}
+  cached=$(build_one "$name" "$arch")
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+  no_cache=(--no-cache)
+  again=$(build_one "$name" "$arch")
+  digest() { tar -xOf "$1" index.json | sed 's/.*"digest":"\([^"]*\)".*/\1/'; }
+  log "cached: $(digest "$cached") $(basename "$cached")"
+  log "again:  $(digest "$again")"
+  [ "$(digest "$cached")" = "$(digest "$again")" ] ;;
 run)
   name=${2:?image name} arch=${3:?architecture}
   shift 3
