@@ -93,6 +93,8 @@ epoch() {
   echo "${t:-${SOURCE_DATE_EPOCH:-0}}"
 }
 
+zoekt_bins() { "$root/scripts/upstream.sh" zoekt "$1"; }
+
 base_key() { echo "bookworm-minbase-$("$root/scripts/debian-mirror.sh" | sha256sum | cut -c1-8)"; }
 
 key() { # key NAME ARCH
