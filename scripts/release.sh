@@ -31,7 +31,6 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%
 out=$root/${DIST:-dist}/$version
 arches=(amd64 arm64)
 names=(operator connector gateway zoekt)
-export PATH=$cache/bin:$PATH
 
 log() { echo "release: $*" >&2; }
 
@@ -78,7 +77,8 @@ pinned() {
 }
 
 # ---- the Helm chart ------------------------------------------------------------------------------
-"$root/scripts/upstream.sh" build helm
+helm=$("$root/scripts/upstream.sh" bin helm)/helm
+kubectl=$("$root/scripts/upstream.sh" bin kube)/kubectl
 chart=$work/chart/zoekt-operator
 mkdir -p "$work/chart"
 cp -r "$root/charts/zoekt-operator" "$chart"
@@ -92,22 +92,22 @@ awk -v reg="$registry" -v ver="$version" -v refs="$(for n in "${names[@]}"; do e
   cur != "" && /^ *tag: ""$/    { sub(/""/, "\"" ver "\"") }
   cur != "" && /^ *digest: ""$/ { sub(/""/, "\"" dig[cur] "\""); cur = "" }
   { print }' "$root/charts/zoekt-operator/values.yaml" >"$chart/values.yaml"
-helm package "$chart" --version "$version" --app-version "$version" -d "$work" >/dev/null
+"$helm" package "$chart" --version "$version" --app-version "$version" -d "$work" >/dev/null
 # helm stamps the archive's members with the time of packaging: the same files again, with
 # SOURCE_DATE_EPOCH as their time, sorted, root-owned, gzip without a name or time.
 tgz=zoekt-operator-$version.tgz
 mkdir "$work/unpacked"
 tar -xzf "$work/$tgz" -C "$work/unpacked"
 tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner --format=gnu \
-  -C "$work/unpacked" -cf - zoekt-operator | gzip -9n >"$out/$tgz"
-helm template zoekt-operator "$out/$tgz" >"$work/chart.yaml"
+  --mode=u+rwX,go+rX,go-w -C "$work/unpacked" -cf - zoekt-operator | gzip -9n >"$out/$tgz"
+"$helm" template zoekt-operator "$out/$tgz" >"$work/chart.yaml"
 pinned "$work/chart.yaml"
 
 # ---- manifests/, rendered ----------------------------------------------------------------------
 # Every reference to one of the project's images at the Makefile's tag (the operator's container and
 # the operator's flags) becomes the released one.
 manifest=$out/zoekt-operator-$version.yaml
-kubectl kustomize "$root/manifests" >"$manifest"
+"$kubectl" kustomize "$root/manifests" >"$manifest"
 for n in "${names[@]}"; do
   sed -i -E "s#ghcr\.io/zoekt-operator/$(repo "$n"):$made([^@0-9A-Za-z.-]|$)#${ref[$n]}\1#g" "$manifest"
 done
