@@ -20,7 +20,7 @@ check "actionlint passes every workflow" bash -c \
 mkdir -p "$TMP/repo/.github/workflows"
 sed 's/\${{ env.DIST }}\/SHA256SUMS$/${{ steps.nothing.outputs.sums }}/' "$WF" >"$TMP/repo/.github/workflows/release.yml"
 check "a planted mistake is caught" bash -c \
-  "cd '$TMP/repo' && ! '$AL' -no-color .github/workflows/release.yml >'$TMP/bad.out' 2>&1 && grep -q 'steps.nothing' '$TMP/bad.out'"
+  "cd '$TMP/repo' && ! '$AL' -no-color .github/workflows/release.yml >'$TMP/bad.out' 2>&1 && grep -q 'property \"nothing\" is not defined' '$TMP/bad.out'"
 
 check "it runs on v* tags only" bash -c "grep -A3 '^on:' '$WF' | grep -q 'tags: \\[\"v\\*\"\\]'"
 # builds: the commands in the workflow that build something; the one allowed is `make release`.
