@@ -97,7 +97,7 @@ awk -v reg="$registry" -v ver="$version" -v refs="$(for n in "${names[@]}"; do e
 # SOURCE_DATE_EPOCH as their time, sorted, root-owned, gzip without a name or time.
 tgz=zoekt-operator-$version.tgz
 mkdir "$work/unpacked"
-tar -xzf "$work/$tgz" -C "$work/unpacked"
+tar -xzmf "$work/$tgz" -C "$work/unpacked" # -m: the times are replaced anyway
 tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner --format=gnu \
   --mode=u+rwX,go+rX,go-w -C "$work/unpacked" -cf - zoekt-operator | gzip -9n >"$out/$tgz"
 "$helm" template zoekt-operator "$out/$tgz" >"$work/chart.yaml"
