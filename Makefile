@@ -47,7 +47,7 @@ objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(
 BUILD_DIR ?= build/rel
 BIN_DIR   ?= bin
 
-.PHONY: all deps test test-unit demo bench bench-scale clean cluster-up cluster-down arm64 fuzz fuzz-build images
+.PHONY: all deps test test-unit demo bench bench-scale clean cluster-up cluster-down arm64 fuzz fuzz-build images release
 all: $(BIN_DIR)/zoekt-operator $(BIN_DIR)/zoekt-connector
 
 # ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
@@ -182,6 +182,12 @@ bench-scale: deps
 
 images: deps
 	@scripts/images.sh build
+
+# dist/$(VERSION)/: the multi-architecture images as OCI archives, the chart, the rendered manifests,
+# SBOMs and SHA256SUMS, every image reference pinned by digest (scripts/release.sh; docs/deploy.md).
+# REGISTRY=host/path names where the images will be pushed (default ghcr.io/zoekt-operator).
+release: deps
+	@scripts/release.sh $(VERSION)
 
 cluster-up:
 	@scripts/cluster.sh up

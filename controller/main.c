@@ -67,6 +67,7 @@ struct options {
     int workers;
     int log_level;
     long clock_offset;
+    struct spec_images default_images;
 };
 
 /* How many stop signals arrived: set by the handler, read by the main thread. A lock-free atomic, so
@@ -108,6 +109,12 @@ static void usage(FILE *f)
             "                                 (default 10m)\n"
             "  --workers N                    concurrent reconciles (default 2)\n"
             "  --log-level LEVEL              debug, info, warn or error (default info)\n"
+            "  --zoekt-image REF              the indexer's and webserver's image where a corpus names none\n"
+            "                                 (default " SPEC_DEFAULT_ZOEKT_IMAGE ")\n"
+            "  --connector-image REF          the connector's image where a corpus names none\n"
+            "                                 (default " SPEC_DEFAULT_CONNECTOR_IMAGE ")\n"
+            "  --gateway-image REF            the gateway's image where a corpus names none\n"
+            "                                 (default " SPEC_DEFAULT_NGINX_IMAGE ")\n"
             "  --clock-offset SECONDS         shift the controller's clock; for tests only\n"
             "  --help                         show this help\n"
             "  --version                      print the version\n"
@@ -154,7 +161,7 @@ static int main_render(int argc, char **argv)
         fprintf(stderr, "zoekt-operator render: %s: %s\n", file, err.msg);
         goto out;
     }
-    if (spec_parse(corpus, &spec, &errs) != ZK_OK) {
+    if (spec_parse(corpus, NULL, &spec, &errs) != ZK_OK) {
         fprintf(stderr, "zoekt-operator render: %s: invalid spec:\n", file);
         for (int i = 0; i < errs.count; i++)
             fprintf(stderr, "  %s: %s\n", errs.items[i].field, errs.items[i].message);
@@ -262,6 +269,9 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         {.name = "workers", .type = FLAG_INT, .dst = &o->workers, .lo = 1, .hi = CONTROLLER_MAX_WORKERS},
         {.name = "log-level", .type = FLAG_FUNC, .dst = &o->log_level, .parse = log_level_flag,
          .expected = LOG_LEVEL_NAMES},
+        {.name = "zoekt-image", .type = FLAG_STRING, .dst = &o->default_images.zoekt},
+        {.name = "connector-image", .type = FLAG_STRING, .dst = &o->default_images.connector},
+        {.name = "gateway-image", .type = FLAG_STRING, .dst = &o->default_images.gateway},
         {.name = "clock-offset", .type = FLAG_LONG, .dst = &o->clock_offset, .lo = LONG_MIN, .hi = LONG_MAX,
          .expected = "a whole number of seconds"},
         {.name = "help", .type = FLAG_SWITCH, .dst = &help},
@@ -280,6 +290,13 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
     if (version) {
         printf("zoekt-operator %s\n", ZK_VERSION);
         return 0;
+    }
+    const char *images[] = {o->default_images.zoekt, o->default_images.connector, o->default_images.gateway};
+    for (size_t i = 0; i < sizeof(images) / sizeof(images[0]); i++) {
+        if (images[i] && !*images[i]) {
+            fprintf(stderr, "zoekt-operator: an image flag needs an image reference\n");
+            return 2;
+        }
     }
     if (o->renew_deadline >= o->lease_duration || o->retry_period >= o->renew_deadline) {
         fprintf(stderr, "zoekt-operator: need retry-period < renew-deadline < lease-duration\n");
@@ -441,6 +458,7 @@ static int main_start(struct operator *op)
     op->rctx.index_url_template = op->opt.index_url_template;
     op->rctx.index_period_seconds = op->opt.index_period;
     op->rctx.clock_offset_seconds = op->opt.clock_offset;
+    op->rctx.default_images = op->opt.default_images;
     if (op->opt.clock_offset)
         log_warn("The controller's clock is shifted (--clock-offset): for tests only", NULL);
 

@@ -9,6 +9,9 @@
 #                                       this machine's architecture only) for ARCH, building it first
 #                                       if needed
 #   scripts/images.sh ref NAME          print the image reference NAME is tagged with
+#   scripts/images.sh verify NAME ARCH  build NAME for ARCH once more without any cached layer (the
+#                                       Debian base excepted) and compare its digest with the cached
+#                                       archive's: the images are reproducible
 #   scripts/images.sh run NAME ARCH [-v HOST:PATH]... -- CMD...
 #                                       run CMD in a container of the image (as the image's user,
 #                                       on this machine's network; arm64 under emulation), for tests
@@ -37,7 +40,8 @@ out=$cache/images
 # The release version, defined once in the Makefile; the operator's default images carry it as tag.
 version=$(sed -n 's/^VERSION *:= *//p' "$root/Makefile")
 # Bump when this script changes how an image is built, so that cached images from the old recipe go.
-recipe=r1
+# r2: reproducible images (every timestamp from git, no logs or caches that record the build's time).
+recipe=r2
 bh=(buildah --root "$cache/buildah/storage" --runroot "$cache/buildah/run" --storage-driver vfs)
 export BUILDAH_ISOLATION=chroot
 
@@ -58,16 +62,47 @@ hash_files() { # hash_files PATH...: one hash over the names and contents of eve
   (cd "$root" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 
+# inputs NAME: the paths of this repository an image is built from (hash_files hashes them for the key).
+inputs() {
+  case $1 in
+  operator|connector) echo images/Dockerfile Makefile lib controller connector ;;
+  gateway)            echo images/Dockerfile ;;
+  pause)              echo images/pause ;;
+  zoekt)              echo images/Dockerfile.zoekt scripts/versions.sh ;;
+  esac
+}
+
+# epoch NAME: the one time an image records (its created date, its history, every file's mtime), so
+# that the same inputs give the same image digest: the commit time of the newest commit that changed
+# the image's recipe (its Dockerfile; for the base, this script), not its sources. A layer cache
+# ignores the timestamp (buildah reuses a layer built with another), so the timestamp may change only
+# where the cache is invalidated as well: the Dockerfiles take it as the build argument
+# SOURCE_DATE_EPOCH, which keys their layers, and it changes only with them, so a source change
+# rebuilds only the layers it touches. Outside a git checkout (a source archive), SOURCE_DATE_EPOCH,
+# else 0. A shallow clone would see its one commit change everything: CI fetches the whole history.
+epoch() {
+  local t paths
+  case $1 in
+  operator|connector|gateway) paths=images/Dockerfile ;;
+  zoekt) paths=images/Dockerfile.zoekt ;;
+  pause) paths=images/pause ;;
+  base)  paths="scripts/images.sh scripts/debian-mirror.sh" ;;
+  esac
+  # shellcheck disable=SC2086 # paths without spaces
+  t=$(git -C "$root" log -1 --format=%ct -- $paths 2>/dev/null || true)
+  echo "${t:-${SOURCE_DATE_EPOCH:-0}}"
+}
+
 zoekt_bins() { "$root/scripts/upstream.sh" zoekt "$1"; }
 
 base_key() { echo "bookworm-minbase-$("$root/scripts/debian-mirror.sh" | sha256sum | cut -c1-8)"; }
 
 key() { # key NAME ARCH
-  local self=$recipe
+  local self=$recipe-t$(epoch "$1")
+  # shellcheck disable=SC2046
   case $1 in
-  operator|connector) echo "$(hash_files images/Dockerfile Makefile lib controller connector)-$self-$(base_key)" ;;
-  gateway)            echo "$(hash_files images/Dockerfile)-$self-$(base_key)" ;;
-  pause)              echo "$(hash_files images/pause)-$self" ;;
+  operator|connector|gateway) echo "$(hash_files $(inputs "$1"))-$self-$(base_key)" ;;
+  pause)              echo "$(hash_files $(inputs "$1"))-$self" ;;
   zoekt) # without the binaries there is no key: upstream.sh has said why, once
     local bins
     bins=$(zoekt_bins "$2") || return 1
@@ -107,12 +142,12 @@ ensure_base() { # ensure_base ARCH: localhost/zoekt-base:bookworm-ARCH in builda
   mirror=$("$root/scripts/debian-mirror.sh")
   log "making the Debian 12 base for $arch from $mirror (mmdebstrap; minutes under emulation)"
   tar=$(mktemp -d)/base.tar
-  mmdebstrap --quiet --variant=minbase --arch="$arch" --include=ca-certificates bookworm "$tar" \
+  SOURCE_DATE_EPOCH=$(epoch base) mmdebstrap --quiet --variant=minbase --arch="$arch" --include=ca-certificates bookworm "$tar" \
     "deb $mirror bookworm main" "deb $mirror bookworm-updates main"
   ctr=$("${bh[@]}" from --arch "$arch" scratch)
   "${bh[@]}" add "$ctr" "$tar" / >/dev/null
   "${bh[@]}" config --arch "$arch" --os linux "$ctr"
-  "${bh[@]}" commit --quiet --rm "$ctr" "$name" >/dev/null
+  "${bh[@]}" commit --quiet --rm --timestamp "$(epoch base)" "$ctr" "$name" >/dev/null
   rm -rf "$(dirname "$tar")"
   rm -f "$cache"/buildah/base-"$arch".*
   touch "$stamp"
@@ -127,7 +162,10 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
   [ "$name" = pause ] || ensure_base "$arch"
   tag=$(ref "$name")
   log "building $tag for $arch"
-  local bud=(bud --quiet --pull-never --layers --arch "$arch" --os linux
+  local t
+  t=$(epoch "$name")
+  local bud=(bud --quiet --pull-never --layers "${no_cache[@]}" --arch "$arch" --os linux
+             --timestamp "$t" --build-arg "SOURCE_DATE_EPOCH=$t"
              --build-arg "BASE=localhost/zoekt-base:bookworm-$arch")
   local args=("${bud[@]}" -t "$tag-$arch")
   case $name in
@@ -140,7 +178,7 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
     c=$("${bh[@]}" from scratch)
     "${bh[@]}" copy "$c" "$ctx/pause" /pause >/dev/null
     "${bh[@]}" config --entrypoint '["/pause"]' --user 65535:65535 --arch "$arch" --os linux "$c"
-    "${bh[@]}" commit --quiet --rm "$c" "$tag-$arch" >/dev/null
+    "${bh[@]}" commit --quiet --rm --timestamp "$(epoch pause)" "$c" "$tag-$arch" >/dev/null
     rm -rf "$ctx" ;;
   zoekt)
     ctx=$(mktemp -d)
@@ -158,7 +196,9 @@ build_one() { # build_one NAME ARCH: writes the archive unless it is cached; pri
     "${bh[@]}" "${args[@]}" --target "$name" -f "$root/images/Dockerfile" "$root" >&2 ;;
   esac
   mkdir -p "$out"
-  rm -f "$out/$name-$arch-"*.tar
+  # Older archives of this image from this recipe are stale; another recipe's belong to another
+  # checkout (a branch not yet on this recipe) that would otherwise rebuild them at once.
+  rm -f "$out/$name-$arch-"*"-$recipe-"*.tar
   "${bh[@]}" push --quiet "$tag-$arch" "oci-archive:$file.tmp:$tag" >&2
   mv "$file.tmp" "$file"
   prune
@@ -170,6 +210,7 @@ prune() { # removes every image that is neither tagged nor a parent of one; remo
   while [ -n "$("${bh[@]}" rmi --prune 2>/dev/null)" ]; do :; done
 }
 
+no_cache=()
 case ${1:-} in
 build)
   shift
@@ -180,6 +221,17 @@ build)
   done ;;
 archive) build_one "${2:?image name}" "${3:?architecture}" ;;
 ref) ref "${2:?image name}" ;;
+verify)
+  name=${2:?image name} arch=${3:?architecture}
+  cached=$(build_one "$name" "$arch")
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+  no_cache=(--no-cache)
+  again=$(build_one "$name" "$arch")
+  digest() { tar -xOf "$1" index.json | sed 's/.*"digest":"\([^"]*\)".*/\1/'; }
+  log "cached: $(digest "$cached") $(basename "$cached")"
+  log "again:  $(digest "$again")"
+  [ "$(digest "$cached")" = "$(digest "$again")" ] ;;
 run)
   name=${2:?image name} arch=${3:?architecture}
   shift 3

@@ -11,7 +11,7 @@
 #
 # PART is one of: kube (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 # kubectl at KUBE_VERSION), etcd, containerd (containerd, its runc shim and ctr), runc, cni (bridge,
-# loopback, host-local, portmap), helm.
+# loopback, host-local, portmap), helm, actionlint (the GitHub Actions workflow checker).
 #
 # Everything lands in $ZK_CACHE/upstream/PART-VERSION-RECIPE/, written beside and renamed into place, so
 # a warm machine builds nothing and a running cluster keeps its executables. The module and build
@@ -29,7 +29,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 . "$root/scripts/versions.sh"
 # Bump a part's recipe when its build below changes what it builds, so that the old output is rebuilt.
-declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1)
+declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1 [actionlint]=r1)
 
 export GOMODCACHE=$cache/go/mod GOCACHE=$cache/go/build GOTOOLCHAIN=auto GOFLAGS=-mod=mod
 export PATH=$cache/go/bin:$PATH:/usr/local/go/bin
@@ -149,6 +149,11 @@ build_helm() {
   goinstall "$out" 0 "" "$ld" "$m/cmd/helm@v$v"
 }
 
+build_actionlint() {
+  local v=$1 out=$2 m=github.com/rhysd/actionlint
+  goinstall "$out" 0 "" "-s -w -X $m.version=v$v" "$m/cmd/actionlint@v$v"
+}
+
 build_zoekt() { # build_zoekt COMMIT OUT ARCH
   local c=$1 out=$2 arch=$3 m=github.com/sourcegraph/zoekt
   mkdir -p "$out.new"
@@ -171,6 +176,7 @@ version_of() {
   runc) echo "$runc_version" ;;
   cni) echo "$cni_plugins_version" ;;
   helm) echo "$helm_version" ;;
+  actionlint) echo "$actionlint_version" ;;
   *) log "unknown part $1"; exit 2 ;;
   esac
 }

@@ -12,6 +12,8 @@ containerd_version=2.4.2
 runc_version=1.4.4
 cni_plugins_version=1.9.1
 helm_version=3.22.0
+# Checks .github/workflows/ in `make test` (tests/integration/test_release_workflow.sh).
+actionlint_version=1.7.12
 # Zoekt has no release tags: a commit of github.com/sourcegraph/zoekt, resolved by the go command.
 zoekt_commit=c4d8f3537f7a
 

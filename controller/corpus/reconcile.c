@@ -654,7 +654,7 @@ static int reconcile_gather(struct reconcile_pass *p, struct zk_err *err)
 {
     int rc;
 
-    if (spec_parse(p->corpus, &p->spec, &p->errs) != ZK_OK) {
+    if (spec_parse(p->corpus, &p->ctx->default_images, &p->spec, &p->errs) != ZK_OK) {
         p->in.spec_errors = &p->errs;
         return ZK_OK;
     }

@@ -15,6 +15,7 @@
 #ifndef ZK_CORPUS_RECONCILE_H
 #define ZK_CORPUS_RECONCILE_H
 
+#include "controller/corpus/spec.h"
 #include "controller/runtime/events.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/metrics.h"
@@ -63,6 +64,7 @@ struct reconcile_ctx {
     const char *index_url_template; /* NULL: RECONCILE_DEFAULT_INDEX_URL */
     long index_period_seconds;      /* 0: 300 */
     long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */
+    struct spec_images default_images; /* for corpora that name none (--zoekt-image, ...) */
     pthread_mutex_t memo_mu;        /* guards memos; reconcile_ctx_init sets it up */
     struct reconcile_memo *memos;
 };

@@ -18,6 +18,7 @@
 
 struct pctx {
     struct spec_errors *errs;
+    struct spec_images images; /* every member set: the caller's defaults, else the built-in ones */
 };
 
 static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
@@ -842,7 +843,7 @@ static void parse_indexer(struct pctx *c, const cJSON *spec, struct corpus_spec 
     const cJSON *f;
     int n = flags ? cJSON_GetArraySize(flags) : 0, k = 0, idx = 0;
 
-    out->indexer.image = image_field(c, ix, "spec.indexer", SPEC_DEFAULT_ZOEKT_IMAGE);
+    out->indexer.image = image_field(c, ix, "spec.indexer", c->images.zoekt);
     out->indexer.resources = resources_field(c, ix, "spec.indexer");
     out->indexer.deadline_seconds = opt_int(c, ix, "activeDeadlineSeconds", "spec.indexer.activeDeadlineSeconds",
                                             SPEC_DEFAULT_DEADLINE_SECONDS, 60, 7 * 86400);
@@ -883,7 +884,7 @@ static void parse_webserver(struct pctx *c, const cJSON *spec, struct corpus_spe
     const cJSON *tol = opt_arr(c, ws, "tolerations", "spec.webserver.tolerations");
     const cJSON *v;
 
-    out->webserver.image = image_field(c, ws, "spec.webserver", SPEC_DEFAULT_ZOEKT_IMAGE);
+    out->webserver.image = image_field(c, ws, "spec.webserver", c->images.zoekt);
     out->webserver.replicas = (int)opt_int(c, ws, "replicas", "spec.webserver.replicas", 1, 0, 20);
     out->webserver.resources = resources_field(c, ws, "spec.webserver");
     if (arch && strcmp(arch, "arm64") && strcmp(arch, "amd64")) {
@@ -920,7 +921,7 @@ static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct co
     const cJSON *cn = opt_obj(c, spec, "connector", "spec.connector");
     const char *prefix = opt_str(c, cn, "mirrorPrefix", "spec.connector.mirrorPrefix");
 
-    out->gateway.image = image_field(c, gw, "spec.gateway", SPEC_DEFAULT_NGINX_IMAGE);
+    out->gateway.image = image_field(c, gw, "spec.gateway", c->images.gateway);
     /* 6070 and 8081 are taken by the webserver and the connector on the pod's loopback. */
     out->gateway.port = (int)opt_int(c, gw, "port", "spec.gateway.port", SPEC_DEFAULT_PORT, 1024, 65535);
     if (out->gateway.port == 6070 || out->gateway.port == 8081) {
@@ -929,7 +930,7 @@ static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct co
     }
     out->gateway.tokens_secret = secret_ref(c, gw, "tokenSecretRef", "spec.gateway.tokenSecretRef");
 
-    out->connector.image = image_field(c, cn, "spec.connector", SPEC_DEFAULT_CONNECTOR_IMAGE);
+    out->connector.image = image_field(c, cn, "spec.connector", c->images.connector);
     out->connector.max_files = (int)opt_int(c, cn, "maxFiles", "spec.connector.maxFiles", 30, 1, 200);
     out->connector.context_lines = (int)opt_int(c, cn, "contextLines", "spec.connector.contextLines", 2, 0, 10);
     out->connector.search_timeout_seconds =
@@ -963,9 +964,10 @@ static void parse_poll(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
     }
 }
 
-int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors *errs)
+int spec_parse(const cJSON *corpus, const struct spec_images *defaults, struct corpus_spec **out,
+               struct spec_errors *errs)
 {
-    struct pctx c = {errs};
+    struct pctx c = {errs, {SPEC_DEFAULT_ZOEKT_IMAGE, SPEC_DEFAULT_CONNECTOR_IMAGE, SPEC_DEFAULT_NGINX_IMAGE}};
     struct corpus_spec *s;
     const cJSON *spec, *fr;
     const char *v;
@@ -973,6 +975,12 @@ int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors
 
     memset(errs, 0, sizeof(*errs));
     *out = NULL;
+    if (defaults && defaults->zoekt)
+        c.images.zoekt = defaults->zoekt;
+    if (defaults && defaults->connector)
+        c.images.connector = defaults->connector;
+    if (defaults && defaults->gateway)
+        c.images.gateway = defaults->gateway;
     s = mem_calloc(1, sizeof(*s));
     spec = cJSON_GetObjectItemCaseSensitive(corpus, "spec");
     if (!cJSON_IsObject(spec)) {

@@ -110,9 +110,20 @@ struct corpus_spec {
     char *webhook_secret;           /* spec.webhook.secretRef.name (key "secret"), or NULL: no /hooks/push */
 };
 
-/* Parses corpus (the whole CodeSearchCorpus object) into *out, owned by the caller (spec_free).
- * Returns ZK_OK, or ZK_EINVAL with errs filled (then *out is NULL). */
-int spec_parse(const cJSON *corpus, struct corpus_spec **out, struct spec_errors *errs);
+/* The images a corpus gets where its spec names none. A release's chart sets them (the operator's
+ * --zoekt-image, --connector-image and --gateway-image flags) to that release's images pinned by
+ * digest; a NULL member means the built-in SPEC_DEFAULT_* reference. */
+struct spec_images {
+    const char *zoekt;
+    const char *connector;
+    const char *gateway;
+};
+
+/* Parses corpus (the whole CodeSearchCorpus object) into *out, owned by the caller (spec_free), with
+ * the default images of defaults (NULL: the built-in ones). Returns ZK_OK, or ZK_EINVAL with errs
+ * filled (then *out is NULL). */
+int spec_parse(const cJSON *corpus, const struct spec_images *defaults, struct corpus_spec **out,
+               struct spec_errors *errs);
 
 void spec_free(struct corpus_spec *spec);
 

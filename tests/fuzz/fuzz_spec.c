@@ -80,7 +80,7 @@ static void check_corpus(const char *text, size_t len)
 
     if (corpus == NULL)
         return;
-    rc = spec_parse(corpus, &s, &errs);
+    rc = spec_parse(corpus, NULL, &s, &errs);
     if (rc == ZK_OK) {
         FUZZ_CHECK(s != NULL && errs.count == 0 && errs.dropped == 0);
         check_spec(s);

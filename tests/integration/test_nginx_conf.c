@@ -71,7 +71,7 @@ static void setup_conf(struct nx *n, int with_tokens)
              "[{\"url\":\"https://h/r\"}],\"gateway\":{\"port\":%d%s}}}",
              n->port, with_tokens ? ",\"tokenSecretRef\":{\"name\":\"tokens\"}" : "");
     corpus = cJSON_Parse(json);
-    assert_int_equal(spec_parse(corpus, &spec, &errs), ZK_OK);
+    assert_int_equal(spec_parse(corpus, NULL, &spec, &errs), ZK_OK);
     assert_int_equal(render_nginx_conf(spec, n->dir, &conf, &err), ZK_OK);
     snprintf(n->conf, sizeof(n->conf), "%s/nginx.conf", n->dir);
     f = fopen(n->conf, "w");

@@ -245,7 +245,7 @@ static void test_prune_keeps_what_is_compared(void **state)
 
     (void)state;
     free(text);
-    assert_int_equal(spec_parse(corpus, &spec, &errs), ZK_OK);
+    assert_int_equal(spec_parse(corpus, NULL, &spec, &errs), ZK_OK);
     assert_int_equal(render_children(corpus, spec, &children, &err), ZK_OK);
     assert_true(cJSON_GetArraySize(children) >= 8);
     cJSON_ArrayForEach(child, children) {

@@ -88,7 +88,7 @@ static void render_fx(struct fixture *fx, cJSON *corpus)
     struct zk_err err = {0};
 
     fx->corpus = corpus;
-    assert_int_equal(spec_parse(corpus, &fx->spec, &errs), ZK_OK);
+    assert_int_equal(spec_parse(corpus, NULL, &fx->spec, &errs), ZK_OK);
     assert_int_equal(render_children(corpus, fx->spec, &fx->children, &err), ZK_OK);
 }
 

@@ -21,7 +21,7 @@ static int parse_spec(const char *spec_json, struct corpus_spec **out, struct sp
     snprintf(doc, sizeof(doc), "{\"metadata\":{\"name\":\"org\",\"namespace\":\"cs\"},\"spec\":%s}", spec_json);
     corpus = cJSON_Parse(doc);
     assert_non_null(corpus);
-    rc = spec_parse(corpus, out, errs);
+    rc = spec_parse(corpus, NULL, out, errs);
     cJSON_Delete(corpus);
     return rc;
 }
@@ -80,6 +80,36 @@ static void test_defaults(void **state)
     assert_int_equal(s->freshness_max_age_seconds, 36 * 3600);
     assert_int_equal(s->poll_interval_seconds, 300);
     spec_free(s);
+}
+
+/* The operator's --zoekt-image, --connector-image and --gateway-image (a release's digests) fill
+ * the images a corpus leaves out, and only those: an image the corpus names wins. */
+static void test_default_images(void **state)
+{
+    static const struct spec_images released = {
+        "reg.example/zoekt:1.2.3@sha256:aa", "reg.example/zoekt-connector:1.2.3@sha256:bb",
+        "reg.example/zoekt-gateway:1.2.3@sha256:cc"};
+    static const struct spec_images only_zoekt = {"reg.example/zoekt:1.2.3@sha256:aa", NULL, NULL};
+    char doc[512];
+    cJSON *corpus;
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+
+    (void)state;
+    snprintf(doc, sizeof(doc), "{\"spec\":{%s,\"webserver\":{\"image\":\"mine/zoekt:9\"}}}", ONE_REPO);
+    corpus = cJSON_Parse(doc);
+    assert_non_null(corpus);
+    assert_int_equal(spec_parse(corpus, &released, &s, &errs), ZK_OK);
+    assert_string_equal(s->indexer.image, released.zoekt);
+    assert_string_equal(s->webserver.image, "mine/zoekt:9");
+    assert_string_equal(s->connector.image, released.connector);
+    assert_string_equal(s->gateway.image, released.gateway);
+    spec_free(s);
+    assert_int_equal(spec_parse(corpus, &only_zoekt, &s, &errs), ZK_OK);
+    assert_string_equal(s->connector.image, SPEC_DEFAULT_CONNECTOR_IMAGE);
+    assert_string_equal(s->gateway.image, SPEC_DEFAULT_NGINX_IMAGE);
+    spec_free(s);
+    cJSON_Delete(corpus);
 }
 
 static void test_full_spec(void **state)
@@ -209,7 +239,7 @@ static void test_too_many_repositories(void **state)
         snprintf(doc, sizeof(doc), "{\"spec\":%s}", json);
         corpus = cJSON_Parse(doc);
         assert_non_null(corpus);
-        assert_int_equal(spec_parse(corpus, &s, &errs), ZK_EINVAL);
+        assert_int_equal(spec_parse(corpus, NULL, &s, &errs), ZK_EINVAL);
         assert_string_equal(errs.items[0].field, "spec.repositories");
         cJSON_Delete(corpus);
     }
@@ -477,7 +507,7 @@ static void test_not_an_object(void **state)
     cJSON *corpus = cJSON_Parse("{\"metadata\":{\"name\":\"x\"}}");
 
     (void)state;
-    assert_int_equal(spec_parse(corpus, &s, &errs), ZK_EINVAL);
+    assert_int_equal(spec_parse(corpus, NULL, &s, &errs), ZK_EINVAL);
     assert_string_equal(errs.items[0].field, "spec");
     cJSON_Delete(corpus);
 }
@@ -552,6 +582,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_default_images),
         cmocka_unit_test(test_full_spec),
         cmocka_unit_test(test_poll_interval),
         cmocka_unit_test(test_webhook_secret),

@@ -43,7 +43,7 @@ static void world_init(struct world *w)
     w->corpus = cJSON_Parse("{\"metadata\":{\"name\":\"org\",\"namespace\":\"cs\",\"generation\":4},"
                             "\"spec\":{\"repositories\":[{\"url\":\"https://github.com/o/a\"}]}}");
     assert_non_null(w->corpus);
-    assert_int_equal(spec_parse(w->corpus, &w->spec, &errs), ZK_OK);
+    assert_int_equal(spec_parse(w->corpus, NULL, &w->spec, &errs), ZK_OK);
     w->deployment = cJSON_Parse("{\"status\":{\"replicas\":1,\"availableReplicas\":1}}");
     w->index.repositories = 121;
     w->index.shards = 130;
@@ -287,7 +287,7 @@ static void test_invalid_spec(void **state)
     (void)state;
     world_init(&w);
     step(&w, NULL);
-    assert_int_equal(spec_parse(corpus, &bad, &errs), ZK_EINVAL);
+    assert_int_equal(spec_parse(corpus, NULL, &bad, &errs), ZK_EINVAL);
     w.in.spec = NULL;
     w.in.spec_errors = &errs;
     w.in.now = T0 + 60;

@@ -26,3 +26,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/* An image reference from {repository, tag, digest} (values.yaml), given as (list IMAGE $). */}}
+{{- define "zoekt-operator.image" -}}
+{{- $img := index . 0 -}}
+{{- $root := index . 1 -}}
+{{- printf "%s:%s" $img.repository ($img.tag | default $root.Chart.AppVersion) -}}
+{{- with $img.digest }}@{{ . }}{{ end -}}
+{{- end -}}
