@@ -149,6 +149,20 @@ static int syms_keep(const struct zr_symbol *y, void *arg)
     return k->n == 0;
 }
 
+/* Whether the repository full_name is one the repo arguments select (every one when there are none). */
+static int syms_selects(const char *const *repos, size_t n_repos, const char *full_name)
+{
+    char pattern[ZN_ARG_MAX + 1];
+    struct zk_err err;
+
+    if (n_repos == 0)
+        return 1;
+    for (size_t k = 0; k < n_repos; k++)
+        if (zn_normalize(repos[k], pattern, sizeof(pattern), &err) == ZK_OK && zn_matches(pattern, full_name))
+            return 1;
+    return 0;
+}
+
 /* Appends to note which of the repositories the repo arguments select (all when none) have no symbol
  * data, naming a few, and how to search them; nothing when all have symbols. A list failure is
  * said, since it leaves the answer's silence unexplained. */
@@ -170,12 +184,8 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
         goto out;
     }
     for (size_t i = 0; i < l.n_repos; i++) {
-        int sel = n_repos == 0;
-        char pattern[ZN_ARG_MAX + 1];
+        int sel = syms_selects(repos, n_repos, l.repos[i].full_name);
 
-        for (size_t k = 0; !sel && k < n_repos; k++)
-            sel = zn_normalize(repos[k], pattern, sizeof(pattern), &err) == ZK_OK &&
-                  zn_matches(pattern, l.repos[i].full_name);
         selected += (size_t)sel;
         without += (size_t)(sel && !l.repos[i].has_symbols);
     }
@@ -192,13 +202,7 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
     if (!rc)
         rc = buf_puts(note, " (indexed without ctags), so definitions there are not found here: ");
     for (size_t i = 0, named = 0; !rc && i < l.n_repos && named < SYMS_NAMED_MAX; i++) {
-        int sel = n_repos == 0;
-        char pattern[ZN_ARG_MAX + 1];
-
-        for (size_t k = 0; !sel && k < n_repos; k++)
-            sel = zn_normalize(repos[k], pattern, sizeof(pattern), &err) == ZK_OK &&
-                  zn_matches(pattern, l.repos[i].full_name);
-        if (sel && !l.repos[i].has_symbols)
+        if (syms_selects(repos, n_repos, l.repos[i].full_name) && !l.repos[i].has_symbols)
             rc = buf_printf(note, "%s%s", named++ ? ", " : "", l.repos[i].name);
     }
     if (!rc && without > SYMS_NAMED_MAX)
