@@ -394,6 +394,23 @@ lock_repo() {
 }
 unlock_repo() { exec 8>&-; }
 
+# A full run holds $FULL_RUN_LOCK from start to end, so that a poll can tell a repository that was never
+# indexed because the first full run has not reached it yet (leave it to that run) from one added since.
+FULL_RUN_LOCK=$DATA_DIR/full-run.lock
+hold_full_run() {
+    [ "$have_flock" = 1 ] || return 0
+    exec 7>"$FULL_RUN_LOCK" && flock 7
+}
+full_run_active() {
+    [ "$have_flock" = 1 ] || return 1
+    exec 7>"$FULL_RUN_LOCK" || return 1
+    if flock -n 7; then
+        exec 7>&-
+        return 1
+    fi
+    exec 7>&-
+}
+
 # index_repo NAME URL BRANCHES [FLAGS...]: under the repository's lock (lock_repo).
 index_repo() {
     name=$1 url=$2 branches=${3:-HEAD}
@@ -492,6 +509,7 @@ symbols_field() {
 
 # run_full [FLAGS...]: the nightly run: every listed repository, then what is no longer listed.
 run_full() {
+    hold_full_run
     while read -r name url branches || [ -n "$name" ]; do
         case $name in "" | "#"*) continue ;; esac
         total=$((total + 1))
@@ -600,6 +618,8 @@ poll_one() {
         record_heads "$prefix" "$(mirror_heads "$REPOS_DIR/$1.git" "$3")"
     fi
     [ -f "$state" ] && [ "$(cat "$state")" = "$remote" ] && return 0
+    # Never indexed, while a full run is under way: that run indexes it, so a request would index it twice.
+    [ ! -f "$state" ] && full_run_active && return 0
     : >"$QUEUE_DIR/$prefix"
     printf '%s\n' "$1" >>"$WORK_DIR/poll-changed"
 }

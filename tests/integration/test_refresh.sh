@@ -151,6 +151,24 @@ indexer full
 check "a full run leaves a refresh run's temporary directory" test -d "$INDEX/.tmp-refresh.inflight"
 rm -rf "$INDEX/.tmp-refresh.inflight"
 
+# ---- a repository never indexed is left to a full run under way -------------------------------------
+# A corpus's first reindex Job and its refresh pod start together: polling a repository the Job has not
+# reached yet would index it twice.
+make_repo delta
+list_repos alpha beta gamma delta
+flock "$DATA/full-run.lock" sleep 3 &
+holder=$!
+sleep 0.5
+indexer refresh
+check "while a full run is under way, a poll leaves a repository never indexed to it" \
+  grep -q '"polled":4,"changed":0,"requests":0' "$T/out"
+wait "$holder"
+indexer refresh
+check "once no full run is under way, the poll requests it and indexes it" \
+  grep -q '"repository":"local/delta","status":"indexed"' "$T/out"
+list_repos alpha beta gamma
+indexer full
+
 # ---- watch mode: a push becomes searchable within the poll interval plus an index run ---------------
 env REPOS_FILE="$T/repos.txt" DATA_DIR="$DATA" WORK_DIR="$T/work-watch" CREDENTIALS_DIR="$T/creds" \
   TERMINATION_LOG="$T/termination-log" ZOEKT_GIT_INDEX="$T/bin/zoekt-git-index" GIT_CA_BUNDLE="$GIT_CA" \
