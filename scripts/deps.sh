@@ -9,7 +9,7 @@ cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
           libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev zlib1g-dev
           nginx unzip procps iproute2 python3 python3-yaml python3-venv util-linux wget busybox
-          fcgiwrap xz-utils
+          fcgiwrap xz-utils jq
           # runc's seccomp support (scripts/upstream.sh builds runc with cgo)
           libseccomp-dev
           # the local node (scripts/node.sh) and the images it runs (scripts/images.sh)
