@@ -171,10 +171,14 @@ owned() {
     grep . | sort | uniq -c | awk '{printf "%s=%s ", $2, $1}'
 }
 CORPORA="full=1 org=1 "
+# no_duplicates: each corpus of $CORPORA owns one ConfigMap, CronJob and Service, and two Deployments
+# (the search pods and the refresh indexer).
 no_duplicates() {
-  local k
+  local k want
   for k in configmaps cronjobs deployments services; do
-    [ "$(owned "$k")" = "$CORPORA" ] || { echo "# $k: $(owned "$k")"; return 1; }
+    want=$CORPORA
+    [ "$k" = deployments ] && want=${CORPORA//=1 /=2 }
+    [ "$(owned "$k")" = "$want" ] || { echo "# $k: $(owned "$k") (expected $want)"; return 1; }
   done
 }
 schedule_is() { [ "$($KC -n "$NS" get cronjob org-indexer -o jsonpath='{.spec.schedule}' 2>/dev/null)" = "$1" ]; }
@@ -221,7 +225,7 @@ t0=$(date +%s)
 check "after an API server restart the spec change reaches the CronJob" eventually 120 schedule_is "41 5 * * *"
 check "and status.observedGeneration catches up" eventually 60 caught_up
 echo "# API server restart: the change applied and observed $(( $(date +%s) - t0 )) s after the patch"
-check "no duplicate child (one ConfigMap, CronJob, Deployment, Service per corpus)" no_duplicates
+check "no duplicate child (one ConfigMap, CronJob, Service and two Deployments per corpus)" no_duplicates
 
 eventually 90 operators_ready
 echo "# operator restart counts before and after the API server restart: $restarts_before/ $($KC -n zoekt-operator get pods -o jsonpath='{range .items[*]}{.status.containerStatuses[0].restartCount}{" "}{end}')"

@@ -75,8 +75,10 @@ check "every example in examples/ that is a corpus renders" bash -c \
   "for f in '$ZK_ROOT'/examples/corpus-*.yaml; do '$OP' render -f \"\$f\" >/dev/null || exit 1; done"
 # kustomize parses the objects without a server: a malformed stream or object fails here.
 mkdir -p "$TMP/k" && cp "$TMP/out.yaml" "$TMP/k/out.yaml" && printf 'resources: [out.yaml]\n' >"$TMP/k/kustomization.yaml"
+# Ten objects: the nine above and the refresh Deployment (spec.poll's default is on).
 check "render output parses as Kubernetes objects" bash -c \
-  "[ \"\$(kubectl kustomize '$TMP/k' 2>/dev/null | grep -c '^kind:')\" -eq 9 ]"
+  "[ \"\$(kubectl kustomize '$TMP/k' 2>/dev/null | grep -c '^kind:')\" -eq 10 ]"
+check "render prints the refresh Deployment" grep -qx "  name: org-refresh" "$TMP/out.yaml"
 
 cat >"$TMP/bad.yaml" <<'YAML'
 apiVersion: codesearch.dev/v1alpha1
