@@ -208,8 +208,31 @@ def go_modules(data):
     return out
 
 
-def cmd_sbom(archive_path, name, version, purl, epoch):
-    a = Archive(archive_path)
+def image_packages(a, archive_path, version):
+    """The packages of the image in archive a, cached under $OCI_SBOM_CACHE when set: finding them
+    unpacks every layer (seconds an image), and scripts/images.sh names an archive after its content,
+    so the archive's name, the version and this script key the list."""
+    cache = os.environ.get("OCI_SBOM_CACHE")
+    path = None
+    if cache:
+        with open(__file__, "rb") as f:
+            me = f.read()
+        key = digest_of(os.path.basename(archive_path).encode() + b"\0" + version.encode() + b"\0" + me)
+        path = os.path.join(cache, key.split(":")[1][:32] + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                return json.load(f)
+    packages = scan_packages(a, version)
+    if path:
+        os.makedirs(cache, exist_ok=True)
+        with open(path + ".tmp", "w") as f:
+            json.dump(packages, f)
+        os.replace(path + ".tmp", path)
+    return packages
+
+
+def scan_packages(a, version):
+    """The Debian packages, Go modules and the project's own programs in the image, sorted by id."""
     arch = a.config["architecture"]
     bin_dirs = ("usr/local/bin/",)
     files = layer_files(a, lambda p: p == "var/lib/dpkg/status" or p.startswith(bin_dirs))
@@ -225,7 +248,13 @@ def cmd_sbom(archive_path, name, version, purl, epoch):
                                     f"pkg:github/zoekt-operator/zoekt-operator@{version}#{program}",
                                     "Organization: zoekt-operator"))
     unique = {p["SPDXID"]: p for p in packages}
-    packages = [unique[k] for k in sorted(unique)]
+    return [unique[k] for k in sorted(unique)]
+
+
+def cmd_sbom(archive_path, name, version, purl, epoch):
+    a = Archive(archive_path)
+    arch = a.config["architecture"]
+    packages = image_packages(a, archive_path, version)
     image_id = spdx_id("image", name, arch)
     image = package(image_id, name, version, purl, "Organization: zoekt-operator")
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch)))

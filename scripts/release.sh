@@ -52,6 +52,8 @@ rm -rf "$out"
 mkdir -p "$out/images" "$out/sbom"
 
 # ---- images: one index per image over both architectures, and an SBOM per architecture ----------
+# Each SBOM's package list is cached (oci.py: it unpacks every layer), keyed by the archive's content.
+export OCI_SBOM_CACHE=$cache/sbom
 declare -A ref
 for n in "${names[@]}"; do
   r=$(repo "$n")

@@ -196,7 +196,15 @@ sigkill() {
   return "${PIPESTATUS[0]}"
 }
 operators_ready() { [ "$($KC -n zoekt-operator get deployment zoekt-operator -o jsonpath='{.status.readyReplicas}')" = 2 ]; }
-id=$(leader_container)
+# leader_running: sets id to the leader's container once containerd runs it. A leader killed before
+# restarts in the same pod, under the same identity, and the pod's status names the dead container
+# until the kubelet updates it.
+leader_running() {
+  id=$(leader_container) && [ -n "$id" ] &&
+    ctr --address "$STATE/node/containerd.sock" --namespace k8s.io tasks ls 2>/dev/null |
+    awk -v t="${id#containerd://}" '$1 == t && $3 == "RUNNING" { found = 1 } END { exit !found }'
+}
+eventually 60 leader_running
 t0=$(date +%s)
 $KC -n "$NS" patch csc org --type merge -p '{"spec":{"schedule":"17 3 * * *"}}' >/dev/null
 check "the operator's leader is SIGKILLed as the spec change arrives" sigkill "$id"
@@ -206,7 +214,7 @@ echo "# operator SIGKILL right after the patch: the change applied and observed 
 check "no duplicate child" no_duplicates
 # A change made while no replica leads: the leader killed first, the spec changed during the failover.
 eventually 90 operators_ready
-id=$(leader_container)
+eventually 60 leader_running
 t0=$(date +%s)
 check "the operator's leader is SIGKILLed" sigkill "$id"
 $KC -n "$NS" patch csc org --type merge -p '{"spec":{"schedule":"29 4 * * *"}}' >/dev/null
