@@ -798,19 +798,28 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
     return pod;
 }
 
+/* The pod template of an indexer pod (the Jobs' or the refresh Deployment's): its component's labels,
+ * the corpus annotation, and indexer_pod's spec. */
+static cJSON *indexer_template(const struct rctx *c, const char *component, const char *restart,
+                               const char *poll_seconds)
+{
+    cJSON *tpl = jb_object(c->b), *md = jb_add_obj(c->b, tpl, "metadata");
+
+    jb_add(c->b, md, "labels", labels(c, component));
+    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    jb_add(c->b, tpl, "spec", indexer_pod(c, restart, poll_seconds));
+    return tpl;
+}
+
 /* The Job spec shared by the CronJob's template and reindex Jobs. */
 static cJSON *job_spec(const struct rctx *c)
 {
-    cJSON *js = jb_object(c->b), *tpl, *md;
+    cJSON *js = jb_object(c->b);
 
     /* One retry: the script fails only when no repository could be indexed at all. */
     jb_add_num(c->b, js, "backoffLimit", 1);
     jb_add_num(c->b, js, "activeDeadlineSeconds", (double)c->spec->indexer.deadline_seconds);
-    tpl = jb_add_obj(c->b, js, "template");
-    md = jb_add_obj(c->b, tpl, "metadata");
-    jb_add(c->b, md, "labels", labels(c, "indexer"));
-    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
-    jb_add(c->b, tpl, "spec", indexer_pod(c, "Never", NULL));
+    jb_add(c->b, js, "template", indexer_template(c, "indexer", "Never", NULL));
     return js;
 }
 
@@ -822,7 +831,7 @@ static cJSON *render_refresh(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.refresh, "refresh", 1);
-    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *tpl, *md;
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel;
     char interval[32];
 
     snprintf(interval, sizeof(interval), "%ld", s->poll_interval_seconds);
@@ -832,11 +841,7 @@ static cJSON *render_refresh(const struct rctx *c)
     sel = jb_add_obj(c->b, spec, "selector");
     jb_add(c->b, sel, "matchLabels", selector_labels(c, "refresh"));
     jb_add_str(c->b, jb_add_obj(c->b, spec, "strategy"), "type", "Recreate");
-    tpl = jb_add_obj(c->b, spec, "template");
-    md = jb_add_obj(c->b, tpl, "metadata");
-    jb_add(c->b, md, "labels", labels(c, "refresh"));
-    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
-    jb_add(c->b, tpl, "spec", indexer_pod(c, "Always", interval));
+    jb_add(c->b, spec, "template", indexer_template(c, "refresh", "Always", interval));
     return o;
 }
 
