@@ -26,18 +26,7 @@ git_commit alpha main src/alpha.go 'package alpha' 'const marker = "alpha-marker
 git_commit big main README.md 'big-marker-old-3d1f'
 # About 18 MB of Go-like text in 1500 files: zoekt-git-index takes seconds over it, long enough to be
 # caught in the act (c).
-python3 - "$NODE_TMP/work/big" <<'PY'
-import os, random, sys
-random.seed(7)
-words = [''.join(random.choice('abcdefghijklmnopqrstuvwxyz_') for _ in range(random.randint(3, 12)))
-         for _ in range(20000)]
-for d in range(30):
-    os.makedirs(f"{sys.argv[1]}/pkg{d}", exist_ok=True)
-    for f in range(50):
-        with open(f"{sys.argv[1]}/pkg{d}/file{f}.go", "w") as out:
-            for _ in range(200):
-                out.write("func %s(%s int) %s { return %s }\n" % tuple(random.choice(words) for _ in range(4)))
-PY
+python3 "$ZK_ROOT/tests/support/go-text-tree.py" "$NODE_TMP/work/big"
 git -C "$NODE_TMP/work/big" add -A &&
   git -C "$NODE_TMP/work/big" -c user.name=dev -c user.email=dev@example.invalid commit -q -m bulk &&
   git -C "$NODE_TMP/work/big" push -q "$NODE_TMP/git/repos/big.git" main || bail "the large repository is pushed"

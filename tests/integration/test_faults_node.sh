@@ -105,18 +105,7 @@ rotation_probe=$!
 on_exit "kill $rotation_probe"
 # ---- e. the volume full ------------------------------------------------------------------------------
 # 18 MB of Go-like text: a 7 MB pack fits in the mirror, its shards (three times the text) do not.
-python3 - "$NODE_TMP/work/grow" <<'PY'
-import os, random, sys
-random.seed(7)
-words = [''.join(random.choice('abcdefghijklmnopqrstuvwxyz_') for _ in range(random.randint(3, 12)))
-         for _ in range(20000)]
-for d in range(30):
-    os.makedirs(f"{sys.argv[1]}/pkg{d}", exist_ok=True)
-    for f in range(50):
-        with open(f"{sys.argv[1]}/pkg{d}/file{f}.go", "w") as out:
-            for _ in range(200):
-                out.write("func %s(%s int) %s { return %s }\n" % tuple(random.choice(words) for _ in range(4)))
-PY
+python3 "$ZK_ROOT/tests/support/go-text-tree.py" "$NODE_TMP/work/grow"
 git_commit grow main README.md 'grow-marker-new-c3d9'
 git -C "$NODE_TMP/work/grow" add -A &&
   git -C "$NODE_TMP/work/grow" -c user.name=dev -c user.email=dev@example.invalid commit -q -m bulk &&
