@@ -327,7 +327,6 @@ struct reconcile_apply {
     const char *ns;
     const cJSON *child;
     const struct kube_resource *res;
-    int existed; /* the cache had it: an update rather than a creation */
     int rc;
     struct kube_err kerr;
 };
@@ -412,8 +411,10 @@ static void reconcile_report_applies(struct reconcile_pass *p, struct reconcile_
             } else {
                 size_t used = strlen(changed);
 
+                /* The server says whether the apply created the object (201): the cache may not
+                 * have seen a child created a moment ago, and a second "created" would be false. */
                 snprintf(changed + used, sizeof(changed) - used, "%s%s %s %s", used ? ", " : "",
-                         a->existed ? "updated" : "created", kind, name);
+                         a->kerr.http_status == 201 ? "created" : "updated", kind, name);
             }
         }
     }
@@ -444,7 +445,7 @@ static int reconcile_apply_children(struct reconcile_pass *p, size_t *applied, s
             log_info("Applying child", "corpus", p->name, "kind", kind, "name", name, "reason",
                      observed ? diff : "absent", NULL);
             waves[w][n[w]++] = (struct reconcile_apply){.ctx = p->ctx, .ns = p->ns, .child = child,
-                                                        .res = &p->ctx->resources[k], .existed = observed != NULL};
+                                                        .res = &p->ctx->resources[k]};
         }
         cJSON_Delete(observed);
     }

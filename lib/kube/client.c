@@ -513,6 +513,7 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
         rc = kcli_transport(err, rc, &z);
         goto out;
     }
+    err->http_status = resp.status;
     if (out && resp.body.len > 0) {
         *out = json_parse(resp.body.data, resp.body.len);
         if (!*out)

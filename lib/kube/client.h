@@ -47,7 +47,8 @@ enum kube_reason {
 
 struct kube_err {
     struct zk_err base;        /* code and a one-line message: "PATCH .../deployments/x: Invalid: ..." */
-    long http_status;          /* 0 for transport failures */
+    long http_status;          /* the answer's status, also on success (201 when a write created the
+                                * object); 0 for transport failures */
     enum kube_reason reason;
     char reason_text[64];      /* the server's reason string, e.g. "AlreadyExists" */
     char message[1024];        /* the server's message, verbatim */
