@@ -289,6 +289,62 @@ void targ_summarise(const struct zr_list *l, struct targ_index_summary *s)
     }
 }
 
+/* A repository with its place in the list: qsort has no context argument, so each element carries
+ * what the comparison reads. */
+struct targ_order {
+    const struct zr_repo *repo;
+    size_t index;
+};
+
+static int targ_older(const void *a, const void *b)
+{
+    const struct zr_repo *x = ((const struct targ_order *)a)->repo, *y = ((const struct targ_order *)b)->repo;
+
+    if (x->index_time != y->index_time) {
+        if (!x->index_time || !y->index_time)
+            return x->index_time ? -1 : 1;
+        return x->index_time < y->index_time ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+size_t *targ_oldest_first(const struct zr_list *l)
+{
+    struct targ_order *tmp;
+    size_t *order;
+
+    if (!l->n_repos)
+        return NULL;
+    tmp = mem_calloc(l->n_repos, sizeof(*tmp));
+    for (size_t i = 0; i < l->n_repos; i++)
+        tmp[i] = (struct targ_order){&l->repos[i], i};
+    qsort(tmp, l->n_repos, sizeof(*tmp), targ_older);
+    order = mem_calloc(l->n_repos, sizeof(*order));
+    for (size_t i = 0; i < l->n_repos; i++)
+        order[i] = tmp[i].index;
+    free(tmp);
+    return order;
+}
+
+int targ_is_stale(const struct zr_repo *r, time_t now, long max_age)
+{
+    return r->index_time > 0 && now - r->index_time > max_age;
+}
+
+void targ_age(time_t then, time_t now, char *dst, size_t len)
+{
+    long long age = now > then ? (long long)(now - then) : 0;
+
+    if (age >= 86400)
+        snprintf(dst, len, "%lldd", age / 86400);
+    else if (age >= 3600)
+        snprintf(dst, len, "%lldh", age / 3600);
+    else if (age >= 60)
+        snprintf(dst, len, "%lldm", age / 60);
+    else
+        snprintf(dst, len, "%llds", age);
+}
+
 void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);

@@ -96,4 +96,15 @@ struct targ_index_summary {
 };
 void targ_summarise(const struct zr_list *l, struct targ_index_summary *s);
 
+/* The repositories of l, oldest index first (equal times by name; unknown index times last), as a
+ * heap array of l->n_repos indices into l->repos that the caller frees; NULL when l is empty. */
+size_t *targ_oldest_first(const struct zr_list *l);
+
+/* Whether r was indexed more than max_age seconds before now. A repository whose index time is
+ * unknown is not judged (not stale), as the oldest index time ignores it too. */
+int targ_is_stale(const struct zr_repo *r, time_t now, long max_age);
+
+/* An age for agents: "45s", "12m", "5h", "3d" (the largest whole unit), "0s" for a time in the future. */
+void targ_age(time_t then, time_t now, char *dst, size_t len);
+
 #endif

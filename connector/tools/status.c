@@ -63,7 +63,88 @@ static cJSON *status_index_json(const struct zr_list *l)
     return o;
 }
 
-int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
+/* Adds "stale" and "staleRepositories" to o: the repositories of l (in order, oldest first) indexed
+ * more than max_age seconds before now. */
+static void status_add_stale(cJSON *o, const struct zr_list *l, const size_t *order, time_t now, long max_age)
+{
+    cJSON *names = cJSON_CreateArray();
+    size_t stale = 0;
+
+    for (size_t i = 0; i < l->n_repos; i++) {
+        const struct zr_repo *r = &l->repos[order[i]];
+
+        if (!targ_is_stale(r, now, max_age))
+            continue;
+        if (stale++ < TOOLS_STALE_NAMES_MAX)
+            cJSON_AddItemToArray(names, cJSON_CreateString(r->name));
+    }
+    cJSON_AddNumberToObject(o, "stale", (double)stale);
+    cJSON_AddItemToObject(o, "staleRepositories", names);
+}
+
+/* The bytes a repository takes in "repositoryList", near enough to bound the body. */
+static size_t status_list_entry_bytes(const struct zr_repo *r)
+{
+    size_t n = strlen(r->name) + 64;
+
+    for (size_t b = 0; b < r->n_branches; b++)
+        n += strlen(r->branches[b].name) + strlen(r->branches[b].version) + 32;
+    return n;
+}
+
+/* Adds "repositoryList" (oldest first, at most TOOLS_REPOSITORY_LIST_MAX entries and about
+ * TOOLS_REPOSITORY_LIST_BYTES) and "listed", how many it holds, to o. */
+static void status_add_list(cJSON *o, const struct zr_list *l, const size_t *order)
+{
+    cJSON *list = cJSON_CreateArray();
+    size_t n, bytes = 0;
+    char ts[32];
+
+    for (n = 0; n < l->n_repos && n < TOOLS_REPOSITORY_LIST_MAX; n++) {
+        const struct zr_repo *r = &l->repos[order[n]];
+        cJSON *e, *branches;
+
+        bytes += status_list_entry_bytes(r);
+        if (bytes > TOOLS_REPOSITORY_LIST_BYTES)
+            break;
+        e = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(e, "name", r->name);
+        if (r->index_time) {
+            rfc3339_format(r->index_time, ts, sizeof(ts));
+            cJSON_AddStringToObject(e, "indexTime", ts);
+        } else {
+            cJSON_AddNullToObject(e, "indexTime");
+        }
+        branches = cJSON_AddArrayToObject(e, "branches");
+        for (size_t b = 0; b < r->n_branches; b++) {
+            cJSON *br = cJSON_CreateObject();
+
+            cJSON_AddStringToObject(br, "name", r->branches[b].name);
+            cJSON_AddStringToObject(br, "commit", r->branches[b].version);
+            cJSON_AddItemToArray(branches, br);
+        }
+        cJSON_AddItemToArray(list, e);
+    }
+    cJSON_AddNumberToObject(o, "listed", (double)n);
+    cJSON_AddItemToObject(o, "repositoryList", list);
+}
+
+cJSON *tools_index_status_json(const struct zr_list *l, const struct index_status_opts *opts, time_t now)
+{
+    cJSON *o = status_index_json(l);
+    size_t *order = targ_oldest_first(l);
+
+    if (opts && opts->max_age_seconds > 0)
+        status_add_stale(o, l, order, now, opts->max_age_seconds);
+    if (opts && opts->all)
+        status_add_list(o, l, order);
+    free(order);
+    return o;
+}
+
+int tools_index_status(const struct connector_config *cfg, const struct index_status_opts *opts, char **json_out,
+                       struct zk_err *err)
 {
     struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL, cfg->zoekt_pool};
     struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
@@ -74,7 +155,7 @@ int tools_index_status(const struct connector_config *cfg, char **json_out, stru
     *json_out = NULL;
     rc = zc_list(&c, "", &ro, &l, err);
     if (!rc) {
-        o = status_index_json(&l);
+        o = tools_index_status_json(&l, opts, time(NULL));
         *json_out = json_print(o);
         cJSON_Delete(o);
     }

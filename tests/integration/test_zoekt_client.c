@@ -575,12 +575,12 @@ static void test_index_status(void **state)
     char *json = NULL;
 
     (void)state;
-    assert_int_equal(tools_index_status(&cfg, &json, &err), ZK_OK);
+    assert_int_equal(tools_index_status(&cfg, NULL, &json, &err), ZK_OK);
     assert_string_equal(json, "{\"repositories\":3,\"shards\":3,\"newestIndexTime\":\"2026-11-30T00:05:35Z\","
                               "\"oldestIndexTime\":\"2026-11-30T00:05:35Z\",\"zoektVersion\":\"51a31b62\"}");
     free(json);
     cfg.zoekt_url = "http://127.0.0.1:1";
-    assert_int_equal(tools_index_status(&cfg, &json, &err), ZK_ECONNECT);
+    assert_int_equal(tools_index_status(&cfg, NULL, &json, &err), ZK_ECONNECT);
     assert_null(json);
 }
 
