@@ -331,20 +331,6 @@ int targ_is_stale(const struct zr_repo *r, time_t now, long max_age)
     return r->index_time > 0 && now - r->index_time > max_age;
 }
 
-void targ_age(time_t then, time_t now, char *dst, size_t len)
-{
-    long long age = now > then ? (long long)(now - then) : 0;
-
-    if (age >= 86400)
-        snprintf(dst, len, "%lldd", age / 86400);
-    else if (age >= 3600)
-        snprintf(dst, len, "%lldh", age / 3600);
-    else if (age >= 60)
-        snprintf(dst, len, "%lldm", age / 60);
-    else
-        snprintf(dst, len, "%llds", age);
-}
-
 void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
@@ -373,6 +359,60 @@ void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
                         n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
 out:
     zr_list_free(&l);
+}
+
+/* The longest query a list of an answer's repositories sends (Zoekt's own bound is far higher). */
+#define TARG_LIST_QUERY_MAX 65536
+
+/* The distinct repositories of res's files, in the order they first appear: a heap array of
+ * pointers into res (*n of them) that the caller frees. */
+static const char **targ_answer_repos(const struct zr_search *res, size_t *n)
+{
+    const char **names = mem_calloc(res->n_files + 1, sizeof(*names));
+
+    *n = 0;
+    for (size_t i = 0; i < res->n_files; i++) {
+        size_t j = 0;
+
+        while (j < *n && strcmp(names[j], res->files[i].repo) != 0)
+            j++;
+        if (j == *n)
+            names[(*n)++] = res->files[i].repo;
+    }
+    return names;
+}
+
+void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
+    struct zk_err err = {0};
+    struct zr_list l;
+    struct buf q;
+    size_t n;
+    const char **names = targ_answer_repos(res, &n);
+    int rc;
+
+    memset(&l, 0, sizeof(l));
+    buf_init(&q, TARG_LIST_QUERY_MAX);
+    /* Names without the mirror prefix: they select the repository by its trailing segments, and
+     * fmt_indexed then keeps only the exact names. */
+    rc = buf_puts(&q, "repo:(^|/)(");
+    for (size_t i = 0; !rc && i < n; i++) {
+        char *re = zq_regex_quote(names[i]);
+
+        rc = re ? buf_printf(&q, "%s%s", i ? "|" : "", re) : ZK_ETOOBIG;
+        free(re);
+    }
+    if (!rc)
+        rc = buf_puts(&q, ")$");
+    if (!rc && n)
+        rc = zc_list(&c, q.data, &ro, &l, &err);
+    if (!rc && n && fmt_indexed(&l, names, n, time(NULL), line))
+        buf_reset(line);
+    zr_list_free(&l);
+    buf_free(&q);
+    free(names);
 }
 
 int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,

@@ -67,6 +67,11 @@ void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
 int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,
                 const struct zr_opts *ro, struct zr_search *res, struct tool_result *r);
 
+/* Fills line (empty) with what the "Indexed:" header line says of the repositories of res's files,
+ * in their order (fmt_indexed), from Zoekt's list of just those repositories. Leaves it empty when
+ * the list cannot be read: the line is a courtesy, and the search's answer stands without it. */
+void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 
@@ -103,8 +108,5 @@ size_t *targ_oldest_first(const struct zr_list *l);
 /* Whether r was indexed more than max_age seconds before now. A repository whose index time is
  * unknown is not judged (not stale), as the oldest index time ignores it too. */
 int targ_is_stale(const struct zr_repo *r, time_t now, long max_age);
-
-/* An age for agents: "45s", "12m", "5h", "3d" (the largest whole unit), "0s" for a time in the future. */
-void targ_age(time_t then, time_t now, char *dst, size_t len);
 
 #endif

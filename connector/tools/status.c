@@ -15,6 +15,8 @@
 #define STATUS_KUBE_TIMEOUT_MS 5000
 /* Repositories listed for the repo argument. */
 #define STATUS_REPOS_MAX 20
+/* Repositories named in the "Oldest indexes" line. */
+#define STATUS_OLDEST_SHOWN 5
 /* Longest condition message shown; the operator's own are far shorter. */
 #define STATUS_MESSAGE_MAX 300
 
@@ -246,6 +248,25 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
     return rc;
 }
 
+/* Appends "Oldest indexes (5 of 121): a @0226d547abcd 41h ago, ...": the commit and age of the
+ * STATUS_OLDEST_SHOWN repositories indexed longest ago, the first to go stale. */
+static int status_oldest(const struct zr_list *l, struct buf *text)
+{
+    size_t *order = targ_oldest_first(l), n = l->n_repos < STATUS_OLDEST_SHOWN ? l->n_repos : STATUS_OLDEST_SHOWN;
+    const char *names[STATUS_OLDEST_SHOWN];
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        names[i] = l->repos[order[i]].name;
+    rc = buf_printf(text, "Oldest indexes (%zu of %zu): ", n, l->n_repos);
+    if (!rc)
+        rc = fmt_indexed(l, names, n, time(NULL), text);
+    if (!rc)
+        rc = buf_putc(text, '\n');
+    free(order);
+    return rc;
+}
+
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
     static const char *const known[] = {"repo", NULL};
@@ -285,8 +306,11 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
                     cfg->zoekt_url, l.n_repos, l.shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
                     s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l.crashes ? " (some shards failed to load)" : "");
     cJSON_AddItemToObject(root, "index", status_index_json(&l));
+    if (!rc && !repo && l.n_repos)
+        rc = status_oldest(&l, &r->text);
     /* The repositories asked about, selected by the same rules as search_code's repo. */
-    if (!rc && repo && !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, cfg->output_budget, &r->text, &repos, &lerr)))
+    if (!rc && repo &&
+        !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), &r->text, &repos, &lerr)))
         cJSON_AddItemToObject(root, "repositories", repos);
 done:
     if (rc)
