@@ -4,6 +4,7 @@
  *
  *   Query: needle repo:(^|/)alpha$
  *   2 files, 5 matches. All shown.
+ *   Indexed: alpha @0226d547cbd2 3h ago
  *
  *   alpha/README.md @0226d547
  *   > 3: A small C project. Say hello to the needle.
