@@ -37,7 +37,7 @@ struct reconcile_memo {
     time_t last_read;       /* wall time of the last attempt, 0: never */
     int have_index;         /* index holds the last good answer */
     struct index_status index;
-    long max_age;           /* the maxAge the last attempt asked the connector to judge by */
+    long max_age;           /* the maxAge the last good answer was judged by */
     char *error;            /* why the last attempt failed (heap), NULL when it worked */
     char jobs_finished[40]; /* reconcile_jobs_finished at the last attempt */
     uint64_t settled;       /* reconcile_fingerprint when no child needed an apply; 0: not known */
@@ -315,7 +315,6 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_mem
         return;
     }
     snprintf(url, sizeof(url), "%s/index-status?maxAge=%lds", base, judged_age > 0 ? judged_age : 1);
-    memo->max_age = max_age;
     req.method = "GET";
     req.url = url;
     req.timeout_ms = RECONCILE_INDEX_TIMEOUT_MS;
@@ -335,6 +334,7 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_mem
     }
     index_status_free(&memo->index);
     memo->index = idx;
+    memo->max_age = max_age;
     memo->have_index = 1;
     reconcile_memo_set_error(memo, NULL);
 }
