@@ -110,7 +110,6 @@ static void status_add_list(cJSON *o, const struct zr_list *l, const size_t *ord
         if (bytes > TOOLS_REPOSITORY_LIST_BYTES)
             break;
         e = cJSON_CreateObject();
-
         cJSON_AddStringToObject(e, "name", r->name);
         if (r->index_time) {
             rfc3339_format(r->index_time, ts, sizeof(ts));

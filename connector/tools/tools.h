@@ -59,8 +59,8 @@ struct index_status_opts {
  * contents, except: with o->max_age_seconds, "stale":N (repositories whose index time is older than
  * that) and "staleRepositories":[at most TOOLS_STALE_NAMES_MAX names, oldest first]; with o->all,
  * "repositoryList":[{"name","indexTime","branches":[{"name","commit"}]}] oldest first, at most
- * TOOLS_REPOSITORY_LIST_MAX of them in about TOOLS_REPOSITORY_LIST_BYTES, and "listed":N. o may be NULL (neither). Returns ZK_OK with
- * *json_out (heap, caller frees), or a transport/parse error in err. */
+ * TOOLS_REPOSITORY_LIST_MAX of them in about TOOLS_REPOSITORY_LIST_BYTES, and "listed":N. o may be
+ * NULL (neither). Returns ZK_OK with *json_out (heap, caller frees), or a transport/parse error in err. */
 int tools_index_status(const struct connector_config *cfg, const struct index_status_opts *o, char **json_out,
                        struct zk_err *err);
 
