@@ -266,6 +266,10 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
         rc = fmt_put_incomplete(h, r, o, lay);
     if (!rc)
         rc = buf_putc(h, '\n');
+    /* Which commit each repository was searched at, and how old that index is: an eighth of the
+     * budget, so the query, the note and this leave the body more than a third. */
+    if (!rc && o->indexed && !(rc = buf_puts(h, "Indexed: ")) && !(rc = fmt_put_cut(h, o->indexed, share / 2)))
+        rc = buf_putc(h, '\n');
     /* An agent that sees a match usually wants the code around it next. */
     if (!rc && r->n_files)
         rc = buf_puts(h, "More of a file: read_file with repo, path and start_line.\n");
@@ -289,7 +293,7 @@ static int fmt_body_budget(const struct zr_search *r, const struct fmt_search_op
     buf_reset(scratch);
     if ((rc = fmt_header(scratch, r, o, &worst)))
         return rc;
-    /* The header's shares of the budget leave at least half of it (more than FMT_NOTE_RESERVE) here. */
+    /* The header's shares of the budget leave more than a third of it (more than FMT_NOTE_RESERVE) here. */
     reserve = scratch->len + 2;
     buf_reset(scratch);
     out->left = budget > reserve ? budget - reserve : 0;
@@ -747,9 +751,11 @@ static int fmt_repos_header(const struct zr_list *l, const struct fmt_filter *f,
               : buf_printf(text, "%s.\n", matching > (size_t)limit ? " (list cut at limit; use filter to narrow)" : "");
 }
 
-/* One repository's line: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z" (when: its index time). */
-static int fmt_repo_line(struct buf *line, const struct zr_repo *r, const char *when)
+/* One repository's line: "name  HEAD@0226d547abcd  indexed 2026-11-30T00:05:35Z (3h ago)" (when: its
+ * index time; the age at now, unless now is 0). */
+static int fmt_repo_line(struct buf *line, const struct zr_repo *r, const char *when, time_t now)
 {
+    char age[32];
     int rc = fmt_put_cut(line, r->name, FMT_REPO_NAME_MAX);
 
     for (size_t b = 0; !rc && b < r->n_branches && b < 8; b++) {
@@ -759,9 +765,12 @@ static int fmt_repo_line(struct buf *line, const struct zr_repo *r, const char *
         if (!rc)
             rc = buf_putc(line, '@');
         if (!rc)
-            rc = fmt_put_prefix(line, r->branches[b].version, FMT_VERSION_LEN);
+            rc = fmt_put_prefix(line, r->branches[b].version, FMT_COMMIT_LEN);
     }
-    return rc ? rc : buf_printf(line, "  indexed %s\n", when[0] ? when : "(unknown)");
+    if (rc || !when[0] || !now)
+        return rc ? rc : buf_printf(line, "  indexed %s\n", when[0] ? when : "(unknown)");
+    fmt_age(r->index_time, now, age, sizeof(age));
+    return buf_printf(line, "  indexed %s (%s ago)\n", when, age);
 }
 
 /* One repository as structuredContent lists it. */
@@ -786,7 +795,52 @@ static cJSON *fmt_repo_json(struct jb *b, const struct zr_repo *r, const char *w
     return o;
 }
 
-int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, struct buf *text,
+void fmt_age(time_t then, time_t now, char *dst, size_t len)
+{
+    long long age = now > then ? (long long)(now - then) : 0;
+
+    if (age >= 86400)
+        snprintf(dst, len, "%lldd", age / 86400);
+    else if (age >= 3600)
+        snprintf(dst, len, "%lldh", age / 3600);
+    else if (age >= 60)
+        snprintf(dst, len, "%lldm", age / 60);
+    else
+        snprintf(dst, len, "%llds", age);
+}
+
+static int fmt_repo_by_name(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct zr_repo *)elem)->name);
+}
+
+int fmt_indexed(const struct zr_list *l, const char *const *names, size_t n, time_t now, struct buf *b)
+{
+    size_t shown = 0, found = 0;
+    char age[32];
+    int rc = ZK_OK;
+
+    for (size_t i = 0; !rc && i < n; i++) {
+        const struct zr_repo *r =
+            l->n_repos ? bsearch(names[i], l->repos, l->n_repos, sizeof(*l->repos), fmt_repo_by_name) : NULL;
+
+        if (!r || found++ >= FMT_INDEXED_MAX)
+            continue;
+        rc = shown++ ? buf_puts(b, ", ") : ZK_OK;
+        if (!rc)
+            rc = fmt_put_cut(b, r->name, FMT_REPO_NAME_MAX);
+        if (!rc && r->n_branches && r->branches[0].version[0] && !(rc = buf_puts(b, " @")))
+            rc = fmt_put_prefix(b, r->branches[0].version, FMT_COMMIT_LEN);
+        fmt_age(r->index_time, now, age, sizeof(age));
+        if (!rc)
+            rc = r->index_time ? buf_printf(b, " %s ago", age) : buf_puts(b, " (index time unknown)");
+    }
+    if (!rc && found > shown)
+        rc = buf_printf(b, " and %zu more", found - shown);
+    return rc;
+}
+
+int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, time_t now, struct buf *text,
               cJSON **structured, struct zk_err *err)
 {
     struct fmt_filter f = {filter && *filter ? filter : NULL, 0};
@@ -813,7 +867,7 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t bud
         if (r->index_time)
             rfc3339_format(r->index_time, when, sizeof(when));
         buf_reset(&line);
-        if ((rc = fmt_repo_line(&line, r, when)))
+        if ((rc = fmt_repo_line(&line, r, when, now)))
             break;
         /* The text must stay within the budget: stop listing (and say so, in at most
          * FMT_REPOS_NOTE_RESERVE bytes) before it would not. */

@@ -4,6 +4,7 @@
  *
  *   Query: needle repo:(^|/)alpha$
  *   2 files, 5 matches. All shown.
+ *   Indexed: alpha @0226d547cbd2 3h ago
  *
  *   alpha/README.md @0226d547
  *   > 3: A small C project. Say hello to the needle.
@@ -28,10 +29,13 @@
 #include "err.h"
 
 #include <cjson/cJSON.h>
+#include <time.h>
 
 #define FMT_LINE_MAX 300            /* bytes of one line shown before it is cut */
 #define FMT_FILE_MATCH_LINES 10     /* matching lines shown per file */
 #define FMT_BUDGET_MIN 2048         /* the smallest output budget a caller may ask for */
+#define FMT_COMMIT_LEN 12           /* hex digits of an indexed commit in repository lines */
+#define FMT_INDEXED_MAX 10          /* repositories an "Indexed:" line names */
 
 /* Why a result is incomplete; several can hold at once. */
 enum fmt_reason {
@@ -49,6 +53,7 @@ struct fmt_search_opts {
     size_t budget;         /* bytes of text at most (at least FMT_BUDGET_MIN) */
     long long wall_ns;     /* MaxWallTime sent to Zoekt, to recognise a timed-out search; 0: unknown */
     const char *note;      /* an extra header line (a lint hint, "repository not indexed"), or NULL */
+    const char *indexed;   /* what "Indexed: " says, the repositories of the answer (fmt_indexed), or NULL */
 };
 
 /* Formats a search result. On success appends the text to *text (a buffer the caller initialised with
@@ -65,8 +70,18 @@ int fmt_search(const struct zr_search *r, const struct fmt_search_opts *o, struc
  * Returns ZK_OK or the buffer's ZK_ETOOBIG. */
 int fmt_put_cut(struct buf *b, const char *s, size_t max);
 
+/* An age for agents: "45s", "12m", "5h", "3d" (the largest whole unit); "0s" for a time in the future. */
+void fmt_age(time_t then, time_t now, char *dst, size_t len);
+
+/* Appends to b, for the repositories of l named in names (n of them, in that order; a name l does not
+ * hold is skipped), "acme/bulk @0226d547abcd 3h ago" (the commit of the first indexed branch, its
+ * first FMT_COMMIT_LEN hex digits; the age of the index at now) with ", " between, at most
+ * FMT_INDEXED_MAX of them, then " and N more". Returns ZK_OK or the buffer's ZK_ETOOBIG. */
+int fmt_indexed(const struct zr_list *l, const char *const *names, size_t n, time_t now, struct buf *b);
+
 /* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
- * then one line per repository: "name  HEAD@0226d547  indexed 2026-11-30T00:05:35Z". filter, a
+ * then one line per repository: "name  HEAD@0226d547abcd  indexed 2026-11-30T00:05:35Z (3h ago)" (the
+ * age at now; without it when now is 0). filter, a
  * repository argument normalised by zn_normalize (or NULL), selects names by reponame.h's rules; when
  * none matches them, a plain filter selects the names that contain it, ignoring case; when nothing is
  * selected, the header names the closest repositories (fmt_closest). limit caps the lines, and so does
@@ -75,7 +90,7 @@ int fmt_put_cut(struct buf *b, const char *s, size_t max);
  * new object the caller owns, {"total","matching","shown","repositories":[{"name","branches":[{"name",
  * "version"}],"indexTime","shards"}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the
  * header. */
-int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, struct buf *text,
+int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, time_t now, struct buf *text,
               cJSON **structured, struct zk_err *err);
 
 /* read_file: lines shown when the caller names no end, the most one call shows, and the bytes of one

@@ -3,6 +3,7 @@
 
 #include "buf.h"
 #include "connector/tools/tools.h"
+#include "flag.h"
 #include "json.h"
 #include "log.h"
 #include "mem.h"
@@ -125,16 +126,45 @@ static enum MHD_Result serve_auth(struct front *f, struct MHD_Connection *c)
                          front_auth_challenge(authz), NULL);
 }
 
+/* Longest maxAge taken: ten years, in milliseconds (flag_duration_ms counts in them). */
+#define FRONT_MAX_AGE_MAX_MS (10L * 366 * 86400 * 1000)
+
+/* Reads /index-status's query: maxAge (a duration, "36h" or "129600s") and repositories ("all").
+ * Returns 0, or 1 after answering 400 with what is wrong in *ret. */
+static int index_status_query(struct MHD_Connection *c, struct index_status_opts *o, enum MHD_Result *ret)
+{
+    const char *max_age = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "maxAge");
+    const char *repos = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "repositories");
+    long ms;
+
+    memset(o, 0, sizeof(*o));
+    if (max_age && (flag_duration_ms(max_age, FRONT_MAX_AGE_MAX_MS, &ms) != ZK_OK || ms % 1000 != 0)) {
+        *ret = front_respond(c, MHD_HTTP_BAD_REQUEST, "text/plain",
+                             "maxAge must be a duration in whole seconds, such as 36h, 90m or 129600s\n", NULL);
+        return 1;
+    }
+    if (repos && strcmp(repos, "all") != 0) {
+        *ret = front_respond(c, MHD_HTTP_BAD_REQUEST, "text/plain", "repositories takes one value: all\n", NULL);
+        return 1;
+    }
+    o->max_age_seconds = max_age ? ms / 1000 : 0;
+    o->all = repos != NULL;
+    return 0;
+}
+
 static enum MHD_Result serve_index_status(struct front *f, struct MHD_Connection *c)
 {
+    struct index_status_opts o;
     struct zk_err err;
     char *json = NULL, *body;
     cJSON *e;
     enum MHD_Result ret;
     int rc;
 
+    if (index_status_query(c, &o, &ret))
+        return ret;
     zk_err_clear(&err);
-    rc = tools_index_status(f->cfg, &json, &err);
+    rc = tools_index_status(f->cfg, &o, &json, &err);
     if (rc == ZK_OK) {
         ret = front_respond(c, MHD_HTTP_OK, "application/json", json, NULL);
         free(json);

@@ -6,7 +6,9 @@
  *   GET    /auth            200 when the Authorization bearer token is accepted, else 401 (nginx
  *                           auth_request; any method is answered the same way)
  *   GET    /index-status    counts and times of the index (tools_index_status), no authentication; 503
- *                           when Zoekt cannot be reached in time, 502 when it answers wrongly
+ *                           when Zoekt cannot be reached in time, 502 when it answers wrongly;
+ *                           ?maxAge=36h adds the stale repositories, ?repositories=all the list of
+ *                           every one (400 for another value)
  *   GET    /healthz         200 while the process serves
  *
  * Other paths answer 404, and other methods than GET and HEAD on the front's own paths (and on unknown

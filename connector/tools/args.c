@@ -289,6 +289,48 @@ void targ_summarise(const struct zr_list *l, struct targ_index_summary *s)
     }
 }
 
+/* A repository with its place in the list: qsort has no context argument, so each element carries
+ * what the comparison reads. */
+struct targ_order {
+    const struct zr_repo *repo;
+    size_t index;
+};
+
+static int targ_older(const void *a, const void *b)
+{
+    const struct zr_repo *x = ((const struct targ_order *)a)->repo, *y = ((const struct targ_order *)b)->repo;
+
+    if (x->index_time != y->index_time) {
+        if (!x->index_time || !y->index_time)
+            return x->index_time ? -1 : 1;
+        return x->index_time < y->index_time ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+size_t *targ_oldest_first(const struct zr_list *l)
+{
+    struct targ_order *tmp;
+    size_t *order;
+
+    if (!l->n_repos)
+        return NULL;
+    tmp = mem_calloc(l->n_repos, sizeof(*tmp));
+    for (size_t i = 0; i < l->n_repos; i++)
+        tmp[i] = (struct targ_order){&l->repos[i], i};
+    qsort(tmp, l->n_repos, sizeof(*tmp), targ_older);
+    order = mem_calloc(l->n_repos, sizeof(*order));
+    for (size_t i = 0; i < l->n_repos; i++)
+        order[i] = tmp[i].index;
+    free(tmp);
+    return order;
+}
+
+int targ_is_stale(const struct zr_repo *r, time_t now, long max_age)
+{
+    return r->index_time > 0 && now - r->index_time > max_age;
+}
+
 void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
@@ -317,6 +359,60 @@ void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
                         n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
 out:
     zr_list_free(&l);
+}
+
+/* The longest query a list of an answer's repositories sends (Zoekt's own bound is far higher). */
+#define TARG_LIST_QUERY_MAX 65536
+
+/* The distinct repositories of res's files, in the order they first appear: a heap array of
+ * pointers into res (*n of them) that the caller frees. */
+static const char **targ_answer_repos(const struct zr_search *res, size_t *n)
+{
+    const char **names = mem_calloc(res->n_files + 1, sizeof(*names));
+
+    *n = 0;
+    for (size_t i = 0; i < res->n_files; i++) {
+        size_t j = 0;
+
+        while (j < *n && strcmp(names[j], res->files[i].repo) != 0)
+            j++;
+        if (j == *n)
+            names[(*n)++] = res->files[i].repo;
+    }
+    return names;
+}
+
+void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line)
+{
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
+    struct zk_err err = {0};
+    struct zr_list l;
+    struct buf q;
+    size_t n;
+    const char **names = targ_answer_repos(res, &n);
+    int rc;
+
+    memset(&l, 0, sizeof(l));
+    buf_init(&q, TARG_LIST_QUERY_MAX);
+    /* Names without the mirror prefix: they select the repository by its trailing segments, and
+     * fmt_indexed then keeps only the exact names. */
+    rc = buf_puts(&q, "repo:(^|/)(");
+    for (size_t i = 0; !rc && i < n; i++) {
+        char *re = zq_regex_quote(names[i]);
+
+        rc = re ? buf_printf(&q, "%s%s", i ? "|" : "", re) : ZK_ETOOBIG;
+        free(re);
+    }
+    if (!rc)
+        rc = buf_puts(&q, ")$");
+    if (!rc && n)
+        rc = zc_list(&c, q.data, &ro, &l, &err);
+    if (!rc && n && fmt_indexed(&l, names, n, time(NULL), line))
+        buf_reset(line);
+    zr_list_free(&l);
+    buf_free(&q);
+    free(names);
 }
 
 int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,

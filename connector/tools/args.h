@@ -67,6 +67,11 @@ void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
 int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,
                 const struct zr_opts *ro, struct zr_search *res, struct tool_result *r);
 
+/* Fills line (empty) with what the "Indexed:" header line says of the repositories of res's files,
+ * in their order (fmt_indexed), from Zoekt's list of just those repositories. Leaves it empty when
+ * the list cannot be read: the line is a courtesy, and the search's answer stands without it. */
+void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 
@@ -95,5 +100,13 @@ struct targ_index_summary {
     const char *zoekt_version; /* points into the list; "" when unknown */
 };
 void targ_summarise(const struct zr_list *l, struct targ_index_summary *s);
+
+/* The repositories of l, oldest index first (equal times by name; unknown index times last), as a
+ * heap array of l->n_repos indices into l->repos that the caller frees; NULL when l is empty. */
+size_t *targ_oldest_first(const struct zr_list *l);
+
+/* Whether r was indexed more than max_age seconds before now. A repository whose index time is
+ * unknown is not judged (not stale), as the oldest index time ignores it too. */
+int targ_is_stale(const struct zr_repo *r, time_t now, long max_age);
 
 #endif

@@ -53,7 +53,8 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
         goto out;
     }
     buf_reset(&r->text);
-    rc = fmt_repos(&l, filter && *filter ? pattern : NULL, (int)limit, ctx->cfg->output_budget, &r->text, &r->structured, &lerr);
+    rc = fmt_repos(&l, filter && *filter ? pattern : NULL, (int)limit, ctx->cfg->output_budget, time(NULL), &r->text,
+                   &r->structured, &lerr);
     if (rc)
         zk_err_set(err, rc, "list_repositories: %s", lerr.msg);
 out:

@@ -148,10 +148,11 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     struct zk_err qerr = {0};
     struct zr_search res;
     char *zq = NULL;
-    struct buf note;
+    struct buf note, indexed;
 
     memset(&res, 0, sizeof(res));
     buf_init(&note, SEARCH_NOTE_MAX);
+    buf_init(&indexed, SEARCH_NOTE_MAX);
     if (targ_check_known(args, known, r) || targ_string(args, "query", 4096, &query, r) ||
         targ_string_list(args, "repo", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &repos, &n_repos, r) ||
         targ_string_list(args, "file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &files, &n_files, r) ||
@@ -204,9 +205,12 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         buf_printf(&note, "%s%s", note.len ? " " : "", search_no_symbols))
         buf_reset(&note);
 
+    if (res.n_files)
+        targ_indexed(ctx, &res, &indexed);
+
     {
         struct fmt_search_opts fo = {zq, (int)max_files, (size_t)max_bytes, zc_wall_time_ns(cfg->search_timeout_ms),
-                                     note.len ? note.data : NULL};
+                                     note.len ? note.data : NULL, indexed.len ? indexed.data : NULL};
 
         buf_reset(&r->text);
         rc = fmt_search(&res, &fo, &r->text, &r->structured, &qerr);
@@ -219,6 +223,7 @@ fail:
     zk_err_set(err, rc, "search_code: %s", qerr.msg);
 out:
     buf_free(&note);
+    buf_free(&indexed);
     zr_search_free(&res);
     free(zq);
     free(repos);

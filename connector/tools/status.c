@@ -15,6 +15,8 @@
 #define STATUS_KUBE_TIMEOUT_MS 5000
 /* Repositories listed for the repo argument. */
 #define STATUS_REPOS_MAX 20
+/* Repositories named in the "Oldest indexes" line. */
+#define STATUS_OLDEST_SHOWN 5
 /* Longest condition message shown; the operator's own are far shorter. */
 #define STATUS_MESSAGE_MAX 300
 
@@ -63,7 +65,87 @@ static cJSON *status_index_json(const struct zr_list *l)
     return o;
 }
 
-int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
+/* Adds "stale" and "staleRepositories" to o: the repositories of l (in order, oldest first) indexed
+ * more than max_age seconds before now. */
+static void status_add_stale(cJSON *o, const struct zr_list *l, const size_t *order, time_t now, long max_age)
+{
+    cJSON *names = cJSON_CreateArray();
+    size_t stale = 0;
+
+    for (size_t i = 0; i < l->n_repos; i++) {
+        const struct zr_repo *r = &l->repos[order[i]];
+
+        if (!targ_is_stale(r, now, max_age))
+            continue;
+        if (stale++ < TOOLS_STALE_NAMES_MAX)
+            cJSON_AddItemToArray(names, cJSON_CreateString(r->name));
+    }
+    cJSON_AddNumberToObject(o, "stale", (double)stale);
+    cJSON_AddItemToObject(o, "staleRepositories", names);
+}
+
+/* The bytes a repository takes in "repositoryList", near enough to bound the body. */
+static size_t status_list_entry_bytes(const struct zr_repo *r)
+{
+    size_t n = strlen(r->name) + 64;
+
+    for (size_t b = 0; b < r->n_branches; b++)
+        n += strlen(r->branches[b].name) + strlen(r->branches[b].version) + 32;
+    return n;
+}
+
+/* Adds "repositoryList" (oldest first, at most TOOLS_REPOSITORY_LIST_MAX entries and about
+ * TOOLS_REPOSITORY_LIST_BYTES) and "listed", how many it holds, to o. */
+static void status_add_list(cJSON *o, const struct zr_list *l, const size_t *order)
+{
+    cJSON *list = cJSON_CreateArray();
+    size_t n, bytes = 0;
+    char ts[32];
+
+    for (n = 0; n < l->n_repos && n < TOOLS_REPOSITORY_LIST_MAX; n++) {
+        const struct zr_repo *r = &l->repos[order[n]];
+        cJSON *e, *branches;
+
+        bytes += status_list_entry_bytes(r);
+        if (bytes > TOOLS_REPOSITORY_LIST_BYTES)
+            break;
+        e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", r->name);
+        if (r->index_time) {
+            rfc3339_format(r->index_time, ts, sizeof(ts));
+            cJSON_AddStringToObject(e, "indexTime", ts);
+        } else {
+            cJSON_AddNullToObject(e, "indexTime");
+        }
+        branches = cJSON_AddArrayToObject(e, "branches");
+        for (size_t b = 0; b < r->n_branches; b++) {
+            cJSON *br = cJSON_CreateObject();
+
+            cJSON_AddStringToObject(br, "name", r->branches[b].name);
+            cJSON_AddStringToObject(br, "commit", r->branches[b].version);
+            cJSON_AddItemToArray(branches, br);
+        }
+        cJSON_AddItemToArray(list, e);
+    }
+    cJSON_AddNumberToObject(o, "listed", (double)n);
+    cJSON_AddItemToObject(o, "repositoryList", list);
+}
+
+cJSON *tools_index_status_json(const struct zr_list *l, const struct index_status_opts *opts, time_t now)
+{
+    cJSON *o = status_index_json(l);
+    size_t *order = targ_oldest_first(l);
+
+    if (opts && opts->max_age_seconds > 0)
+        status_add_stale(o, l, order, now, opts->max_age_seconds);
+    if (opts && opts->all)
+        status_add_list(o, l, order);
+    free(order);
+    return o;
+}
+
+int tools_index_status(const struct connector_config *cfg, const struct index_status_opts *opts, char **json_out,
+                       struct zk_err *err)
 {
     struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL, cfg->zoekt_pool};
     struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
@@ -74,7 +156,7 @@ int tools_index_status(const struct connector_config *cfg, char **json_out, stru
     *json_out = NULL;
     rc = zc_list(&c, "", &ro, &l, err);
     if (!rc) {
-        o = status_index_json(&l);
+        o = tools_index_status_json(&l, opts, time(NULL));
         *json_out = json_print(o);
         cJSON_Delete(o);
     }
@@ -165,6 +247,25 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
     return rc;
 }
 
+/* Appends "Oldest indexes (5 of 121): a @0226d547abcd 41h ago, ...": the commit and age of the
+ * STATUS_OLDEST_SHOWN repositories indexed longest ago, the first to go stale. */
+static int status_oldest(const struct zr_list *l, struct buf *text)
+{
+    size_t *order = targ_oldest_first(l), n = l->n_repos < STATUS_OLDEST_SHOWN ? l->n_repos : STATUS_OLDEST_SHOWN;
+    const char *names[STATUS_OLDEST_SHOWN];
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        names[i] = l->repos[order[i]].name;
+    rc = buf_printf(text, "Oldest indexes (%zu of %zu): ", n, l->n_repos);
+    if (!rc)
+        rc = fmt_indexed(l, names, n, time(NULL), text);
+    if (!rc)
+        rc = buf_putc(text, '\n');
+    free(order);
+    return rc;
+}
+
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
     static const char *const known[] = {"repo", NULL};
@@ -204,8 +305,11 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
                     cfg->zoekt_url, l.n_repos, l.shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
                     s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l.crashes ? " (some shards failed to load)" : "");
     cJSON_AddItemToObject(root, "index", status_index_json(&l));
+    if (!rc && !repo && l.n_repos)
+        rc = status_oldest(&l, &r->text);
     /* The repositories asked about, selected by the same rules as search_code's repo. */
-    if (!rc && repo && !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, cfg->output_budget, &r->text, &repos, &lerr)))
+    if (!rc && repo &&
+        !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), &r->text, &repos, &lerr)))
         cJSON_AddItemToObject(root, "repositories", repos);
 done:
     if (rc)

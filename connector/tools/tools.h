@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
+#include <time.h>
 
 struct tool_ctx {
     const struct connector_config *cfg;
@@ -42,9 +43,29 @@ void tools_cancel(atomic_int *flag);
 void tool_result_init(struct tool_result *r);
 void tool_result_free(struct tool_result *r);
 
+/* What a GET /index-status asks for (front.c reads it from the query string). */
+struct index_status_opts {
+    long max_age_seconds; /* ?maxAge=36h: judge each repository against it; 0: no judgement */
+    int all;              /* ?repositories=all: list each repository with its index time and branches */
+};
+
+/* Repositories named in "staleRepositories", and listed at most in "repositoryList". */
+#define TOOLS_STALE_NAMES_MAX 20
+#define TOOLS_REPOSITORY_LIST_MAX 1000
+#define TOOLS_REPOSITORY_LIST_BYTES (1024 * 1024)
+
 /* The body of GET /index-status: {"repositories":N,"shards":N,"newestIndexTime":"...",
  * "oldestIndexTime":"...","zoektVersion":"..."} computed from Zoekt's /api/list. No repository names or
- * contents. Returns ZK_OK with *json_out (heap, caller frees), or a transport/parse error in err. */
-int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err);
+ * contents, except: with o->max_age_seconds, "stale":N (repositories whose index time is older than
+ * that) and "staleRepositories":[at most TOOLS_STALE_NAMES_MAX names, oldest first]; with o->all,
+ * "repositoryList":[{"name","indexTime","branches":[{"name","commit"}]}] oldest first, at most
+ * TOOLS_REPOSITORY_LIST_MAX of them in about TOOLS_REPOSITORY_LIST_BYTES, and "listed":N. o may be
+ * NULL (neither). Returns ZK_OK with *json_out (heap, caller frees), or a transport/parse error in err. */
+int tools_index_status(const struct connector_config *cfg, const struct index_status_opts *o, char **json_out,
+                       struct zk_err *err);
+
+struct zr_list;
+/* The same body as an object (caller frees), from a repository list, judged at now: the pure part. */
+cJSON *tools_index_status_json(const struct zr_list *l, const struct index_status_opts *o, time_t now);
 
 #endif

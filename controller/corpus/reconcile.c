@@ -37,6 +37,7 @@ struct reconcile_memo {
     time_t last_read;       /* wall time of the last attempt, 0: never */
     int have_index;         /* index holds the last good answer */
     struct index_status index;
+    long max_age;           /* the maxAge the last good answer was judged by */
     char *error;            /* why the last attempt failed (heap), NULL when it worked */
     char jobs_finished[40]; /* reconcile_jobs_finished at the last attempt */
     uint64_t settled;       /* reconcile_fingerprint when no child needed an apply; 0: not known */
@@ -79,6 +80,7 @@ static void reconcile_memo_set_error(struct reconcile_memo *m, const char *msg)
 static void reconcile_memo_free(struct reconcile_memo *m)
 {
     reconcile_memo_set_error(m, NULL);
+    index_status_free(&m->index);
     free(m->key);
     free(m);
 }
@@ -218,6 +220,16 @@ void reconcile_jobs_finished(const cJSON *jobs, char *dst, size_t len)
         dst[0] = '\0';
 }
 
+int reconcile_stale_outdated(const struct index_status *idx, long judged_max_age, time_t read_at, long max_age,
+                             time_t now)
+{
+    time_t deadline = idx->oldest_index_time + max_age;
+
+    if (!idx->has_stale)
+        return 0;
+    return judged_max_age != max_age || (idx->oldest_index_time > 0 && read_at <= deadline && now > deadline);
+}
+
 void reconcile_transitions(const cJSON *old_status, const cJSON *new_status, reconcile_transition_fn *fn, void *ud)
 {
     const cJSON *c;
@@ -281,11 +293,14 @@ static int reconcile_ref_exists(struct reconcile_ctx *ctx, const struct kube_res
     return zk_err_set(err, rc, "%s", kerr.base.msg);
 }
 
-/* Reads /index-status into memo (keeping the last good answer when the read fails). */
+/* Reads /index-status into memo (keeping the last good answer when the read fails), asking the
+ * connector to judge each repository against max_age. The connector judges by its own clock, so the
+ * test clock's offset is taken off max_age: the judgement is the one this clock would make. */
 static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_memo *memo, const char *ns,
-                                 const char *name, const char *service, int port, time_t now)
+                                 const char *name, const char *service, int port, long max_age, time_t now)
 {
-    char base[RECONCILE_URL_MAX], url[RECONCILE_URL_MAX + 16];
+    char base[RECONCILE_URL_MAX], url[RECONCILE_URL_MAX + 64];
+    long judged_age = max_age - ctx->clock_offset_seconds;
     struct http_request req = {0};
     struct http_response resp = {0};
     struct index_status idx;
@@ -299,7 +314,7 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_mem
         reconcile_memo_set_error(memo, err.msg);
         return;
     }
-    snprintf(url, sizeof(url), "%s/index-status", base);
+    snprintf(url, sizeof(url), "%s/index-status?maxAge=%lds", base, judged_age > 0 ? judged_age : 1);
     req.method = "GET";
     req.url = url;
     req.timeout_ms = RECONCILE_INDEX_TIMEOUT_MS;
@@ -312,11 +327,14 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_mem
         rc = index_status_parse(resp.body.data ? resp.body.data : "", resp.body.len, &idx, &err);
     http_response_free(&resp);
     if (rc != ZK_OK) {
+        index_status_free(&idx);
         reconcile_memo_set_error(memo, err.msg);
         log_warn("Could not read the index status", "corpus", memo->key, "error", err.msg, NULL);
         return;
     }
+    index_status_free(&memo->index);
     memo->index = idx;
+    memo->max_age = max_age;
     memo->have_index = 1;
     reconcile_memo_set_error(memo, NULL);
 }
@@ -597,17 +615,22 @@ static int reconcile_children(struct reconcile_pass *p, struct reconcile_memo *m
 }
 
 /* Reads /index-status when it was never read, after an indexer Job finished since the last read,
- * every index period, and RECONCILE_INDEX_RETRY_SECONDS after a failed read. */
+ * every index period, RECONCILE_INDEX_RETRY_SECONDS after a failed read, and when the connector's
+ * count of stale repositories is out of date: maxAge changed, or the oldest index turned stale after
+ * the read (the status then names it at once, rather than an index period later). */
 static void reconcile_index(struct reconcile_pass *p, struct reconcile_memo *memo, long period)
 {
     time_t now = p->in.now;
+    long max_age = p->spec->freshness_max_age_seconds;
     char finished[40];
+    int stale_outdated = memo->have_index &&
+                         reconcile_stale_outdated(&memo->index, memo->max_age, memo->last_read, max_age, now);
 
     reconcile_jobs_finished(p->jobs, finished, sizeof(finished));
     if (memo->last_read == 0 || now - memo->last_read >= period || strcmp(finished, memo->jobs_finished) != 0 ||
-        (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS)) {
+        (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS) || stale_outdated) {
         snprintf(memo->jobs_finished, sizeof(memo->jobs_finished), "%s", finished);
-        reconcile_read_index(p->ctx, memo, p->ns, p->name, p->names.service, p->spec->gateway.port, now);
+        reconcile_read_index(p->ctx, memo, p->ns, p->name, p->names.service, p->spec->gateway.port, max_age, now);
     }
     p->in.index = memo->have_index ? &memo->index : NULL;
     p->in.index_error = memo->error;

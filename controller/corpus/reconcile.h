@@ -16,6 +16,7 @@
 #define ZK_CORPUS_RECONCILE_H
 
 #include "controller/corpus/spec.h"
+#include "controller/corpus/status.h"
 #include "controller/runtime/events.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/metrics.h"
@@ -25,6 +26,13 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <time.h>
+
+/* Whether the per-repository judgement of an /index-status read at read_at (idx, judged against
+ * judged_max_age) is out of date at now for max_age: maxAge changed since, or the oldest index turned
+ * stale after the read. Then the status would say Fresh is False without naming a stale repository,
+ * so the reconcile reads again at once. Always 0 for a connector that does not judge (has_stale 0). */
+int reconcile_stale_outdated(const struct index_status *idx, long judged_max_age, time_t read_at, long max_age,
+                             time_t now);
 
 /* The in-cluster address of a corpus's /index-status, and the default of --index-status-url-template. */
 #define RECONCILE_DEFAULT_INDEX_URL "http://{service}.{namespace}.svc:{port}"

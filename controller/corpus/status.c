@@ -46,6 +46,31 @@ static void human_duration(long secs, char *dst, size_t len)
 
 /* ---- /index-status -------------------------------------------------------------------------- */
 
+/* "stale" and "staleRepositories", which a connector sends when it was given maxAge. */
+static int index_status_parse_stale(const cJSON *root, struct index_status *out, struct zk_err *err)
+{
+    const cJSON *stale = cJSON_GetObjectItemCaseSensitive(root, "stale");
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(root, "staleRepositories"), *name;
+    int n = 0;
+
+    if (!stale)
+        return ZK_OK;
+    if (!cJSON_IsNumber(stale) || stale->valuedouble < 0 || stale->valuedouble > 1e9)
+        return zk_err_set(err, ZK_EPARSE, "parsing /index-status: \"stale\" is not a count");
+    out->has_stale = 1;
+    out->stale = (int)stale->valuedouble;
+    out->stale_repositories = cJSON_CreateArray();
+    cJSON_ArrayForEach(name, (cJSON_IsArray(names) ? names : NULL)) {
+        if (n >= STATUS_MAX_STALE_REPOS)
+            break;
+        if (!cJSON_IsString(name) || strlen(name->valuestring) > STATUS_STALE_NAME_MAX)
+            continue;
+        cJSON_AddItemToArray(out->stale_repositories, cJSON_CreateString(name->valuestring));
+        n++;
+    }
+    return ZK_OK;
+}
+
 int index_status_parse(const char *body, size_t len, struct index_status *out, struct zk_err *err)
 {
     cJSON *root = json_parse(body, len);
@@ -78,9 +103,16 @@ int index_status_parse(const char *body, size_t len, struct index_status *out, s
         goto out;
     }
     snprintf(out->zoekt_version, sizeof(out->zoekt_version), "%s", json_str(root, "zoektVersion", ""));
+    rc = index_status_parse_stale(root, out, err);
 out:
     cJSON_Delete(root);
     return rc;
+}
+
+void index_status_free(struct index_status *s)
+{
+    cJSON_Delete(s->stale_repositories);
+    s->stale_repositories = NULL;
 }
 
 /* ---- conditions ----------------------------------------------------------------------------- */
@@ -268,6 +300,55 @@ static void observe_served(const struct status_input *in, const cJSON *prev, str
     }
 }
 
+/* The per-repository judgement: this observation's, else what the status said before. Only a
+ * connector that judged each repository (it was given maxAge) reports one. */
+struct stale_repos {
+    int known;
+    long long count;
+    const cJSON *names; /* an array of strings, or NULL */
+};
+
+static void observe_stale(const struct status_input *in, const cJSON *prev, struct stale_repos *out)
+{
+    const cJSON *fr = json_obj(prev, "freshness");
+
+    if (in->index) {
+        out->known = in->index->has_stale;
+        out->count = in->index->stale;
+        out->names = in->index->stale_repositories;
+    } else {
+        out->known = json_int(fr, "stale", -1) >= 0;
+        out->count = json_int(fr, "stale", 0);
+        out->names = json_arr(fr, "staleRepositories");
+    }
+}
+
+/* Writes "N repositories are older than maxAge M: a, b, c and K more" into dst: as many names as fit
+ * in STATUS_STALE_MESSAGE_NAMES bytes, the first (the oldest) always. */
+#define STATUS_STALE_MESSAGE_NAMES 400
+static void stale_message(const struct stale_repos *st, const char *max_age, char *dst, size_t len)
+{
+    const cJSON *name;
+    size_t used, names = 0;
+    long long shown = 0;
+
+    snprintf(dst, len, "%lld repositor%s older than maxAge %s", st->count, st->count == 1 ? "y is" : "ies are",
+             max_age);
+    cJSON_ArrayForEach(name, st->names) {
+        const char *n = cJSON_IsString(name) ? name->valuestring : "";
+
+        if (shown && names + strlen(n) + 2 > STATUS_STALE_MESSAGE_NAMES)
+            break;
+        used = strlen(dst);
+        snprintf(dst + used, len - used, "%s%s", shown ? ", " : ": ", n);
+        names += strlen(n) + 2;
+        shown++;
+    }
+    used = strlen(dst);
+    if (shown && st->count > shown)
+        snprintf(dst + used, len - used, " and %lld more", st->count - shown);
+}
+
 /* Indexed: at least one good index is served. */
 static void judge_indexed(const struct status_input *in, const struct indexer_times *times, int nfailed,
                           int no_space, struct cond *c)
@@ -290,14 +371,15 @@ static void judge_indexed(const struct status_input *in, const struct indexer_ti
         cond_set(c, "Unknown", "Pending", "the index status has not been read yet");
 }
 
-/* Fresh: the oldest index is within maxAge. Judged on the last known times even when the index
- * service is unreachable right now: time passes either way. Sets *requeue_seconds to when a fresh
- * index turns stale. */
-static void judge_fresh(const struct status_input *in, const struct served *sv, struct cond *c,
-                        long *requeue_seconds)
+/* Fresh: every repository's index is within maxAge. The oldest index time says whether one is not,
+ * also between reads of /index-status (time passes either way), and is judged on the last known times
+ * even when the index service is unreachable right now; the connector's per-repository judgement, when
+ * it made one, names them. Sets *requeue_seconds to when a fresh index turns stale. */
+static void judge_fresh(const struct status_input *in, const struct served *sv, const struct stale_repos *st,
+                        struct cond *c, long *requeue_seconds)
 {
     long max_age, age;
-    char m[32], built[32], until[32];
+    char m[32], built[32], until[32], names[900], old[48] = "";
 
     if (!in->spec) {
         cond_set(c, "Unknown", "InvalidSpec", "freshness cannot be judged while the spec is invalid");
@@ -309,19 +391,24 @@ static void judge_fresh(const struct status_input *in, const struct served *sv, 
     }
     max_age = in->spec->freshness_max_age_seconds;
     age = (long)(in->now - sv->oldest);
-    /* The messages change only when the condition does, or (while stale) once an hour: a resync with
-     * nothing new must produce the same status, or every resync would write. */
+    /* The messages change only when the condition does, when /index-status says something new, or
+     * (while stale) once an hour: a resync with nothing new must produce the same status, or every
+     * resync would write. */
     human_duration(max_age, m, sizeof(m));
-    if (age <= max_age) {
+    if (age > max_age)
+        snprintf(old, sizeof(old), age >= 3600 ? "oldest index is %ldh old" : "oldest index is %ldm old",
+                 age >= 3600 ? age / 3600 : age / 60);
+    if (st->known && st->count > 0) {
+        stale_message(st, m, names, sizeof(names));
+        cond_set(c, "False", "Stale", "%s%s%s", names, old[0] ? "; " : "", old);
+    } else if (age <= max_age) {
         rfc3339_format(sv->oldest, built, sizeof(built));
         rfc3339_format(sv->oldest + max_age, until, sizeof(until));
         cond_set(c, "True", "WithinMaxAge", "oldest index is from %s; fresh until %s (maxAge is %s)", built, until,
                  m);
         *requeue_seconds = max_age - age + 1;
-    } else if (age >= 3600) {
-        cond_set(c, "False", "Stale", "oldest index is %ldh old; maxAge is %s", age / 3600, m);
     } else {
-        cond_set(c, "False", "Stale", "oldest index is %ldm old; maxAge is %s", age / 60, m);
+        cond_set(c, "False", "Stale", "%s; maxAge is %s", old, m);
     }
 }
 
@@ -383,16 +470,18 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
     struct indexer_times times;
     struct cond ready, indexed, fresh;
     struct served sv;
+    struct stale_repos stale;
     struct jb b = {0};
     cJSON *st, *ix, *failed, *conds;
     int no_space;
 
     *requeue_seconds = 0;
     observe_served(in, prev, &sv);
+    observe_stale(in, prev, &stale);
     observe_indexer(in, prev, &times);
     failed = observe_failed_repos(in, prev, &no_space);
     judge_indexed(in, &times, cJSON_GetArraySize(failed), no_space, &indexed);
-    judge_fresh(in, &sv, &fresh, requeue_seconds);
+    judge_fresh(in, &sv, &stale, &fresh, requeue_seconds);
     judge_ready(in, &indexed, &ready);
 
     st = jb_object(&b);
@@ -401,6 +490,12 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
         jb_add_num(&b, st, "repositoryCount", (double)sv.repo_count);
     add_time(&b, st, "lastIndexTime", sv.newest);
     add_time(&b, st, "oldestIndexTime", sv.oldest);
+    if (stale.known) {
+        cJSON *fr = jb_add_obj(&b, st, "freshness");
+
+        jb_add_num(&b, fr, "stale", (double)stale.count);
+        jb_add(&b, fr, "staleRepositories", stale.names ? cJSON_Duplicate(stale.names, 1) : cJSON_CreateArray());
+    }
     ix = jb_add_obj(&b, st, "indexer");
     add_time(&b, ix, "lastScheduleTime", times.last_schedule);
     add_time(&b, ix, "lastSuccessfulTime", times.last_success);

@@ -19,10 +19,17 @@ struct index_status {
     time_t newest_index_time; /* 0 when unknown */
     time_t oldest_index_time; /* 0 when unknown */
     char zoekt_version[64];
+    int has_stale;             /* the connector judged each repository against maxAge (an older one does not) */
+    int stale;                 /* repositories older than maxAge when it answered */
+    cJSON *stale_repositories; /* their names, oldest first: an array of at most STATUS_MAX_STALE_REPOS
+                                  strings owned here, or NULL */
 };
 
-/* Parses the /index-status body. Returns ZK_OK or ZK_EPARSE with err set. */
+/* Parses the /index-status body. Returns ZK_OK or ZK_EPARSE with err set; either way *out is to be
+ * freed with index_status_free. Of "staleRepositories" it keeps the first STATUS_MAX_STALE_REPOS
+ * names and skips any longer than STATUS_STALE_NAME_MAX bytes. */
 int index_status_parse(const char *body, size_t len, struct index_status *out, struct zk_err *err);
+void index_status_free(struct index_status *s);
 
 struct status_input {
     const cJSON *corpus;             /* the observed corpus (its current status is read from here) */
@@ -63,6 +70,8 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 #define STATUS_APPLY_FAILED "ApplyFailed"
 #define STATUS_PODS_REFUSED "PodsRefused"
 #define STATUS_MAX_FAILED_REPOS 20
+#define STATUS_MAX_STALE_REPOS 20
+#define STATUS_STALE_NAME_MAX 512
 
 /* The condition of the given type in a status object, or NULL. */
 const cJSON *status_condition(const cJSON *status, const char *type);

@@ -53,9 +53,11 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
     return ZK_EINVAL;
 }
 
-int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
+int tools_index_status(const struct connector_config *cfg, const struct index_status_opts *o, char **json_out,
+                       struct zk_err *err)
 {
     (void)cfg;
+    (void)o;
     (void)err;
     *json_out = mem_strdup("{}");
     return ZK_OK;

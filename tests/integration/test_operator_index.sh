@@ -38,6 +38,12 @@ check "the controller publishes the connector's repository count ($WANT)" eventu
   "[ -n '$WANT' ] && [ \"\$(kubectl -n $NS get csc replayed -o jsonpath='{.status.repositoryCount}')\" = '$WANT' ]"
 check "and the replayed index times" bash -c \
   "[ -n \"\$(kubectl -n $NS get csc replayed -o jsonpath='{.status.lastIndexTime}')\" ]"
+# The recorded index is from 2026-11-30, older than the default maxAge (36h) ever since: the connector,
+# asked with ?maxAge=129600s, names every repository, oldest first (equal times by name).
+check "the connector's stale repositories reach status.freshness" bash -c \
+  "[ \"\$(kubectl -n $NS get csc replayed -o jsonpath='{.status.freshness.stale} {.status.freshness.staleRepositories[0]}')\" = '$WANT alpha' ]"
+check "and Fresh names them" bash -c \
+  "kubectl -n $NS get csc replayed -o jsonpath='{.status.conditions[?(@.type==\"Fresh\")].message}' | grep -q '^$WANT repositories are older than maxAge 36h: alpha, beta'"
 check "operator r stops cleanly" op_stop r
 [ "$_t_fail" -eq 0 ] || { sed 's/^/#   /' "$OP_TMP/replay.log" "$OP_TMP/connector.log" | tail -20; }
 kubectl -n "$NS" delete csc replayed --wait=false >/dev/null

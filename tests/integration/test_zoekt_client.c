@@ -372,9 +372,12 @@ static void test_tool_search(void **state)
     call(&cfg, "search_code", "{\"query\":\"needle\",\"syntax\":\"zoekt\"}", &r);
     assert_false(r.is_error);
     assert_non_null(r.text.data);
-    assert_int_equal(strncmp(r.text.data, "Query: needle\n6 files, 13 matches. All shown.\nMore of a file: read_file with repo, path and start_line.\n\nalpha/README.md @0226d547\n",
-                             strlen("Query: needle\n6 files, 13 matches. All shown.\nMore of a file: read_file with repo, path and start_line.\n\nalpha/README.md @0226d547\n")),
+    /* The header names the commit and age of each repository in the answer (the age by the wall clock). */
+    assert_int_equal(strncmp(r.text.data, "Query: needle\n6 files, 13 matches. All shown.\nIndexed: alpha @0226d547cbd2 ",
+                             strlen("Query: needle\n6 files, 13 matches. All shown.\nIndexed: alpha @0226d547cbd2 ")),
                      0);
+    assert_non_null(strstr(r.text.data, " ago\nMore of a file: read_file with repo, path and start_line.\n\n"
+                                        "alpha/README.md @0226d547\n"));
     assert_int_equal(cJSON_GetObjectItem(r.structured, "totalFiles")->valueint, 6);
     tool_result_free(&r);
 
@@ -438,14 +441,15 @@ static void test_tool_list_repositories(void **state)
     (void)state;
     call(&cfg, "list_repositories", "{}", &r);
     assert_false(r.is_error);
-    assert_string_equal(r.text.data, "3 repositories indexed.\n"
-                                     "alpha  HEAD@0226d547  indexed 2026-11-30T00:05:35Z\n"
-                                     "beta  HEAD@be320038  indexed 2026-11-30T00:05:35Z\n"
-                                     "gamma  HEAD@5ea941e9  indexed 2026-11-30T00:05:35Z\n");
+    /* Each with 12 hex digits of its commit, its index time and (by the wall clock) its age. */
+    assert_non_null(strstr(r.text.data, "3 repositories indexed.\n"
+                                        "alpha  HEAD@0226d547cbd2  indexed 2026-11-30T00:05:35Z ("));
+    assert_non_null(strstr(r.text.data, " ago)\nbeta  HEAD@be320038aaa0  indexed 2026-11-30T00:05:35Z ("));
+    assert_non_null(strstr(r.text.data, " ago)\ngamma  HEAD@5ea941e9396e  indexed 2026-11-30T00:05:35Z ("));
     tool_result_free(&r);
     call(&cfg, "list_repositories", "{\"filter\":\"g*\",\"limit\":5}", &r);
-    assert_string_equal(r.text.data, "1 of 3 repositories match \"g*\".\n"
-                                     "gamma  HEAD@5ea941e9  indexed 2026-11-30T00:05:35Z\n");
+    assert_non_null(strstr(r.text.data, "1 of 3 repositories match \"g*\".\n"
+                                        "gamma  HEAD@5ea941e9396e  indexed 2026-11-30T00:05:35Z ("));
     assert_int_equal(cJSON_GetObjectItem(r.structured, "shown")->valueint, 1);
     tool_result_free(&r);
 }
@@ -460,6 +464,9 @@ static void test_tool_corpus_status_without_corpus(void **state)
     assert_false(r.is_error);
     assert_non_null(strstr(r.text.data, "Corpus: not configured"));
     assert_non_null(strstr(r.text.data, ": 3 repositories, 3 shards, newest index 2026-11-30T00:05:35Z"));
+    /* The oldest first (equal times by name), each with its commit and age. */
+    assert_non_null(strstr(r.text.data, "\nOldest indexes (3 of 3): alpha @0226d547cbd2 "));
+    assert_non_null(strstr(r.text.data, " ago, beta @be320038aaa0 "));
     assert_non_null(cJSON_GetObjectItem(r.structured, "index"));
     tool_result_free(&r);
 }
@@ -575,12 +582,12 @@ static void test_index_status(void **state)
     char *json = NULL;
 
     (void)state;
-    assert_int_equal(tools_index_status(&cfg, &json, &err), ZK_OK);
+    assert_int_equal(tools_index_status(&cfg, NULL, &json, &err), ZK_OK);
     assert_string_equal(json, "{\"repositories\":3,\"shards\":3,\"newestIndexTime\":\"2026-11-30T00:05:35Z\","
                               "\"oldestIndexTime\":\"2026-11-30T00:05:35Z\",\"zoektVersion\":\"51a31b62\"}");
     free(json);
     cfg.zoekt_url = "http://127.0.0.1:1";
-    assert_int_equal(tools_index_status(&cfg, &json, &err), ZK_ECONNECT);
+    assert_int_equal(tools_index_status(&cfg, NULL, &json, &err), ZK_ECONNECT);
     assert_null(json);
 }
 

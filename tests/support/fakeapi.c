@@ -120,6 +120,17 @@ static enum MHD_Result fakeapi_queue(struct MHD_Connection *conn, int status, co
     return ret;
 }
 
+/* An MHD_KeyValueIterator: appends "key=value" to the query text in cls (1 KiB). */
+static enum MHD_Result fakeapi_query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    char *query = cls;
+    size_t used = strlen(query);
+
+    (void)kind;
+    snprintf(query + used, 1024 - used, "%s%s=%s", used ? "&" : "", key, value ? value : "");
+    return MHD_YES;
+}
+
 static enum MHD_Result fakeapi_watch(struct fakeapi *f, struct MHD_Connection *conn, const char *path)
 {
     struct fakeapi_stream *s = mem_calloc(1, sizeof(*s));
@@ -166,8 +177,10 @@ static enum MHD_Result fakeapi_handle(void *cls, struct MHD_Connection *conn, co
     pthread_mutex_lock(&out_mu);
     out[0] = '\0';
     if (f->handler) {
-        struct fakeapi_request rq = {method, url, up->data ? up->data : ""};
+        char query[1024] = "";
+        struct fakeapi_request rq = {method, url, up->data ? up->data : "", query};
 
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, fakeapi_query_arg, query);
         status = f->handler(f->ud, &rq, out, sizeof(out));
     }
     if (!status) {

@@ -18,6 +18,7 @@ struct fakeapi_request {
     const char *method; /* "GET", "PUT", ... */
     const char *path;   /* without the query */
     const char *body;   /* "" when none */
+    const char *query;  /* the query's arguments as "k=v&k2=v2", decoded; "" when none */
 };
 
 /* Writes the answer's body (JSON) into out (len bytes) and returns the HTTP status; 0 leaves the

@@ -30,7 +30,7 @@ static void parse(const char *fixture, int ctx, struct zr_search *s)
 static char *format(const struct zr_search *r, const char *query, int max_files, size_t budget, long long wall_ns,
                     cJSON **json)
 {
-    struct fmt_search_opts o = {query, max_files, budget, wall_ns, NULL};
+    struct fmt_search_opts o = {query, max_files, budget, wall_ns, NULL, NULL};
     struct zk_err err = {0};
     struct buf text;
 
@@ -372,7 +372,7 @@ static void test_stop_reasons(void **state)
 
 static void test_undecodable_and_note(void **state)
 {
-    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know"};
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know", NULL};
     struct zk_err err = {0};
     struct zr_search s;
     struct buf text;
@@ -393,7 +393,30 @@ static void test_undecodable_and_note(void **state)
     zr_search_free(&s);
 }
 
-/* The three repositories of the recorded /api/list answer. */
+/* The header names the commit and age of each repository searched, before the advice and the note. */
+static void test_indexed_header(void **state)
+{
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know", "repo @abcdef012345 3h ago"};
+    struct zk_err err = {0};
+    struct zr_search s;
+    struct buf text;
+    cJSON *json;
+
+    (void)state;
+    synth(&s, 1, 1, 1);
+    buf_init(&text, 16385);
+    assert_int_equal(fmt_search(&s, &o, &text, &json, &err), ZK_OK);
+    assert_string_equal(text.data, "Query: q\n1 file, 1 match. All shown.\nIndexed: repo @abcdef012345 3h ago\n"
+                                   "More of a file: read_file with repo, path and start_line.\nNote: something to know\n\n"
+                                   "repo/dir/file000.c @abcdef01\n"
+                                   "> 1: x\n");
+    buf_free(&text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
+/* The three repositories of the recorded /api/list answer, indexed at this time. */
+#define LIST_INDEX_TIME 1795997135 /* 2026-11-30T00:05:35Z */
 static void parse_list_fixture(struct zr_list *l)
 {
     struct zk_err err = {0};
@@ -414,19 +437,71 @@ static void test_repos_and_filter(void **state)
     (void)state;
     parse_list_fixture(&l);
     buf_init(&text, 65536);
-    assert_int_equal(fmt_repos(&l, "ET", 1, 65536, &text, &json, &err), ZK_OK);
+    assert_int_equal(fmt_repos(&l, "ET", 1, 65536, 0, &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "1 of 3 repositories match \"ET\".\n"
-                                   "beta  HEAD@be320038  indexed 2026-11-30T00:05:35Z\n");
+                                   "beta  HEAD@be320038aaa0  indexed 2026-11-30T00:05:35Z\n");
     cJSON_Delete(json);
     buf_reset(&text);
-    assert_int_equal(fmt_repos(&l, NULL, 2, 65536, &text, &json, &err), ZK_OK);
+    /* With the time now, each line says how old its index is. */
+    assert_int_equal(fmt_repos(&l, NULL, 2, 65536, LIST_INDEX_TIME + 3 * 3600 + 59, &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "3 repositories indexed (list cut at limit; use filter to narrow).\n"
-                                   "alpha  HEAD@0226d547  indexed 2026-11-30T00:05:35Z\n"
-                                   "beta  HEAD@be320038  indexed 2026-11-30T00:05:35Z\n");
+                                   "alpha  HEAD@0226d547cbd2  indexed 2026-11-30T00:05:35Z (3h ago)\n"
+                                   "beta  HEAD@be320038aaa0  indexed 2026-11-30T00:05:35Z (3h ago)\n");
     assert_int_equal(cJSON_GetObjectItem(json, "shown")->valueint, 2);
     cJSON_Delete(json);
     buf_free(&text);
     zr_list_free(&l);
+}
+
+static void test_age_and_indexed(void **state)
+{
+    static const char *const names[] = {"gamma", "nowhere", "alpha", "beta"};
+    char age[32];
+    struct zr_list l;
+    struct buf text;
+
+    (void)state;
+    fmt_age(1000, 1000 + 59, age, sizeof(age));
+    assert_string_equal(age, "59s");
+    fmt_age(1000, 1000 + 3599, age, sizeof(age));
+    assert_string_equal(age, "59m");
+    fmt_age(1000, 1000 + 86399, age, sizeof(age));
+    assert_string_equal(age, "23h");
+    fmt_age(1000, 1000 + 3 * 86400 + 5, age, sizeof(age));
+    assert_string_equal(age, "3d");
+    fmt_age(1000, 900, age, sizeof(age));
+    assert_string_equal(age, "0s");
+
+    /* In the order asked, each with 12 hex digits of its commit and its age; an unknown name is skipped. */
+    parse_list_fixture(&l);
+    buf_init(&text, 4096);
+    assert_int_equal(fmt_indexed(&l, names, 4, LIST_INDEX_TIME + 2 * 86400, &text), ZK_OK);
+    assert_string_equal(text.data, "gamma @5ea941e9396e 2d ago, alpha @0226d547cbd2 2d ago, beta @be320038aaa0 2d ago");
+    buf_free(&text);
+    zr_list_free(&l);
+}
+
+static const char *many_names[] = {"r00", "r01", "r02", "r03", "r04", "r05", "r06", "r07", "r08", "r09", "r10", "r11"};
+
+static void test_indexed_names_at_most_ten(void **state)
+{
+    struct zr_repo repos[12];
+    struct zr_branch head = {(char *)"HEAD", (char *)"0123456789abcdef0123"};
+    struct zr_list l = {repos, 12, 12, 0};
+    struct buf text;
+
+    (void)state;
+    memset(repos, 0, sizeof(repos));
+    for (size_t i = 0; i < 12; i++)
+        repos[i] = (struct zr_repo){.name = (char *)many_names[i], .full_name = (char *)many_names[i],
+                                    .branches = &head, .n_branches = 1, .index_time = i ? 1000 : 0};
+    buf_init(&text, 4096);
+    assert_int_equal(fmt_indexed(&l, many_names, 12, 1000 + 7200, &text), ZK_OK);
+    assert_string_equal(text.data, "r00 @0123456789ab (index time unknown), r01 @0123456789ab 2h ago, "
+                                   "r02 @0123456789ab 2h ago, r03 @0123456789ab 2h ago, r04 @0123456789ab 2h ago, "
+                                   "r05 @0123456789ab 2h ago, r06 @0123456789ab 2h ago, r07 @0123456789ab 2h ago, "
+                                   "r08 @0123456789ab 2h ago, r09 @0123456789ab 2h ago and 2 more");
+    buf_free(&text);
 }
 
 /* list_repositories' filter: the repository rules first, a substring only when they select nothing,
@@ -453,7 +528,7 @@ static void test_repos_filter_rules(void **state)
     buf_init(&text, 65536);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         buf_reset(&text);
-        assert_int_equal(fmt_repos(&l, cases[i].filter, 100, 65536, &text, &json, &err), ZK_OK);
+        assert_int_equal(fmt_repos(&l, cases[i].filter, 100, 65536, 0, &text, &json, &err), ZK_OK);
         if (strncmp(text.data, cases[i].header, strlen(cases[i].header)) != 0)
             fail_msg("filter %s: got %s", cases[i].filter, text.data);
         cJSON_Delete(json);
@@ -744,8 +819,9 @@ static void test_search_never_exceeds_budget(void **state)
         size_t budget = FMT_BUDGET_MIN + prop_next(&seed) % (65536 - FMT_BUDGET_MIN + 1);
         char *query = prop_text(&seed, prop_next(&seed) % 4 == 0 ? prop_next(&seed) % 60000 : prop_next(&seed) % 200);
         char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
+        char *indexed = prop_next(&seed) % 2 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
         struct fmt_search_opts o = {query, 1 + (int)(prop_next(&seed) % 200), budget,
-                                    prop_next(&seed) % 2 ? 10000000000LL : 0, note};
+                                    prop_next(&seed) % 2 ? 10000000000LL : 0, note, indexed};
         struct zk_err err = {0};
         struct zr_search s;
         struct buf text;
@@ -769,6 +845,7 @@ static void test_search_never_exceeds_budget(void **state)
         zr_search_free(&s);
         free(query);
         free(note);
+        free(indexed);
     }
 }
 
@@ -805,7 +882,7 @@ static void test_repos_never_exceed_budget(void **state)
             }
         }
         buf_init(&text, 65536 + 8192);
-        if (fmt_repos(&l, round % 3 ? NULL : "a*", 1000, budget, &text, &json, &err) != ZK_OK)
+        if (fmt_repos(&l, round % 3 ? NULL : "a*", 1000, budget, 1764460000 + 86400, &text, &json, &err) != ZK_OK)
             fail_msg("round %d: %s", round, err.msg);
         if (text.len > budget)
             fail_msg("round %d: %zu repositories, budget %zu: %zu bytes of text", round, n, budget, text.len);
@@ -1039,6 +1116,8 @@ int main(void)
         cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_budget_counts_cap_notes),
         cmocka_unit_test(test_stop_reasons),
         cmocka_unit_test(test_undecodable_and_note),   cmocka_unit_test(test_repos_and_filter),
+        cmocka_unit_test(test_indexed_header),         cmocka_unit_test(test_age_and_indexed),
+        cmocka_unit_test(test_indexed_names_at_most_ten),
         cmocka_unit_test(test_repos_filter_rules),     cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_mutated_answers_format_within_limits),
         cmocka_unit_test(test_search_never_exceeds_budget), cmocka_unit_test(test_repos_never_exceed_budget),

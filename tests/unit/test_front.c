@@ -22,10 +22,14 @@
 
 /* What the fake tools_index_status answers: ZK_OK with a small document, or this error code. */
 static int index_status_rc;
+/* What the last call was asked. */
+static struct index_status_opts index_status_asked;
 
-int tools_index_status(const struct connector_config *cfg, char **json_out, struct zk_err *err)
+int tools_index_status(const struct connector_config *cfg, const struct index_status_opts *o, char **json_out,
+                       struct zk_err *err)
 {
     (void)cfg;
+    index_status_asked = *o;
     *json_out = NULL;
     if (index_status_rc != ZK_OK)
         return zk_err_set(err, index_status_rc, "fake index status failure");
@@ -167,6 +171,24 @@ static void test_index_status(void **state)
 
     assert_int_equal(call(fx, "GET", "/index-status", NULL, NULL, 0, body, sizeof(body)), 200);
     assert_string_equal(body, "{\"repositories\":3}");
+    assert_int_equal(index_status_asked.max_age_seconds, 0);
+    assert_int_equal(index_status_asked.all, 0);
+
+    /* The operator passes the corpus's maxAge; repositories=all asks for the list. */
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=36h", NULL, NULL, 0, body, sizeof(body)), 200);
+    assert_int_equal(index_status_asked.max_age_seconds, 36 * 3600);
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=129600s&repositories=all", NULL, NULL, 0, body,
+                          sizeof(body)), 200);
+    assert_int_equal(index_status_asked.max_age_seconds, 129600);
+    assert_int_equal(index_status_asked.all, 1);
+    /* A bad value is refused, saying what is expected, and asks Zoekt nothing. */
+    memset(&index_status_asked, 0, sizeof(index_status_asked));
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=soon", NULL, NULL, 0, body, sizeof(body)), 400);
+    assert_non_null(strstr(body, "maxAge must be a duration"));
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=1500ms", NULL, NULL, 0, body, sizeof(body)), 400);
+    assert_int_equal(call(fx, "GET", "/index-status?repositories=stale", NULL, NULL, 0, body, sizeof(body)), 400);
+    assert_non_null(strstr(body, "repositories takes one value: all"));
+    assert_int_equal(index_status_asked.max_age_seconds, 0);
 
     /* Zoekt out of reach: unavailable for now, and worth retrying. */
     index_status_rc = ZK_ECONNECT;

@@ -15,6 +15,7 @@
 #include "controller/corpus/reconcile.h"
 #include "controller/corpus/status.h"
 #include "json.h"
+#include "rfc3339.h"
 #include "tests/support/fakeapi.h"
 
 #define CORPORA "/apis/codesearch.dev/v1alpha1/namespaces/ns/codesearchcorpora"
@@ -33,9 +34,18 @@ static int is_collection(const char *path)
     return p && !strchr(p + strlen("/namespaces/ns/"), '/');
 }
 
+/* What the fake's /index-status answers (404 when NULL), and the query of the last request to it. */
+static const char *index_answer;
+static char index_query[256];
+
 static int answer(void *ud, const struct fakeapi_request *rq, char *out, size_t len)
 {
     (void)ud;
+    if (strcmp(rq->method, "GET") == 0 && strcmp(rq->path, "/index-status") == 0 && index_answer) {
+        snprintf(index_query, sizeof(index_query), "%s", rq->query);
+        snprintf(out, len, "%s", index_answer);
+        return 200;
+    }
     if (strcmp(rq->method, "GET") == 0 && strcmp(rq->path, CORPORA) == 0) {
         snprintf(out, len, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[%s]}", CORPUS);
         return 200;
@@ -171,10 +181,45 @@ static void test_refused_child_is_in_the_status(void **state)
     world_stop(&w);
 }
 
+/* The connector judged each repository against the maxAge the operator passed (the corpus's default,
+ * 36h): the status carries its count and names, and Fresh names them. */
+static void test_stale_repositories_reach_the_status(void **state)
+{
+    static struct world w;
+    struct zk_err err = {0};
+    double requeue = -1;
+    const cJSON *st;
+    cJSON *put;
+    char *body, old[32], answer_body[512];
+
+    (void)state;
+    rfc3339_format(time(NULL) - 40 * 3600, old, sizeof(old));
+    snprintf(answer_body, sizeof(answer_body),
+             "{\"repositories\":3,\"shards\":3,\"newestIndexTime\":\"%s\",\"oldestIndexTime\":\"%s\","
+             "\"zoektVersion\":\"v3\",\"stale\":2,\"staleRepositories\":[\"o/a\",\"o/b\"]}", old, old);
+    index_answer = answer_body;
+    world_start(&w);
+    (void)reconcile(&w.ctx, "ns/org", &requeue, &err);
+    assert_string_equal(index_query, "maxAge=129600s");
+    body = fakeapi_last_body(w.api, "PUT", CORPORA "/org/status");
+    put = cJSON_Parse(body);
+    free(body);
+    st = json_obj(put, "status");
+    assert_int_equal(json_int(json_obj(st, "freshness"), "stale", -1), 2);
+    assert_string_equal(cJSON_GetArrayItem(json_arr(json_obj(st, "freshness"), "staleRepositories"), 1)->valuestring,
+                        "o/b");
+    assert_string_equal(json_str(status_condition(st, STATUS_FRESH), "message", ""),
+                        "2 repositories are older than maxAge 36h: o/a, o/b; oldest index is 40h old");
+    cJSON_Delete(put);
+    world_stop(&w);
+    index_answer = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_child_is_in_the_status),
+        cmocka_unit_test(test_stale_repositories_reach_the_status),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

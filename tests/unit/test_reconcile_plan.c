@@ -72,6 +72,25 @@ static void test_index_url(void **state)
                      ZK_EINVAL);
 }
 
+static void test_stale_outdated(void **state)
+{
+    struct index_status idx = {.repositories = 2, .oldest_index_time = 1000000, .has_stale = 1};
+    long max_age = 36 * 3600;
+    time_t deadline = 1000000 + max_age;
+
+    (void)state;
+    /* Read before the oldest index turned stale: out of date once it has, and only until the next read. */
+    assert_false(reconcile_stale_outdated(&idx, max_age, deadline - 60, max_age, deadline));
+    assert_true(reconcile_stale_outdated(&idx, max_age, deadline - 60, max_age, deadline + 1));
+    assert_false(reconcile_stale_outdated(&idx, max_age, deadline + 1, max_age, deadline + 300));
+    /* A new maxAge asks for a new judgement. */
+    assert_true(reconcile_stale_outdated(&idx, max_age, deadline - 60, 48 * 3600, deadline - 30));
+    /* An older connector judges nothing: nothing to bring up to date. */
+    idx.has_stale = 0;
+    assert_false(reconcile_stale_outdated(&idx, max_age, deadline - 60, max_age, deadline + 1));
+    assert_false(reconcile_stale_outdated(&idx, max_age, deadline - 60, 48 * 3600, deadline - 30));
+}
+
 static void test_jobs_finished(void **state)
 {
     cJSON *jobs = parse("[{\"status\":{\"completionTime\":\"2026-11-29T03:41:10Z\"}},"
@@ -333,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_needs_apply),
         cmocka_unit_test(test_index_url),
         cmocka_unit_test(test_jobs_finished),
+        cmocka_unit_test(test_stale_outdated),
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_first_status),
         cmocka_unit_test(test_second_wave_needs_the_first),

@@ -65,6 +65,7 @@ static void world_free(struct world *w)
     cJSON_Delete(w->cronjob);
     cJSON_Delete(w->jobs);
     cJSON_Delete(w->pods);
+    index_status_free(&w->index);
 }
 
 /* Computes the status and stores it in the corpus, as reconcile's write through /status would. */
@@ -559,6 +560,119 @@ static void test_reindex_and_custom_max_age(void **state)
     world_free(&w);
 }
 
+static void test_index_status_parse_stale(void **state)
+{
+    static const char judged[] = "{\"repositories\":30,\"stale\":25,\"staleRepositories\":[\"o/a\",7,\"o/b\",\"o/c\","
+                                 "\"o/d\",\"o/e\",\"o/f\",\"o/g\",\"o/h\",\"o/i\",\"o/j\",\"o/k\",\"o/l\",\"o/m\",\"o/n\","
+                                 "\"o/o\",\"o/p\",\"o/q\",\"o/r\",\"o/s\",\"o/t\",\"o/u\",\"o/v\"]}";
+    struct index_status is;
+    struct zk_err err = {0};
+    char body[700];
+
+    (void)state;
+    /* An older connector says nothing per repository. */
+    assert_int_equal(index_status_parse("{\"repositories\":3}", 18, &is, &err), ZK_OK);
+    assert_false(is.has_stale);
+    assert_null(is.stale_repositories);
+    index_status_free(&is);
+    /* The names are kept to 20, and what is not a name is skipped. */
+    assert_int_equal(index_status_parse(judged, strlen(judged), &is, &err), ZK_OK);
+    assert_true(is.has_stale);
+    assert_int_equal(is.stale, 25);
+    assert_int_equal(cJSON_GetArraySize(is.stale_repositories), STATUS_MAX_STALE_REPOS);
+    assert_string_equal(cJSON_GetArrayItem(is.stale_repositories, 1)->valuestring, "o/b");
+    assert_string_equal(cJSON_GetArrayItem(is.stale_repositories, 19)->valuestring, "o/t");
+    index_status_free(&is);
+    /* A name longer than a status may hold is left out. */
+    snprintf(body, sizeof(body), "{\"repositories\":2,\"stale\":2,\"staleRepositories\":[\"%0600d\",\"o/a\"]}", 0);
+    assert_int_equal(index_status_parse(body, strlen(body), &is, &err), ZK_OK);
+    assert_int_equal(cJSON_GetArraySize(is.stale_repositories), 1);
+    index_status_free(&is);
+    assert_int_equal(index_status_parse("{\"repositories\":3,\"stale\":-2}", 30, &is, &err), ZK_EPARSE);
+    assert_non_null(strstr(err.msg, "\"stale\" is not a count"));
+    index_status_free(&is);
+}
+
+/* Sets what the connector judged: stale of the repositories, named by the first n of names. */
+static void world_stale(struct world *w, int stale, const char *const *names, int n)
+{
+    index_status_free(&w->index);
+    w->index.has_stale = 1;
+    w->index.stale = stale;
+    w->index.stale_repositories = cJSON_CreateStringArray(names, n);
+}
+
+static void test_stale_repositories(void **state)
+{
+    static const char *const names[] = {"acme/very-old", "acme/old", "acme/older-than-max-age"};
+    struct world w;
+    const cJSON *st, *fr;
+    char *a, *b;
+    long rq;
+
+    (void)state;
+    world_init(&w);
+    /* The connector judged every repository fresh: Fresh as before, and the count in the status. */
+    world_stale(&w, 0, names, 0);
+    st = step(&w, &rq);
+    expect_cond(st, STATUS_FRESH, "True", "WithinMaxAge");
+    fr = json_obj(st, "freshness");
+    assert_int_equal(json_int(fr, "stale", -1), 0);
+    assert_int_equal(cJSON_GetArraySize(json_arr(fr, "staleRepositories")), 0);
+
+    /* Some are older than maxAge: Fresh is False, naming the count and the oldest ones. */
+    w.index.oldest_index_time = T0 - 40 * HOUR;
+    world_stale(&w, 3, names, 3);
+    st = step(&w, &rq);
+    expect_cond(st, STATUS_FRESH, "False", "Stale");
+    assert_string_equal(cond_msg(st, STATUS_FRESH),
+                        "3 repositories are older than maxAge 36h: acme/very-old, acme/old, acme/older-than-max-age; "
+                        "oldest index is 40h old");
+    fr = json_obj(st, "freshness");
+    assert_int_equal(json_int(fr, "stale", -1), 3);
+    assert_string_equal(cJSON_GetArrayItem(json_arr(fr, "staleRepositories"), 0)->valuestring, "acme/very-old");
+    assert_int_equal(rq, 0);
+
+    /* More stale than named: the message says how many more. */
+    world_stale(&w, 250, names, 2);
+    st = step(&w, NULL);
+    assert_string_equal(cond_msg(st, STATUS_FRESH),
+                        "250 repositories are older than maxAge 36h: acme/very-old, acme/old and 248 more; "
+                        "oldest index is 40h old");
+
+    /* No churn: a resync with the same answer writes the same status. */
+    a = json_print(step(&w, NULL));
+    w.in.now += 10 * 60;
+    b = json_print(step(&w, NULL));
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+
+    /* The index service unreachable: the last judgement stays. */
+    w.in.index = NULL;
+    w.in.index_error = "connection refused";
+    st = step(&w, NULL);
+    assert_int_equal(json_int(json_obj(st, "freshness"), "stale", -1), 250);
+    assert_non_null(strstr(cond_msg(st, STATUS_FRESH), "250 repositories are older than maxAge 36h: acme/very-old"));
+    world_free(&w);
+}
+
+static void test_stale_without_judgement(void **state)
+{
+    struct world w;
+    const cJSON *st;
+
+    (void)state;
+    /* An older connector: no freshness member, Fresh judged on the oldest index time alone. */
+    world_init(&w);
+    w.index.oldest_index_time = T0 - 40 * HOUR;
+    st = step(&w, NULL);
+    assert_null(json_obj(st, "freshness"));
+    expect_cond(st, STATUS_FRESH, "False", "Stale");
+    assert_string_equal(cond_msg(st, STATUS_FRESH), "oldest index is 40h old; maxAge is 36h");
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -577,6 +691,9 @@ int main(void)
         cmocka_unit_test(test_failed_repositories),
         cmocka_unit_test(test_volume_full),
         cmocka_unit_test(test_reindex_and_custom_max_age),
+        cmocka_unit_test(test_index_status_parse_stale),
+        cmocka_unit_test(test_stale_repositories),
+        cmocka_unit_test(test_stale_without_judgement),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,7 +239,7 @@ static void test_output_schema_matches_format(void **state)
     const cJSON *props = cJSON_GetObjectItem(schema, "properties");
     const cJSON *fprops = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "files"), "items"),
                                               "properties");
-    struct fmt_search_opts o = {"q", 30, 16384, 0, "a note"};
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "a note", NULL};
     struct zr_line line = {1, (char *)"text", 1, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
@@ -317,6 +318,138 @@ static void test_output_schema_new_tools(void **state)
     cJSON_Delete(list);
 }
 
+/* A repository list of n made here: repository i is "r<i>" (two digits), indexed age(i) seconds
+ * before now (0: unknown), with one branch HEAD at a commit of 40 hex digits. */
+struct made_list {
+    struct zr_list l;
+    struct zr_repo *repos;
+    struct zr_branch *branches;
+    char (*names)[16];
+};
+
+static void make_list(struct made_list *m, size_t n, time_t now, long (*age)(size_t))
+{
+    static char head[] = "HEAD", commit[] = "0123456789abcdef0123456789abcdef01234567", empty[] = "";
+
+    m->repos = calloc(n, sizeof(*m->repos));
+    m->branches = calloc(n, sizeof(*m->branches));
+    m->names = calloc(n, sizeof(*m->names));
+    for (size_t i = 0; i < n; i++) {
+        snprintf(m->names[i], sizeof(m->names[i]), "r%02zu", i);
+        m->branches[i] = (struct zr_branch){head, commit};
+        m->repos[i] = (struct zr_repo){.name = m->names[i], .full_name = m->names[i], .branches = &m->branches[i],
+                                       .n_branches = 1, .index_time = age(i) ? now - age(i) : 0,
+                                       .latest_commit = empty, .zoekt_version = empty, .shards = 1};
+    }
+    m->l = (struct zr_list){m->repos, n, (long long)n, 0};
+}
+
+static void free_list(struct made_list *m)
+{
+    free(m->repos);
+    free(m->branches);
+    free(m->names);
+}
+
+/* r00 unknown; r01..r24 from 100 s to 2400 s old, the higher the older; r25 as old as r24. */
+static long age_by_index(size_t i)
+{
+    return i == 0 ? 0 : i == 25 ? 2400 : (long)i * 100;
+}
+
+static const char *name_at(const cJSON *arr, int i)
+{
+    return cJSON_GetArrayItem(arr, i)->valuestring;
+}
+
+static void test_index_status_stale(void **state)
+{
+    time_t now = 1800000000;
+    struct index_status_opts plain = {0, 0}, judged = {1000, 0}, none_stale = {100000, 0};
+    struct made_list m;
+    const cJSON *names;
+    cJSON *o;
+
+    (void)state;
+    make_list(&m, 26, now, age_by_index);
+    /* Without maxAge the body stays the small one an older operator reads. */
+    o = tools_index_status_json(&m.l, &plain, now);
+    assert_null(cJSON_GetObjectItem(o, "stale"));
+    assert_null(cJSON_GetObjectItem(o, "repositoryList"));
+    cJSON_Delete(o);
+
+    /* Older than 1000 s: r11..r25 (15 of them; r10 is exactly 1000 s old, which is within maxAge, and
+     * r00's time is unknown), oldest first, the tie r24/r25 by name. */
+    o = tools_index_status_json(&m.l, &judged, now);
+    assert_int_equal(cJSON_GetObjectItem(o, "stale")->valueint, 15);
+    names = cJSON_GetObjectItem(o, "staleRepositories");
+    assert_int_equal(cJSON_GetArraySize(names), 15);
+    assert_string_equal(name_at(names, 0), "r24");
+    assert_string_equal(name_at(names, 1), "r25");
+    assert_string_equal(name_at(names, 2), "r23");
+    assert_string_equal(name_at(names, 14), "r11");
+    cJSON_Delete(o);
+
+    /* Every one stale: the count is all 25 judged, the names stop at 20. */
+    judged.max_age_seconds = 1;
+    o = tools_index_status_json(&m.l, &judged, now);
+    assert_int_equal(cJSON_GetObjectItem(o, "stale")->valueint, 25);
+    names = cJSON_GetObjectItem(o, "staleRepositories");
+    assert_int_equal(cJSON_GetArraySize(names), TOOLS_STALE_NAMES_MAX);
+    assert_string_equal(name_at(names, 19), "r06");
+    cJSON_Delete(o);
+
+    o = tools_index_status_json(&m.l, &none_stale, now);
+    assert_int_equal(cJSON_GetObjectItem(o, "stale")->valueint, 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "staleRepositories")), 0);
+    cJSON_Delete(o);
+    free_list(&m);
+}
+
+static long age_thousand_plus(size_t i)
+{
+    return 60 + (long)i;
+}
+
+static void test_index_status_list(void **state)
+{
+    time_t now = 1800000000;
+    struct index_status_opts all = {0, 1};
+    const cJSON *list, *e;
+    struct made_list m;
+    cJSON *o;
+
+    (void)state;
+    make_list(&m, 26, now, age_by_index);
+    o = tools_index_status_json(&m.l, &all, now);
+    assert_null(cJSON_GetObjectItem(o, "stale"));
+    assert_int_equal(cJSON_GetObjectItem(o, "listed")->valueint, 26);
+    list = cJSON_GetObjectItem(o, "repositoryList");
+    e = cJSON_GetArrayItem(list, 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "r24");
+    assert_string_equal(cJSON_GetObjectItem(e, "indexTime")->valuestring, "2027-01-15T07:20:00Z");
+    e = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "branches"), 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "HEAD");
+    assert_string_equal(cJSON_GetObjectItem(e, "commit")->valuestring, "0123456789abcdef0123456789abcdef01234567");
+    /* The repository whose index time is unknown comes last, with a null time. */
+    e = cJSON_GetArrayItem(list, 25);
+    assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "r00");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(e, "indexTime")));
+    cJSON_Delete(o);
+    free_list(&m);
+
+    /* 1,500 repositories: the list stops at 1,000, the oldest; the count says how many there are. */
+    make_list(&m, 1500, now, age_thousand_plus);
+    o = tools_index_status_json(&m.l, &all, now);
+    assert_int_equal(cJSON_GetObjectItem(o, "repositories")->valueint, 1500);
+    assert_int_equal(cJSON_GetObjectItem(o, "listed")->valueint, TOOLS_REPOSITORY_LIST_MAX);
+    list = cJSON_GetObjectItem(o, "repositoryList");
+    assert_int_equal(cJSON_GetArraySize(list), TOOLS_REPOSITORY_LIST_MAX);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "name")->valuestring, "r1499");
+    cJSON_Delete(o);
+    free_list(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +458,8 @@ int main(void)
         cmocka_unit_test(test_parse_keeps_nul),
         cmocka_unit_test(test_output_schema_matches_format),
         cmocka_unit_test(test_output_schema_new_tools),
+        cmocka_unit_test(test_index_status_stale),
+        cmocka_unit_test(test_index_status_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

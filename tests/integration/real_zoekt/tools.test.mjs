@@ -81,6 +81,9 @@ after(async () => {
 });
 
 const call = (client, name, args) => client.callTool({ name, arguments: args });
+// The commit a test repository's HEAD is at (as zoekt-git-index indexed it).
+const commitOf = name => execFileSync('git', ['-C', join(tmp.dir, 'repos', name.replace(/\//g, '_')), 'rev-parse', 'HEAD'],
+  { encoding: 'utf8' }).trim();
 const repositories = res => res.structuredContent.files.map(f => f.repository).sort();
 
 // The behaviour every transport must show; client() returns the connected SDK client.
@@ -175,7 +178,7 @@ function toolChecks(client) {
 
   test('list_repositories filters by the same rules, then by substring, then suggests', async () => {
     let res = await call(client(), 'list_repositories', { filter: 'bulk' });
-    assert.match(textOf(res), /^1 of 6 repositories match "bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
+    assert.match(textOf(res), new RegExp(`^1 of 6 repositories match "bulk"\\.\\nacme/bulk {2}HEAD@${commitOf('mirrors/github.com/acme/bulk').slice(0, 12)} {2}indexed \\S+ \\(\\d+[smhd] ago\\)\\n`));
     res = await call(client(), 'list_repositories', { filter: 'https://github.com/acme/bulk.git' });
     assert.deepEqual(res.structuredContent.repositories.map(r => r.name), ['acme/bulk']);
     res = await call(client(), 'list_repositories', { filter: 'ulkhe' });
@@ -347,11 +350,31 @@ function toolChecks(client) {
     const res = await call(client(), 'corpus_status', {});
     assert.match(textOf(res), /Search webserver http:\/\/127\.0\.0\.1:\d+: 6 repositories, 6 shards, newest index /);
     assert.equal(res.structuredContent.index.repositories, 6);
+    // The five indexed longest ago, oldest first, each with the commit it was indexed at and its age.
+    const m = textOf(res).match(/\nOldest indexes \(5 of 6\): (.*)\n/);
+    assert.ok(m, textOf(res));
+    const oldest = m[1].split(', ').map(e => e.match(/^(\S+) @([0-9a-f]{12}) \d+[smhd] ago$/));
+    assert.equal(oldest.length, 5, m[1]);
+    for (const e of oldest) assert.equal(e[2], commitOf(`mirrors/github.com/${e[1]}`).slice(0, 12), m[1]);
+  });
+
+  test('search_code names the indexed commit and age of each repository in its answer', async () => {
+    const res = await call(client(), 'search_code', { query: 'Needle', repo: ['bulk', 'payments'] });
+    const bulk = commitOf('mirrors/github.com/acme/bulk').slice(0, 12);
+    const pay = commitOf('mirrors/github.com/acme/payments').slice(0, 12);
+    const line = textOf(res).split('\n').find(l => l.startsWith('Indexed: '));
+    assert.ok(line, textOf(res));
+    assert.match(line, /^Indexed: (acme\/bulk|acme\/payments) @[0-9a-f]{12} \d+[smhd] ago, (acme\/bulk|acme\/payments) @[0-9a-f]{12} \d+[smhd] ago$/);
+    assert.ok(line.includes(`acme/bulk @${bulk} `) && line.includes(`acme/payments @${pay} `), line);
+    // Within its budget still, at the smallest one.
+    const small = await call(client(), 'search_code', { query: 'Needle', max_bytes: 2048 });
+    assert.ok(Buffer.byteLength(textOf(small)) <= 2048);
+    assert.match(textOf(small), /\nIndexed: /);
   });
 
   test('corpus_status with repo shows the repositories it selects, or the closest names', async () => {
     let res = await call(client(), 'corpus_status', { repo: 'https://github.com/acme/bulk.git' });
-    assert.match(textOf(res), /\n1 of 6 repositories match "github\.com\/acme\/bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{8} {2}indexed /);
+    assert.match(textOf(res), /\n1 of 6 repositories match "github\.com\/acme\/bulk"\.\nacme\/bulk {2}HEAD@[0-9a-f]{12} {2}indexed \S+ \(\d+[smhd] ago\)\n/);
     res = await call(client(), 'corpus_status', { repo: 'bulkk' });
     assert.match(textOf(res), /0 of 6 repositories match "bulkk"; closest: acme\/bulk/);
   });
@@ -390,6 +413,59 @@ if (!skip) describe('over Streamable HTTP', () => {
   });
 
   toolChecks(() => client);
+
+  // /index-status against the real webserver: the plain body the operator reads, the per-repository
+  // judgement against the maxAge it passes, and the list of every repository with its commits.
+  test('/index-status judges each repository against maxAge and lists them, oldest first', async () => {
+    const get = async q => {
+      const res = await fetch(`${conn.url}/index-status${q}`);
+      return { status: res.status, body: res.status === 200 ? await res.json() : await res.text() };
+    };
+    let r = await get('');
+    assert.equal(r.status, 200);
+    assert.equal(r.body.repositories, 6);
+    assert.equal(r.body.stale, undefined);
+    assert.equal(r.body.repositoryList, undefined);
+
+    r = await get('?repositories=all');
+    const list = r.body.repositoryList;
+    assert.equal(r.body.listed, 6);
+    assert.equal(list.length, 6);
+    const times = list.map(e => Date.parse(e.indexTime));
+    for (let i = 1; i < list.length; i++) {
+      assert.ok(Math.floor(times[i - 1] / 1000) <= Math.floor(times[i] / 1000), 'oldest first');
+      if (Math.floor(times[i - 1] / 1000) === Math.floor(times[i] / 1000)) assert.ok(list[i - 1].name < list[i].name, 'ties by name');
+    }
+    for (const e of list) {
+      assert.equal(e.branches.length, 1, JSON.stringify(e));
+      assert.equal(e.branches[0].commit, commitOf(`mirrors/github.com/${e.name}`), e.name);
+    }
+    assert.deepEqual(list.map(e => e.name).sort(), ['acme/bulk', 'acme/bulkhead', 'acme/geo', 'acme/payments', 'acme/shapes', 'other/payments-legacy']);
+
+    // Younger than an hour: none is stale.
+    r = await get('?maxAge=1h');
+    assert.equal(r.body.stale, 0);
+    assert.deepEqual(r.body.staleRepositories, []);
+    // Older than a second (waiting, if need be, until the newest index is): all of them, oldest first.
+    const wait = Math.max(...times) + 2500 - Date.now();
+    if (wait > 0) await new Promise(res => setTimeout(res, wait));
+    r = await get('?maxAge=1s');
+    assert.equal(r.body.stale, 6);
+    assert.deepEqual(r.body.staleRepositories, list.map(e => e.name));
+    // A maxAge between the oldest and the newest age (when the indexing took long enough to leave a
+    // gap of seconds): the oldest is stale, the newest is not, and the stale ones are the oldest first.
+    const now = Date.now(), cut = Math.floor((now - Math.min(...times)) / 1000) - 1;
+    if (cut > Math.ceil((now - Math.max(...times)) / 1000) + 1) {
+      r = await get(`?maxAge=${cut}s`);
+      assert.ok(r.body.stale >= 1 && r.body.stale < 6, JSON.stringify(r.body));
+      assert.deepEqual(r.body.staleRepositories, list.slice(0, r.body.stale).map(e => e.name));
+    }
+
+    r = await get('?maxAge=soon');
+    assert.equal(r.status, 400);
+    assert.match(r.body, /maxAge must be a duration/);
+    assert.equal((await get('?repositories=some')).status, 400);
+  });
 
   test('an HTTP session keeps its rate limit, set by --rate-limit', async () => {
     const limited = await startHttpConnector(['--zoekt-url', zoekt.url, '--rate-limit', '3/0.01']);
