@@ -47,7 +47,7 @@ objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(
 BUILD_DIR ?= build/rel
 BIN_DIR   ?= bin
 
-.PHONY: all deps test test-unit demo bench bench-scale clean cluster-up cluster-down arm64 fuzz fuzz-build images release
+.PHONY: all deps test test-unit demo bench bench-scale bench-freshness bench-load clean cluster-up cluster-down arm64 fuzz fuzz-build images release
 all: $(BIN_DIR)/zoekt-operator $(BIN_DIR)/zoekt-connector
 
 # ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
@@ -179,6 +179,18 @@ bench: deps
 bench-scale: deps
 	@$(MAKE) --no-print-directory all
 	@tests/bench/scale.sh 1 100 1000:$${BENCH_SCALE_RUNS_1000:-1}
+# Push to searchable through a corpus's Service on the local node (tests/bench/freshness.sh): the
+# images and the node, as make test has them, and about fifteen minutes.
+bench-freshness: deps
+	@scripts/images.sh build
+	@scripts/cluster.sh up
+	@tests/bench/freshness.sh
+# 50 agents through a corpus's Service for ten minutes on the organisation index (tests/bench/load.sh).
+bench-load: deps
+	@$(MAKE) --no-print-directory build/rel/tests/bench/bench_pod
+	@scripts/images.sh build
+	@scripts/cluster.sh up
+	@tests/bench/load.sh
 
 images: deps
 	@scripts/images.sh build
