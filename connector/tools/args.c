@@ -404,15 +404,17 @@ void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struc
     struct targ_list_fetch f = {ctx};
     size_t n;
     const struct zr_file **first = targ_answer_repos(res, &n);
-    const char **names = mem_calloc(n + 1, sizeof(*names));
+    const char **names = mem_calloc(n + 1, sizeof(*names)), **commits = mem_calloc(n + 1, sizeof(*commits));
     time_t *times = mem_calloc(n + 1, sizeof(*times));
     struct zr_branch *heads = mem_calloc(n + 1, sizeof(*heads));
     struct zr_list l = {mem_calloc(n + 1, sizeof(*l.repos)), n, 0, 0};
 
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         names[i] = first[i]->repo;
+        commits[i] = first[i]->version;
+    }
     if (ctx->cfg->zoekt_list_cache)
-        (void)zlc_index_times(ctx->cfg->zoekt_list_cache, names, n, times, targ_fetch_list, &f);
+        (void)zlc_index_times(ctx->cfg->zoekt_list_cache, names, commits, n, times, targ_fetch_list, &f);
     /* Each repository as fmt_indexed reads it: the commit is the one its first file in the answer
      * came from (FileMatch.Version), so the header names the commit the lines shown are from, and
      * the age is the cache's. */
@@ -427,6 +429,7 @@ void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struc
     free(l.repos);
     free(heads);
     free(times);
+    free(commits);
     free(names);
     free(first);
 }

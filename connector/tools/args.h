@@ -70,8 +70,8 @@ int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, co
 /* Fills line (empty) with what the "Indexed:" header line says of the repositories of res's files,
  * in their order (fmt_indexed): the commit of each one's first file in res, and the age of its index
  * from the configuration's list cache (listcache.h), which may fetch Zoekt's list first. A repository
- * the cache has no time for says "(index time unknown)": the line is a courtesy, and the search's
- * answer stands without it. */
+ * the cache has no time for at that commit says "(index time unknown)": the line is a courtesy, and
+ * the search's answer stands without it. */
 void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line);
 
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */

@@ -2,6 +2,11 @@
  * that search_code's "Indexed:" header can say how old each answer's index is without asking Zoekt's
  * /api/list on every call.
  *
+ * The copy also holds each repository's branch commits: when a search answer's commit for a
+ * repository is not among them, the repository was reindexed after the copy was made, and its old
+ * index time would be wrong with the new commit, so the lookup gives no time for it and the next call
+ * fetches the list again (unless the copy is younger than the back-off).
+ *
  * Pure: no I/O of its own. The caller hands each lookup the function that fetches the list (zc_list
  * with that call's connection and cancel flag) and the cache decides whether to call it: only when the
  * copy is older than the TTL, when the last failure is more than the back-off ago, and when no other
@@ -14,8 +19,8 @@
  * copy, never during a fetch. zlc_free must not race with a lookup (main.c frees the cache after the
  * HTTP front has stopped its threads).
  *
- * Memory: the copy holds a name and a time per repository (the names in one block), a few dozen bytes
- * each, not the branches, shards and sizes of the list it was made from. The list being fetched is
+ * Memory: the copy holds a name, a time and the branch commits per repository (the strings in one
+ * block), about a hundred bytes each, not the shards, sizes and metadata of the list it was made from. The list being fetched is
  * the same one list_repositories reads, bounded like every Zoekt answer. */
 #ifndef ZK_ZOEKT_LISTCACHE_H
 #define ZK_ZOEKT_LISTCACHE_H
@@ -52,10 +57,11 @@ struct zlc *zlc_new(const struct zlc_opts *o);
 void zlc_free(struct zlc *c);
 
 /* Sets times[i] to the index time of the repository named names[i] (as zr_repo.name: the mirror
- * prefix stripped), 0 when the copy does not hold it or holds no time for it, after refreshing the
+ * prefix stripped) as of commits[i] (a branch's commit; "" or commits NULL: any), 0 when the copy does
+ * not hold the repository, holds no time for it or holds it at other commits, after refreshing the
  * copy first with fetch(arg, ...) when the rules above say this caller should. Returns 1 when a copy
  * was read, 0 when there is none yet (every time 0). */
-int zlc_index_times(struct zlc *c, const char *const *names, size_t n, time_t *times, zlc_fetch_fn fetch,
-                    void *arg);
+int zlc_index_times(struct zlc *c, const char *const *names, const char *const *commits, size_t n, time_t *times,
+                    zlc_fetch_fn fetch, void *arg);
 
 #endif

@@ -1,7 +1,7 @@
 /* Unit tests for connector/zoekt/listcache: the copy read without a fetch within the TTL and fetched
  * again after it (an injected clock), one fetch in flight while other callers read the old copy or go
- * without, a failed fetch keeping the old copy and not retried before the back-off, and a cancelled
- * one retried at once. The fetch is a function of the test; no server. Built under ThreadSanitizer too
+ * without, a failed fetch keeping the old copy and not retried before the back-off, a cancelled
+ * one retried at once, and a commit the copy does not know withholding the time and expiring the copy. The fetch is a function of the test; no server. Built under ThreadSanitizer too
  * (Makefile TSAN_UNIT). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +61,11 @@ static int fake_fetch(void *arg, struct zr_list *out, struct zk_err *err)
     for (size_t i = 0; i < 3; i++) {
         out->repos[i].name = mem_strdup(repos[i]);
         out->repos[i].index_time = f->base + (time_t)i;
+        /* One branch, at the commit named after the index time. */
+        out->repos[i].n_branches = 1;
+        out->repos[i].branches = mem_calloc(1, sizeof(*out->repos[i].branches));
+        out->repos[i].branches[0].name = mem_strdup("main");
+        out->repos[i].branches[0].version = mem_printf("%lld", (long long)out->repos[i].index_time);
     }
     return ZK_OK;
 }
@@ -92,7 +97,7 @@ static int lookup(struct zlc *c, struct fake *f, time_t t[4])
 {
     const char *names[] = {"other/legacy", "acme/bulk", "acme/nothere", "acme/payments"};
 
-    return zlc_index_times(c, names, 4, t, fake_fetch, f);
+    return zlc_index_times(c, names, NULL, 4, t, fake_fetch, f);
 }
 
 static void test_within_ttl_one_fetch(void **state)
@@ -205,6 +210,42 @@ static void test_cancelled_fetch_starts_no_backoff(void **state)
     fake_destroy(&f);
 }
 
+/* A search that saw a commit the copy does not know gets no time for that repository (the copy's
+ * would be the old index's), and the next call fetches again; but not within the back-off of the
+ * last fetch, so a list and a search that disagree do not cost a list per call. */
+static void test_unknown_commit_no_time_and_fetched_again(void **state)
+{
+    struct zlc *c = cache_new();
+    struct fake f;
+    const char *names[] = {"acme/bulk", "acme/payments"};
+    const char *old[] = {"1700000000", "1700000001"}, *moved[] = {"1700003600", "1700000001"};
+    time_t t[2];
+
+    (void)state;
+    fake_init(&f, 1700000000);
+    assert_int_equal(zlc_index_times(c, names, old, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(t[0], 1700000000);
+    assert_int_equal(t[1], 1700000001);
+    /* acme/bulk is reindexed: only its own time is withheld, and within the back-off no fetch. */
+    f.base = 1700003600;
+    atomic_fetch_add(&clock_ms, 4999);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(t[0], 0);
+    assert_int_equal(t[1], 1700000001);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(atomic_load(&f.calls), 1);
+    /* Past it, the mismatch expires the copy: the next call fetches and knows the new commit. */
+    atomic_fetch_add(&clock_ms, 1);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(t[0], 0);
+    assert_int_equal(atomic_load(&f.calls), 1);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(atomic_load(&f.calls), 2);
+    assert_int_equal(t[0], 1700003600);
+    zlc_free(c);
+    fake_destroy(&f);
+}
+
 struct caller {
     struct zlc *c;
     struct fake *f;
@@ -307,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_failure_keeps_copy_and_backs_off),
         cmocka_unit_test(test_no_copy_yet_no_times),
         cmocka_unit_test(test_cancelled_fetch_starts_no_backoff),
+        cmocka_unit_test(test_unknown_commit_no_time_and_fetched_again),
         cmocka_unit_test(test_one_fetch_in_flight),
     };
 
