@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 struct http_pool;
+struct zlc;
 
 /* Defaults and hard bounds of what a caller may ask for per call. */
 #define CONNECTOR_MAX_FILES_DEFAULT 30
@@ -49,6 +50,8 @@ struct connector_config {
     struct connector_rate http_rate;  /* per Streamable HTTP session */
     struct connector_rate stdio_rate; /* for the stdio session */
     struct http_pool *zoekt_pool;     /* open connections to Zoekt, shared by every tool call; may be NULL */
+    struct zlc *zoekt_list_cache;     /* Zoekt's repository list as search_code's "Indexed:" line reads it
+                                       * (connector/zoekt/listcache.h); NULL: that line shows no ages */
 };
 
 #endif

@@ -12,6 +12,7 @@
 #include "connector/mcp/streamable.h"
 #include "connector/mcp/stdio.h"
 #include "connector/webhook.h"
+#include "connector/zoekt/listcache.h"
 #include "err.h"
 #include "flag.h"
 #include "http.h"
@@ -339,6 +340,7 @@ static int main_start(struct connector *c)
     /* Every tool call asks Zoekt: kept connections spare each one a TCP connect (and, where Zoekt is
      * reached through a server that starts a thread per connection, that thread). */
     c->cfg.zoekt_pool = http_pool_new(MAIN_ZOEKT_IDLE_CONNECTIONS);
+    c->cfg.zoekt_list_cache = zlc_new(NULL);
     if (c->use_stdio) {
         if (c->cfg.token_file != NULL || c->cfg.token_dir != NULL || c->cfg.allowed_origins != NULL)
             log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);
@@ -385,6 +387,7 @@ static void main_stop(struct connector *c)
     webhook_free(c->webhook);
     auth_free(c->auth);
     http_pool_free(c->cfg.zoekt_pool);
+    zlc_free(c->cfg.zoekt_list_cache);
     if (c->curl_ready)
         http_global_cleanup();
     free(c->origins);

@@ -2,6 +2,7 @@
 #include "connector/tools/args.h"
 
 #include "connector/format.h"
+#include "connector/zoekt/listcache.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 #include "json.h"
@@ -361,58 +362,76 @@ out:
     zr_list_free(&l);
 }
 
-/* The longest query a list of an answer's repositories sends (Zoekt's own bound is far higher). */
-#define TARG_LIST_QUERY_MAX 65536
-
-/* The distinct repositories of res's files, in the order they first appear: a heap array of
- * pointers into res (*n of them) that the caller frees. */
-static const char **targ_answer_repos(const struct zr_search *res, size_t *n)
+/* The first file of each repository of res, in the order the repositories first appear: a heap array
+ * of pointers into res (*n of them) that the caller frees. */
+static const struct zr_file **targ_answer_repos(const struct zr_search *res, size_t *n)
 {
-    const char **names = mem_calloc(res->n_files + 1, sizeof(*names));
+    const struct zr_file **first = mem_calloc(res->n_files + 1, sizeof(*first));
 
     *n = 0;
     for (size_t i = 0; i < res->n_files; i++) {
         size_t j = 0;
 
-        while (j < *n && strcmp(names[j], res->files[i].repo) != 0)
+        while (j < *n && strcmp(first[j]->repo, res->files[i].repo) != 0)
             j++;
         if (j == *n)
-            names[(*n)++] = res->files[i].repo;
+            first[(*n)++] = &res->files[i];
     }
-    return names;
+    return first;
+}
+
+/* What the list cache's fetch needs: the tool call, whose connection and cancel flag it uses. */
+struct targ_list_fetch {
+    const struct tool_ctx *ctx;
+};
+
+static int targ_fetch_list(void *arg, struct zr_list *out, struct zk_err *err)
+{
+    const struct tool_ctx *ctx = ((struct targ_list_fetch *)arg)->ctx;
+    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
+
+    return zc_list(&c, "", &ro, out, err);
+}
+
+static int targ_repo_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct zr_repo *)a)->name, ((const struct zr_repo *)b)->name);
 }
 
 void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line)
 {
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
-    struct zk_err err = {0};
-    struct zr_list l;
-    struct buf q;
+    struct targ_list_fetch f = {ctx};
     size_t n;
-    const char **names = targ_answer_repos(res, &n);
-    int rc;
+    const struct zr_file **first = targ_answer_repos(res, &n);
+    const char **names = mem_calloc(n + 1, sizeof(*names)), **commits = mem_calloc(n + 1, sizeof(*commits));
+    time_t *times = mem_calloc(n + 1, sizeof(*times));
+    struct zr_branch *heads = mem_calloc(n + 1, sizeof(*heads));
+    struct zr_list l = {mem_calloc(n + 1, sizeof(*l.repos)), n, 0, 0};
 
-    memset(&l, 0, sizeof(l));
-    buf_init(&q, TARG_LIST_QUERY_MAX);
-    /* Names without the mirror prefix: they select the repository by its trailing segments, and
-     * fmt_indexed then keeps only the exact names. */
-    rc = buf_puts(&q, "repo:(^|/)(");
-    for (size_t i = 0; !rc && i < n; i++) {
-        char *re = zq_regex_quote(names[i]);
-
-        rc = re ? buf_printf(&q, "%s%s", i ? "|" : "", re) : ZK_ETOOBIG;
-        free(re);
+    for (size_t i = 0; i < n; i++) {
+        names[i] = first[i]->repo;
+        commits[i] = first[i]->version;
     }
-    if (!rc)
-        rc = buf_puts(&q, ")$");
-    if (!rc && n)
-        rc = zc_list(&c, q.data, &ro, &l, &err);
-    if (!rc && n && fmt_indexed(&l, names, n, time(NULL), line))
+    if (ctx->cfg->zoekt_list_cache)
+        (void)zlc_index_times(ctx->cfg->zoekt_list_cache, names, commits, n, times, targ_fetch_list, &f);
+    /* Each repository as fmt_indexed reads it: the commit is the one its first file in the answer
+     * came from (FileMatch.Version), so the header names the commit the lines shown are from, and
+     * the age is the cache's. */
+    for (size_t i = 0; i < n; i++) {
+        heads[i] = (struct zr_branch){NULL, first[i]->version};
+        l.repos[i] = (struct zr_repo){.name = first[i]->repo, .branches = &heads[i], .n_branches = 1,
+                                      .index_time = times[i]};
+    }
+    qsort(l.repos, n, sizeof(*l.repos), targ_repo_cmp);
+    if (n && fmt_indexed(&l, names, n, time(NULL), line))
         buf_reset(line);
-    zr_list_free(&l);
-    buf_free(&q);
+    free(l.repos);
+    free(heads);
+    free(times);
+    free(commits);
     free(names);
+    free(first);
 }
 
 int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,

@@ -68,8 +68,10 @@ int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, co
                 const struct zr_opts *ro, struct zr_search *res, struct tool_result *r);
 
 /* Fills line (empty) with what the "Indexed:" header line says of the repositories of res's files,
- * in their order (fmt_indexed), from Zoekt's list of just those repositories. Leaves it empty when
- * the list cannot be read: the line is a courtesy, and the search's answer stands without it. */
+ * in their order (fmt_indexed): the commit of each one's first file in res, and the age of its index
+ * from the configuration's list cache (listcache.h), which may fetch Zoekt's list first. A repository
+ * the cache has no time for at that commit says "(index time unknown)": the line is a courtesy, and
+ * the search's answer stands without it. */
 void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line);
 
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */

@@ -19,10 +19,12 @@
 #include "connector/tools/tools.h"
 #include <microhttpd.h>
 #include "connector/zoekt/client.h"
+#include "connector/zoekt/listcache.h"
 #include "http.h"
 #include "tests/support/fixture.h"
 
 static pid_t replay_pid;
+static struct zlc *list_cache; /* the tools' list cache, as main.c makes it */
 static char replay_url[64];
 static char port_file[256];
 
@@ -68,6 +70,7 @@ static int start_replay(void **state)
         return -1;
     }
     snprintf(replay_url, sizeof(replay_url), "http://127.0.0.1:%u", port);
+    list_cache = zlc_new(NULL);
     return http_global_init() == ZK_OK ? 0 : -1;
 }
 
@@ -77,6 +80,7 @@ static int stop_replay(void **state)
 
     (void)state;
     http_global_cleanup();
+    zlc_free(list_cache);
     kill(replay_pid, SIGTERM);
     waitpid(replay_pid, &status, 0);
     unlink(port_file);
@@ -344,6 +348,7 @@ static struct connector_config tool_cfg(void)
     cfg.search_timeout_ms = 5000;
     cfg.list_timeout_ms = 5000;
     cfg.output_budget = CONNECTOR_OUTPUT_BUDGET_DEFAULT;
+    cfg.zoekt_list_cache = list_cache;
     return cfg;
 }
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { CONNECTOR, ROOT, startHttpConnector, startRealZoekt, stop, tempDir, textOf } from '../../mcp/harness.mjs';
 
@@ -397,6 +398,46 @@ if (!skip) describe('over stdio', () => {
     const all = await Promise.all(Array.from({ length: 40 }, () => call(client, 'search_code', { query: 'Needle' })));
     for (const res of all) assert.equal(res.isError, false, textOf(res));
   });
+});
+
+// A loopback proxy in front of the webserver that counts the requests it passes on, by path.
+async function countingProxy(target) {
+  const counts = {};
+  const server = createServer((req, res) => {
+    counts[req.url] = (counts[req.url] ?? 0) + 1;
+    const up = request(new URL(req.url, target), { method: req.method, headers: req.headers }, r => {
+      res.writeHead(r.statusCode, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => { res.writeHead(502); res.end(); });
+    req.pipe(up);
+  });
+  await new Promise(res => server.listen(0, '127.0.0.1', res));
+  return { url: `http://127.0.0.1:${server.address().port}`, counts,
+    close: () => new Promise(res => { server.closeAllConnections(); server.close(res); }) };
+}
+
+// The Indexed: line's commits come from the search answer and its ages from a list the connector
+// keeps for a minute: consecutive searches ask Zoekt's /api/list once, not once each.
+if (!skip) test('consecutive search_code calls send one /api/list between them, and each names commit and age', async () => {
+  const proxy = await countingProxy(zoekt.url);
+  const client = new Client({ name: 'zk-real-listcache', version: '1.0.0' });
+  try {
+    await client.connect(new StdioClientTransport({ command: CONNECTOR, args: ['--stdio', '--zoekt-url', proxy.url, ...PREFIX],
+      env: Object.fromEntries(Object.entries(process.env).filter(([, v]) => typeof v === 'string')), stderr: 'pipe' }));
+    const bulk = commitOf('mirrors/github.com/acme/bulk').slice(0, 12);
+    const queries = ['Needle', 'Bulk', 'ChargeCard', 'SharedInformer', 'Needle'];
+    for (const query of queries) {
+      const res = await call(client, 'search_code', { query, repo: 'acme/bulk' });
+      assert.equal(res.isError, false, textOf(res));
+      assert.match(textOf(res), new RegExp(`\\nIndexed: acme/bulk @${bulk} \\d+[smhd] ago\\n`), textOf(res));
+    }
+    assert.equal(proxy.counts['/api/search'], queries.length, JSON.stringify(proxy.counts));
+    assert.equal(proxy.counts['/api/list'], 1, JSON.stringify(proxy.counts));
+  } finally {
+    await client.close();
+    await proxy.close();
+  }
 });
 
 if (!skip) describe('over Streamable HTTP', () => {
