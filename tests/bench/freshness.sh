@@ -4,8 +4,9 @@
 # `git push` returning until search_code through the Service finds the commit's new token. Once with a
 # signed webhook delivered through the Service's /hooks/push right after each push (polling off, so the
 # webhook alone makes the figure), and once by polling alone (FRESHNESS_BENCH_INTERVAL, default 30s,
-# the smallest interval the CRD accepts; no webhook). Each push follows the previous one's answer, so
-# pushes land at unrelated moments of the poll cycle, as real pushes do.
+# the smallest interval the CRD accepts; no webhook). Each push follows the previous one's answer, which
+# comes right after a poll: by polling every push lands at the worst moment of the cycle, just after a
+# look, so that figure is the interval plus the index run, the bound a user can count on.
 #
 # Needs the node (scripts/cluster.sh up) and the images (scripts/images.sh build); `make
 # bench-freshness` brings up both. Prints two Markdown table rows (p50, p95, max in seconds) and the
