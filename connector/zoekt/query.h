@@ -13,8 +13,10 @@
  * A query in Zoekt's syntax is kept intact; when it has several tokens and filters follow, it is wrapped
  * in parentheses so that a top-level `or` in it cannot swallow the filters. A pattern (ZQ_SYNTAX_REGEX,
  * ZQ_SYNTAX_LITERAL) becomes one quoted content: atom, so that its spaces, parentheses and the words
- * "or" and "and" in it are searched as they are written. Case follows Zoekt's case:auto, which is
- * ripgrep's smart case: case-sensitive only when the pattern has an upper-case letter. */
+ * "or" and "and" in it are searched as they are written, blanks at its ends included. Case is ripgrep's
+ * smart case: case-sensitive only when the pattern has an upper-case letter of its own (not one of an
+ * escape such as \W); a regex without one that Zoekt's case:auto could read otherwise (an escape, a
+ * (? group, a POSIX class) gets case:no. */
 #ifndef ZK_ZOEKT_QUERY_H
 #define ZK_ZOEKT_QUERY_H
 

@@ -2,7 +2,9 @@
 # Builds the organisation-scale benchmark corpus: real Go code from Debian's archive, one git repository
 # per module, indexed with the real zoekt-git-index (tests/support/zoekt.sh).
 #
-#   tests/bench/corpus.sh DIR    prints DIR/index once it holds the index (built only when missing)
+#   tests/bench/corpus.sh DIR          prints DIR/index once it holds the index (built only when missing)
+#   tests/bench/corpus.sh DIR ctags    prints DIR/index-ctags: the same repositories indexed with
+#                                      universal-ctags (symbols), plus a few non-Go Debian sources
 #
 # The sources of the golang-*-dev packages below and of every golang-*-dev package they depend on are
 # downloaded with apt-get and unpacked into DIR (nothing is installed on the machine). Every module
@@ -14,6 +16,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:?usage: corpus.sh DIR}
 index=$dir/index
 
+if [ "${2:-}" = ctags ]; then
+  exec "$root/tests/bench/corpus-ctags.sh" "$dir"
+fi
 if [ -e "$index/.complete" ]; then
   echo "$index"
   exit 0

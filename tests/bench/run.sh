@@ -82,9 +82,59 @@ if zbin=$(tests/support/zoekt.sh bin 2>"$tmp/zoekt.err"); then
     --iterations "${BENCH_ORG_ITERATIONS:-50}" \
     --rounds "${BENCH_ORG_ROUNDS:-3}" >"$tmp/org"
   org_load_end=$(cut -d" " -f1-3 /proc/loadavg)
+  # Agent-written patterns through search_code against git grep over the same mirrors (its header says how).
+  tests/bench/patterns.py --connector bin/zoekt-connector --zoekt "http://127.0.0.1:$zport" \
+    --src "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/src/usr/share/gocode/src" \
+    --modules "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/modules" >"$tmp/patterns" 2>"$tmp/patterns.diff" ||
+    { echo "run.sh: the pattern check failed" >&2; cat "$tmp/patterns.diff" >&2; exit 1; }
+  # find_symbol against universal-ctags' tags, over the corpus indexed with ctags (it serves that itself).
+  corpus=${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus
+  tests/bench/corpus.sh "$corpus" ctags >/dev/null
+  symbols_load=$(cut -d" " -f1-3 /proc/loadavg)
+  tests/bench/symbols.py --connector bin/zoekt-connector --zoekt-bin "$zbin" --corpus "$corpus" >"$tmp/symbols" \
+    2>"$tmp/symbols.diff" || { echo "run.sh: the symbols check failed" >&2; cat "$tmp/symbols.diff" >&2; exit 1; }
 else
   org_skip=$(cat "$tmp/zoekt.err")
 fi
+
+# symbols_section CORPUS ROWS DIFF LOAD: the Symbols section, from tests/bench/symbols.py's output.
+symbols_section() {
+  local stats=$1/index-ctags.stats
+  read -r full names hits right want worst < <(sed -n 's/^SYMBOLS //p' "$2")
+  echo "## Symbols (find_symbol), against the real zoekt-webserver"
+  echo
+  echo "The organisation corpus above indexed again by tests/bench/corpus.sh DIR ctags (tests/bench/corpus-ctags.sh):"
+  echo "the same Go modules, and the Python modules of Debian's $(grep python3 "$1/extra-modules" | sort | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
+  echo "and the C examples of libcurl4-doc, each a repository \`debian/<package>\`, by zoekt-git-index with Debian 12's"
+  echo "universal-ctags $(ctags --version | sed -n '1s/^Universal Ctags \([0-9.]*\).*/\1/p') through the wrapper controller/assets/indexer.sh writes. tests/bench/symbols.py"
+  echo "runs \`ctags --output-format=json\` over each repository's indexed files and takes 20 names of functions,"
+  echo "types and methods from its tags (at least 6 characters, defined in at most 4 places; 14 Go, 3 Python,"
+  echo "3 C, spread over the sorted names), each asked as \`{\"name\": N, \"max_files\": 200}\` through the release"
+  echo "connector over stdio (load average $4). A hit is a (repository, path, line); \"ctags\" counts every tag"
+  echo "of that name, whatever its kind."
+  echo
+  echo "Goal (issue 19): every definition ctags finds, at most one unrelated hit per answer. Found: every"
+  echo "definition for $full of the $names names; $right of ctags' $want definitions (recall"
+  echo "$(echo "scale=2; $right / $want" | bc | sed 's/^\./0./')), $right of the $hits hits (precision $(echo "scale=2; $right / $hits" | bc | sed 's/^\./0./')); at most $worst unrelated hit(s) in one answer."
+  echo
+  echo "| name | language | ctags kinds | ctags definitions | find_symbol hits | of them ctags' | unrelated | bytes of text | ms |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  grep '^|' "$2"
+  if [ -s "$3" ]; then
+    echo
+    echo "Differences, one per line:"
+    echo
+    sed 's/^/- /' "$3"
+  fi
+  echo
+  echo "Indexing the Go modules (two zoekt-git-index at a time, as corpus.sh does), without and with ctags,"
+  echo "one after the other on this machine (CPU time, zoekt-git-index's and ctags', is the steadier figure:"
+  echo "wall time grows with whatever else runs)."
+  echo
+  echo "| | wall s | CPU s (user + system) | index bytes |"
+  echo "|---|---|---|---|"
+  awk '{ printf "| %s ctags | %.1f | %.1f | %d |\n", $1, $2, $3 + $4, $5 }' "$stats"
+}
 
 mkdir -p docs
 # tests/bench/scale.sh writes the last section; it stays as that script last wrote it.
@@ -185,6 +235,26 @@ scale_section=
     echo "short."
     echo
     sed -n '/^EXACT$/,$p' "$tmp/org" | grep '^|'
+    echo
+    echo "## Patterns as agents write them, against git grep"
+    echo
+    echo "tests/bench/patterns.py: each pattern sent to search_code as an agent sends it (the default syntax:"
+    echo "one pattern as ripgrep reads it; \"literal\" marks \`literal: true\`) through the release connector over"
+    echo "stdio, \`max_files\` 200, and given to \`git grep\` over every mirror's indexed branch with the flags"
+    echo "shown (\`-E\`; \`-F\` where the pattern is its own text, or not a valid regex, which search_code then searches as a literal;"
+    echo "\`-P\` for Perl escapes ERE lacks; \`-i\` where ripgrep's smart case makes it case-insensitive: no"
+    echo "upper-case letter of its own). Files, matching lines and matches are git grep's (lines \`-c\`, matches"
+    echo "\`-o\`) and search_code's (\`totalFiles\`, each file's \`matchingLines\`, \`totalMatches\`); where more"
+    echo "than 200 files match, the files and their lines are those Zoekt matches for the query search_code"
+    echo "sent, asked for directly. git grep skips binary files (\`-I\`), as Zoekt does; other files Zoekt does"
+    echo "not index (larger than 2 MiB, more than 20,000 distinct trigrams: the name stays searchable, the text"
+    echo "not) are left out of git grep's figures and said in the notes. $(sed -n 's/^PATTERNS \([0-9]*\) \([0-9]*\)$/\1 of the \2/p' "$tmp/patterns") patterns give the same files and counts."
+    echo
+    echo "| pattern | git grep | git grep: files / lines / matches | search_code: files / lines / matches | same files | same counts | notes |"
+    echo "|---|---|---|---|---|---|---|"
+    grep '^|' "$tmp/patterns"
+    echo
+    symbols_section "$corpus" "$tmp/symbols" "$tmp/symbols.diff" "$symbols_load"
   fi
   if [ -n "$scale_section" ]; then
     echo

@@ -170,6 +170,34 @@ static void test_build_table(void **state)
         {"literal escapes metacharacters",
          {.query = "func New(", .syntax = ZQ_SYNTAX_LITERAL, .case_sensitive = 1},
          "content:\"func\\\\x20New\\\\(\" case:yes"},
+        /* A pattern keeps its blanks, as ripgrep does: " nil)" is not "nil)", "^\tdefer " not "^\tdefer"
+         * (which also finds "deferred"); line breaks at the ends go. */
+        {"pattern keeps leading and trailing blanks",
+         {.query = " nil)", .syntax = ZQ_SYNTAX_LITERAL},
+         "content:\"\\\\x20nil\\\\)\""},
+        {"pattern keeps a trailing blank, drops a trailing line break",
+         {.query = "^\\tdefer \n", .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"^\\\\tdefer \" case:no"},
+        /* Smart case is ripgrep's: case-insensitive unless the pattern has an upper-case letter of its
+         * own. Zoekt's case:auto reads \w, (?i) and POSIX classes as upper case, so case:no is said
+         * outright for patterns that have them; a plain one keeps Zoekt's default. */
+        {"\\w without an upper-case letter is case-insensitive",
+         {.query = "\\w+error\\(", .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"\\\\w+error\\\\(\" case:no"},
+        {"a (?i) group is case-insensitive", {.query = "(?i)fixme", .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"(?i)fixme\" case:no"},
+        {"a POSIX class is no upper-case letter", {.query = "[[:upper:]]+_max", .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"[[:upper:]]+_max\" case:no"},
+        {"escapes and named groups name no letter",
+         {.query = "\\pL\\p{Greek}(?P<Name>x)\\S", .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"\\\\pL\\\\p{Greek}(?P<Name>x)\\\\S\" case:no"},
+        {"an upper-case letter of its own keeps Zoekt's case:auto",
+         {.query = "\\w+Error", .syntax = ZQ_SYNTAX_REGEX}, "content:\"\\\\w+Error\""},
+        {"a plain lower-case pattern keeps the short form", {.query = "needle", .syntax = ZQ_SYNTAX_REGEX},
+         "content:\"needle\""},
+        {"case_sensitive wins over smart case",
+         {.query = "\\w+error", .syntax = ZQ_SYNTAX_REGEX, .case_sensitive = 1},
+         "content:\"\\\\w+error\" case:yes"},
     };
 
     (void)state;
@@ -198,6 +226,9 @@ static void test_build_errors(void **state)
     assert_non_null(strstr(err.msg, "nothing to search"));
     spec.query = "   ";
     assert_int_equal(zq_build(&spec, &q, &err), ZK_EINVAL);
+    spec.syntax = ZQ_SYNTAX_REGEX;
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_EINVAL);
+    spec.syntax = ZQ_SYNTAX_ZOEKT;
 
     spec.query = "x";
     spec.files = bad_glob;
