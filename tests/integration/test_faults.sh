@@ -9,7 +9,8 @@
 #  c. the indexer pod SIGKILLed while zoekt-git-index runs, twice (the Job's one retry too): the old
 #     index keeps serving, no partial shard is served, the status names the failed run, the next run
 #     succeeds;
-#  d. the git server down, then one repository's server answering HTTP 500: failedRepositories names
+#  d. the git server down, then one repository's server answering HTTP 500 and another's refusing the
+#     credentials (401): failedRepositories names
 #     the repositories that failed, the shards are kept and served, Ready stays True and Fresh is not
 #     flipped.
 source "$(dirname "$0")/lib.sh"
@@ -209,7 +210,8 @@ check "Indexed says the run failed for some (PartiallyIndexed)" bash -c \
   "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.conditions[?(@.type==\"Indexed\")].reason}')\" = PartiallyIndexed ]"
 
 # The git server back, and alpha moved to a server that answers every request with HTTP 500 (over
-# HTTPS with the same certificate, so only the answer differs).
+# HTTPS with the same certificate, so only the answer differs); gamma, a new repository, is on the same
+# server under /denied/, which refuses every request with 401 whatever credentials come with it.
 "$ZK_ROOT/scripts/git-server.sh" start "$NODE_TMP/git" >/dev/null || bail "the git server starts again"
 ip=$("$ZK_ROOT/scripts/node-ip.sh")
 port500=$("$ZK_ROOT/scripts/free-port.sh")
@@ -217,7 +219,10 @@ python3 - "$ip" "$port500" "$NODE_TMP/git/server.crt" "$NODE_TMP/git/server.key"
 import http.server, ssl, sys
 class Answer500(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        self.send_response(500)
+        denied = self.path.startswith("/denied/")
+        self.send_response(401 if denied else 500)
+        if denied:
+            self.send_header("WWW-Authenticate", 'Basic realm="git"')
         self.send_header("Content-Length", "0")
         self.end_headers()
     do_POST = do_GET
@@ -231,18 +236,25 @@ server.serve_forever()
 PY
 on_exit "kill $!"
 served_before=$(shards)
+$KC -n "$NS" create secret generic git-credentials --from-literal=username=agent \
+  --from-literal=password=not-the-password >/dev/null
 node_corpus org "  - {url: $GIT_URL/big.git, name: local/big}
-  - {url: https://$ip:$port500/alpha.git, name: local/alpha}" search-tokens "  gitCABundleRef: {name: git-ca}" ||
-  bail "the corpus with alpha on the failing server is accepted"
+  - {url: https://$ip:$port500/alpha.git, name: local/alpha}
+  - {url: https://$ip:$port500/denied/gamma.git, name: local/gamma}" search-tokens "  gitCABundleRef: {name: git-ca}
+  gitCredentialsSecretRef: {name: git-credentials}" ||
+  bail "the corpus with alpha and gamma on the failing server is accepted"
 job=$(reindex "$NS" org) || { node_diagnostics "$NS"; bail "the reindex with alpha answering 500 runs to its end"; }
 check "with alpha's server answering 500 the run still succeeds for big ($job)" \
   test "$($KC -n "$NS" get job "$job" -o jsonpath='{.status.succeeded}')" = 1
-check "status.indexer.failedRepositories names alpha only" eventually 60 \
-  bash -c "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.indexer.failedRepositories[*]}')\" = local/alpha ]"
+check "status.indexer.failedRepositories names alpha and gamma only" eventually 60 \
+  bash -c "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.indexer.failedRepositories[*]}' | tr ' ' '\\n' | sort | tr '\\n' ' ')\" = 'local/alpha local/gamma ' ]"
 $KC -n "$NS" logs "job/$job" >"$NODE_TMP/500.log" 2>&1
 grep -F '"repository":"local/alpha"' "$NODE_TMP/500.log" | sed 's/^/# /'
 check "the Job's log gives alpha's reason (HTTP 500)" bash -c \
   "grep -F '\"repository\":\"local/alpha\"' '$NODE_TMP/500.log' | grep '\"status\":\"failed\"' | grep -q '500'"
+grep -F '"repository":"local/gamma"' "$NODE_TMP/500.log" | sed 's/^/# /'
+check "the Job's log gives gamma's reason (the credentials refused)" bash -c \
+  "grep -F '\"repository\":\"local/gamma\"' '$NODE_TMP/500.log' | grep '\"status\":\"failed\"' | grep -qi 'Authentication failed'"
 alpha_before=$(grep 'local%2Falpha' <<<"$served_before")
 check "alpha's shards are kept (the same files)" \
   bash -c "[ -n '$alpha_before' ] && [ \"\$(cd '$volume/index' && stat -c '%i %n' -- local%2Falpha*.zoekt)\" = '$alpha_before' ]"
