@@ -35,28 +35,7 @@ STATE=${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}
 VOL=$STATE/node/volumes/load-$NS
 mkdir -p "$VOL/index" && mount --bind -o ro "$INDEX" "$VOL/index" || bail "the index bind-mounted at $VOL/index"
 on_exit "umount -l '$VOL/index'; rmdir '$VOL/index' '$VOL'"
-on_exit "$KC delete pv load-$NS --wait=false"
-cat <<YAML | $KC apply -f - >/dev/null || bail "the volume's PersistentVolume and claim"
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: load-$NS}
-spec:
-  capacity: {storage: 2Gi}
-  accessModes: [ReadWriteMany]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: $NS, name: org-index}
-  hostPath: {path: "$VOL", type: Directory}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: org-index, namespace: $NS}
-spec:
-  accessModes: [ReadWriteMany]
-  storageClassName: ""
-  volumeName: load-$NS
-  resources: {requests: {storage: 2Gi}}
-YAML
+host_volume "load-$NS" org-index 2Gi "$VOL" || bail "the volume's PersistentVolume and claim"
 
 operator_install >/dev/null
 TOKEN=$(openssl rand -hex 16)

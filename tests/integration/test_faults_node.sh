@@ -31,28 +31,7 @@ git_commit alpha main src/alpha.go 'package alpha' 'const marker = "alpha-marker
 FULL=$STATE/node/volumes/full-$NS
 mkdir -p "$FULL" && mount -t tmpfs -o size=24m,mode=0777 zk-full-volume "$FULL" || bail "a 24 MiB tmpfs at $FULL"
 on_exit "umount -l '$FULL'; rmdir '$FULL'"
-on_exit "$KC delete pv full-$NS --wait=false"
-cat <<YAML | $KC apply -f - >/dev/null || bail "the small volume's PersistentVolume and claim"
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: full-$NS}
-spec:
-  capacity: {storage: 24Mi}
-  accessModes: [ReadWriteMany]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: $NS, name: full-index}
-  hostPath: {path: "$FULL", type: Directory}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: full-index, namespace: $NS}
-spec:
-  accessModes: [ReadWriteMany]
-  storageClassName: ""
-  volumeName: full-$NS
-  resources: {requests: {storage: 24Mi}}
-YAML
+host_volume "full-$NS" full-index 24Mi "$FULL" || bail "the small volume's PersistentVolume and claim"
 
 operator_install
 TOKEN=$(openssl rand -hex 16)

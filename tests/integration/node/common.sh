@@ -74,6 +74,34 @@ ${4:-}
 YAML
 }
 
+# host_volume PV CLAIM SIZE DIR: a ReadWriteMany PersistentVolume PV over the node's folder DIR, bound
+# to the claim CLAIM in $NS (SIZE such as 24Mi), for a corpus's `storage.existingClaim`; the
+# PersistentVolume is deleted when the suite ends.
+host_volume() {
+  on_exit "$KC delete pv $1 --wait=false"
+  cat <<YAML | $KC apply -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $1}
+spec:
+  capacity: {storage: $3}
+  accessModes: [ReadWriteMany]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: $NS, name: $2}
+  hostPath: {path: "$4", type: Directory}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $2, namespace: $NS}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: ""
+  volumeName: $1
+  resources: {requests: {storage: $3}}
+YAML
+}
+
 # csc NS NAME JSONPATH: one field of a corpus.
 csc() { $KC -n "$1" get csc "$2" -o jsonpath="{$3}" 2>/dev/null; }
 
