@@ -24,6 +24,8 @@ import subprocess
 import sys
 import urllib.request
 
+import mcp_stdio
+
 # (what an agent types, search_code's extra arguments, git grep's reading of it). The issue's examples
 # first, then what an agent working on Go services writes: phrases, calls with unbalanced parentheses,
 # escapes, classes, anchors, alternations, word boundaries, quotes and backslashes.
@@ -111,23 +113,9 @@ def zoekt_skips(repo, path):
     return None
 
 
-class Connector:
+class Connector(mcp_stdio.Connector):
     def __init__(self, binary, zoekt):
-        self.proc = subprocess.Popen([binary, '--stdio', '--zoekt-url', zoekt, '--mirror-prefix', 'mirrors/',
-                                      '--log-level', 'warn'], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.id = 0
-        self.call('initialize', {'protocolVersion': '2025-06-18', 'capabilities': {},
-                                 'clientInfo': {'name': 'patterns', 'version': '1'}})
-
-    def call(self, method, params):
-        self.id += 1
-        self.proc.stdin.write(json.dumps({'jsonrpc': '2.0', 'id': self.id, 'method': method,
-                                          'params': params}).encode() + b'\n')
-        self.proc.stdin.flush()
-        reply = json.loads(self.proc.stdout.readline())
-        if 'result' not in reply:
-            raise SystemExit(f'patterns.py: {method}: {reply}')
-        return reply['result']
+        super().__init__(binary, zoekt, 'patterns')
 
     def search(self, pattern, extra):
         args = {'query': pattern, 'max_files': MAX_FILES, 'context_lines': 0, 'max_bytes': 65536, **extra}
@@ -135,10 +123,6 @@ class Connector:
         if res.get('isError'):
             raise SystemExit(f'patterns.py: search_code {args}: {res["content"][0]["text"]}')
         return res['structuredContent']
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
 
 
 def zoekt_files(url, query):

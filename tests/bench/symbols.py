@@ -22,6 +22,8 @@ import sys
 import time
 import urllib.request
 
+import mcp_stdio
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # How many names to take from each language, and the kinds that are functions, types and methods there
 # (Go methods are funcs with a type for scope, Python's are members; C's members are struct fields).
@@ -56,29 +58,6 @@ def pick_names(defs):
             if names:
                 chosen[names[(2 * i + 1) * len(names) // (2 * n)]] = lang
     return chosen
-
-
-class Connector:
-    def __init__(self, binary, zoekt):
-        self.proc = subprocess.Popen([binary, '--stdio', '--zoekt-url', zoekt, '--mirror-prefix', 'mirrors/',
-                                      '--log-level', 'warn'], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.id = 0
-        self.call('initialize', {'protocolVersion': '2025-06-18', 'capabilities': {},
-                                 'clientInfo': {'name': 'symbols', 'version': '1'}})
-
-    def call(self, method, params):
-        self.id += 1
-        self.proc.stdin.write(json.dumps({'jsonrpc': '2.0', 'id': self.id, 'method': method,
-                                          'params': params}).encode() + b'\n')
-        self.proc.stdin.flush()
-        reply = json.loads(self.proc.stdout.readline())
-        if 'result' not in reply:
-            raise SystemExit(f'symbols.py: {method}: {reply}')
-        return reply['result']
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
 
 
 def serve(zoekt_bin, index, want):
@@ -121,7 +100,7 @@ def main():
 
     zoekt, url = serve(a.zoekt_bin, os.path.join(a.corpus, 'index-ctags'), len(repos))
     try:
-        conn = Connector(a.connector, url)
+        conn = mcp_stdio.Connector(a.connector, url, 'symbols')
         full = hits_all = right_all = want_all = worst = 0
         for name, lang in sorted(chosen.items(), key=lambda x: (list(PICK).index(x[1]), x[0].lower())):
             want = defs[name][2]
