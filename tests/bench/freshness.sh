@@ -34,13 +34,7 @@ on_exit operator_uninstall
 git_commit alpha main src/a.go 'package a' '// alpha-bench-start'
 git_commit beta main src/b.go 'package b' '// beta-bench-start'
 operator_install >/dev/null
-TOKEN=$(openssl rand -hex 16)
-HOOK_SECRET=$(openssl rand -hex 16)
-$KC -n "$NS" create secret generic git-credentials --from-literal=username="$GIT_USER" \
-  --from-literal=password="$GIT_PASSWORD" >/dev/null
-$KC -n "$NS" create configmap git-ca --from-file=ca.crt="$GIT_CA" >/dev/null
-$KC -n "$NS" create secret generic search-tokens --from-literal=agent="$TOKEN" >/dev/null
-$KC -n "$NS" create secret generic hooks --from-literal=secret="$HOOK_SECRET" >/dev/null
+refresh_secrets || bail "the corpus's Secrets"
 corpus() { # corpus EXTRA_SPEC_LINES
   node_corpus org "  - {url: $GIT_URL/alpha.git, name: local/alpha}
   - {url: $GIT_URL/beta.git, name: local/beta}" search-tokens "  gitCredentialsSecretRef: {name: git-credentials}
@@ -61,13 +55,6 @@ HOOK=$(service_url "$NS" org-search 8080 /hooks/push) || bail "the corpus's Serv
 eventually 180 search_finds "$MCP" "$TOKEN" alpha-bench-start local/alpha || bail "the first commit is searchable"
 eventually 180 refresh_rolled_out || bail "the refresh pod runs"
 
-hook() { # hook REPO: a signed GitHub push delivery through the Service; prints the HTTP status
-  local body sig
-  body="{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"$GIT_URL/$1.git\"}}"
-  sig=sha256=$(printf '%s' "$body" | openssl dgst -sha256 -hmac "$HOOK_SECRET" -r | cut -d' ' -f1)
-  curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "$HOOK" -H 'X-GitHub-Event: push' \
-    -H "X-Hub-Signature-256: $sig" -H 'Content-Type: application/json' -d "$body"
-}
 
 # measure MODE LIMIT: pushes a unique token to alpha and beta in turn, delivering a webhook when MODE
 # is webhook, and appends each push's seconds to searchable to $NODE_TMP/MODE.
@@ -80,7 +67,7 @@ measure() {
     git_commit "$repo" main "src/$mode-$i.go" "package $repo" "// $token"
     t0=$(date +%s.%N)
     if [ "$mode" = webhook ]; then
-      code=$(hook "$repo")
+      code=$(push_hook "$HOOK" "$repo")
       [ "$code" = 202 ] || bail "the webhook delivery for push $i is accepted (HTTP $code)"
     fi
     eventually "$limit" search_finds "$MCP" "$TOKEN" "$token" "local/$repo" ||

@@ -20,13 +20,7 @@ git_commit alpha main src/a.go 'package a' '// alpha-first-marker-1c0d'
 git_commit beta main src/b.go 'package b' '// beta-first-marker-8e21'
 operator_install
 
-TOKEN=$(openssl rand -hex 16)
-HOOK_SECRET=$(openssl rand -hex 16)
-$KC -n "$NS" create secret generic git-credentials --from-literal=username="$GIT_USER" \
-  --from-literal=password="$GIT_PASSWORD" >/dev/null
-$KC -n "$NS" create configmap git-ca --from-file=ca.crt="$GIT_CA" >/dev/null
-$KC -n "$NS" create secret generic search-tokens --from-literal=agent="$TOKEN" >/dev/null
-$KC -n "$NS" create secret generic hooks --from-literal=secret="$HOOK_SECRET" >/dev/null
+refresh_secrets || bail "the corpus's Secrets"
 repos="  - {url: $GIT_URL/alpha.git, name: local/alpha}
   - {url: $GIT_URL/beta.git, name: local/beta}"
 corpus() { # corpus EXTRA_SPEC_LINES
@@ -69,21 +63,14 @@ else
 fi
 
 # ---- webhooks --------------------------------------------------------------------------------------------
-hook() { # hook REPO [SIGNATURE]: a GitHub push delivery through the Service; prints the HTTP status
-  local body sig
-  body="{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"$GIT_URL/$1.git\"}}"
-  sig=${2:-sha256=$(printf '%s' "$body" | openssl dgst -sha256 -hmac "$HOOK_SECRET" -r | cut -d' ' -f1)}
-  curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "$HOOK" -H 'X-GitHub-Event: push' \
-    -H "X-Hub-Signature-256: $sig" -H 'Content-Type: application/json' -d "$body"
-}
 check "a forged delivery is refused with 401" \
-  test "$(hook beta sha256=0000000000000000000000000000000000000000000000000000000000000000)" = 401
+  test "$(push_hook "$HOOK" beta sha256=0000000000000000000000000000000000000000000000000000000000000000)" = 401
 mark=$(refresh_log | wc -l)
 git_commit beta main src/b2.go 'package b' '// beta-hooked-marker-a6c4'
 t0=$(date +%s)
-check "a signed delivery is accepted with 202" test "$(hook beta)" = 202
+check "a signed delivery is accepted with 202" test "$(push_hook "$HOOK" beta)" = 202
 # A storm: nine more deliveries of the same push at once, as a git host retrying or several hooks do.
-codes=$(for _ in $(seq 9); do hook beta; echo; done | sort | uniq -c | awk '{print $2 "x" $1}')
+codes=$(for _ in $(seq 9); do push_hook "$HOOK" beta; echo; done | sort | uniq -c | awk '{print $2 "x" $1}')
 check "nine more signed deliveries are accepted with 202 ($codes)" test "$codes" = 202x9
 check "the pushed commit becomes searchable by webhook within 60 s" \
   eventually 60 search_finds "$MCP" "$TOKEN" beta-hooked-marker-a6c4 local/beta

@@ -74,6 +74,29 @@ ${4:-}
 YAML
 }
 
+# refresh_secrets: in $NS, what a corpus that reads the git server privately, has a gateway token and
+# takes webhooks names: git-credentials and git-ca for the git server, search-tokens (agent=$TOKEN)
+# and hooks (secret=$HOOK_SECRET). Sets TOKEN and HOOK_SECRET, both new.
+refresh_secrets() {
+  TOKEN=$(openssl rand -hex 16)
+  HOOK_SECRET=$(openssl rand -hex 16)
+  $KC -n "$NS" create secret generic git-credentials --from-literal=username="$GIT_USER" \
+    --from-literal=password="$GIT_PASSWORD" >/dev/null &&
+    $KC -n "$NS" create configmap git-ca --from-file=ca.crt="$GIT_CA" >/dev/null &&
+    $KC -n "$NS" create secret generic search-tokens --from-literal=agent="$TOKEN" >/dev/null &&
+    $KC -n "$NS" create secret generic hooks --from-literal=secret="$HOOK_SECRET" >/dev/null
+}
+
+# push_hook URL REPO [SIGNATURE]: a GitHub push delivery for the git server's repository REPO to URL (a
+# corpus's /hooks/push), signed with $HOOK_SECRET unless SIGNATURE is given; prints the HTTP status.
+push_hook() {
+  local body sig
+  body="{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"$GIT_URL/$2.git\"}}"
+  sig=${3:-sha256=$(printf '%s' "$body" | openssl dgst -sha256 -hmac "$HOOK_SECRET" -r | cut -d' ' -f1)}
+  curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "$1" -H 'X-GitHub-Event: push' \
+    -H "X-Hub-Signature-256: $sig" -H 'Content-Type: application/json' -d "$body"
+}
+
 # host_volume PV CLAIM SIZE DIR: a ReadWriteMany PersistentVolume PV over the node's folder DIR, bound
 # to the claim CLAIM in $NS (SIZE such as 24Mi), for a corpus's `storage.existingClaim`; the
 # PersistentVolume is deleted when the suite ends.
