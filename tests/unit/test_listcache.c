@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -92,6 +93,32 @@ static void fake_destroy(struct fake *f)
     pthread_cond_destroy(&f->cv);
 }
 
+/* Each test's cache and fake Zoekt, made by setup and freed by teardown. */
+struct world {
+    struct zlc *c;
+    struct fake f;
+};
+
+static int setup(void **state)
+{
+    struct world *w = mem_calloc(1, sizeof(*w));
+
+    w->c = cache_new();
+    fake_init(&w->f, 1700000000);
+    *state = w;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct world *w = *state;
+
+    zlc_free(w->c);
+    fake_destroy(&w->f);
+    free(w);
+    return 0;
+}
+
 /* The index times of the three names and one the list does not hold; returns zlc_index_times'. */
 static int lookup(struct zlc *c, struct fake *f, time_t t[4])
 {
@@ -102,13 +129,12 @@ static int lookup(struct zlc *c, struct fake *f, time_t t[4])
 
 static void test_within_ttl_one_fetch(void **state)
 {
-    struct zlc *c = cache_new();
-    struct fake f;
+    struct world *w = *state;
+    struct zlc *c = w->c;
+    struct fake *f = &w->f;
     time_t t[4];
 
-    (void)state;
-    fake_init(&f, 1700000000);
-    assert_int_equal(lookup(c, &f, t), 1);
+    assert_int_equal(lookup(c, f, t), 1);
     assert_int_equal(t[0], 1700000002);
     assert_int_equal(t[1], 1700000000);
     assert_int_equal(t[2], 0);
@@ -116,98 +142,84 @@ static void test_within_ttl_one_fetch(void **state)
     /* Ten more calls within the minute read the copy. */
     for (int i = 0; i < 10; i++) {
         atomic_fetch_add(&clock_ms, 5000);
-        assert_int_equal(lookup(c, &f, t), 1);
+        assert_int_equal(lookup(c, f, t), 1);
     }
-    assert_int_equal(atomic_load(&f.calls), 1);
-    zlc_free(c);
-    fake_destroy(&f);
+    assert_int_equal(atomic_load(&f->calls), 1);
 }
 
 static void test_after_ttl_fetched_again(void **state)
 {
-    struct zlc *c = cache_new();
-    struct fake f;
+    struct world *w = *state;
+    struct zlc *c = w->c;
+    struct fake *f = &w->f;
     time_t t[4];
 
-    (void)state;
-    fake_init(&f, 1700000000);
-    assert_int_equal(lookup(c, &f, t), 1);
+    assert_int_equal(lookup(c, f, t), 1);
     atomic_fetch_add(&clock_ms, 59999);
-    f.base = 1700003600; /* reindexed since */
-    assert_int_equal(lookup(c, &f, t), 1);
+    f->base = 1700003600; /* reindexed since */
+    assert_int_equal(lookup(c, f, t), 1);
     assert_int_equal(t[1], 1700000000);
-    assert_int_equal(atomic_load(&f.calls), 1);
+    assert_int_equal(atomic_load(&f->calls), 1);
     atomic_fetch_add(&clock_ms, 1);
-    assert_int_equal(lookup(c, &f, t), 1);
+    assert_int_equal(lookup(c, f, t), 1);
     assert_int_equal(t[1], 1700003600);
-    assert_int_equal(atomic_load(&f.calls), 2);
-    zlc_free(c);
-    fake_destroy(&f);
+    assert_int_equal(atomic_load(&f->calls), 2);
 }
 
 static void test_failure_keeps_copy_and_backs_off(void **state)
 {
-    struct zlc *c = cache_new();
-    struct fake f;
+    struct world *w = *state;
+    struct zlc *c = w->c;
+    struct fake *f = &w->f;
     time_t t[4];
 
-    (void)state;
-    fake_init(&f, 1700000000);
-    assert_int_equal(lookup(c, &f, t), 1);
+    assert_int_equal(lookup(c, f, t), 1);
     atomic_fetch_add(&clock_ms, 60000);
-    f.rc = ZK_ECONNECT;
-    f.base = 1700003600;
-    assert_int_equal(lookup(c, &f, t), 1);
+    f->rc = ZK_ECONNECT;
+    f->base = 1700003600;
+    assert_int_equal(lookup(c, f, t), 1);
     assert_int_equal(t[1], 1700000000); /* the old copy */
-    assert_int_equal(atomic_load(&f.calls), 2);
+    assert_int_equal(atomic_load(&f->calls), 2);
     /* Zoekt is up again, but within the back-off no call waits for another fetch. */
-    f.rc = ZK_OK;
+    f->rc = ZK_OK;
     atomic_fetch_add(&clock_ms, 4999);
-    assert_int_equal(lookup(c, &f, t), 1);
+    assert_int_equal(lookup(c, f, t), 1);
     assert_int_equal(t[1], 1700000000);
-    assert_int_equal(atomic_load(&f.calls), 2);
+    assert_int_equal(atomic_load(&f->calls), 2);
     atomic_fetch_add(&clock_ms, 1);
-    assert_int_equal(lookup(c, &f, t), 1);
+    assert_int_equal(lookup(c, f, t), 1);
     assert_int_equal(t[1], 1700003600);
-    assert_int_equal(atomic_load(&f.calls), 3);
-    zlc_free(c);
-    fake_destroy(&f);
+    assert_int_equal(atomic_load(&f->calls), 3);
 }
 
 static void test_no_copy_yet_no_times(void **state)
 {
-    struct zlc *c = cache_new();
-    struct fake f;
+    struct world *w = *state;
+    struct zlc *c = w->c;
+    struct fake *f = &w->f;
     time_t t[4];
 
-    (void)state;
-    fake_init(&f, 1700000000);
-    f.rc = ZK_ETIMEOUT;
-    assert_int_equal(lookup(c, &f, t), 0);
+    f->rc = ZK_ETIMEOUT;
+    assert_int_equal(lookup(c, f, t), 0);
     for (int i = 0; i < 4; i++)
         assert_int_equal(t[i], 0);
-    assert_int_equal(lookup(c, &f, t), 0);
-    assert_int_equal(atomic_load(&f.calls), 1);
-    zlc_free(c);
-    fake_destroy(&f);
+    assert_int_equal(lookup(c, f, t), 0);
+    assert_int_equal(atomic_load(&f->calls), 1);
 }
 
 static void test_cancelled_fetch_starts_no_backoff(void **state)
 {
-    struct zlc *c = cache_new();
-    struct fake f;
+    struct world *w = *state;
+    struct zlc *c = w->c;
+    struct fake *f = &w->f;
     time_t t[4];
 
-    (void)state;
-    fake_init(&f, 1700000000);
-    f.rc = ZK_ECANCELLED;
-    assert_int_equal(lookup(c, &f, t), 0);
-    f.rc = ZK_OK;
-    assert_int_equal(lookup(c, &f, t), 1);
+    f->rc = ZK_ECANCELLED;
+    assert_int_equal(lookup(c, f, t), 0);
+    f->rc = ZK_OK;
+    assert_int_equal(lookup(c, f, t), 1);
     assert_int_equal(t[1], 1700000000);
-    assert_int_equal(atomic_load(&f.calls), 2);
-    zlc_free(c);
-    fake_destroy(&f);
+    assert_int_equal(atomic_load(&f->calls), 2);
 }
 
 /* A search that saw a commit the copy does not know gets no time for that repository (the copy's
@@ -215,35 +227,32 @@ static void test_cancelled_fetch_starts_no_backoff(void **state)
  * last fetch, so a list and a search that disagree do not cost a list per call. */
 static void test_unknown_commit_no_time_and_fetched_again(void **state)
 {
-    struct zlc *c = cache_new();
-    struct fake f;
+    struct world *w = *state;
+    struct zlc *c = w->c;
+    struct fake *f = &w->f;
     const char *names[] = {"acme/bulk", "acme/payments"};
     const char *old[] = {"1700000000", "1700000001"}, *moved[] = {"1700003600", "1700000001"};
     time_t t[2];
 
-    (void)state;
-    fake_init(&f, 1700000000);
-    assert_int_equal(zlc_index_times(c, names, old, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(zlc_index_times(c, names, old, 2, t, fake_fetch, f), 1);
     assert_int_equal(t[0], 1700000000);
     assert_int_equal(t[1], 1700000001);
     /* acme/bulk is reindexed: only its own time is withheld, and within the back-off no fetch. */
-    f.base = 1700003600;
+    f->base = 1700003600;
     atomic_fetch_add(&clock_ms, 4999);
-    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, f), 1);
     assert_int_equal(t[0], 0);
     assert_int_equal(t[1], 1700000001);
-    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
-    assert_int_equal(atomic_load(&f.calls), 1);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, f), 1);
+    assert_int_equal(atomic_load(&f->calls), 1);
     /* Past it, the mismatch expires the copy: the next call fetches and knows the new commit. */
     atomic_fetch_add(&clock_ms, 1);
-    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, f), 1);
     assert_int_equal(t[0], 0);
-    assert_int_equal(atomic_load(&f.calls), 1);
-    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, &f), 1);
-    assert_int_equal(atomic_load(&f.calls), 2);
+    assert_int_equal(atomic_load(&f->calls), 1);
+    assert_int_equal(zlc_index_times(c, names, moved, 2, t, fake_fetch, f), 1);
+    assert_int_equal(atomic_load(&f->calls), 2);
     assert_int_equal(t[0], 1700003600);
-    zlc_free(c);
-    fake_destroy(&f);
 }
 
 struct caller {
@@ -288,20 +297,19 @@ static void release(struct fake *f)
  * they get no times, after it they read the old copy. */
 static void test_one_fetch_in_flight(void **state)
 {
-    struct zlc *c = cache_new();
-    struct fake f;
+    struct world *w = *state;
+    struct zlc *c = w->c;
+    struct fake *f = &w->f;
     struct caller first = {0}, others[4];
     pthread_t th, oth[4];
 
-    (void)state;
-    fake_init(&f, 1700000000);
-    f.gate = 1;
+    f->gate = 1;
     first.c = c;
-    first.f = &f;
+    first.f = f;
     assert_int_equal(pthread_create(&th, NULL, call_lookup, &first), 0);
-    wait_inside(&f);
+    wait_inside(f);
     for (int i = 0; i < 4; i++) {
-        others[i] = (struct caller){c, &f, {0}, -1};
+        others[i] = (struct caller){c, f, {0}, -1};
         assert_int_equal(pthread_create(&oth[i], NULL, call_lookup, &others[i]), 0);
     }
     for (int i = 0; i < 4; i++) {
@@ -309,22 +317,22 @@ static void test_one_fetch_in_flight(void **state)
         assert_int_equal(others[i].have, 0);
         assert_int_equal(others[i].t[1], 0);
     }
-    release(&f);
+    release(f);
     pthread_join(th, NULL);
     assert_int_equal(first.have, 1);
     assert_int_equal(first.t[1], 1700000000);
-    assert_int_equal(atomic_load(&f.calls), 1);
+    assert_int_equal(atomic_load(&f->calls), 1);
 
     /* Stale now: one caller fetches again, held at the gate; the others read the old copy. */
     atomic_fetch_add(&clock_ms, 60000);
-    pthread_mutex_lock(&f.mu);
-    f.released = 0;
-    f.base = 1700003600;
-    pthread_mutex_unlock(&f.mu);
+    pthread_mutex_lock(&f->mu);
+    f->released = 0;
+    f->base = 1700003600;
+    pthread_mutex_unlock(&f->mu);
     assert_int_equal(pthread_create(&th, NULL, call_lookup, &first), 0);
-    wait_inside(&f);
+    wait_inside(f);
     for (int i = 0; i < 4; i++) {
-        others[i] = (struct caller){c, &f, {0}, -1};
+        others[i] = (struct caller){c, f, {0}, -1};
         assert_int_equal(pthread_create(&oth[i], NULL, call_lookup, &others[i]), 0);
     }
     for (int i = 0; i < 4; i++) {
@@ -332,24 +340,22 @@ static void test_one_fetch_in_flight(void **state)
         assert_int_equal(others[i].have, 1);
         assert_int_equal(others[i].t[1], 1700000000);
     }
-    release(&f);
+    release(f);
     pthread_join(th, NULL);
     assert_int_equal(first.t[1], 1700003600);
-    assert_int_equal(atomic_load(&f.calls), 2);
-    zlc_free(c);
-    fake_destroy(&f);
+    assert_int_equal(atomic_load(&f->calls), 2);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_within_ttl_one_fetch),
-        cmocka_unit_test(test_after_ttl_fetched_again),
-        cmocka_unit_test(test_failure_keeps_copy_and_backs_off),
-        cmocka_unit_test(test_no_copy_yet_no_times),
-        cmocka_unit_test(test_cancelled_fetch_starts_no_backoff),
-        cmocka_unit_test(test_unknown_commit_no_time_and_fetched_again),
-        cmocka_unit_test(test_one_fetch_in_flight),
+        cmocka_unit_test_setup_teardown(test_within_ttl_one_fetch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_after_ttl_fetched_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_keeps_copy_and_backs_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_copy_yet_no_times, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancelled_fetch_starts_no_backoff, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_commit_no_time_and_fetched_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_fetch_in_flight, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
