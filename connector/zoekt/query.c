@@ -391,7 +391,7 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
 {
     char **repos = NULL, **files = NULL, **excl = NULL;
     char user_case[16];
-    const char *q = s->query ? s->query : "";
+    const char *q = s->query ? s->query : "", *trimmed;
     size_t qlen;
     int filters, rc = ZK_OK;
     struct buf b;
@@ -402,19 +402,11 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
      * "nil)"); only line breaks at its ends go, since a line-by-line search never matches one, and a
      * pattern of blanks alone is no pattern. */
     qlen = strlen(q);
-    if (s->syntax == ZQ_SYNTAX_ZOEKT || strspn(q, " \t\r\n") == qlen) {
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
-            q++;
-        qlen = strlen(q);
-        while (qlen && strchr(" \t\r\n", q[qlen - 1]))
-            qlen--;
-    } else {
-        while (*q == '\n' || *q == '\r')
-            q++;
-        qlen = strlen(q);
-        while (qlen && strchr("\r\n", q[qlen - 1]))
-            qlen--;
-    }
+    trimmed = s->syntax == ZQ_SYNTAX_ZOEKT || strspn(q, " \t\r\n") == qlen ? " \t\r\n" : "\r\n";
+    q += strspn(q, trimmed);
+    qlen = strlen(q);
+    while (qlen && strchr(trimmed, q[qlen - 1]))
+        qlen--;
     if (qlen == 0 && s->n_files == 0)
         return zk_err_set(err, ZK_EINVAL, "nothing to search: give a query, a file glob, or both");
     if (qlen > 4096)
