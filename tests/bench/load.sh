@@ -59,11 +59,9 @@ eventually 300 answers || { node_diagnostics "$NS"; bail "search_code answers th
 POD=$($KC -n "$NS" get pods -l app.kubernetes.io/component=search -o jsonpath='{.items[0].metadata.name}')
 
 # pids NAME: the PIDs of the processes of the pod's container NAME (its task and every descendant).
-ctr_() { ctr --address "$STATE/node/containerd.sock" --namespace k8s.io "$@"; }
 pids() {
-  local id top
-  id=$($KC -n "$NS" get pod "$POD" -o jsonpath="{.status.containerStatuses[?(@.name==\"$1\")].containerID}")
-  top=$(ctr_ tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1 == id {print $2}')
+  local top
+  top=$(container_pid "$NS" "$POD" "$1")
   [ -n "$top" ] && { echo "$top"; pgrep -P "$top" || true; }
 }
 # rss_mib NAME: the resident memory of container NAME's processes together, in MiB.

@@ -158,18 +158,14 @@ leader_container() {
   holder=$($KC -n zoekt-operator get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}')
   $KC -n zoekt-operator get pod "${holder%_*}" -o jsonpath='{.status.containerStatuses[0].containerID}'
 }
-sigkill() {
-  ctr --address "$STATE/node/containerd.sock" --namespace k8s.io tasks kill --signal SIGKILL "${1#containerd://}" 2>&1 |
-    grep -v DEPRECATION >&2
-  return "${PIPESTATUS[0]}"
-}
+sigkill() { node_ctr tasks kill --signal SIGKILL "${1#containerd://}"; }
 operators_ready() { [ "$($KC -n zoekt-operator get deployment zoekt-operator -o jsonpath='{.status.readyReplicas}')" = 2 ]; }
 # leader_running: sets id to the leader's container once containerd runs it. A leader killed before
 # restarts in the same pod, under the same identity, and the pod's status names the dead container
 # until the kubelet updates it.
 leader_running() {
   id=$(leader_container) && [ -n "$id" ] &&
-    ctr --address "$STATE/node/containerd.sock" --namespace k8s.io tasks ls 2>/dev/null |
+    node_ctr tasks ls 2>/dev/null |
     awk -v t="${id#containerd://}" '$1 == t && $3 == "RUNNING" { found = 1 } END { exit !found }'
 }
 eventually 60 leader_running

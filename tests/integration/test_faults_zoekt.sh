@@ -22,7 +22,6 @@ REPLAY=$ZK_ROOT/build/san/tests/tools/zoekt-replay
 # through the bundled dynamic loader, so the image's libraries play no part. buildah's storage is this
 # suite's own and goes with it.
 IMG=localhost/zoekt-operator/zoekt-fault:test
-ctr_() { ctr --address "${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}/node/containerd.sock" --namespace k8s.io "$@"; }
 fault_image() {
   local dir=$NODE_TMP/fault bh c lib
   mkdir -p "$dir/opt/lib" "$dir/opt/fixtures" || return 1
@@ -44,12 +43,12 @@ SH
     "${bh[@]}" copy "$c" "$dir/zoekt-webserver" /usr/local/bin/zoekt-webserver >/dev/null &&
     "${bh[@]}" commit --quiet --rm "$c" "$IMG" >/dev/null &&
     "${bh[@]}" push --quiet "$IMG" "oci-archive:$dir/image.tar:$IMG" || return 1
-  ctr_ images import "$dir/image.tar" >/dev/null 2>&1 || return 1
+  node_ctr images import "$dir/image.tar" >/dev/null 2>&1 || return 1
   rm -rf "$dir"
 }
 fault_image >"$NODE_TMP/fault-image.log" 2>&1 || bail "the fault image builds: $(tail -3 "$NODE_TMP/fault-image.log")"
 ok "the fault image (zoekt-replay as zoekt-webserver) is built and in the node"
-on_exit "ctr_ images rm $IMG"
+on_exit "node_ctr images rm $IMG"
 
 operator_install
 TOKEN=$(openssl rand -hex 16)
@@ -87,12 +86,8 @@ ask() {
 # plain_search_answers: the fixture's answer to "needle" (src/util.c among its files) comes through.
 plain_search_answers() { ask needle >/dev/null; [ "$RC" = 0 ] && grep -qF src/util.c <<<"$OUT"; }
 check "an ordinary search answers through the pod" eventually 60 plain_search_answers
-# The connector's process in the pod, from containerd's task list (its PID on this machine).
-connector_pid() {
-  local id
-  id=$($KC -n "$NS" get pod "$POD" -o jsonpath='{.status.containerStatuses[?(@.name=="connector")].containerID}')
-  ctr_ tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1 == id {print $2}'
-}
+# The connector's process in the pod (its PID on this machine).
+connector_pid() { container_pid "$NS" "$POD" connector; }
 PID=$(connector_pid)
 [ -n "$PID" ] || bail "the connector's process is found"
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$PID/status"; }

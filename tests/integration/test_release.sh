@@ -23,10 +23,6 @@ done
 REG=localhost/zoekt-release-test
 VERSION=$(sed -n 's/^VERSION *:= *//p' "$ZK_ROOT/Makefile")
 DIST=$ZK_ROOT/build/release-test/$VERSION
-ctr_() {
-  ctr --address "${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}/node/containerd.sock" --namespace k8s.io "$@" \
-    2> >(grep -v DEPRECATION >&2)
-}
 
 REGISTRY=$REG DIST=build/release-test "$ZK_ROOT/scripts/release.sh" >"$NODE_TMP/release.log" 2>&1 ||
   bail "scripts/release.sh with REGISTRY=$REG: $(tail -3 "$NODE_TMP/release.log")"
@@ -37,14 +33,14 @@ declare -A ref
 for r in $(cat "$DIST/images.txt"); do
   repo=${r%:*@*}
   ref[${repo##*/}]=$r
-  on_exit "ctr_ images rm '${r%@*}' '$repo@${r#*@}'"
-  ctr_ images import --local --digests --base-name "$repo" "$DIST/images/${repo##*/}.oci.tar" \
+  on_exit "node_ctr images rm '${r%@*}' '$repo@${r#*@}'"
+  node_ctr images import --local --digests --base-name "$repo" "$DIST/images/${repo##*/}.oci.tar" \
     >"$NODE_TMP/import.log" 2>&1 || bail "ctr images import ${repo##*/}: $(tail -2 "$NODE_TMP/import.log")"
 done
 # index_named NAME: containerd holds REPO@sha256:INDEX, and its target is the index itself.
 index_named() {
   local r=${ref[$1]}
-  [ "$(ctr_ images ls | awk -v n="${r%:*@*}@${r#*@}" '$1 == n { print $2, $3 }')" = \
+  [ "$(node_ctr images ls | awk -v n="${r%:*@*}@${r#*@}" '$1 == n { print $2, $3 }')" = \
     "application/vnd.oci.image.index.v1+json ${r#*@}" ]
 }
 for n in zoekt-operator zoekt-connector zoekt-gateway zoekt; do

@@ -189,16 +189,35 @@ operator_install() {
   check "the operator runs in its pods and one holds the Lease" eventually 180 operator_ready
 }
 
+# node_ctr ARGS...: ctr against the node's containerd, in the namespace the kubelet uses (its
+# deprecation notices dropped).
+node_ctr() {
+  ctr --address "${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}/node/containerd.sock" --namespace k8s.io "$@" \
+    2> >(grep -v DEPRECATION >&2)
+}
+
+# container_id NS POD CONTAINER: containerd's ID of the pod's container (the kubelet's containerID
+# without its scheme); fails when the pod names none.
+container_id() {
+  local id
+  id=$($KC -n "$1" get pod "$2" -o jsonpath="{.status.containerStatuses[?(@.name==\"$3\")].containerID}" 2>/dev/null)
+  [ -n "$id" ] && echo "${id#containerd://}"
+}
+
+# container_pid NS POD CONTAINER: the PID on this machine of the container's first process.
+container_pid() {
+  local id
+  id=$(container_id "$@") || return 1
+  node_ctr tasks ls 2>/dev/null | awk -v id="$id" '$1 == id {print $2}'
+}
+
 # container_kill NS POD CONTAINER: SIGKILLs the container's first process through the node's
 # containerd, as the kernel's OOM killer or a crash would end it; its PID namespace goes with it, so
 # every process of the container dies at once. The kubelet sees the container exit with 137.
 container_kill() {
   local id
-  id=$($KC -n "$1" get pod "$2" -o jsonpath="{.status.containerStatuses[?(@.name==\"$3\")].containerID}" 2>/dev/null)
-  [ -n "$id" ] || return 1
-  ctr --address "${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}/node/containerd.sock" --namespace k8s.io \
-    tasks kill --signal SIGKILL "${id#containerd://}" 2>&1 | grep -v 'DEPRECATION' >&2
-  return "${PIPESTATUS[0]}"
+  id=$(container_id "$@") || return 1
+  node_ctr tasks kill --signal SIGKILL "$id"
 }
 
 # operator_uninstall: removes an in-cluster operator (the namespace and the cluster-wide RBAC, never
