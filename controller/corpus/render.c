@@ -767,10 +767,17 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
         jb_push(c->b, env, env_var(c->b, "INDEXER_MODE", "watch"));
         jb_push(c->b, env, env_var(c->b, "POLL_INTERVAL_SECONDS", poll_seconds));
     }
-    /* Only the departure from indexer.sh's default is rendered, so corpora that index symbols (the
-     * default) keep the CronJob they had before the field existed. */
+    /* Only departures from indexer.sh's defaults are rendered, so corpora that keep the defaults (symbols
+     * indexed, a fetch abandoned after 60 s under 1 KB/s) keep the CronJob they had before the fields
+     * existed. */
     if (!s->indexer.symbols)
         jb_push(c->b, env, env_var(c->b, "SYMBOLS", "false"));
+    if (s->indexer.fetch_stall_seconds != SPEC_DEFAULT_FETCH_STALL_SECONDS) {
+        char stall[24];
+
+        snprintf(stall, sizeof(stall), "%ld", s->indexer.fetch_stall_seconds);
+        jb_push(c->b, env, env_var(c->b, "GIT_HTTP_LOW_SPEED_TIME", stall));
+    }
     /* The refresh pod waits most of the time and indexes one repository at a time: it reserves a tenth
      * of a Job's default, with the same limit for the repository it indexes. */
     if (poll_seconds)

@@ -847,6 +847,8 @@ static void parse_indexer(struct pctx *c, const cJSON *spec, struct corpus_spec 
     out->indexer.resources = resources_field(c, ix, "spec.indexer");
     out->indexer.deadline_seconds = opt_int(c, ix, "activeDeadlineSeconds", "spec.indexer.activeDeadlineSeconds",
                                             SPEC_DEFAULT_DEADLINE_SECONDS, 60, 7 * 86400);
+    out->indexer.fetch_stall_seconds = opt_int(c, ix, "fetchStallSeconds", "spec.indexer.fetchStallSeconds",
+                                               SPEC_DEFAULT_FETCH_STALL_SECONDS, 5, 3600);
     out->indexer.symbols = opt_bool(c, ix, "symbols", "spec.indexer.symbols", 1);
     if (n > SPEC_MAX_EXTRA_FLAGS) {
         field_error(c, "spec.indexer.extraFlags", "must hold at most %d flags", SPEC_MAX_EXTRA_FLAGS);

@@ -33,6 +33,8 @@
 #define SPEC_DEFAULT_NGINX_IMAGE "docker.io/nginxinc/nginx-unprivileged:1.27-alpine"
 #define SPEC_DEFAULT_CONNECTOR_IMAGE "ghcr.io/zoekt-operator/zoekt-connector:" ZK_VERSION
 #define SPEC_DEFAULT_DEADLINE_SECONDS 14400L
+/* indexer.sh's own default for GIT_HTTP_LOW_SPEED_TIME: a corpus that keeps it renders no variable. */
+#define SPEC_DEFAULT_FETCH_STALL_SECONDS 60L
 #define SPEC_DEFAULT_ARCHITECTURE "arm64"
 #define SPEC_DEFAULT_PORT 8080
 #define SPEC_DEFAULT_MAX_AGE_SECONDS (36L * 3600L)
@@ -84,6 +86,7 @@ struct corpus_spec {
         char *image;
         cJSON *resources;     /* owned copy, or NULL for defaults */
         long deadline_seconds;
+        long fetch_stall_seconds; /* an HTTP(S) fetch under 1 KB/s for this long is abandoned (default 60) */
         char **extra_flags;   /* NULL-terminated */
         int symbols;          /* index ctags symbols (default 1); 0 passes -disable_ctags */
     } indexer;

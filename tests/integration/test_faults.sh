@@ -9,10 +9,10 @@
 #  c. the indexer pod SIGKILLed while zoekt-git-index runs, twice (the Job's one retry too): the old
 #     index keeps serving, no partial shard is served, the status names the failed run, the next run
 #     succeeds;
-#  d. the git server down, then one repository's server answering HTTP 500 and another's refusing the
-#     credentials (401): failedRepositories names
-#     the repositories that failed, the shards are kept and served, Ready stays True and Fresh is not
-#     flipped.
+#  d. the git server down, then one repository's server answering HTTP 500, another's sending its answer
+#     a byte a second (slower than spec.indexer.fetchStallSeconds allows) and a third's refusing the
+#     credentials (401): failedRepositories names the repositories that failed, with their reasons in
+#     the Job's log, the shards are kept and served, Ready stays True and Fresh is not flipped.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
 
@@ -24,6 +24,7 @@ on_exit operator_uninstall
 
 # ---- repositories ---------------------------------------------------------------------------------------
 git_commit alpha main src/alpha.go 'package alpha' 'const marker = "alpha-marker-40c1"'
+git_commit delta main src/delta.go 'package delta' 'const marker = "delta-marker-5e2a"'
 git_commit big main README.md 'big-marker-old-3d1f'
 # About 18 MB of Go-like text in 1500 files: zoekt-git-index takes seconds over it, long enough to be
 # caught in the act (c).
@@ -56,7 +57,8 @@ ready_trace() {
 $KC -n "$NS" create quota no-services --hard=services=0 >/dev/null || bail "the Service quota is created"
 eventually 30 quota_counted no-services || bail "the quota controller counts the Service quota"
 node_corpus org "  - {url: $GIT_URL/big.git, name: local/big}
-  - {url: $GIT_URL/alpha.git, name: local/alpha}" search-tokens "  gitCABundleRef: {name: git-ca}" ||
+  - {url: $GIT_URL/alpha.git, name: local/alpha}
+  - {url: $GIT_URL/delta.git, name: local/delta}" search-tokens "  gitCABundleRef: {name: git-ca}" ||
   bail "the corpus is accepted"
 check "a Service refused by a ResourceQuota: Ready=False, reason ApplyFailed" eventually 60 reason_is ApplyFailed
 msg=$(ready_field message)
@@ -83,7 +85,8 @@ check "the first reindex succeeds ($job)" test "$($KC -n "$NS" get job "$job" -o
 check "Ready=True once the index is served" eventually 180 condition_is "$NS" org Ready True || node_diagnostics "$NS"
 MCP=$(service_url "$NS" org-search 8080 /mcp) || bail "the corpus's Service has an address"
 check "search_code finds the large repository's content" eventually 30 search_finds "$MCP" "$TOKEN" big-marker-old-3d1f local/big
-check "and the small one's" search_finds "$MCP" "$TOKEN" alpha-marker-40c1 local/alpha
+check "and the small ones' (alpha)" search_finds "$MCP" "$TOKEN" alpha-marker-40c1 local/alpha
+check "(delta)" search_finds "$MCP" "$TOKEN" delta-marker-5e2a local/delta
 
 # search_pod: the running search pod that is not being deleted.
 search_pod() {
@@ -194,10 +197,10 @@ job=$(reindex "$NS" org) || { node_diagnostics "$NS"; bail "the reindex with the
 kill "$tracer" 2>/dev/null
 check "the run fails ($job)" bash -c \
   "$KC -n $NS get job $job -o jsonpath='{.status.conditions[?(@.type==\"Failed\")].status}' | grep -q True"
-failed_both() { [ "$(csc "$NS" org '.status.indexer.failedRepositories[*]' | tr ' ' '\n' | sort | tr '\n' ' ')" = "local/alpha local/big " ]; }
-check "status.indexer.failedRepositories names both repositories" eventually 60 failed_both
+failed_all() { [ "$(csc "$NS" org '.status.indexer.failedRepositories[*]' | tr ' ' '\n' | sort | tr '\n' ' ')" = "local/alpha local/big local/delta " ]; }
+check "status.indexer.failedRepositories names every repository" eventually 60 failed_all
 $KC -n "$NS" logs "job/$job" >"$NODE_TMP/down.log" 2>&1
-for r in local/big local/alpha; do
+for r in local/big local/alpha local/delta; do
   check "the Job's log gives $r's reason (git cannot connect)" bash -c \
     "grep -F '\"repository\":\"$r\"' '$NODE_TMP/down.log' | grep '\"status\":\"failed\"' | grep -qi 'connect'"
 done
@@ -210,15 +213,26 @@ check "Indexed says the run failed for some (PartiallyIndexed)" bash -c \
   "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.conditions[?(@.type==\"Indexed\")].reason}')\" = PartiallyIndexed ]"
 
 # The git server back, and alpha moved to a server that answers every request with HTTP 500 (over
-# HTTPS with the same certificate, so only the answer differs); gamma, a new repository, is on the same
-# server under /denied/, which refuses every request with 401 whatever credentials come with it.
+# HTTPS with the same certificate, so only the answer differs); delta moved to the same server under
+# /slow/, which sends a git answer a byte a second (under the 1 KB/s the stall limit asks for, the
+# corpus's fetchStallSeconds 5); gamma, a new repository, is on it under /denied/, which refuses every
+# request with 401 whatever credentials come with it.
 "$ZK_ROOT/scripts/git-server.sh" start "$NODE_TMP/git" >/dev/null || bail "the git server starts again"
 ip=$("$ZK_ROOT/scripts/node-ip.sh")
 port500=$("$ZK_ROOT/scripts/free-port.sh")
 python3 - "$ip" "$port500" "$NODE_TMP/git/server.crt" "$NODE_TMP/git/server.key" <<'PY' &
-import http.server, ssl, sys
+import http.server, ssl, sys, time
 class Answer500(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        if self.path.startswith("/slow/"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-git-upload-pack-advertisement")
+            self.end_headers()
+            for byte in b"001e# service=git-upload-pack\n0000" * 100:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(1)
+            return
         denied = self.path.startswith("/denied/")
         self.send_response(401 if denied else 500)
         if denied:
@@ -240,14 +254,15 @@ $KC -n "$NS" create secret generic git-credentials --from-literal=username=agent
   --from-literal=password=not-the-password >/dev/null
 node_corpus org "  - {url: $GIT_URL/big.git, name: local/big}
   - {url: https://$ip:$port500/alpha.git, name: local/alpha}
+  - {url: https://$ip:$port500/slow/delta.git, name: local/delta}
   - {url: https://$ip:$port500/denied/gamma.git, name: local/gamma}" search-tokens "  gitCABundleRef: {name: git-ca}
-  gitCredentialsSecretRef: {name: git-credentials}" ||
-  bail "the corpus with alpha and gamma on the failing server is accepted"
+  gitCredentialsSecretRef: {name: git-credentials}" "fetchStallSeconds: 5" ||
+  bail "the corpus with alpha, delta and gamma on the failing server is accepted"
 job=$(reindex "$NS" org) || { node_diagnostics "$NS"; bail "the reindex with alpha answering 500 runs to its end"; }
 check "with alpha's server answering 500 the run still succeeds for big ($job)" \
   test "$($KC -n "$NS" get job "$job" -o jsonpath='{.status.succeeded}')" = 1
-check "status.indexer.failedRepositories names alpha and gamma only" eventually 60 \
-  bash -c "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.indexer.failedRepositories[*]}' | tr ' ' '\\n' | sort | tr '\\n' ' ')\" = 'local/alpha local/gamma ' ]"
+check "status.indexer.failedRepositories names alpha, delta and gamma only" eventually 60 \
+  bash -c "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.indexer.failedRepositories[*]}' | tr ' ' '\\n' | sort | tr '\\n' ' ')\" = 'local/alpha local/delta local/gamma ' ]"
 $KC -n "$NS" logs "job/$job" >"$NODE_TMP/500.log" 2>&1
 grep -F '"repository":"local/alpha"' "$NODE_TMP/500.log" | sed 's/^/# /'
 check "the Job's log gives alpha's reason (HTTP 500)" bash -c \
@@ -255,10 +270,19 @@ check "the Job's log gives alpha's reason (HTTP 500)" bash -c \
 grep -F '"repository":"local/gamma"' "$NODE_TMP/500.log" | sed 's/^/# /'
 check "the Job's log gives gamma's reason (the credentials refused)" bash -c \
   "grep -F '\"repository\":\"local/gamma\"' '$NODE_TMP/500.log' | grep '\"status\":\"failed\"' | grep -qi 'Authentication failed'"
-alpha_before=$(grep 'local%2Falpha' <<<"$served_before")
-check "alpha's shards are kept (the same files)" \
-  bash -c "[ -n '$alpha_before' ] && [ \"\$(cd '$volume/index' && stat -c '%i %n' -- local%2Falpha*.zoekt)\" = '$alpha_before' ]"
-check "and still served" search_finds "$MCP" "$TOKEN" alpha-marker-40c1 local/alpha
+grep -F '"repository":"local/delta"' "$NODE_TMP/500.log" | sed 's/^/# /'
+check "the Job's log gives delta's reason (the transfer too slow)" bash -c \
+  "grep -F '\"repository\":\"local/delta\"' '$NODE_TMP/500.log' | grep '\"status\":\"failed\"' | grep -qi 'too slow'"
+delta_seconds=$(grep -F '"repository":"local/delta"' "$NODE_TMP/500.log" | sed -n 's/.*"seconds":\([0-9]*\).*/\1/p')
+check "delta was given up after its 5 s stall, not the default minute (${delta_seconds:-?} s)" \
+  test "${delta_seconds:-99}" -lt 30
+for r in alpha delta; do
+  before=$(grep "local%2F$r" <<<"$served_before")
+  check "$r's shards are kept (the same files)" \
+    bash -c "[ -n '$before' ] && [ \"\$(cd '$volume/index' && stat -c '%i %n' -- local%2F$r*.zoekt)\" = '$before' ]"
+done
+check "and still served (alpha)" search_finds "$MCP" "$TOKEN" alpha-marker-40c1 local/alpha
+check "(delta)" search_finds "$MCP" "$TOKEN" delta-marker-5e2a local/delta
 check "Ready is True" condition_is "$NS" org Ready True
 check "Fresh is True" condition_is "$NS" org Fresh True
 

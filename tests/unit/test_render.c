@@ -424,6 +424,38 @@ static void test_cronjob(void **state)
         fx_free(&fx);
     }
 
+    /* The same for the stall limit: the default renders nothing, another value the script's variable. */
+    {
+        cJSON *corpus = load_corpus(), *ix;
+
+        render_fx(&fx, corpus);
+        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
+        text = json_print(json_arr(k, "env"));
+        assert_null(strstr(text, "GIT_HTTP_LOW_SPEED_TIME"));
+        free(text);
+        fx_free(&fx);
+
+        corpus = load_corpus();
+        ix = cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "indexer");
+        cJSON_AddNumberToObject(ix, "fetchStallSeconds", 60);
+        render_fx(&fx, corpus);
+        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
+        text = json_print(json_arr(k, "env"));
+        assert_null(strstr(text, "GIT_HTTP_LOW_SPEED_TIME"));
+        free(text);
+        fx_free(&fx);
+
+        corpus = load_corpus();
+        ix = cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "indexer");
+        cJSON_AddNumberToObject(ix, "fetchStallSeconds", 5);
+        render_fx(&fx, corpus);
+        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
+        text = json_print(json_arr(k, "env"));
+        assert_non_null(strstr(text, "{\"name\":\"GIT_HTTP_LOW_SPEED_TIME\",\"value\":\"5\"}"));
+        free(text);
+        fx_free(&fx);
+    }
+
     /* Without spec.timeZone the CronJob has none either: the schedule runs in the controller manager's zone. */
     {
         cJSON *corpus = load_corpus();

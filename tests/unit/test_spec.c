@@ -65,6 +65,7 @@ static void test_defaults(void **state)
     assert_int_equal(s->storage.on_delete, PVC_RETAIN);
     assert_string_equal(s->indexer.image, SPEC_DEFAULT_ZOEKT_IMAGE);
     assert_int_equal(s->indexer.deadline_seconds, 14400);
+    assert_int_equal(s->indexer.fetch_stall_seconds, 60);
     assert_null(s->indexer.extra_flags[0]);
     assert_null(s->indexer.resources);
     assert_int_equal(s->indexer.symbols, 1);
@@ -337,6 +338,21 @@ static void test_symbols(void **state)
     }
 }
 
+/* spec.indexer.fetchStallSeconds: 60 unless set, within 5 to 3600. */
+static void test_fetch_stall(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+
+    (void)state;
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"indexer\":{\"fetchStallSeconds\":5}}", &s, &errs), ZK_OK);
+    assert_int_equal(s->indexer.fetch_stall_seconds, 5);
+    spec_free(s);
+    assert_int_equal(parse_spec("{" ONE_REPO ",\"indexer\":{\"fetchStallSeconds\":3600}}", &s, &errs), ZK_OK);
+    assert_int_equal(s->indexer.fetch_stall_seconds, 3600);
+    spec_free(s);
+}
+
 static void test_cron(void **state)
 {
     static const char *const good[] = {"0 3 * * *",   "*/5 * * * *",     "0 0 1,15 * *", "0 22 * * 1-5",
@@ -404,6 +420,10 @@ static void test_field_errors(void **state)
     expect_one_error("{" ONE_REPO ",\"suspend\":\"yes\"}", "spec.suspend", "true or false");
     expect_one_error("{" ONE_REPO ",\"indexer\":{\"symbols\":\"no\"}}", "spec.indexer.symbols", "true or false");
     expect_one_error("{" ONE_REPO ",\"indexer\":{\"symbols\":0}}", "spec.indexer.symbols", "true or false");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"fetchStallSeconds\":4}}", "spec.indexer.fetchStallSeconds",
+                     "between 5 and 3600");
+    expect_one_error("{" ONE_REPO ",\"indexer\":{\"fetchStallSeconds\":\"10s\"}}", "spec.indexer.fetchStallSeconds",
+                     "integer");
     expect_one_error("{" ONE_REPO ",\"gitCredentialsSecretRef\":{}}", "spec.gitCredentialsSecretRef.name", "required");
     expect_one_error("{" ONE_REPO ",\"gitCredentialsSecretRef\":{\"name\":\"Bad_Name\"}}",
                      "spec.gitCredentialsSecretRef.name", "Secret name");
@@ -593,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_bad_names),
         cmocka_unit_test(test_bad_branches),
         cmocka_unit_test(test_symbols),
+        cmocka_unit_test(test_fetch_stall),
         cmocka_unit_test(test_cron),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_field_errors),

@@ -53,9 +53,10 @@ git_commit() {
   git -C "$work" push -q -f "$NODE_TMP/git/repos/$repo.git" "$branch"
 }
 
-# node_corpus NAME REPOSITORY_LINES [TOKEN_SECRET] [EXTRA_SPEC_LINES]: applies corpus NAME in $NS,
-# sized for the one small amd64 node and served by the locally built gateway image (open unless
-# TOKEN_SECRET names the gateway's token Secret).
+# node_corpus NAME REPOSITORY_LINES [TOKEN_SECRET] [EXTRA_SPEC_LINES] [EXTRA_INDEXER_FIELDS]: applies
+# corpus NAME in $NS, sized for the one small amd64 node and served by the locally built gateway image
+# (open unless TOKEN_SECRET names the gateway's token Secret). EXTRA_INDEXER_FIELDS go into
+# spec.indexer beside its resources ("fetchStallSeconds: 5").
 node_corpus() {
   local small='{requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}'
   local gateway
@@ -67,7 +68,7 @@ metadata: {name: $1, namespace: $NS}
 spec:
   repositories:
 $2
-  indexer: {resources: $small}
+  indexer: {resources: $small${5:+, $5}}
   webserver: {architecture: amd64, resources: $small}
   gateway: {$gateway}
 ${4:-}
