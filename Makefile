@@ -129,8 +129,9 @@ BENCH_BINS := $(patsubst %.c,build/rel/%,$(BENCH_SRC))
 FUZZ_REPLAY_BINS := $(patsubst %.c,build/san/%,$(FUZZ_SRC))
 TSAN_UNIT_BINS  := $(patsubst %,build/tsan/tests/unit/%,$(TSAN_UNIT))
 TSAN_INTEG_BINS := $(patsubst %,build/tsan/tests/integration/%,$(TSAN_INTEG))
+# test_faults_node loads the search pod with bench_pod while it kills nginx: a sanitized copy.
 TEST_BUILD := all build/san/bin/zoekt-operator build/san/bin/zoekt-connector $(UNIT_BINS) $(INTEG_BINS) $(TOOL_BINS) \
-              $(FUZZ_REPLAY_BINS) $(TSAN_UNIT_BINS) $(TSAN_INTEG_BINS)
+              $(FUZZ_REPLAY_BINS) $(TSAN_UNIT_BINS) $(TSAN_INTEG_BINS) build/san/tests/bench/bench_pod
 
 deps:
 	@scripts/deps.sh

@@ -13,19 +13,30 @@
  * An error is any answer that is not the expected status (200; 202 for the notification; 204 for the
  * DELETE), a JSON-RPC error, a tool result with isError, or a failed transfer. Errors are counted, the
  * first one is printed on stderr, and the program exits 1 when there was any, so that a benchmark run
- * with errors fails rather than reporting a rate made of refusals.
+ * with errors fails rather than reporting a rate made of refusals. A client whose search failed goes on
+ * with its session (the fault tests count the failures while nginx restarts).
+ *
+ * Each request is cut at --timeout-ms (default 30000). --log FILE writes one line per search as it
+ * ends, "<start> <duration> <outcome>": seconds since the measured seconds began, seconds it took, and
+ * the HTTP status (200 is a good answer), "isError" for a 200 that is a JSON-RPC error or a tool
+ * error, or "ERR" for a failed transfer (refused, reset, timed out). SIGTERM or SIGINT ends the run
+ * early as its end would: no new search, the sessions are ended, the line is printed.
  *
  * Usage: bench_pod --url URL [--token-file FILE] [--clients N] [--seconds S] [--rate R] [--query Q]
+ *                  [--timeout-ms MS] [--log FILE]
  * Prints one line on stdout:
  *   clients=N paced=R searches=N seconds=S rate=R p50_ms=X p99_ms=Y errors=N cpu_s=C
- * rate is searches per second; cpu_s is this program's own CPU time (user + system) over the whole run,
- * so the caller can tell how much of the machine the load generator took. */
+ * seconds are the measured seconds (fewer when a signal ended the run); rate is searches per second;
+ * cpu_s is this program's own CPU time (user + system) over the whole run, so the caller can tell how
+ * much of the machine the load generator took. */
 #include "buf.h"
 #include "json.h"
 #include "textfile.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,11 +74,21 @@ struct run {
     double end;      /* when searches stop being sent, seconds */
     double interval; /* paced: seconds between one client's searches; 0: each as soon as the last ended */
     int stopping;
+    FILE *log;       /* --log: one line per search, or NULL */
     double *lat_ms;  /* latencies of the counted searches */
     size_t nlat;
     size_t cap;
     long errors;
 };
+
+/* Set by SIGTERM and SIGINT; the event loop reads it. Lock-free, so a handler may store to it. */
+static atomic_int stop_requested;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&stop_requested, 1);
+}
 
 static double now_s(void)
 {
@@ -203,6 +224,23 @@ static int answer_ok(const struct client *c, CURLcode cc, long status, char *why
     return ok;
 }
 
+/* Writes the --log line of c's search, ended at t: good says whether its answer was the one expected. */
+static void log_search(const struct run *r, const struct client *c, CURLcode cc, long status, int good, double t)
+{
+    char outcome[24];
+
+    if (!r->log || c->phase != PH_SEARCH)
+        return;
+    if (cc != CURLE_OK)
+        snprintf(outcome, sizeof(outcome), "ERR");
+    else if (status == 200 && !good)
+        snprintf(outcome, sizeof(outcome), "isError");
+    else
+        snprintf(outcome, sizeof(outcome), "%ld", status);
+    fprintf(r->log, "%.3f %.3f %s\n", c->started - r->start, t - c->started, outcome);
+    fflush(r->log);
+}
+
 /* Records the finished request of c and moves it on; returns 1 when c has a next request to send. */
 static int finish(struct run *r, struct client *c, CURLcode cc)
 {
@@ -210,9 +248,12 @@ static int finish(struct run *r, struct client *c, CURLcode cc)
     double t = now_s();
     char why[512];
     double *grown;
+    int good;
 
     curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &status);
-    if (!answer_ok(c, cc, status, why, sizeof(why))) {
+    good = answer_ok(c, cc, status, why, sizeof(why));
+    log_search(r, c, cc, status, good, t);
+    if (!good) {
         if (r->errors++ == 0)
             fprintf(stderr, "bench_pod: first error (phase %d): %s\n", (int)c->phase, why);
         /* A client whose session failed cannot go on; one whose search failed can. */
@@ -293,19 +334,19 @@ static void send_due(struct run *r, CURLM *m, struct client *cs, int n)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_pod --url URL [--token-file FILE] [--clients N] [--seconds S] [--rate R] "
-                    "[--query Q]\n");
+                    "[--query Q] [--timeout-ms MS] [--log FILE]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    const char *url = NULL, *token_file = NULL, *query = "needle";
-    long nclients = 1, seconds = 10, rate = 0;
+    const char *url = NULL, *token_file = NULL, *query = "needle", *log_file = NULL;
+    long nclients = 1, seconds = 10, rate = 0, timeout_ms = 30000;
     struct run r = {0};
     struct client *cs = NULL;
     CURLM *m = NULL;
     char *token = NULL, *authz = NULL;
-    double t0;
+    double t0, measured;
     struct rusage ru;
     struct zk_err err;
     int running = 0, live = 0, i, rc = 1, started_all = 0;
@@ -323,11 +364,16 @@ int main(int argc, char **argv)
             rate = strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--query") == 0)
             query = argv[i + 1];
+        else if (strcmp(argv[i], "--timeout-ms") == 0)
+            timeout_ms = strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--log") == 0)
+            log_file = argv[i + 1];
         else
             return usage();
     }
     if (i != argc || url == NULL || nclients < 1 || nclients > POD_MAX_CLIENTS || seconds < 1 ||
-        seconds > POD_MAX_SECONDS || rate < 0 || rate > 1000000 || strpbrk(query, "\"\\") != NULL)
+        seconds > POD_MAX_SECONDS || rate < 0 || rate > 1000000 || timeout_ms < 1 || timeout_ms > 600000 ||
+        strpbrk(query, "\"\\") != NULL)
         return usage();
     zk_err_clear(&err);
     if (token_file != NULL) {
@@ -340,6 +386,12 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (log_file != NULL && (r.log = fopen(log_file, "w")) == NULL) {
+        fprintf(stderr, "bench_pod: cannot write %s\n", log_file);
+        goto out;
+    }
+    signal(SIGTERM, on_stop_signal);
+    signal(SIGINT, on_stop_signal);
     r.url = url;
     r.authz = authz;
     r.query = query;
@@ -364,7 +416,7 @@ int main(int argc, char **argv)
         curl_easy_setopt(c->e, CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(c->e, CURLOPT_HEADERDATA, c);
         curl_easy_setopt(c->e, CURLOPT_PRIVATE, c);
-        curl_easy_setopt(c->e, CURLOPT_TIMEOUT_MS, 30000L);
+        curl_easy_setopt(c->e, CURLOPT_TIMEOUT_MS, timeout_ms);
         curl_easy_setopt(c->e, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c->e, CURLOPT_TCP_NODELAY, 1L);
         if (prepare(&r, c) != 0)
@@ -412,6 +464,16 @@ int main(int argc, char **argv)
                 r.errors++;
             }
         }
+        if (atomic_load(&stop_requested) && !r.stopping) {
+            /* As the run's end: no new search, and the sessions are ended. */
+            r.stopping = 1;
+            if (!started_all) {
+                r.start = now_s();
+                started_all = 1;
+            }
+            if (r.end > now_s())
+                r.end = now_s();
+        }
         if (started_all)
             send_due(&r, m, cs, (int)nclients);
         if (live > 0)
@@ -420,8 +482,10 @@ int main(int argc, char **argv)
 
     qsort(r.lat_ms, r.nlat, sizeof(*r.lat_ms), cmp_double);
     getrusage(RUSAGE_SELF, &ru);
-    printf("clients=%ld paced=%ld searches=%zu seconds=%ld rate=%.1f p50_ms=%.3f p99_ms=%.3f errors=%ld cpu_s=%.2f\n",
-           nclients, rate, r.nlat, seconds, (double)r.nlat / (double)seconds, percentile(r.lat_ms, r.nlat, 50),
+    measured = r.end > r.start ? r.end - r.start : 0;
+    printf("clients=%ld paced=%ld searches=%zu seconds=%.0f rate=%.1f p50_ms=%.3f p99_ms=%.3f errors=%ld cpu_s=%.2f\n",
+           nclients, rate, r.nlat, measured, measured > 0 ? (double)r.nlat / measured : 0.0,
+           percentile(r.lat_ms, r.nlat, 50),
            percentile(r.lat_ms, r.nlat, 99), r.errors,
            (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                (double)ru.ru_stime.tv_usec / 1e6);
@@ -440,6 +504,8 @@ out:
     }
     curl_multi_cleanup(m);
     curl_global_cleanup();
+    if (r.log)
+        fclose(r.log);
     free(r.lat_ms);
     free(authz);
     free(token);
