@@ -809,34 +809,26 @@ void fmt_age(time_t then, time_t now, char *dst, size_t len)
         snprintf(dst, len, "%llds", age);
 }
 
-static int fmt_repo_by_name(const void *key, const void *elem)
+int fmt_indexed(const struct fmt_indexed_repo *repos, size_t n, time_t now, struct buf *b)
 {
-    return strcmp(key, ((const struct zr_repo *)elem)->name);
-}
-
-int fmt_indexed(const struct zr_list *l, const char *const *names, size_t n, time_t now, struct buf *b)
-{
-    size_t shown = 0, found = 0;
+    size_t shown = n < FMT_INDEXED_MAX ? n : FMT_INDEXED_MAX;
     char age[32];
     int rc = ZK_OK;
 
-    for (size_t i = 0; !rc && i < n; i++) {
-        const struct zr_repo *r =
-            l->n_repos ? bsearch(names[i], l->repos, l->n_repos, sizeof(*l->repos), fmt_repo_by_name) : NULL;
+    for (size_t i = 0; !rc && i < shown; i++) {
+        const struct fmt_indexed_repo *r = &repos[i];
 
-        if (!r || found++ >= FMT_INDEXED_MAX)
-            continue;
-        rc = shown++ ? buf_puts(b, ", ") : ZK_OK;
+        rc = i ? buf_puts(b, ", ") : ZK_OK;
         if (!rc)
             rc = fmt_put_cut(b, r->name, FMT_REPO_NAME_MAX);
-        if (!rc && r->n_branches && r->branches[0].version[0] && !(rc = buf_puts(b, " @")))
-            rc = fmt_put_prefix(b, r->branches[0].version, FMT_COMMIT_LEN);
+        if (!rc && r->commit && r->commit[0] && !(rc = buf_puts(b, " @")))
+            rc = fmt_put_prefix(b, r->commit, FMT_COMMIT_LEN);
         fmt_age(r->index_time, now, age, sizeof(age));
         if (!rc)
             rc = r->index_time ? buf_printf(b, " %s ago", age) : buf_puts(b, " (index time unknown)");
     }
-    if (!rc && found > shown)
-        rc = buf_printf(b, " and %zu more", found - shown);
+    if (!rc && n > shown)
+        rc = buf_printf(b, " and %zu more", n - shown);
     return rc;
 }
 

@@ -73,11 +73,19 @@ int fmt_put_cut(struct buf *b, const char *s, size_t max);
 /* An age for agents: "45s", "12m", "5h", "3d" (the largest whole unit); "0s" for a time in the future. */
 void fmt_age(time_t then, time_t now, char *dst, size_t len);
 
-/* Appends to b, for the repositories of l named in names (n of them, in that order; a name l does not
- * hold is skipped), "acme/bulk @0226d547abcd 3h ago" (the commit of the first indexed branch, its
- * first FMT_COMMIT_LEN hex digits; the age of the index at now) with ", " between, at most
+/* One repository of an "Indexed:" line: its name, the commit it was indexed at ("" or NULL: none
+ * known) and when (0: unknown). The caller owns the strings. */
+struct fmt_indexed_repo {
+    const char *name;
+    const char *commit;
+    time_t index_time;
+};
+
+/* Appends to b, for repos (n of them, in that order), "acme/bulk @0226d547abcd 3h ago" (at most 200
+ * bytes of the name, as fmt_put_cut cuts; the commit's first FMT_COMMIT_LEN hex digits, left out when
+ * there is none; the age of the index at now, or "(index time unknown)") with ", " between, at most
  * FMT_INDEXED_MAX of them, then " and N more". Returns ZK_OK or the buffer's ZK_ETOOBIG. */
-int fmt_indexed(const struct zr_list *l, const char *const *names, size_t n, time_t now, struct buf *b);
+int fmt_indexed(const struct fmt_indexed_repo *repos, size_t n, time_t now, struct buf *b);
 
 /* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
  * then one line per repository: "name  HEAD@0226d547abcd  indexed 2026-11-30T00:05:35Z (3h ago)" (the

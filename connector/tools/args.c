@@ -394,11 +394,6 @@ static int targ_fetch_list(void *arg, struct zr_list *out, struct zk_err *err)
     return zc_list(&c, "", &ro, out, err);
 }
 
-static int targ_repo_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct zr_repo *)a)->name, ((const struct zr_repo *)b)->name);
-}
-
 void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line)
 {
     struct targ_list_fetch f = {ctx};
@@ -406,8 +401,7 @@ void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struc
     const struct zr_file **first = targ_answer_repos(res, &n);
     const char **names = mem_calloc(n + 1, sizeof(*names)), **commits = mem_calloc(n + 1, sizeof(*commits));
     time_t *times = mem_calloc(n + 1, sizeof(*times));
-    struct zr_branch *heads = mem_calloc(n + 1, sizeof(*heads));
-    struct zr_list l = {mem_calloc(n + 1, sizeof(*l.repos)), n, 0, 0};
+    struct fmt_indexed_repo *repos = mem_calloc(n + 1, sizeof(*repos));
 
     for (size_t i = 0; i < n; i++) {
         names[i] = first[i]->repo;
@@ -415,19 +409,13 @@ void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struc
     }
     if (ctx->cfg->zoekt_list_cache)
         (void)zlc_index_times(ctx->cfg->zoekt_list_cache, names, commits, n, times, targ_fetch_list, &f);
-    /* Each repository as fmt_indexed reads it: the commit is the one its first file in the answer
-     * came from (FileMatch.Version), so the header names the commit the lines shown are from, and
-     * the age is the cache's. */
-    for (size_t i = 0; i < n; i++) {
-        heads[i] = (struct zr_branch){NULL, first[i]->version};
-        l.repos[i] = (struct zr_repo){.name = first[i]->repo, .branches = &heads[i], .n_branches = 1,
-                                      .index_time = times[i]};
-    }
-    qsort(l.repos, n, sizeof(*l.repos), targ_repo_cmp);
-    if (n && fmt_indexed(&l, names, n, time(NULL), line))
+    /* The commit is the one the repository's first file in the answer came from (FileMatch.Version),
+     * so the header names the commit the lines shown are from; the age is the cache's. */
+    for (size_t i = 0; i < n; i++)
+        repos[i] = (struct fmt_indexed_repo){names[i], commits[i], times[i]};
+    if (fmt_indexed(repos, n, time(NULL), line))
         buf_reset(line);
-    free(l.repos);
-    free(heads);
+    free(repos);
     free(times);
     free(commits);
     free(names);

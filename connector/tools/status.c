@@ -252,14 +252,17 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
 static int status_oldest(const struct zr_list *l, struct buf *text)
 {
     size_t *order = targ_oldest_first(l), n = l->n_repos < STATUS_OLDEST_SHOWN ? l->n_repos : STATUS_OLDEST_SHOWN;
-    const char *names[STATUS_OLDEST_SHOWN];
+    struct fmt_indexed_repo oldest[STATUS_OLDEST_SHOWN];
     int rc;
 
-    for (size_t i = 0; i < n; i++)
-        names[i] = l->repos[order[i]].name;
+    for (size_t i = 0; i < n; i++) {
+        const struct zr_repo *r = &l->repos[order[i]];
+
+        oldest[i] = (struct fmt_indexed_repo){r->name, r->n_branches ? r->branches[0].version : NULL, r->index_time};
+    }
     rc = buf_printf(text, "Oldest indexes (%zu of %zu): ", n, l->n_repos);
     if (!rc)
-        rc = fmt_indexed(l, names, n, time(NULL), text);
+        rc = fmt_indexed(oldest, n, time(NULL), text);
     if (!rc)
         rc = buf_putc(text, '\n');
     free(order);

@@ -133,14 +133,16 @@ static void check_list(const char *body, size_t len, int limit)
     check_structured(st);
     /* The "Indexed:" line of every repository listed: readable, whatever the names and commits. */
     {
-        const char **names = calloc(l.n_repos + 1, sizeof(*names));
+        struct fmt_indexed_repo *repos = calloc(l.n_repos + 1, sizeof(*repos));
 
         for (size_t i = 0; i < l.n_repos; i++)
-            names[i] = l.repos[i].name;
+            repos[i] = (struct fmt_indexed_repo){l.repos[i].name,
+                                                 l.repos[i].n_branches ? l.repos[i].branches[0].version : NULL,
+                                                 l.repos[i].index_time};
         buf_reset(&text);
-        FUZZ_CHECK(fmt_indexed(&l, names, l.n_repos, FUZZ_NOW, &text) == ZK_OK);
+        FUZZ_CHECK(fmt_indexed(repos, l.n_repos, FUZZ_NOW, &text) == ZK_OK);
         FUZZ_CHECK(readable(text.data ? text.data : "", text.len));
-        free(names);
+        free(repos);
     }
     buf_free(&text);
     zr_list_free(&l);

@@ -455,9 +455,14 @@ static void test_repos_and_filter(void **state)
 
 static void test_age_and_indexed(void **state)
 {
-    static const char *const names[] = {"gamma", "nowhere", "alpha", "beta"};
+    /* Not in name order, so a sorted or looked-up line would show it. */
+    static const struct fmt_indexed_repo repos[] = {
+        {"gamma", "5ea941e9396e7ed8b4a0f7a0e3a5c2e4d1b0a9f8", LIST_INDEX_TIME},
+        {"alpha", "0226d547cbd2", LIST_INDEX_TIME - 3 * 86400},
+        {"beta", "", LIST_INDEX_TIME},
+        {"delta", NULL, 0},
+    };
     char age[32];
-    struct zr_list l;
     struct buf text;
 
     (void)state;
@@ -472,31 +477,27 @@ static void test_age_and_indexed(void **state)
     fmt_age(1000, 900, age, sizeof(age));
     assert_string_equal(age, "0s");
 
-    /* In the order asked, each with 12 hex digits of its commit and its age; an unknown name is skipped. */
-    parse_list_fixture(&l);
+    /* In the order given, each with 12 hex digits of its commit and its age; a repository without a
+     * commit has no "@", one without an index time says so. */
     buf_init(&text, 4096);
-    assert_int_equal(fmt_indexed(&l, names, 4, LIST_INDEX_TIME + 2 * 86400, &text), ZK_OK);
-    assert_string_equal(text.data, "gamma @5ea941e9396e 2d ago, alpha @0226d547cbd2 2d ago, beta @be320038aaa0 2d ago");
+    assert_int_equal(fmt_indexed(repos, 4, LIST_INDEX_TIME + 2 * 86400, &text), ZK_OK);
+    assert_string_equal(text.data, "gamma @5ea941e9396e 2d ago, alpha @0226d547cbd2 5d ago, beta 2d ago, "
+                                   "delta (index time unknown)");
     buf_free(&text);
-    zr_list_free(&l);
 }
-
-static const char *many_names[] = {"r00", "r01", "r02", "r03", "r04", "r05", "r06", "r07", "r08", "r09", "r10", "r11"};
 
 static void test_indexed_names_at_most_ten(void **state)
 {
-    struct zr_repo repos[12];
-    struct zr_branch head = {(char *)"HEAD", (char *)"0123456789abcdef0123"};
-    struct zr_list l = {repos, 12, 12, 0};
+    static const char *const names[] = {"r00", "r01", "r02", "r03", "r04", "r05",
+                                        "r06", "r07", "r08", "r09", "r10", "r11"};
+    struct fmt_indexed_repo repos[12];
     struct buf text;
 
     (void)state;
-    memset(repos, 0, sizeof(repos));
     for (size_t i = 0; i < 12; i++)
-        repos[i] = (struct zr_repo){.name = (char *)many_names[i], .full_name = (char *)many_names[i],
-                                    .branches = &head, .n_branches = 1, .index_time = i ? 1000 : 0};
+        repos[i] = (struct fmt_indexed_repo){names[i], "0123456789abcdef0123", i ? 1000 : 0};
     buf_init(&text, 4096);
-    assert_int_equal(fmt_indexed(&l, many_names, 12, 1000 + 7200, &text), ZK_OK);
+    assert_int_equal(fmt_indexed(repos, 12, 1000 + 7200, &text), ZK_OK);
     assert_string_equal(text.data, "r00 @0123456789ab (index time unknown), r01 @0123456789ab 2h ago, "
                                    "r02 @0123456789ab 2h ago, r03 @0123456789ab 2h ago, r04 @0123456789ab 2h ago, "
                                    "r05 @0123456789ab 2h ago, r06 @0123456789ab 2h ago, r07 @0123456789ab 2h ago, "
