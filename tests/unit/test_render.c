@@ -119,6 +119,24 @@ static const cJSON *container(const cJSON *pod_spec, const char *name)
     return NULL;
 }
 
+/* The env of the CronJob's indexer container, printed, for the fixture corpus with spec.indexer.KEY
+ * set to value (taken; nothing set when key is NULL). The caller frees it. */
+static char *cronjob_indexer_env(const char *key, cJSON *value)
+{
+    struct fixture fx;
+    cJSON *corpus = load_corpus();
+    char *text;
+
+    if (key)
+        cJSON_AddItemToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "indexer"), key, value);
+    render_fx(&fx, corpus);
+    text = json_print(json_arr(container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"),
+                                         "indexer"),
+                               "env"));
+    fx_free(&fx);
+    return text;
+}
+
 static const char *config_hash(const cJSON *children)
 {
     return json_str(json_path(child(children, "Deployment"), "spec.template.metadata.annotations"),
@@ -402,59 +420,21 @@ static void test_cronjob(void **state)
         fx_free(&fx);
     }
 
-    /* Symbols are the indexer script's default, so only turning them off adds to the CronJob (no
-     * change for corpora that existed before spec.indexer.symbols). */
-    {
-        cJSON *corpus = load_corpus();
-
-        render_fx(&fx, corpus);
-        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
-        text = json_print(json_arr(k, "env"));
-        assert_null(strstr(text, "SYMBOLS"));
-        free(text);
-        fx_free(&fx);
-
-        corpus = load_corpus();
-        cJSON_AddFalseToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "indexer"), "symbols");
-        render_fx(&fx, corpus);
-        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
-        text = json_print(json_arr(k, "env"));
-        assert_non_null(strstr(text, "{\"name\":\"SYMBOLS\",\"value\":\"false\"}"));
-        free(text);
-        fx_free(&fx);
-    }
-
-    /* The same for the stall limit: the default renders nothing, another value the script's variable. */
-    {
-        cJSON *corpus = load_corpus(), *ix;
-
-        render_fx(&fx, corpus);
-        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
-        text = json_print(json_arr(k, "env"));
-        assert_null(strstr(text, "GIT_HTTP_LOW_SPEED_TIME"));
-        free(text);
-        fx_free(&fx);
-
-        corpus = load_corpus();
-        ix = cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "indexer");
-        cJSON_AddNumberToObject(ix, "fetchStallSeconds", 60);
-        render_fx(&fx, corpus);
-        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
-        text = json_print(json_arr(k, "env"));
-        assert_null(strstr(text, "GIT_HTTP_LOW_SPEED_TIME"));
-        free(text);
-        fx_free(&fx);
-
-        corpus = load_corpus();
-        ix = cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "indexer");
-        cJSON_AddNumberToObject(ix, "fetchStallSeconds", 5);
-        render_fx(&fx, corpus);
-        k = container(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.spec"), "indexer");
-        text = json_print(json_arr(k, "env"));
-        assert_non_null(strstr(text, "{\"name\":\"GIT_HTTP_LOW_SPEED_TIME\",\"value\":\"5\"}"));
-        free(text);
-        fx_free(&fx);
-    }
+    /* Symbols and the stall limit keep the indexer script's defaults unless set otherwise, so only a
+     * departure adds to the CronJob (no change for corpora that existed before those fields). */
+    text = cronjob_indexer_env(NULL, NULL);
+    assert_null(strstr(text, "SYMBOLS"));
+    assert_null(strstr(text, "GIT_HTTP_LOW_SPEED_TIME"));
+    free(text);
+    text = cronjob_indexer_env("symbols", cJSON_CreateFalse());
+    assert_non_null(strstr(text, "{\"name\":\"SYMBOLS\",\"value\":\"false\"}"));
+    free(text);
+    text = cronjob_indexer_env("fetchStallSeconds", cJSON_CreateNumber(60));
+    assert_null(strstr(text, "GIT_HTTP_LOW_SPEED_TIME"));
+    free(text);
+    text = cronjob_indexer_env("fetchStallSeconds", cJSON_CreateNumber(5));
+    assert_non_null(strstr(text, "{\"name\":\"GIT_HTTP_LOW_SPEED_TIME\",\"value\":\"5\"}"));
+    free(text);
 
     /* Without spec.timeZone the CronJob has none either: the schedule runs in the controller manager's zone. */
     {
