@@ -134,11 +134,13 @@ static void status_add_list(cJSON *o, const struct zr_list *l, const size_t *ord
 cJSON *tools_index_status_json(const struct zr_list *l, const struct index_status_opts *opts, time_t now)
 {
     cJSON *o = status_index_json(l);
-    size_t *order = targ_oldest_first(l);
+    int stale = opts && opts->max_age_seconds > 0, all = opts && opts->all;
+    /* Sorted only when a part asks for it: a plain read (an older operator's) needs no order. */
+    size_t *order = stale || all ? targ_oldest_first(l) : NULL;
 
-    if (opts && opts->max_age_seconds > 0)
+    if (stale)
         status_add_stale(o, l, order, now, opts->max_age_seconds);
-    if (opts && opts->all)
+    if (all)
         status_add_list(o, l, order);
     free(order);
     return o;
