@@ -127,6 +127,17 @@ static int lookup(struct zlc *c, struct fake *f, time_t t[4])
     return zlc_index_times(c, names, NULL, 4, t, fake_fetch, f);
 }
 
+/* A lookup that reads a copy in which acme/bulk's index time is bulk, after the fake has been asked
+ * for the list calls times in all. */
+static void expect_read(struct world *w, time_t bulk, int calls)
+{
+    time_t t[4];
+
+    assert_int_equal(lookup(w->c, &w->f, t), 1);
+    assert_int_equal(t[1], bulk);
+    assert_int_equal(atomic_load(&w->f.calls), calls);
+}
+
 static void test_within_ttl_one_fetch(void **state)
 {
     struct world *w = *state;
@@ -157,13 +168,9 @@ static void test_after_ttl_fetched_again(void **state)
     assert_int_equal(lookup(c, f, t), 1);
     atomic_fetch_add(&clock_ms, 59999);
     f->base = 1700003600; /* reindexed since */
-    assert_int_equal(lookup(c, f, t), 1);
-    assert_int_equal(t[1], 1700000000);
-    assert_int_equal(atomic_load(&f->calls), 1);
+    expect_read(w, 1700000000, 1);
     atomic_fetch_add(&clock_ms, 1);
-    assert_int_equal(lookup(c, f, t), 1);
-    assert_int_equal(t[1], 1700003600);
-    assert_int_equal(atomic_load(&f->calls), 2);
+    expect_read(w, 1700003600, 2);
 }
 
 static void test_failure_keeps_copy_and_backs_off(void **state)
@@ -177,19 +184,13 @@ static void test_failure_keeps_copy_and_backs_off(void **state)
     atomic_fetch_add(&clock_ms, 60000);
     f->rc = ZK_ECONNECT;
     f->base = 1700003600;
-    assert_int_equal(lookup(c, f, t), 1);
-    assert_int_equal(t[1], 1700000000); /* the old copy */
-    assert_int_equal(atomic_load(&f->calls), 2);
+    expect_read(w, 1700000000, 2); /* the old copy */
     /* Zoekt is up again, but within the back-off no call waits for another fetch. */
     f->rc = ZK_OK;
     atomic_fetch_add(&clock_ms, 4999);
-    assert_int_equal(lookup(c, f, t), 1);
-    assert_int_equal(t[1], 1700000000);
-    assert_int_equal(atomic_load(&f->calls), 2);
+    expect_read(w, 1700000000, 2);
     atomic_fetch_add(&clock_ms, 1);
-    assert_int_equal(lookup(c, f, t), 1);
-    assert_int_equal(t[1], 1700003600);
-    assert_int_equal(atomic_load(&f->calls), 3);
+    expect_read(w, 1700003600, 3);
 }
 
 static void test_no_copy_yet_no_times(void **state)
@@ -217,9 +218,7 @@ static void test_cancelled_fetch_starts_no_backoff(void **state)
     f->rc = ZK_ECANCELLED;
     assert_int_equal(lookup(c, f, t), 0);
     f->rc = ZK_OK;
-    assert_int_equal(lookup(c, f, t), 1);
-    assert_int_equal(t[1], 1700000000);
-    assert_int_equal(atomic_load(&f->calls), 2);
+    expect_read(w, 1700000000, 2);
 }
 
 /* A search that saw a commit the copy does not know gets no time for that repository (the copy's
