@@ -220,6 +220,9 @@ zoekt)
   if [ -z "$archive" ]; then
     log "Zoekt $zoekt_commit for $arch could not be built from its Go module, and ZK_ZOEKT_DIR names no archive:"
     grep -v '^go: downloading' "$log_file" | tail -3 >&2
+    log "to go on: set ZK_ZOEKT_DIR to a folder holding zoekt-COMMIT-linux-$arch.tar.xz (zoekt-webserver and" \
+      "zoekt-git-index built from github.com/sourcegraph/zoekt), or point GOPROXY at a proxy that serves that" \
+      "module (README, Quick start)"
     exit 3
   fi
   dir=$cache/upstream/zoekt-archive/$(basename "$archive" .tar.xz)
