@@ -425,9 +425,6 @@ index_repo() {
         report_failure "$name" "$step" "$(failure "git $step" "$log")" "$started"
         return
     fi
-    # zoekt-git-index names the repository after this setting, whatever the URL looks like.
-    git --git-dir="$mirror" config zoekt.name "$name"
-
     step=index
     missing=$(missing_branches "$mirror" "$branches")
     if [ -n "$missing" ]; then
@@ -440,9 +437,14 @@ index_repo() {
         report_failure "$name" "$step" "cannot create a temporary directory in $INDEX_DIR" "$started"
         return
     }
-    # $ctags_flags is one word or none, so it is left unquoted.
+    # zoekt-git-index names a repository after its path below -repo_cache (without .git), and that
+    # name wins over any zoekt.name in the mirror's config; the mirrors are laid out by full name, so
+    # the index names each repository as the spec does. Without the flag it would take the folder's
+    # last segment ("alpha" for git.example/acme/alpha). $ctags_flags is one word or none, so it is
+    # left unquoted.
     # shellcheck disable=SC2086
-    if ! "$ZOEKT_GIT_INDEX" -index "$tmp" -branches "$branches" $ctags_flags "$@" "$mirror" >"$log" 2>&1; then
+    if ! "$ZOEKT_GIT_INDEX" -index "$tmp" -repo_cache "$REPOS_DIR" -branches "$branches" $ctags_flags "$@" "$mirror" \
+        >"$log" 2>&1; then
         rm -rf "$tmp"
         report_failure "$name" "$step" "$(failure zoekt-git-index "$log")" "$started"
         return

@@ -65,12 +65,12 @@ check "the summary counts 2 indexed and 1 failed, naming it" \
   grep -qx '{"summary":{"indexed":2,"failed":1,"removed":0,"failedRepositories":\["local/broken"\]}}' "$T/out"
 check "the summary is the termination message" cmp -s <(tail -n 1 "$T/out") "$T/termination-log"
 check "mirrors are bare mirror clones" test "$(git --git-dir="$T/data/repos/local/alpha.git" config remote.origin.mirror)" = true
-check "the mirror names the repository for zoekt" \
-  test "$(git --git-dir="$T/data/repos/local/beta.git" config zoekt.name)" = local/beta
+check "the shards carry the full name (zoekt-git-index is given the mirrors' folder as -repo_cache)" \
+  test -f "$(shard local/beta)" -a -z "$(find "$T/data/index" -name 'beta_*')"
 check "alpha's shard holds its HEAD" grep -q "$(rev_of alpha main)" "$(shard local/alpha)"
 check "beta's shard holds its first listed branch" grep -q "$(rev_of beta main)" "$(shard local/beta)"
 check "the indexer got the branches, the extra flag and the mirror" \
-  grep -qE "^-index $T/data/index/\.tmp\.[A-Za-z0-9]+ -branches main,dev -submodules=false $T/data/repos/local/beta.git\$" "$T/calls"
+  grep -qE "^-index $T/data/index/\.tmp\.[A-Za-z0-9]+ -repo_cache $T/data/repos -branches main,dev -submodules=false $T/data/repos/local/beta.git\$" "$T/calls"
 check "HEAD when no branch is listed" grep -qE -- "-branches HEAD -submodules=false $T/data/repos/local/alpha.git\$" "$T/calls"
 check "no temporary directory is left in the index" test -z "$(find "$T/data/index" -name '.tmp.*')"
 check "no half clone is left" test -z "$(find "$T/data/repos" -name '*.tmp')"
