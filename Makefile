@@ -162,7 +162,10 @@ test-unit:
 	@$(MAKE) --no-print-directory $(UNIT_BINS) $(TSAN_UNIT_BINS)
 	@tests/run.sh unit
 
+# The demo runs Zoekt: without it (scripts/upstream.sh says what to provide) it stops before building.
 demo: deps
+	@scripts/upstream.sh zoekt $$(dpkg --print-architecture) >/dev/null || \
+	  { echo "make demo: stopped, there is no Zoekt to run (see above)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory all
 	@scripts/cluster.sh up
 	@scripts/demo.sh

@@ -6,8 +6,9 @@
 #   scripts/upstream.sh build [PART...]   build what is missing (default: every part); quiet when cached
 #   scripts/upstream.sh bin PART          print the folder holding PART's executables, building it first
 #   scripts/upstream.sh zoekt ARCH        print the folder holding zoekt-webserver and zoekt-git-index
-#                                         for linux/ARCH (amd64 or arm64), building them first; exits 3
-#                                         with the reason when they cannot be had
+#                                         for linux/ARCH (amd64 or arm64), unpacking or building them
+#                                         first; exits 3 with the reason and what to provide when they
+#                                         cannot be had
 #
 # PART is one of: kube (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 # kubectl at KUBE_VERSION), etcd, containerd (containerd, its runc shim and ctr), runc, cni (bridge,
@@ -19,14 +20,23 @@
 # compilation. Where the machine's Go is older than a module needs, the go command fetches the newer
 # toolchain from the module proxy itself (GOTOOLCHAIN=auto).
 #
-# Zoekt: some module proxies refuse github.com/sourcegraph/zoekt (this project's machines' proxy answers
-# 403 "not available" for every version). There, and only there, ZK_ZOEKT_DIR may name a folder of
-# prebuilt release archives zoekt-COMMIT-linux-ARCH.tar.xz (each holding the two binaries); the script
-# says which it used. Nothing else falls back.
+# Zoekt comes from one of two places, in this order:
+#   1. prebuilt archives zoekt-COMMIT-linux-ARCH.tar.xz (zoekt-webserver and zoekt-git-index at the top),
+#      in the folder ZK_ZOEKT_DIR names, else in $zoekt_default_dir when that exists: for air-gapped
+#      machines and module proxies that refuse github.com/sourcegraph/zoekt (this project's machines'
+#      proxy answers 403 for every version). COMMIT must be the pinned commit (its 12 digits or all 40)
+#      and the binaries must carry it (go build -ldflags "-X github.com/sourcegraph/zoekt/index.Version=
+#      COMMIT", as the module build below and images/Dockerfile.zoekt stamp it); an archive of another
+#      commit is refused with both commits named.
+#   2. its Go module at the pinned commit, built once into the cache.
+# Without either, `zoekt` exits 3 and says what to provide; the suites that need Zoekt then report
+# themselves skipped with that reason (docs/testing.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
+# Where an air-gapped machine keeps the Zoekt archives when ZK_ZOEKT_DIR is not set.
+zoekt_default_dir=/opt/zoekt-operator/zoekt
 . "$root/scripts/versions.sh"
 # Bump a part's recipe when its build below changes what it builds, so that the old output is rebuilt.
 declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1 [actionlint]=r1)
@@ -205,6 +215,60 @@ ensure() {
   echo "$out"
 }
 
+# zoekt_from_archive ARCH: prints the folder holding the binaries unpacked from the archive for the
+# pinned commit and ARCH, or prints "refused" after saying why when the folder holds only archives of
+# another commit, or binaries that do not carry the pin; returns 1 either way, and when there is no
+# archive at all. Unpacked once per archive content, into the cache.
+zoekt_from_archive() {
+  local arch=$1 src=${ZK_ZOEKT_DIR:-$zoekt_default_dir} archive="" other="" f c sum dir
+  [ -d "$src" ] || { [ -z "${ZK_ZOEKT_DIR:-}" ] || log "ZK_ZOEKT_DIR=$src is not a folder"; return 1; }
+  for f in "$src"/zoekt-*-linux-"$arch".tar.xz; do
+    [ -f "$f" ] || continue
+    c=${f##*/zoekt-}
+    c=${c%-linux-"$arch".tar.xz}
+    case $c in
+    "$zoekt_commit" | "$zoekt_commit"????????????????????????????) archive=$f ;;
+    *) other=$c ;;
+    esac
+  done
+  if [ -z "$archive" ]; then
+    [ -n "$other" ] || return 1
+    log "$src holds Zoekt $other for $arch, but scripts/versions.sh pins $zoekt_commit: put" \
+      "zoekt-$zoekt_commit-linux-$arch.tar.xz there (built from github.com/sourcegraph/zoekt at $zoekt_commit)"
+    echo refused
+    return 1
+  fi
+  sum=$(sha256sum "$archive" | cut -c1-16)
+  dir=$cache/upstream/zoekt-archive/zoekt-$zoekt_commit-linux-$arch-$sum
+  if [ -x "$dir/zoekt-webserver" ] && [ -x "$dir/zoekt-git-index" ]; then
+    echo "$dir"
+    return 0
+  fi
+  # What an earlier archive of this commit and architecture unpacked is stale now.
+  rm -rf "$cache/upstream/zoekt-archive/zoekt-$zoekt_commit-linux-$arch-"*
+  mkdir -p "$dir.new"
+  if ! tar -C "$dir.new" -xJf "$archive" zoekt-webserver zoekt-git-index 2>"$dir.err"; then
+    log "$archive does not hold zoekt-webserver and zoekt-git-index at its top: $(tail -n 1 "$dir.err")"
+    rm -rf "$dir.new" "$dir.err"
+    echo refused
+    return 1
+  fi
+  rm -f "$dir.err"
+  # The binaries must be the pinned commit's, whatever the archive is called.
+  for f in zoekt-webserver zoekt-git-index; do
+    grep -aqF "$zoekt_commit" "$dir.new/$f" && continue
+    log "$archive: its $f does not carry the pinned commit $zoekt_commit (build it from that commit with" \
+      "-ldflags \"-X github.com/sourcegraph/zoekt/index.Version=$zoekt_commit\")"
+    rm -rf "$dir.new"
+    echo refused
+    return 1
+  done
+  chmod 755 "$dir.new" "$dir.new"/zoekt-webserver "$dir.new"/zoekt-git-index
+  mv "$dir.new" "$dir"
+  log "Zoekt $zoekt_commit for $arch unpacked from $archive"
+  echo "$dir"
+}
+
 case ${1:-} in
 build)
   shift
@@ -213,24 +277,17 @@ build)
 bin) ensure "${2:?part}" ;;
 zoekt)
   arch=${2:?architecture}
+  case $arch in amd64 | arm64) ;; *) log "Zoekt is built for amd64 and arm64, not $arch"; exit 2 ;; esac
+  if dir=$(zoekt_from_archive "$arch"); then echo "$dir"; exit 0; fi
+  [ "$dir" = refused ] && exit 3
   log_file=$cache/upstream/zoekt-build-$arch.log
   mkdir -p "$cache/upstream"
   if ( ensure zoekt "$arch" ) 2>"$log_file"; then exit 0; fi
-  archive=$(ls "${ZK_ZOEKT_DIR:-/nonexistent}"/zoekt-*-linux-"$arch".tar.xz 2>/dev/null | head -n1 || true)
-  if [ -z "$archive" ]; then
-    log "Zoekt $zoekt_commit for $arch could not be built from its Go module, and ZK_ZOEKT_DIR names no archive:"
-    grep -v '^go: downloading' "$log_file" | tail -3 >&2
-    log "to go on: set ZK_ZOEKT_DIR to a folder holding zoekt-COMMIT-linux-$arch.tar.xz (zoekt-webserver and" \
-      "zoekt-git-index built from github.com/sourcegraph/zoekt), or point GOPROXY at a proxy that serves that" \
-      "module (README, Quick start)"
-    exit 3
-  fi
-  dir=$cache/upstream/zoekt-archive/$(basename "$archive" .tar.xz)
-  if [ ! -x "$dir/zoekt-webserver" ] || [ ! -x "$dir/zoekt-git-index" ]; then
-    rm -rf "$dir.new" && mkdir -p "$dir.new" && tar -C "$dir.new" -xJf "$archive" && chmod 755 "$dir.new"
-    rm -rf "$dir" && mv "$dir.new" "$dir"
-  fi
-  log "the module proxy refused Zoekt $zoekt_commit (see $log_file); using $archive"
-  echo "$dir" ;;
+  log "Zoekt $zoekt_commit for $arch: no archive in ${ZK_ZOEKT_DIR:-$zoekt_default_dir}, and its Go module could not be built:"
+  grep -v '^go: downloading' "$log_file" | tail -3 >&2
+  log "to go on, either put zoekt-$zoekt_commit-linux-$arch.tar.xz (zoekt-webserver and zoekt-git-index built" \
+    "from github.com/sourcegraph/zoekt at $zoekt_commit) into $zoekt_default_dir or a folder named by ZK_ZOEKT_DIR," \
+    "or point GOPROXY at a module proxy that serves github.com/sourcegraph/zoekt (docs/cluster.md, Zoekt)"
+  exit 3 ;;
 *) sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac

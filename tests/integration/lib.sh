@@ -16,13 +16,43 @@ ok()   { _t_n=$((_t_n + 1)); _t_pass=$((_t_pass + 1)); echo "ok $_t_n - $*"; }
 fail() { _t_n=$((_t_n + 1)); _t_fail=$((_t_fail + 1)); echo "not ok $_t_n - $*"; }
 skip() { _t_n=$((_t_n + 1)); _t_skip=$((_t_skip + 1)); echo "ok $_t_n - $* # SKIP"; }
 
-# skip_suite REASON: the whole suite cannot run here (a missing input such as ../shared/zoekt). It says
-# why in one line and counts one skip, never a pass. Under CI (CI set) nothing may be missing, so there
-# it counts as a failure instead.
+# skip_suite REASON: the whole suite cannot run here (no local node, a tool that cannot be built). It
+# says why in one line and counts one skip, never a pass. Under CI (CI set) nothing but Zoekt may be
+# missing (need_zoekt), so there it counts as a failure instead.
 skip_suite() {
   if [ -n "${CI:-}" ]; then fail "cannot run under CI: $*"; else skip "$*"; fi
   finish
   exit $?
+}
+
+# need_zoekt [ARCH...]: the suite needs the pinned Zoekt for each ARCH (default: this machine's), from
+# scripts/upstream.sh. Sets ZOEKT_BIN to the folder of the first ARCH's binaries. Where there is none
+# (no archive handed in, and its Go module cannot be built here) the suite counts one skip that gives
+# upstream.sh's reason, under CI too: a fresh machine has no Zoekt, and the project may not fetch it
+# from anywhere else (docs/testing.md). Any other failure of upstream.sh fails the suite.
+need_zoekt() {
+  local arch err rc dir
+  [ $# -gt 0 ] || set -- "$(dpkg --print-architecture 2>/dev/null || uname -m)"
+  err=$(mktemp)
+  ZOEKT_BIN=
+  for arch in "$@"; do
+    dir=$("$ZK_ROOT/scripts/upstream.sh" zoekt "$arch" 2>"$err")
+    rc=$?
+    case $rc in
+    0) [ -n "$ZOEKT_BIN" ] || ZOEKT_BIN=$dir ;;
+    3)
+      skip "no Zoekt for $arch, so this suite cannot run: $(tail -n 1 "$err" | sed 's/^upstream: //')"
+      rm -f "$err"
+      finish
+      exit $? ;;
+    *)
+      fail "scripts/upstream.sh zoekt $arch exits $rc: $(tail -n 3 "$err" | tr '\n' ' ')"
+      rm -f "$err"
+      finish
+      exit 1 ;;
+    esac
+  done
+  rm -f "$err"
 }
 
 # check DESC CMD...: passes when CMD exits 0.

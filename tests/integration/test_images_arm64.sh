@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The arm64 images, whose programs the amd64 node cannot run: each is started from inside its own
-# image under qemu-user-static (scripts/images.sh run). The arm64 zoekt-git-index indexes a repository,
-# the arm64 zoekt-webserver serves a search over it, the arm64 connector answers an agent's MCP call
+# image under qemu-user-static (scripts/images.sh run). The indexer script indexes a repository with
+# the arm64 zoekt-git-index and universal-ctags, the arm64 zoekt-webserver serves a symbol search over it, the arm64 connector answers an agent's MCP call
 # (the official SDK client over stdio) against that webserver, and the arm64 operator and nginx start.
 source "$(dirname "$0")/lib.sh"
 
@@ -9,23 +9,25 @@ IMG=$ZK_ROOT/scripts/images.sh
 T=$(mktemp -d /tmp/zk-arm64-test.XXXXXX)
 chmod 755 "$T"
 on_exit "rm -rf '$T'"
-"$ZK_ROOT/scripts/upstream.sh" zoekt arm64 >/dev/null 2>"$T/zoekt.err" ||
-  skip_suite "no Zoekt for arm64 ($(tail -1 "$T/zoekt.err")): the arm64 Zoekt image cannot be built"
+need_zoekt arm64
 run() { "$IMG" run "$1" arm64 -v "$T:/work" -- "${@:2}"; }
 
 check "the Zoekt image is arm64" test "$(run zoekt uname -m 2>/dev/null)" = aarch64
 
-# A repository named as the indexer names mirrors.
+# The indexer as the CronJob runs it: controller/assets/indexer.sh under the image's sh, its git and
+# its universal-ctags, mirroring a repository and indexing it with the arm64 zoekt-git-index.
 git init -q -b main "$T/src"
 mkdir -p "$T/src/pkg"
 printf 'package pkg\n\n// Frobnicate is what the arm64 test looks for.\nfunc Frobnicate() string {\n\treturn "arm64-marker-3d9e"\n}\n' >"$T/src/pkg/frob.go"
 git -C "$T/src" add . && git -C "$T/src" -c user.name=t -c user.email=t@example.invalid commit -q -m init
-git clone -q --mirror "$T/src" "$T/demo.git"
-git --git-dir="$T/demo.git" config zoekt.name mirrors/example.org/arm/demo
+cp "$ZK_ROOT/controller/assets/indexer.sh" "$T/indexer.sh"
+echo "mirrors/example.org/arm/demo file:///work/src" >"$T/repositories.txt"
 chmod -R a+rwX "$T"
-check "the arm64 zoekt-git-index indexes a repository" \
-  run zoekt zoekt-git-index -index /work/index -disable_ctags /work/demo.git
-check "it wrote a shard" bash -c "ls '$T/index' | grep -q '^mirrors%2Fexample.org%2Farm%2Fdemo.*\.zoekt$'"
+run zoekt env REPOS_FILE=/work/repositories.txt DATA_DIR=/work/data INDEX_DIR=/work/index \
+  CREDENTIALS_DIR=/work/no-credentials TERMINATION_LOG=/work/termination-log sh /work/indexer.sh >"$T/indexer.out" 2>&1
+check "the arm64 indexer indexes the repository with symbols" \
+  grep -q '"repository":"mirrors/example.org/arm/demo","status":"indexed","step":"index","shards":1,"symbols":true' "$T/indexer.out"
+check "its shard carries the repository's full name" bash -c "ls '$T/index' | grep -q '^mirrors%2Fexample.org%2Farm%2Fdemo_v16\..*\.zoekt$'"
 
 port=$("$ZK_ROOT/scripts/free-port.sh")
 setsid "$IMG" run zoekt arm64 -v "$T:/work" -- zoekt-webserver -index /work/index -listen "127.0.0.1:$port" -rpc \
@@ -34,8 +36,8 @@ web=$!
 on_exit "kill -- -$web"
 check "the arm64 zoekt-webserver answers" eventually 60 curl -sf -o /dev/null "http://127.0.0.1:$port/healthz"
 search=$(curl -s --max-time 20 -X POST -H 'Content-Type: application/json' "http://127.0.0.1:$port/api/search" \
-  -d '{"Q":"arm64-marker-3d9e","Opts":{"NumContextLines":1}}')
-check "it serves a search over the index" grep -q 'frob.go' <<<"$search"
+  -d '{"Q":"sym:Frobnicate","Opts":{"NumContextLines":1}}')
+check "it serves a symbol search over the index" grep -q '"Sym":"Frobnicate"' <<<"$search"
 
 out=$(MCP_STDIO_COMMAND="[\"$IMG\",\"run\",\"connector\",\"arm64\",\"--\",\"zoekt-connector\",\"--stdio\",\"--zoekt-url\",\"http://127.0.0.1:$port\",\"--mirror-prefix\",\"mirrors/\"]" \
   node "$ZK_ROOT/tests/integration/node/mcp-call.mjs" stdio "" search_code '{"query":"arm64-marker-3d9e"}' 2>&1)

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
 
-node_preflight
+node_preflight connector
 PKI=${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}/pki
 IP=$("$ZK_ROOT/scripts/node-ip.sh")
 

@@ -2,8 +2,9 @@
 # One full MCP session through the official Python SDK (`mcp`, pinned in tests/mcp_python/requirements.txt),
 # over stdio and over Streamable HTTP with bearer auth, against the real zoekt-webserver
 # (tests/mcp_python/session.py). The SDK lives in the virtualenv tests/mcp_python/venv.sh makes (and
-# scripts/deps.sh makes ahead); when it cannot be made here, or ../shared/zoekt is missing, the suite
-# says so and counts one skip (a failure under CI). No Kubernetes.
+# scripts/deps.sh makes ahead); when it cannot be made here the suite says so and counts one skip (a
+# failure under CI), and without Zoekt it is skipped as need_zoekt says (tests/integration/lib.sh). No
+# Kubernetes.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -22,8 +23,8 @@ needed() {
 }
 needed "$ZK_ROOT/tests/mcp_python/venv.sh" make
 venv=$got
-needed "$ZK_ROOT/tests/support/zoekt.sh" bin
-zoekt_bin=$got
+need_zoekt
+zoekt_bin=$ZOEKT_BIN
 
 # session.py prints its own TAP summary ("# pass N", "# fail N", "# skipped N") for tests/run.sh.
 "$venv/bin/python" "$ZK_ROOT/tests/mcp_python/session.py" "$ZK_BIN/zoekt-connector" "$zoekt_bin"

@@ -11,12 +11,8 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
-bin=$("$ZK_ROOT/tests/support/zoekt.sh" bin 2>"${TMPDIR:-/tmp}/refresh-zoekt.$$")
-case $? in
-0) rm -f "${TMPDIR:-/tmp}/refresh-zoekt.$$" ;;
-3) skip_suite "$(cat "${TMPDIR:-/tmp}/refresh-zoekt.$$"; rm -f "${TMPDIR:-/tmp}/refresh-zoekt.$$")" ;;
-*) fail "tests/support/zoekt.sh bin: $(cat "${TMPDIR:-/tmp}/refresh-zoekt.$$")"; finish; exit 1 ;;
-esac
+need_zoekt
+bin=$ZOEKT_BIN
 
 T=$(mktemp -d)
 # nginx's workers (www-data) reach the git server's socket through it.
@@ -47,7 +43,7 @@ make_repo() {
   "$ZK_ROOT/scripts/git-server.sh" repo "$T/git" "$1"
   mkdir -p "$T/src/$1"
   printf 'int %sword(void) { return 0; }\n' "$1" >"$T/src/$1/main.c"
-  "$ZK_ROOT/tests/support/zoekt.sh" repo "$T/src/$1" "local/$1"
+  "$ZK_ROOT/tests/support/zoekt.sh" repo "$T/src" "$1"
   git -C "$T/src/$1" push -q "$T/git/repos/$1.git" main
 }
 # push NAME WORD: a commit adding WORD to NAME, pushed to the server.

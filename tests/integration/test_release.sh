@@ -15,10 +15,7 @@ source "$(dirname "$0")/node/common.sh"
 
 "$ZK_ROOT/scripts/cluster.sh" status >/dev/null 2>&1 ||
   skip_suite "the local node is not running (scripts/cluster.sh up without ZK_NODE=0)"
-for a in amd64 arm64; do # a release holds both architectures
-  "$ZK_ROOT/scripts/upstream.sh" zoekt "$a" >/dev/null 2>"$NODE_TMP/zoekt.err" ||
-    skip_suite "no Zoekt for $a ($(tail -1 "$NODE_TMP/zoekt.err")): the Zoekt image cannot be built"
-done
+need_zoekt amd64 arm64 # a release holds both architectures
 
 REG=localhost/zoekt-release-test
 VERSION=$(sed -n 's/^VERSION *:= *//p' "$ZK_ROOT/Makefile")

@@ -14,10 +14,7 @@ source "$(dirname "$0")/lib.sh"
 TMP=$(mktemp -d); on_exit "rm -rf '$TMP'"
 export PATH=${ZK_CACHE:-/var/cache/zoekt-operator}/bin:$PATH
 
-for a in amd64 arm64; do # a release holds both architectures
-  "$ZK_ROOT/scripts/upstream.sh" zoekt "$a" >/dev/null 2>"$TMP/zoekt.err" ||
-    skip_suite "no Zoekt for $a ($(tail -1 "$TMP/zoekt.err")): the Zoekt image cannot be built"
-done
+need_zoekt amd64 arm64 # a release holds both architectures
 VERSION=$(sed -n 's/^VERSION *:= *//p' "$ZK_ROOT/Makefile")
 REG=registry.example.com/zk
 A=$ZK_ROOT/build/release-repro/a/$VERSION

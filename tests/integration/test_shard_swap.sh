@@ -12,12 +12,8 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
-bin=$("$ZK_ROOT/tests/support/zoekt.sh" bin 2>"${TMPDIR:-/tmp}/shard-swap-zoekt.$$")
-case $? in
-0) rm -f "${TMPDIR:-/tmp}/shard-swap-zoekt.$$" ;;
-3) skip_suite "$(cat "${TMPDIR:-/tmp}/shard-swap-zoekt.$$"; rm -f "${TMPDIR:-/tmp}/shard-swap-zoekt.$$")" ;;
-*) fail "tests/support/zoekt.sh bin: $(cat "${TMPDIR:-/tmp}/shard-swap-zoekt.$$")"; finish; exit 1 ;;
-esac
+need_zoekt
+bin=$ZOEKT_BIN
 
 T=$(mktemp -d)
 on_exit "rm -rf '$T'"
@@ -30,7 +26,7 @@ export GIT_CONFIG_NOSYSTEM=1 HOME=$T
 make_repo() {
   mkdir -p "$T/src/$1"
   printf 'int %s(void) { return 0; } /* shardswap */\n' "$2" >"$T/src/$1/main.c"
-  "$ZK_ROOT/tests/support/zoekt.sh" repo "$T/src/$1" "local/$1"
+  "$ZK_ROOT/tests/support/zoekt.sh" repo "$T/src" "$1"
 }
 make_repo alpha alphaword
 make_repo beta betaword
