@@ -11,12 +11,13 @@ dir=${1:?usage: corpus-ctags.sh DIR}
 index=$dir/index-ctags
 
 "$root/tests/bench/corpus.sh" "$dir" >/dev/null
-if [ -e "$index/.complete" ]; then
+zoekt_commit=$(. "$root/scripts/versions.sh"; echo "$zoekt_commit")
+if [ "$(cat "$index/.complete" 2>/dev/null)" = "$zoekt_commit" ]; then
   echo "$index"
   exit 0
 fi
 bin=$("$root/tests/support/zoekt.sh" bin)
-rm -rf "$dir/extra-debs" "$dir/extra-src" "$index" "$dir/ctags-bin"
+rm -rf "$dir/extra-debs" "$dir/extra-src" "$dir/names-debian" "$index" "$dir/ctags-bin"
 mkdir -p "$dir/extra-debs" "$dir/extra-src" "$index" "$dir/ctags-bin"
 
 # Non-Go sources: package -> the folder of its files that becomes one repository.
@@ -32,7 +33,7 @@ for pkg in "${!extra[@]}"; do
   dpkg-deb -x "$dir"/extra-debs/"${pkg}"_*.deb "$dir/extra-debs/$pkg"
   mkdir -p "$dir/extra-src/$pkg"
   cp -r "$dir/extra-debs/$pkg/${extra[$pkg]}/." "$dir/extra-src/$pkg/"
-  "$root/tests/support/zoekt.sh" repo "$dir/extra-src/$pkg" "mirrors/debian/$pkg"
+  "$root/tests/support/zoekt.sh" repo "$dir/extra-src" "$pkg"
   echo "$pkg" >>"$dir/extra-modules"
 done
 
@@ -47,12 +48,16 @@ export CTAGS_COMMAND=$dir/ctags-bin/universal-ctags
 # index_go OUT [FLAG]: indexes the Go modules into OUT, two at a time as corpus.sh does; prints the wall,
 # user and system seconds. Both variants are timed here, one after the other, so that they meet the
 # same machine.
-src=$dir/src/usr/share/gocode/src
-export src bin
+# Named as corpus.sh names them: mirrors/<path> from their path below -repo_cache names/ (names/mirrors
+# is the Go source folder); the Debian sources become mirrors/debian/<package> the same way.
+mkdir -p "$dir/names-debian/mirrors"
+ln -sfn "$dir/extra-src" "$dir/names-debian/mirrors/debian"
+export dir bin
 index_go() {
   local TIMEFORMAT='%R %U %S'
   export out=$1 flag=${2:-}
-  { time xargs -P 2 -I{} bash -c '"$bin/zoekt-git-index" -index "$out" $flag "$src/{}" >/dev/null 2>&1' \
+  { time xargs -P 2 -I{} bash -c \
+      '"$bin/zoekt-git-index" -index "$out" -repo_cache "$dir/names" $flag "$dir/names/mirrors/{}" >/dev/null 2>&1' \
       <"$dir/modules"; } 2>&1
 }
 mkdir -p "$dir/index-plain"
@@ -60,7 +65,8 @@ echo "without $(index_go "$dir/index-plain" -disable_ctags) $(du -sb "$dir/index
 rm -rf "$dir/index-plain"
 echo "with $(index_go "$index") $(du -sb "$index" | cut -f1)" >>"$dir/index-ctags.stats"
 while read -r pkg; do
-  "$bin/zoekt-git-index" -index "$index" "$dir/extra-src/$pkg" >/dev/null 2>&1
+  "$bin/zoekt-git-index" -index "$index" -repo_cache "$dir/names-debian" "$dir/names-debian/mirrors/debian/$pkg" \
+    >/dev/null 2>&1
 done <"$dir/extra-modules"
-touch "$index/.complete"
+echo "$zoekt_commit" >"$index/.complete"
 echo "$index"

@@ -19,7 +19,9 @@ index=$dir/index
 if [ "${2:-}" = ctags ]; then
   exec "$root/tests/bench/corpus-ctags.sh" "$dir"
 fi
-if [ -e "$index/.complete" ]; then
+# An index is reused only when the pinned Zoekt built it: .complete holds that commit.
+zoekt_commit=$(. "$root/scripts/versions.sh"; echo "$zoekt_commit")
+if [ "$(cat "$index/.complete" 2>/dev/null)" = "$zoekt_commit" ]; then
   echo "$index"
   exit 0
 fi
@@ -40,7 +42,7 @@ packages=(
 )
 
 bin=$("$root/tests/support/zoekt.sh" bin)
-rm -rf "$dir/debs" "$dir/src" "$index"
+rm -rf "$dir/debs" "$dir/src" "$dir/names" "$index"
 mkdir -p "$dir/debs" "$dir/src" "$index"
 
 # The packages and the golang-*-dev packages they need, downloaded (not installed) and unpacked.
@@ -50,6 +52,11 @@ mapfile -t all < <(apt-cache depends --recurse --no-recommends --no-suggests --n
 (cd "$dir/debs" && apt-get download -qq "${all[@]}" 2>/dev/null)
 for deb in "$dir"/debs/*.deb; do dpkg-deb -x "$deb" "$dir/src"; done
 src=$dir/src/usr/share/gocode/src
+
+# zoekt-git-index names a repository after its path below -repo_cache: names/mirrors is the source
+# folder, so the module at src/<path> becomes mirrors/<path>.
+mkdir -p "$dir/names"
+ln -sfn "$src" "$dir/names/mirrors"
 
 # Module roots, then one repository and one index shard per module, two at a time.
 python3 - "$src" >"$dir/modules" <<'PY'
@@ -70,9 +77,9 @@ def walk(rel, depth):
 for host in sorted(os.listdir(top)):
     walk(host, 1)
 PY
-export src bin index root
+export dir index root
 xargs -P 2 -I{} bash -c '
-  "$root/tests/support/zoekt.sh" repo "$src/{}" "mirrors/{}" &&
-  "$bin/zoekt-git-index" -index "$index" -disable_ctags "$src/{}" >/dev/null 2>&1' <"$dir/modules"
-touch "$index/.complete"
+  "$root/tests/support/zoekt.sh" repo "$dir/names" "mirrors/{}" &&
+  "$root/tests/support/zoekt.sh" index "$index" "$dir/names" "mirrors/{}" -disable_ctags >/dev/null 2>&1' <"$dir/modules"
+echo "$zoekt_commit" >"$index/.complete"
 echo "$index"

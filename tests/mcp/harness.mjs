@@ -141,9 +141,9 @@ function recordedQueries() {
 }
 
 // Real Zoekt (tests/support/zoekt.sh): makes a git repository for each entry of repos ({name: {path:
-// text}}, name as zoekt-git-index takes it from zoekt.name), indexes them with zoekt-git-index and
-// starts zoekt-webserver on a free loopback port. Resolves to { url, child }, or to { skip: reason }
-// when this checkout has no Zoekt archive (../shared/zoekt). The repositories named in opts.ctags are
+// text}}) at repos/<name>, indexes them with zoekt-git-index (which names each after its path below
+// repos/) and starts zoekt-webserver on a free loopback port. Resolves to { url, child }, or to
+// { skip: reason } when this machine has no Zoekt (tests/support/zoekt.sh bin says why). The repositories named in opts.ctags are
 // indexed as a corpus is, by controller/assets/indexer.sh with the host's universal-ctags (symbols);
 // opts.indexerLog gets that run's output lines. The others are indexed with -disable_ctags.
 export async function startRealZoekt(dir, repos, opts = {}) {
@@ -156,13 +156,14 @@ export async function startRealZoekt(dir, repos, opts = {}) {
   mkdirSync(index, { recursive: true });
   const withCtags = opts.ctags ?? [];
   const listed = [];
+  const root = join(dir, 'repos');
   for (const [name, files] of Object.entries(repos)) {
-    const repo = join(dir, 'repos', name.replace(/\//g, '_'));
+    const repo = join(root, name);
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(repo, path)), { recursive: true });
       writeFileSync(join(repo, path), text);
     }
-    execFileSync(helper, ['repo', repo, name]);
+    execFileSync(helper, ['repo', root, name]);
     if (withCtags.includes(name)) listed.push(`${name} file://${repo} main`);
   }
   // The indexer first: it removes the shards of repositories it does not list.
@@ -176,8 +177,7 @@ export async function startRealZoekt(dir, repos, opts = {}) {
   }
   for (const name of Object.keys(repos)) {
     if (withCtags.includes(name)) continue;
-    const repo = join(dir, 'repos', name.replace(/\//g, '_'));
-    execFileSync(join(bin, 'zoekt-git-index'), ['-index', index, '-disable_ctags', repo], { stdio: 'ignore' });
+    execFileSync(helper, ['index', index, root, name, '-disable_ctags'], { stdio: 'ignore' });
   }
   const port = execFileSync(join(ROOT, 'scripts/free-port.sh'), { encoding: 'utf8' }).trim();
   const child = track(spawn(join(bin, 'zoekt-webserver'), ['-index', index, '-listen', `127.0.0.1:${port}`, '-rpc'],

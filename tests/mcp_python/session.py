@@ -77,7 +77,7 @@ def start_zoekt(tmp, zoekt_bin):
     (repo / "src").mkdir(parents=True)
     (repo / "src/pay.go").write_text(PAY_GO)
     (repo / "README.md").write_text("# payments\n")
-    subprocess.run([ROOT / "tests/support/zoekt.sh", "repo", repo, REPO], check=True)
+    subprocess.run([ROOT / "tests/support/zoekt.sh", "repo", tmp, "repo"], check=True)
     (tmp / "repositories.txt").write_text(f"{REPO} file://{repo} main\n")
     env = dict(os.environ, REPOS_FILE=str(tmp / "repositories.txt"), DATA_DIR=str(tmp / "data"),
                INDEX_DIR=str(index), WORK_DIR=str(tmp / "indexer-work"), CREDENTIALS_DIR=str(tmp / "none"),
