@@ -241,10 +241,13 @@ while IFS=$'\t' read -r cname kind type target; do
 done < <(q "$W/plan.json" 'd.containers.flatMap(c => Object.entries(c.probes).map(([k, p]) => [c.name, k,
   Object.keys(p)[0], p.httpGet ? p.httpGet.port + p.httpGet.path : p.tcpSocket ? String(p.tcpSocket.port) : ""].join("\t"))).join("\n") + "\n"')
 check "the Deployment declares probes ($nprobes)" [ "$nprobes" -gt 0 ]
-# What the readiness probe means: nginx's /readyz is zoekt-webserver's own /healthz, passed through.
-direct=$(curl -s -w ' %{http_code}' --max-time 10 "http://$ZOEKT_ADDR/healthz")
+# What the readiness probe means: nginx's /readyz is zoekt-webserver's own /readyz (200 once the shards
+# at its start are loaded, not /healthz, which answers as soon as one is), passed through.
+direct=$(curl -s -w ' %{http_code}' --max-time 10 "http://$ZOEKT_ADDR/readyz")
 via=$(curl -s -w ' %{http_code}' --max-time 10 "$G/readyz")
-check "/readyz through nginx is zoekt-webserver's /healthz (status and body)" [ "$direct" = "$via" ]
+health=$(curl -s -w ' %{http_code}' --max-time 10 "http://$ZOEKT_ADDR/healthz")
+check "/readyz through nginx is zoekt-webserver's /readyz (status and body), not its /healthz" \
+  test "$direct" = "$via" -a "$via" != "$health"
 
 # ---- 6. stop as the kubelet does, and look for leftovers ---------------------------------------------
 for n in "${!PID[@]}"; do kill -TERM "${PID[$n]}" 2>/dev/null; done

@@ -26,7 +26,9 @@
  *   zk:deadline   500 {"Error":"context deadline exceeded"}, as Zoekt answers when MaxWallTime ran out
  * Anything but POST on a path under /api/ gets 405 {"Error":"Only POST is supported"}, as Zoekt answers.
  * /healthz (any method) answers 200 with a bare SearchResult, as zoekt-webserver does once its shards are
- * loaded (the search pod's probes ask it). Other paths get 404. */
+ * loaded (the zoekt-webserver container's liveness probe asks it), and /readyz 200 with an empty body, as
+ * zoekt-webserver does once the shards present at its start are loaded (the pod's readiness, through
+ * nginx). Other paths get 404. */
 #include "buf.h"
 #include "json.h"
 #include "mem.h"
@@ -367,6 +369,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     if (strcmp(url, "/healthz") == 0)
         return send_text(c, 200, REPLAY_HEALTHZ);
+    if (strcmp(url, "/readyz") == 0)
+        return send_text(c, 200, "");
     if (strncmp(url, "/api/", 5) != 0)
         return send_text(c, 404, "{\"Error\":\"not found\"}\n");
     if (strcmp(method, "POST") != 0)
