@@ -10,6 +10,8 @@ apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
           libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev libmicrohttpd-dev zlib1g-dev
           nginx unzip procps iproute2 python3 python3-yaml python3-venv util-linux wget busybox
           fcgiwrap xz-utils jq
+          # the indexer script's symbols outside the Zoekt image (test_real_zoekt, the benchmark)
+          universal-ctags
           # runc's seccomp support (scripts/upstream.sh builds runc with cgo)
           libseccomp-dev
           # the local node (scripts/node.sh) and the images it runs (scripts/images.sh)

@@ -175,8 +175,19 @@ exec "\$real" "\$@"
 EOF
 }
 
+# report_summary SUMMARY: prints the run's summary line and leaves it as the pod's termination message,
+# where the controller reads it (status.indexer, the Indexed condition).
+report_summary() {
+    printf '%s\n' "$1"
+    if [ -w "$TERMINATION_LOG" ] || { [ ! -e "$TERMINATION_LOG" ] && [ -w "$(dirname "$TERMINATION_LOG")" ]; }; then
+        printf '%s\n' "$1" >"$TERMINATION_LOG"
+    fi
+}
+
+# fail_all MESSAGE: the run cannot index anything (a setting, the volume, the image); nothing was
+# changed, the previous index keeps serving, and MESSAGE reaches the corpus's Indexed condition.
 fail_all() {
-    printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}\n' "$(json_str "$1")"
+    report_summary "$(printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}' "$(json_str "$1")")"
     exit 1
 }
 
@@ -204,7 +215,12 @@ run_lock=$DATA_DIR/.indexer.lock
 [ "$INDEXER_MODE" = full ] || run_lock=$DATA_DIR/.refresh.lock
 if [ "$have_flock" = 1 ]; then
     exec 9>"$run_lock" || fail_all "cannot open $run_lock"
-    flock -n 9 || fail_all "another indexer run holds $run_lock"
+    # Not fail_all: another run of the same kind is doing the work (a reindex Job started during the
+    # nightly run), which is nothing for anybody to fix, so the termination message stays empty.
+    if ! flock -n 9; then
+        printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}\n' "$(json_str "another indexer run holds $run_lock")"
+        exit 1
+    fi
 fi
 
 # retire SHARD: gives SHARD a second name in $RETIRED_DIR, before its name in $INDEX_DIR is renamed
@@ -276,21 +292,16 @@ EOF
     git_config credential.helper "!sh $WORK_DIR/credential-helper"
 fi
 
-# ctags_flags: what every zoekt-git-index call gets for symbols; symbols_missing: why no repository
-# can have symbols this run (no ctags), or empty.
+# ctags_flags: what every zoekt-git-index call gets for symbols.
 ctags_flags=
-symbols_missing=
 case ${SYMBOLS:-true} in
 false) ctags_flags=-disable_ctags ;;
 true)
+    # Without a ctags, zoekt-git-index would index text only and say nothing, and find_symbol would
+    # quietly find nothing: symbols were asked for, so the run stops before it changes anything.
     ctags=$(find_ctags)
-    if [ -n "$ctags" ]; then
-        export CTAGS_COMMAND="$ctags"
-    else
-        # Without this flag zoekt-git-index would say nothing and index text only.
-        ctags_flags=-disable_ctags
-        symbols_missing="no universal-ctags found (${CTAGS_COMMAND:-universal-ctags, ctags-universal or ctags on PATH}): indexed for text search only"
-    fi
+    [ -n "$ctags" ] || fail_all "symbols are on (spec.indexer.symbols), but the indexer image has no Universal Ctags (${CTAGS_COMMAND:+CTAGS_COMMAND=$CTAGS_COMMAND is not one; }looked for universal-ctags, ctags-universal and ctags on PATH): use an image with universal-ctags, such as the project's Zoekt image, or set spec.indexer.symbols: false to index for text search only; nothing was indexed and the previous index keeps serving"
+    export CTAGS_COMMAND="$ctags"
     ;;
 *) fail_all "SYMBOLS must be true or false, not '$SYMBOLS'" ;;
 esac
@@ -494,19 +505,18 @@ index_repo() {
 }
 
 # symbols_field NAME LOG: the "symbols" member(s) of NAME's indexed line, from zoekt-git-index's LOG.
-# It goes on after a ctags failure and only logs "ignoring $CTAGS_COMMAND error: ..." (once per shard).
+# It goes on after a ctags failure and only logs "ignoring universal:$CTAGS_COMMAND or scip:<path>
+# error: ..." (once per shard; Zoekt 51a31b62 wrote "ignoring $CTAGS_COMMAND error").
 symbols_field() {
     [ "${SYMBOLS:-true}" = false ] && return
-    why=$symbols_missing
-    if [ -z "$why" ] && grep -qF "ignoring $CTAGS_COMMAND error" "$2"; then
-        why="ctags failed, so the repository is indexed for text search only: $(grep -m 1 -F "ignoring $CTAGS_COMMAND error" "$2" | cut -c 1-300)"
-    fi
-    if [ -z "$why" ]; then
+    failure=$(grep -m 1 -F "ignoring universal:$CTAGS_COMMAND or scip:" "$2" | cut -c 1-300)
+    if [ -z "$failure" ]; then
         printf '"symbols":true,'
         return
     fi
     printf '%s\n' "$1" >>"$nosymbol_names"
-    printf '"symbols":false,"symbolsError":"%s",' "$(json_str "$why")"
+    printf '"symbols":false,"symbolsError":"%s",' \
+        "$(json_str "ctags failed, so the repository is indexed for text search only: $failure")"
 }
 
 # run_full [FLAGS...]: the nightly run: every listed repository, then what is no longer listed.
@@ -562,11 +572,7 @@ run_full() {
 
     # Links retired early in a long run may already be past the grace.
     prune_retired
-    summary=$(summary_line)
-    printf '%s\n' "$summary"
-    if [ -w "$TERMINATION_LOG" ] || { [ ! -e "$TERMINATION_LOG" ] && [ -w "$(dirname "$TERMINATION_LOG")" ]; }; then
-        printf '%s\n' "$summary" >"$TERMINATION_LOG"
-    fi
+    report_summary "$(summary_line)"
     [ "$indexed" -gt 0 ]
 }
 

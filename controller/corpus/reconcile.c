@@ -260,7 +260,9 @@ struct reconcile_run {
 static void reconcile_condition_event(void *ud, const cJSON *c)
 {
     struct reconcile_run *run = ud;
-    int good = strcmp(json_str(c, "status", ""), "True") == 0;
+    /* A condition that is True but asks somebody to act (an index served while the indexer fails) is a
+     * warning all the same. */
+    int good = strcmp(json_str(c, "status", ""), "True") == 0 && !status_reason_needs_user(json_str(c, "reason", ""));
 
     events_emit(run->ctx->events, run->corpus, good ? "Normal" : "Warning", json_str(c, "reason", "Changed"),
                 "%s is %s: %s", json_str(c, "type", "?"), json_str(c, "status", "?"), json_str(c, "message", ""));

@@ -129,7 +129,8 @@ const cJSON *status_condition(const cJSON *status, const char *type)
 
 int status_reason_needs_user(const char *reason)
 {
-    static const char *const blocking[] = {"InvalidSpec", "SecretNotFound", "ConfigMapNotFound", STATUS_PODS_REFUSED};
+    static const char *const blocking[] = {"InvalidSpec", "SecretNotFound", "ConfigMapNotFound", STATUS_PODS_REFUSED,
+                                           STATUS_INDEXER_FAILING};
 
     for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
         if (strcmp(reason, blocking[i]) == 0)
@@ -221,8 +222,11 @@ static void observe_indexer(const struct status_input *in, const cJSON *prev, st
 
 /* The failed repositories named by the newest finished indexer pod's summary, as a new array; or a
  * copy of the previous list when no finished pod says anything. *no_space: that summary says the
- * volume was full (noSpace), which fails every repository until somebody grows it. */
-static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *prev_status, int *no_space)
+ * volume was full (noSpace), which fails every repository until somebody grows it. run_error gets the
+ * summary's "error", why that run could index nothing at all (a setting, the volume, an image without
+ * ctags), or "" (len bytes at most, cut). */
+static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *prev_status, int *no_space,
+                                   char *run_error, size_t len)
 {
     const cJSON *pod, *best = NULL, *list, *name;
     time_t best_at = 0;
@@ -242,11 +246,13 @@ static cJSON *observe_failed_repos(const struct status_input *in, const cJSON *p
         }
     }
     *no_space = 0;
+    run_error[0] = '\0';
     if (best) {
         const char *msg = json_str(best, "message", "");
 
         summary = json_parse(msg, strlen(msg));
         *no_space = json_bool(json_obj(summary, "summary"), "noSpace", 0);
+        snprintf(run_error, len, "%s", json_str(json_obj(summary, "summary"), "error", ""));
         list = json_arr(json_obj(summary, "summary"), "failedRepositories");
         if (list) {
             struct jb b = {0};
@@ -349,13 +355,21 @@ static void stale_message(const struct stale_repos *st, const char *max_age, cha
         snprintf(dst + used, len - used, " and %lld more", st->count - shown);
 }
 
-/* Indexed: at least one good index is served. */
+/* Indexed: at least one good index is served. A newest run that could index nothing (run_error) is
+ * named whatever is served, with a reason of its own, since nothing gets better until somebody acts. */
 static void judge_indexed(const struct status_input *in, const struct indexer_times *times, int nfailed,
-                          int no_space, struct cond *c)
+                          int no_space, const char *run_error, struct cond *c)
 {
     const char *full = no_space ? "; no space left on the volume: grow it, the previous shards keep serving" : "";
 
-    if (in->index && in->index->repositories > 0 && nfailed > 0)
+    if (run_error[0] && times->last_failure >= times->last_success && in->index && in->index->repositories > 0)
+        cond_set(c, "True", STATUS_INDEXER_FAILING,
+                 "%d repositories served from the previous index; the last indexer run failed: %s",
+                 in->index->repositories, run_error);
+    else if (run_error[0] && times->last_failure >= times->last_success && in->index)
+        cond_set(c, "False", STATUS_INDEXER_FAILING, "the webserver serves no repository yet; the last indexer run failed: %s",
+                 run_error);
+    else if (in->index && in->index->repositories > 0 && nfailed > 0)
         cond_set(c, "True", "PartiallyIndexed",
                  "%d repositories served; the last indexer run failed for %d (see status.indexer.failedRepositories)%s",
                  in->index->repositories, nfailed, full);
@@ -474,13 +488,14 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
     struct jb b = {0};
     cJSON *st, *ix, *failed, *conds;
     int no_space;
+    char run_error[600];
 
     *requeue_seconds = 0;
     observe_served(in, prev, &sv);
     observe_stale(in, prev, &stale);
     observe_indexer(in, prev, &times);
-    failed = observe_failed_repos(in, prev, &no_space);
-    judge_indexed(in, &times, cJSON_GetArraySize(failed), no_space, &indexed);
+    failed = observe_failed_repos(in, prev, &no_space, run_error, sizeof(run_error));
+    judge_indexed(in, &times, cJSON_GetArraySize(failed), no_space, run_error, &indexed);
     judge_fresh(in, &sv, &stale, &fresh, requeue_seconds);
     judge_ready(in, &indexed, &ready);
 

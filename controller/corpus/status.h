@@ -69,6 +69,7 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 #define STATUS_FRESH "Fresh"
 #define STATUS_APPLY_FAILED "ApplyFailed"
 #define STATUS_PODS_REFUSED "PodsRefused"
+#define STATUS_INDEXER_FAILING "IndexerFailing" /* the newest indexer run could index nothing (its error) */
 #define STATUS_MAX_FAILED_REPOS 20
 #define STATUS_MAX_STALE_REPOS 20
 #define STATUS_STALE_NAME_MAX 512
@@ -77,8 +78,9 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 const cJSON *status_condition(const cJSON *status, const char *type);
 
 /* Whether reason says the corpus cannot go on until somebody acts (an invalid spec, a Secret or
- * ConfigMap it references that does not exist, pods a quota or an admission policy refuses), as opposed to a state the operator moves through by
- * itself (the search pods starting, no index built yet). */
+ * ConfigMap it references that does not exist, pods a quota or an admission policy refuses, an indexer
+ * run that could index nothing), as opposed to a state the operator moves through by itself (the
+ * search pods starting, no index built yet). */
 int status_reason_needs_user(const char *reason);
 
 /* The informers' prune function for the rendered kinds (runtime/informer.h): besides the server fields

@@ -291,10 +291,14 @@ check "symbols: beta, whose ctags run failed, is indexed for text search and say
 check "symbols: the summary names the repository without symbols" \
   grep -qx '{"summary":{"indexed":2,"failed":0,"removed":0,"failedRepositories":\[\],"withoutSymbols":\["local/beta"\]}}' "$T/out"
 : >"$T/calls"
+alpha_shard=$(stat -c '%i %Y' "$(shard local/alpha)")
 CTAGS_COMMAND=$T/bin/no-such-ctags run_indexer
-check "symbols: an absent \$CTAGS_COMMAND indexes text only, with -disable_ctags" grep -q -- '-disable_ctags' "$T/calls"
-check "symbols: and every repository says so" \
-  test "$(grep -c '"symbols":false,"symbolsError":"no universal-ctags found' "$T/out")" -eq 2
+check "symbols without a ctags: the run fails" test $? -eq 1
+check "symbols without a ctags: zoekt-git-index never runs" test ! -s "$T/calls"
+check "symbols without a ctags: the summary says why and what to do" \
+  grep -q '^{"summary":{"indexed":0,"failed":0,"removed":0,"error":"symbols are on (spec.indexer.symbols), but the indexer image has no Universal Ctags (CTAGS_COMMAND='"$T"'/bin/no-such-ctags is not one; .*set spec.indexer.symbols: false to index for text search only; nothing was indexed and the previous index keeps serving"}}$' "$T/out"
+check "symbols without a ctags: the summary is the termination message" cmp -s "$T/out" "$T/termination-log"
+check "symbols without a ctags: the previous shards stay as they were" test "$(stat -c '%i %Y' "$(shard local/alpha)")" = "$alpha_shard"
 : >"$T/calls"
 SYMBOLS=false run_indexer
 check "SYMBOLS=false: -disable_ctags before the extra flags" grep -qE -- "-branches main,dev -disable_ctags $T/data/repos/local/beta.git\$" "$T/calls"

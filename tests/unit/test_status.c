@@ -539,6 +539,58 @@ static void test_volume_full(void **state)
     world_free(&w);
 }
 
+/* A run that could index nothing (the summary's "error": an image without ctags while symbols are on,
+ * an unreadable repository list) is named in Indexed with a reason that asks somebody to act, whether
+ * or not an older index is served, until a later run succeeds. */
+static void test_run_error(void **state)
+{
+    static const char failed_pod[] =
+        "[{\"status\":{\"containerStatuses\":[{\"name\":\"indexer\",\"state\":{\"terminated\":{"
+        "\"finishedAt\":\"2026-11-28T03:00:10Z\",\"message\":\"{\\\"summary\\\":{\\\"indexed\\\":0,"
+        "\\\"failed\\\":0,\\\"removed\\\":0,\\\"error\\\":\\\"symbols are on, but the indexer image has no "
+        "Universal Ctags\\\"}}\"}}}]}}]";
+    struct world w;
+    const cJSON *st;
+
+    (void)state;
+    world_init(&w);
+    w.pods = cJSON_Parse(failed_pod);
+    assert_non_null(w.pods);
+    w.in.pods = w.pods;
+    w.jobs = cJSON_Parse("[{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2026-11-27T03:41:10Z\"}]}},"
+                         "{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2026-11-28T03:00:12Z\"}]}}]");
+    w.in.jobs = w.jobs;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_INDEXED, "True", STATUS_INDEXER_FAILING);
+    assert_string_equal(cond_msg(st, STATUS_INDEXED), "121 repositories served from the previous index; the last "
+                                                      "indexer run failed: symbols are on, but the indexer image has "
+                                                      "no Universal Ctags");
+    assert_true(status_reason_needs_user(STATUS_INDEXER_FAILING));
+    /* The index is still served: search is available. */
+    expect_cond(st, STATUS_READY, "True", "Available");
+
+    /* Nothing served yet: Indexed and Ready say why. */
+    w.index.repositories = 0;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_INDEXED, "False", STATUS_INDEXER_FAILING);
+    expect_cond(st, STATUS_READY, "False", STATUS_INDEXER_FAILING);
+    assert_non_null(strstr(cond_msg(st, STATUS_READY), "the last indexer run failed: symbols are on"));
+
+    /* A later run that succeeded ends it. */
+    w.index.repositories = 121;
+    cJSON_Delete(w.jobs);
+    w.jobs = cJSON_Parse("[{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2026-11-28T04:00:00Z\"}]}},"
+                         "{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2026-11-28T03:00:12Z\"}]}}]");
+    w.in.jobs = w.jobs;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_INDEXED, "True", "IndexServed");
+    world_free(&w);
+}
+
 static void test_reindex_and_custom_max_age(void **state)
 {
     struct world w;
@@ -690,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_indexer_times),
         cmocka_unit_test(test_failed_repositories),
         cmocka_unit_test(test_volume_full),
+        cmocka_unit_test(test_run_error),
         cmocka_unit_test(test_reindex_and_custom_max_age),
         cmocka_unit_test(test_index_status_parse_stale),
         cmocka_unit_test(test_stale_repositories),

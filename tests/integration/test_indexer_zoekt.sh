@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The indexer script (controller/assets/indexer.sh) with the pinned zoekt-git-index itself, for what
+# only the real tool shows (docs/zoekt.md): the repository's name in the index is the corpus's full
+# name, symbols come from the host's universal-ctags, a ctags that fails is reported in Zoekt's own
+# words, and symbols without a ctags stop the run before anything changes. zoekt-webserver answers
+# for the index. Needs Zoekt (need_zoekt) and universal-ctags; no cluster.
+set -u
+source "$(dirname "$0")/lib.sh"
+need_zoekt
+
+T=$(mktemp -d)
+on_exit "rm -rf '$T'"
+export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.com GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.com
+export GIT_CONFIG_NOSYSTEM=1 HOME=$T
+git init -q -b main "$T/src"
+printf 'package alpha\n\n// Frobnicate turns the crank.\nfunc Frobnicate() int { return 42 }\n' >"$T/src/alpha.go"
+git -C "$T/src" add . && git -C "$T/src" commit -q -m init
+echo "git.example/acme/alpha file://$T/src" >"$T/repos.txt"
+run_indexer() {
+  env REPOS_FILE="$T/repos.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" CREDENTIALS_DIR="$T/creds" \
+    TERMINATION_LOG="$T/termination-log" ZOEKT_GIT_INDEX="$ZOEKT_BIN/zoekt-git-index" "$@" \
+    dash "$ZK_ROOT/controller/assets/indexer.sh" >"$T/out" 2>"$T/err"
+}
+
+run_indexer
+check "the repository is indexed with symbols" \
+  grep -q '^{"repository":"git.example/acme/alpha","status":"indexed","step":"index","shards":1,"symbols":true,' "$T/out"
+check "its shard is named after the full name" test -f "$T/data/index/git.example%2Facme%2Falpha_v16.00000.zoekt"
+port=$("$ZK_ROOT/scripts/free-port.sh")
+"$ZOEKT_BIN/zoekt-webserver" -index "$T/data/index" -listen "127.0.0.1:$port" -rpc 2>"$T/webserver.log" &
+web=$!
+on_exit "kill $web"
+check "zoekt-webserver is ready once it has loaded the shard (/readyz)" \
+  eventually 20 curl -sf -o /dev/null "http://127.0.0.1:$port/readyz"
+list=$(curl -s -d '{"Q":""}' "http://127.0.0.1:$port/api/list")
+check "it lists the repository by its full name, with symbols" \
+  python3 -c 'import json,sys; r = json.loads(sys.argv[1])["List"]["Repos"][0]; sys.exit(not (r["Repository"]["Name"] == "git.example/acme/alpha" and r["Repository"]["HasSymbols"]))' "$list"
+sym=$(curl -s -d '{"Q":"sym:Frobnicate"}' "http://127.0.0.1:$port/api/search")
+check "sym: finds the definition ctags found" grep -q '"Sym":"Frobnicate"' <<<"$sym"
+
+# A ctags that answers Zoekt's checks but fails on every file.
+printf '#!/bin/sh\ncase $1 in --help) echo "+interactive" ;; --version) echo "Universal Ctags 5.9.0" ;; *) echo "ctags crashed" >&2; exit 3 ;; esac\n' >"$T/broken-ctags"
+chmod +x "$T/broken-ctags"
+echo "// changed" >>"$T/src/alpha.go" && git -C "$T/src" commit -q -am change
+run_indexer CTAGS_COMMAND="$T/broken-ctags"
+check "a ctags that fails: the repository is still indexed, for text search, saying so in Zoekt's words" \
+  grep -q '"status":"indexed".*"symbols":false,"symbolsError":"ctags failed, so the repository is indexed for text search only: .*ignoring universal:'"$T"'/broken-ctags or scip:' "$T/out"
+check "and the summary names it" grep -q '"withoutSymbols":\["git.example/acme/alpha"\]' "$T/out"
+
+shard=$(stat -c '%i' "$T/data/index/git.example%2Facme%2Falpha_v16.00000.zoekt")
+run_indexer CTAGS_COMMAND="$T/no-such-ctags"
+check "symbols without a ctags: the run fails, saying what to do" \
+  grep -q '"error":"symbols are on (spec.indexer.symbols), but the indexer image has no Universal Ctags' "$T/termination-log"
+check "and the shard that serves is the one before" \
+  test "$(stat -c '%i' "$T/data/index/git.example%2Facme%2Falpha_v16.00000.zoekt")" = "$shard"
+finish
