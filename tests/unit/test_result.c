@@ -171,7 +171,7 @@ static void test_line_details(void **state)
     assert_string_equal(f->lines[1].text, "");
     assert_int_equal(f->lines[2].is_match, 1);
     assert_string_equal(f->lines[2].text, "A small C project. Say hello to the needle.");
-    assert_string_equal(f->version, "0226d547cbd2be5f96c987829617482bb8da4d96");
+    assert_string_equal(f->version, "00d7769e90a90552ca59d6224052ad8b4fd7fac6");
     assert_string_equal(f->language, "Markdown");
     assert_int_equal(f->n_branches, 1);
     assert_string_equal(f->branches[0], "HEAD");
@@ -295,8 +295,8 @@ static void test_list(void **state)
     assert_int_equal(l.shards, 3);
     rfc3339_format(l.repos[0].index_time, when, sizeof(when));
     assert_string_equal(when, "2026-11-30T00:05:35Z");
-    assert_string_equal(l.repos[1].branches[0].version, "be320038aaa0ff1fcf32f2435f37ae973d8bd44f");
-    assert_string_equal(l.repos[0].zoekt_version, "51a31b62");
+    assert_string_equal(l.repos[1].branches[0].version, "855231077eadf76b40f0b757769d655e314c8dd4");
+    assert_string_equal(l.repos[0].zoekt_version, "c4d8f3537f7a");
     zr_list_free(&l);
     free(body);
 
