@@ -288,8 +288,10 @@ static void test_name_match_and_empty(void **state)
     parse_search_fixture("upstream_search_empty.json", -1, &s);
     assert_int_equal(s.n_files, 0);
     zr_search_free(&s);
+    /* /healthz: a match-all search, whose one file matched by its name. */
     parse_search_fixture("upstream_healthz.json", -1, &s);
     assert_int_equal(s.n_files, 1);
+    assert_true(s.files[0].name_match);
     assert_int_equal(s.files[0].n_lines, 0);
     zr_search_free(&s);
 }
