@@ -378,11 +378,11 @@ static void test_tool_search(void **state)
     assert_false(r.is_error);
     assert_non_null(r.text.data);
     /* The header names the commit and age of each repository in the answer (the age by the wall clock). */
-    assert_int_equal(strncmp(r.text.data, "Query: needle\n6 files, 13 matches. All shown.\nIndexed: alpha @0226d547cbd2 ",
-                             strlen("Query: needle\n6 files, 13 matches. All shown.\nIndexed: alpha @0226d547cbd2 ")),
+    assert_int_equal(strncmp(r.text.data, "Query: needle\n6 files, 13 matches. All shown.\nIndexed: alpha @00d7769e90a9 ",
+                             strlen("Query: needle\n6 files, 13 matches. All shown.\nIndexed: alpha @00d7769e90a9 ")),
                      0);
     assert_non_null(strstr(r.text.data, " ago\nMore of a file: read_file with repo, path and start_line.\n\n"
-                                        "alpha/README.md @0226d547\n"));
+                                        "alpha/README.md @00d7769e\n"));
     assert_int_equal(cJSON_GetObjectItem(r.structured, "totalFiles")->valueint, 6);
     tool_result_free(&r);
 
@@ -448,13 +448,13 @@ static void test_tool_list_repositories(void **state)
     assert_false(r.is_error);
     /* Each with 12 hex digits of its commit, its index time and (by the wall clock) its age. */
     assert_non_null(strstr(r.text.data, "3 repositories indexed.\n"
-                                        "alpha  HEAD@0226d547cbd2  indexed 2026-11-30T00:05:35Z ("));
-    assert_non_null(strstr(r.text.data, " ago)\nbeta  HEAD@be320038aaa0  indexed 2026-11-30T00:05:35Z ("));
-    assert_non_null(strstr(r.text.data, " ago)\ngamma  HEAD@5ea941e9396e  indexed 2026-11-30T00:05:35Z ("));
+                                        "alpha  HEAD@00d7769e90a9  indexed 2026-11-30T00:05:35Z ("));
+    assert_non_null(strstr(r.text.data, " ago)\nbeta  HEAD@855231077ead  indexed 2026-11-30T00:05:35Z ("));
+    assert_non_null(strstr(r.text.data, " ago)\ngamma  HEAD@25a6d1d7e94d  indexed 2026-11-30T00:05:35Z ("));
     tool_result_free(&r);
     call(&cfg, "list_repositories", "{\"filter\":\"g*\",\"limit\":5}", &r);
     assert_non_null(strstr(r.text.data, "1 of 3 repositories match \"g*\".\n"
-                                        "gamma  HEAD@5ea941e9396e  indexed 2026-11-30T00:05:35Z ("));
+                                        "gamma  HEAD@25a6d1d7e94d  indexed 2026-11-30T00:05:35Z ("));
     assert_int_equal(cJSON_GetObjectItem(r.structured, "shown")->valueint, 1);
     tool_result_free(&r);
 }
@@ -470,8 +470,8 @@ static void test_tool_corpus_status_without_corpus(void **state)
     assert_non_null(strstr(r.text.data, "Corpus: not configured"));
     assert_non_null(strstr(r.text.data, ": 3 repositories, 3 shards, newest index 2026-11-30T00:05:35Z"));
     /* The oldest first (equal times by name), each with its commit and age. */
-    assert_non_null(strstr(r.text.data, "\nOldest indexes (3 of 3): alpha @0226d547cbd2 "));
-    assert_non_null(strstr(r.text.data, " ago, beta @be320038aaa0 "));
+    assert_non_null(strstr(r.text.data, "\nOldest indexes (3 of 3): alpha @00d7769e90a9 "));
+    assert_non_null(strstr(r.text.data, " ago, beta @855231077ead "));
     assert_non_null(cJSON_GetObjectItem(r.structured, "index"));
     tool_result_free(&r);
 }
@@ -589,7 +589,7 @@ static void test_index_status(void **state)
     (void)state;
     assert_int_equal(tools_index_status(&cfg, NULL, &json, &err), ZK_OK);
     assert_string_equal(json, "{\"repositories\":3,\"shards\":3,\"newestIndexTime\":\"2026-11-30T00:05:35Z\","
-                              "\"oldestIndexTime\":\"2026-11-30T00:05:35Z\",\"zoektVersion\":\"51a31b62\"}");
+                              "\"oldestIndexTime\":\"2026-11-30T00:05:35Z\",\"zoektVersion\":\"c4d8f3537f7a\"}");
     free(json);
     cfg.zoekt_url = "http://127.0.0.1:1";
     assert_int_equal(tools_index_status(&cfg, NULL, &json, &err), ZK_ECONNECT);

@@ -46,10 +46,11 @@
 
 #define REPLAY_REQUEST_MAX (1u << 20)
 #define REPLAY_FIXTURE_MAX (64u << 20)
-/* zoekt-webserver's /healthz body: the result of a match-all search limited to one file, without the
- * {"Result":...} wrapper (shape from tests/fixtures/zoekt/upstream_healthz.json). */
-#define REPLAY_HEALTHZ "{\"Crashes\":0,\"FileCount\":1,\"MatchCount\":0,\"ShardsScanned\":1,\"FlushReason\":0," \
-                       "\"Files\":[{\"FileName\":\"README.md\",\"Repository\":\"alpha\",\"Score\":1}]}\n"
+/* zoekt-webserver's /healthz body: the result of a match-all search limited to one file, which matches
+ * by its name, without the {"Result":...} wrapper (shape from tests/fixtures/zoekt/upstream_healthz.json). */
+#define REPLAY_HEALTHZ "{\"Crashes\":0,\"FileCount\":1,\"MatchCount\":1,\"ShardsScanned\":1,\"FlushReason\":0," \
+                       "\"Files\":[{\"FileName\":\"README.md\",\"Repository\":\"alpha\",\"LineMatches\":[{\"Line\":" \
+                       "\"UkVBRE1FLm1k\",\"LineNumber\":0,\"FileName\":true}],\"Score\":10}]}\n"
 
 struct fixture {
     char *name;

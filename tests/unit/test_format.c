@@ -49,12 +49,12 @@ static void test_chunks_all_shown(void **state)
         "6 files, 13 matches. All shown.\n"
         "More of a file: read_file with repo, path and start_line.\n"
         "\n"
-        "alpha/README.md @0226d547\n"
+        "alpha/README.md @00d7769e\n"
         "  1: # alpha\n"
         "  2:\n"
         "> 3: A small C project. Say hello to the needle.\n"
         "\n"
-        "alpha/src/util.c @0226d547\n"
+        "alpha/src/util.c @00d7769e\n"
         "  10: }\n"
         "  11:\n"
         "> 12: /* needle_count counts occurrences of a needle character. */\n"
@@ -65,26 +65,26 @@ static void test_chunks_all_shown(void **state)
         "  17:     }\n"
         "  18:     return n;\n"
         "\n"
-        "alpha/include/util.h @0226d547\n"
+        "alpha/include/util.h @00d7769e\n"
         "  3:\n"
         "  4: int parse_number(const char *s);\n"
         "> 5: int needle_count(const char *haystack, char needle);\n"
         "  6:\n"
         "  7: #endif\n"
         "\n"
-        "gamma/config/app.yaml @5ea941e9\n"
+        "gamma/config/app.yaml @25a6d1d7\n"
         "  5:   port: 8080\n"
         "  6: search:\n"
         "> 7:   needle: zoekt\n"
         "  8:   max_results: 50\n"
         "  9:   timeout_ms: 1500\n"
         "\n"
-        "gamma/deploy/k8s.yaml @5ea941e9\n"
+        "gamma/deploy/k8s.yaml @25a6d1d7\n"
         "  12:         - name: gamma\n"
         "  13:           image: example.com/gamma:1.0.0\n"
         "> 14:           args: [\"--needle\", \"haystack\"]\n"
         "\n"
-        "beta/server/handler.go @be320038\n"
+        "beta/server/handler.go @85523107\n"
         "  13: }\n"
         "  14:\n"
         "> 15: // HandleSearch finds the needle in a fixed haystack.\n"
@@ -110,7 +110,7 @@ static void test_chunks_all_shown(void **state)
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 6);
     util = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 1);
     assert_string_equal(cJSON_GetObjectItem(util, "path")->valuestring, "src/util.c");
-    assert_string_equal(cJSON_GetObjectItem(util, "version")->valuestring, "0226d547cbd2be5f96c987829617482bb8da4d96");
+    assert_string_equal(cJSON_GetObjectItem(util, "version")->valuestring, "00d7769e90a90552ca59d6224052ad8b4fd7fac6");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(util, "matches")), 3);
     assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(util, "matches"), 2)->child->valueint, 16);
     free(text);
@@ -127,12 +127,12 @@ static void test_max_files(void **state)
         "max_bytes.\n"
         "More of a file: read_file with repo, path and start_line.\n"
         "\n"
-        "alpha/README.md @0226d547\n"
+        "alpha/README.md @00d7769e\n"
         "  1: # alpha\n"
         "  2:\n"
         "> 3: A small C project. Say hello to the needle.\n"
         "\n"
-        "gamma/config/app.yaml @5ea941e9\n"
+        "gamma/config/app.yaml @25a6d1d7\n"
         "  5:   port: 8080\n"
         "  6: search:\n"
         "> 7:   needle: zoekt\n"
@@ -166,9 +166,9 @@ static void test_name_match_and_none(void **state)
                               "2 files, 2 matches. All shown.\n"
                               "More of a file: read_file with repo, path and start_line.\n"
                               "\n"
-                              "gamma/config/app.yaml @5ea941e9 (file name matches)\n"
+                              "gamma/config/app.yaml @25a6d1d7 (file name matches)\n"
                               "\n"
-                              "gamma/deploy/k8s.yaml @5ea941e9 (file name matches)\n");
+                              "gamma/deploy/k8s.yaml @25a6d1d7 (file name matches)\n");
     free(text);
     cJSON_Delete(json);
     zr_search_free(&s);
@@ -439,14 +439,14 @@ static void test_repos_and_filter(void **state)
     buf_init(&text, 65536);
     assert_int_equal(fmt_repos(&l, "ET", 1, 65536, 0, &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "1 of 3 repositories match \"ET\".\n"
-                                   "beta  HEAD@be320038aaa0  indexed 2026-11-30T00:05:35Z\n");
+                                   "beta  HEAD@855231077ead  indexed 2026-11-30T00:05:35Z\n");
     cJSON_Delete(json);
     buf_reset(&text);
     /* With the time now, each line says how old its index is. */
     assert_int_equal(fmt_repos(&l, NULL, 2, 65536, LIST_INDEX_TIME + 3 * 3600 + 59, &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "3 repositories indexed (list cut at limit; use filter to narrow).\n"
-                                   "alpha  HEAD@0226d547cbd2  indexed 2026-11-30T00:05:35Z (3h ago)\n"
-                                   "beta  HEAD@be320038aaa0  indexed 2026-11-30T00:05:35Z (3h ago)\n");
+                                   "alpha  HEAD@00d7769e90a9  indexed 2026-11-30T00:05:35Z (3h ago)\n"
+                                   "beta  HEAD@855231077ead  indexed 2026-11-30T00:05:35Z (3h ago)\n");
     assert_int_equal(cJSON_GetObjectItem(json, "shown")->valueint, 2);
     cJSON_Delete(json);
     buf_free(&text);

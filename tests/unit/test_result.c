@@ -126,14 +126,14 @@ static void test_every_fixture(void **state)
     assert_true(seen >= 15);
 }
 
-/* LineMatches with Before/After and ChunkMatches describe the same lines. */
-static void test_generations_agree(void **state)
+/* LineMatches with Before/After and ChunkMatches (the answers of one query with ChunkMatches false and
+ * true) describe the same lines. */
+static void assert_generations_agree(const char *line_matches, const char *chunk_matches)
 {
     struct zr_search lines, chunks;
 
-    (void)state;
-    parse_search_fixture("05_context2_chunks_false.response.json", 2, &lines);
-    parse_search_fixture("04_context2_chunks_true.response.json", 2, &chunks);
+    parse_search_fixture(line_matches, 2, &lines);
+    parse_search_fixture(chunk_matches, 2, &chunks);
     assert_false(lines.chunk_matches);
     assert_true(chunks.chunk_matches);
     assert_int_equal(lines.n_files, chunks.n_files);
@@ -154,13 +154,23 @@ static void test_generations_agree(void **state)
     zr_search_free(&chunks);
 }
 
-static void test_line_details(void **state)
+/* In both context encodings: c4d8f35 ends every line with a newline, 51a31b62 joined them without a
+ * final one. */
+static void test_generations_agree(void **state)
+{
+    (void)state;
+    assert_generations_agree("05_context2_chunks_false.response.json", "04_context2_chunks_true.response.json");
+    assert_generations_agree("51a31b62_context2_chunks_false.json", "51a31b62_context2_chunks_true.json");
+}
+
+/* The LineMatches answer to needle with 2 context lines, alpha's commit being version: the same lines
+ * whichever context encoding the recording's Zoekt used. */
+static void assert_line_details(const char *fixture, const char *version)
 {
     struct zr_search s;
     const struct zr_file *f;
 
-    (void)state;
-    parse_search_fixture("05_context2_chunks_false.response.json", 2, &s);
+    parse_search_fixture(fixture, 2, &s);
     assert_int_equal(s.stats.file_count, 6);
     assert_int_equal(s.stats.match_count, 10);
     f = find_file(&s, "alpha", "README.md");
@@ -171,7 +181,7 @@ static void test_line_details(void **state)
     assert_string_equal(f->lines[1].text, "");
     assert_int_equal(f->lines[2].is_match, 1);
     assert_string_equal(f->lines[2].text, "A small C project. Say hello to the needle.");
-    assert_string_equal(f->version, "0226d547cbd2be5f96c987829617482bb8da4d96");
+    assert_string_equal(f->version, version);
     assert_string_equal(f->language, "Markdown");
     assert_int_equal(f->n_branches, 1);
     assert_string_equal(f->branches[0], "HEAD");
@@ -185,6 +195,13 @@ static void test_line_details(void **state)
     assert_int_equal(f->n_match_lines, 3);
     assert_int_equal(f->n_matches, 5);
     zr_search_free(&s);
+}
+
+static void test_line_details(void **state)
+{
+    (void)state;
+    assert_line_details("05_context2_chunks_false.response.json", "00d7769e90a90552ca59d6224052ad8b4fd7fac6");
+    assert_line_details("51a31b62_context2_chunks_false.json", "0226d547cbd2be5f96c987829617482bb8da4d96");
 }
 
 static void test_upstream_generations(void **state)
@@ -271,8 +288,10 @@ static void test_name_match_and_empty(void **state)
     parse_search_fixture("upstream_search_empty.json", -1, &s);
     assert_int_equal(s.n_files, 0);
     zr_search_free(&s);
+    /* /healthz: a match-all search, whose one file matched by its name. */
     parse_search_fixture("upstream_healthz.json", -1, &s);
     assert_int_equal(s.n_files, 1);
+    assert_true(s.files[0].name_match);
     assert_int_equal(s.files[0].n_lines, 0);
     zr_search_free(&s);
 }
@@ -295,8 +314,8 @@ static void test_list(void **state)
     assert_int_equal(l.shards, 3);
     rfc3339_format(l.repos[0].index_time, when, sizeof(when));
     assert_string_equal(when, "2026-11-30T00:05:35Z");
-    assert_string_equal(l.repos[1].branches[0].version, "be320038aaa0ff1fcf32f2435f37ae973d8bd44f");
-    assert_string_equal(l.repos[0].zoekt_version, "51a31b62");
+    assert_string_equal(l.repos[1].branches[0].version, "855231077eadf76b40f0b757769d655e314c8dd4");
+    assert_string_equal(l.repos[0].zoekt_version, "c4d8f3537f7a");
     zr_list_free(&l);
     free(body);
 
