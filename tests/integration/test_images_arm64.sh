@@ -23,6 +23,9 @@ git -C "$T/src" add . && git -C "$T/src" -c user.name=t -c user.email=t@example.
 cp "$ZK_ROOT/controller/assets/indexer.sh" "$T/indexer.sh"
 echo "mirrors/example.org/arm/demo file:///work/src" >"$T/repositories.txt"
 chmod -R a+rwX "$T"
+# The image's user owns the source repository, as a git server's files are its own: git refuses to
+# read a repository another user owns (safe.directory).
+chown -R 65532:65532 "$T/src"
 run zoekt env REPOS_FILE=/work/repositories.txt DATA_DIR=/work/data INDEX_DIR=/work/index \
   CREDENTIALS_DIR=/work/no-credentials TERMINATION_LOG=/work/termination-log sh /work/indexer.sh >"$T/indexer.out" 2>&1
 check "the arm64 indexer indexes the repository with symbols" \
