@@ -240,7 +240,7 @@ static void test_output_schema_matches_format(void **state)
     const cJSON *fprops = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "files"), "items"),
                                               "properties");
     struct fmt_search_opts o = {"q", 30, 16384, 0, "a note", NULL};
-    struct zr_line line = {1, (char *)"text", 1, 0};
+    struct zr_line line = {1, (char *)"text", 1, 0, 0, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0};
@@ -292,7 +292,7 @@ static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
 static void test_output_schema_new_tools(void **state)
 {
     cJSON *list = tools_list(), *json = NULL;
-    struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0};
+    struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0, 0, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0};

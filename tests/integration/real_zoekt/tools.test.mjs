@@ -541,3 +541,48 @@ if (!skip) test('the indexer script indexed the ctags repositories with symbols,
     [['mirrors/github.com/acme/geo', 'indexed', true], ['mirrors/github.com/acme/shapes', 'indexed', true]]);
   assert.equal(lines.at(-1).summary.withoutSymbols, undefined);
 });
+
+// Issue 27: a minified file. A second webserver, so that the counts the checks above assert stay as
+// they are. acme/minified: one line of about 298 KB with the only match at byte 281,423, between
+// two-byte characters.
+const FAR = 281423;
+// n bytes of 'x="é";' over and over (7 bytes each); both lengths used end on a whole character.
+const filler = n => Buffer.from('x="\u00e9";'.repeat(Math.ceil(n / 7))).subarray(0, n);
+const MINIFIED = Buffer.concat([filler(FAR), Buffer.from('needleFarAway'), filler(16000), Buffer.from('\n')]);
+const LARGE = {
+  'mirrors/github.com/acme/minified': { 'dist/app.min.js': MINIFIED },
+};
+
+if (!skip) describe('search_code over a minified line (a second webserver)', () => {
+  let tmp2, zoekt2, proxy, client;
+
+  before(async () => {
+    tmp2 = tempDir();
+    zoekt2 = await startRealZoekt(tmp2.dir, LARGE);
+    proxy = await countingProxy(zoekt2.url);
+    client = new Client({ name: 'zk-real-large', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: CONNECTOR, args: ['--stdio', '--zoekt-url', proxy.url, ...PREFIX],
+      env: Object.fromEntries(Object.entries(process.env).filter(([, v]) => typeof v === 'string')), stderr: 'pipe' }));
+  });
+  after(async () => {
+    await client?.close();
+    await proxy?.close();
+    if (zoekt2?.child) await stop(zoekt2.child);
+    tmp2?.cleanup();
+  });
+
+  test('a match far into a minified line is shown: a window around it, cut on both sides, UTF-8 intact', async () => {
+    const res = await call(client, 'search_code', { query: 'needleFarAway' });
+    assert.equal(res.isError, false, textOf(res));
+    const line = textOf(res).split('\n').find(l => l.startsWith('> 1: '));
+    assert.ok(line, textOf(res));
+    const shown = line.slice(5);
+    assert.ok(shown.includes('needleFarAway'), shown);
+    assert.ok(shown.startsWith('\u2026') && shown.endsWith('\u2026'), shown);
+    assert.ok(Buffer.byteLength(shown) <= 300 + 6, `${Buffer.byteLength(shown)} bytes`);
+    assert.ok(!shown.includes('\ufffd'), shown);
+    const match = res.structuredContent.files[0].matches[0];
+    assert.equal(match.line, 1);
+    assert.equal(match.text, shown);
+  });
+});
