@@ -190,8 +190,12 @@ static unsigned fmt_stop_reasons(const struct zr_search *r, const struct fmt_sea
 {
     unsigned reasons = 0;
 
-    if (r->n_files > shown || r->stats.file_count > (long long)shown)
+    /* max_files is the reason only when it is what stopped the list: Zoekt may send fewer files than
+     * asked for while more matched (a match budget spent on the first files drops the rest). */
+    if (r->n_files > shown || (shown == (size_t)o->max_files && r->stats.file_count > (long long)shown))
         reasons |= FMT_R_MAX_FILES;
+    else if (r->stats.file_count > (long long)shown)
+        reasons |= FMT_R_ZOEKT_FEWER;
     if (r->stats.flush_reason == 1 || (o->wall_ns > 0 && r->stats.duration_ns >= o->wall_ns / 100 * 95))
         reasons |= FMT_R_TIMEOUT;
     if (r->stats.shards_skipped > 0 || r->stats.files_skipped > 0)
@@ -245,6 +249,9 @@ static int fmt_put_incomplete(struct buf *h, const struct zr_search *r, const st
 
     if (!rc && (reasons & FMT_R_MAX_FILES))
         rc = buf_printf(h, " more files matched than max_files=%d;", o->max_files);
+    if (!rc && (reasons & FMT_R_ZOEKT_FEWER))
+        rc = buf_printf(h, " Zoekt sent %zu of the %d files asked for, although more matched;", lay->shown,
+                        o->max_files);
     if (!rc && (reasons & FMT_R_TIMEOUT))
         rc = buf_puts(h, " Zoekt's time limit ended the search;");
     if (!rc && (reasons & FMT_R_ZOEKT_LIMIT))
@@ -468,6 +475,7 @@ static cJSON *fmt_reason_array(struct jb *b, unsigned mask)
         {FMT_R_MAX_FILES, "max_files"},       {FMT_R_TIMEOUT, "timeout"},
         {FMT_R_ZOEKT_LIMIT, "zoekt_limit"},   {FMT_R_SHARD_ERRORS, "shard_errors"},
         {FMT_R_FILE_CAP, "per_file_cap"},     {FMT_R_BUDGET, "output_budget"},
+        {FMT_R_ZOEKT_FEWER, "zoekt_sent_fewer"},
     };
     cJSON *a = jb_array(b);
 

@@ -387,6 +387,38 @@ static void test_long_line_shows_match(void **state)
     free(line);
 }
 
+/* When Zoekt sends fewer files than max_files although more matched (a match budget spent on the first
+ * files drops the rest), the header says so and does not blame max_files. */
+static void test_zoekt_sent_fewer(void **state)
+{
+    struct zr_search s;
+    cJSON *json, *reasons;
+    char *text;
+
+    (void)state;
+    synth(&s, 14, 1, 5);
+    s.stats.file_count = 2946;
+    text = format(&s, "x", 30, 16384, 0, &json);
+    assert_non_null(strstr(text, "Showing 14 of 2946 files (14 matches). Incomplete: Zoekt sent 14 of the 30 files "
+                                 "asked for, although more matched.\n"));
+    assert_null(strstr(text, "max_files"));
+    reasons = cJSON_GetObjectItem(json, "truncation");
+    assert_int_equal(cJSON_GetArraySize(reasons), 1);
+    assert_string_equal(cJSON_GetArrayItem(reasons, 0)->valuestring, "zoekt_sent_fewer");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+
+    /* max_files files shown and more matched: max_files is the reason, as before. */
+    synth(&s, 30, 1, 5);
+    s.stats.file_count = 2946;
+    text = format(&s, "x", 30, 16384, 0, &json);
+    assert_non_null(strstr(text, "Incomplete: more files matched than max_files=30.\n"));
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
 static void test_budget_names_every_file(void **state)
 {
     struct zr_search s;
@@ -758,6 +790,7 @@ static void check_formatted(const struct zr_search *s, const char *text, cJSON *
         {"shard_errors", "still loading"},
         {"per_file_cap", "matching lines (the rest are counted, not shown)"},
         {"output_budget", "the output budget of 2048 bytes cut"},
+        {"zoekt_sent_fewer", "files asked for, although more matched"},
     };
     size_t shown = s->n_files < (size_t)max_files ? s->n_files : (size_t)max_files;
     cJSON *files = cJSON_GetObjectItem(json, "files"), *truncation = cJSON_GetObjectItem(json, "truncation");
@@ -1222,7 +1255,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunks_all_shown),       cmocka_unit_test(test_max_files),
         cmocka_unit_test(test_name_match_and_none),    cmocka_unit_test(test_per_file_cap),
-        cmocka_unit_test(test_long_line_shows_match),
+        cmocka_unit_test(test_long_line_shows_match),  cmocka_unit_test(test_zoekt_sent_fewer),
         cmocka_unit_test(test_long_lines_cut),         cmocka_unit_test(test_budget_names_every_file),
         cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_budget_counts_cap_notes),
         cmocka_unit_test(test_stop_reasons),

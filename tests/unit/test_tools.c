@@ -216,12 +216,19 @@ static void test_unknown_tool(void **state)
 
 static void test_search_body(void **state)
 {
-    struct zc_search_opts o = {30, 2, 1, 0};
+    struct zc_search_opts o = {30, 2, 1, 0, 0};
     char *body;
 
     (void)state;
     body = zc_search_body("needle", &o, 30000);
     assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":30,\"MaxMatchDisplayCount\":1500,"
+                              "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
+                              "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
+    free(body);
+    /* search_code's request (all_matches): no match budget, which Zoekt would spend on the first files. */
+    o.all_matches = 1;
+    body = zc_search_body("needle", &o, 30000);
+    assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":30,"
                               "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
                               "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
     free(body);
