@@ -81,16 +81,17 @@ static size_t zr_printable_len(const unsigned char *in, size_t n)
     return k;
 }
 
-/* Offsets into a text being sanitised: each of the ZR_AT offsets into the input still at or past
- * `from` that lies before `to` becomes the offset into the output (relative to base) of the input byte
- * at from plus its distance from there, when copied (an ASCII run), or of the output at from (a byte
- * within a character that was replaced or kept whole). */
+/* Where a match starts and ends in a text being sanitised: offsets into the input, each turned into
+ * the offset into the output once sanitising reaches it. */
 #define ZR_AT 2
 struct zr_at {
     size_t in[ZR_AT];  /* offsets into the input, then into the output */
     int done[ZR_AT];
 };
 
+/* The input bytes [from, to) were written from output offset out on: byte for byte (copied, an ASCII
+ * run), or as one character (kept whole or replaced). Each offset not yet turned that lies before to
+ * becomes the output offset of its byte, or of its character's start. */
 static void zr_at_move(struct zr_at *at, size_t from, size_t to, size_t out, int copied)
 {
     for (int k = 0; k < ZR_AT; k++) {
