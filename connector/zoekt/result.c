@@ -979,18 +979,25 @@ static int zr_scan_b64(struct jscan v, unsigned char **data, size_t *len)
     return got;
 }
 
-/* zr_line_number over a position the scanner found; *column (may be NULL) gets its Column and *byte its
- * ByteOffset (-1 when not given). */
+/* zr_line_number over a position the scanner found; *column gets its Column and *byte its ByteOffset
+ * (-1 when not given), each only when not NULL: the members not asked for are not looked for, since
+ * every range of every chunk goes through here. */
 static int zr_scan_line_number(const struct jscan_doc *d, struct jscan pos, int def, long long *column,
                                long long *byte)
 {
-    static const char *const names[] = {"LineNumber", "Column", "ByteOffset"};
+    const char *names[3] = {"LineNumber"};
+    size_t n = 1, col_at = 0, byte_at = 0;
     struct jscan v[3];
 
-    jscan_find(d, jscan_obj(pos), names, 3, v);
     if (column)
-        *column = jscan_int(v[1], 0);
-    *byte = jscan_int(v[2], -1);
+        names[col_at = n++] = "Column";
+    if (byte)
+        names[byte_at = n++] = "ByteOffset";
+    jscan_find(d, jscan_obj(pos), names, n, v);
+    if (column)
+        *column = jscan_int(v[col_at], 0);
+    if (byte)
+        *byte = jscan_int(v[byte_at], -1);
     return zr_line_clamp(jscan_int(v[0], def), def);
 }
 
@@ -1027,6 +1034,7 @@ static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_
     struct jscan v[5], r, se[2];
     struct jscan_iter it;
     size_t n = 0;
+    int wants;
 
     jscan_find(d, cm, names, 5, v);
     c->start = zr_scan_line_number(d, v[0], 0, NULL, &c->start_byte);
@@ -1035,17 +1043,20 @@ static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_
     c->content = NULL;
     c->len = 0;
     c->n_ranges = 0;
+    /* A chunk only counted needs no byte offsets: they place a match on a line shown. */
+    wants = zr_chunk_wants_content(c, matching, cap);
     jscan_iter_init(&it, d, jscan_arr(v[2]));
     while (jscan_next(&it, NULL, &r)) {
         struct zr_range *x;
 
         zr_chunk_ranges(c, n + 1);
         x = &c->ranges[n++];
+        x->start_byte = x->end_byte = -1;
         jscan_find(d, r, ends, 2, se);
-        x->first = zr_scan_line_number(d, se[0], 0, NULL, &x->start_byte);
-        x->last = zr_scan_line_number(d, se[1], x->first, &x->end_col, &x->end_byte);
+        x->first = zr_scan_line_number(d, se[0], 0, NULL, wants ? &x->start_byte : NULL);
+        x->last = zr_scan_line_number(d, se[1], x->first, &x->end_col, wants ? &x->end_byte : NULL);
     }
-    if (zr_chunk_wants_content(c, matching, cap))
+    if (wants)
         c->got = zr_scan_b64(v[3], &c->content, &c->len);
     /* zr_tree_symbols over the scanner. */
     if (c->file_name || c->start <= 0)
