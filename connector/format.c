@@ -38,12 +38,48 @@ static int fmt_put_prefix(struct buf *b, const char *s, size_t max)
     return buf_append(b, s, fmt_utf8_prefix(s, strlen(s), max));
 }
 
+/* The mark of a cut: U+2026 HORIZONTAL ELLIPSIS. */
+#define FMT_ELLIPSIS "\xe2\x80\xa6"
+
 int fmt_put_cut(struct buf *b, const char *s, size_t max)
 {
     size_t n = strlen(s), keep = fmt_utf8_prefix(s, n, max);
     int rc = buf_append(b, s, keep);
 
-    return rc || keep == n ? rc : buf_puts(b, "\xe2\x80\xa6");
+    return rc || keep == n ? rc : buf_puts(b, FMT_ELLIPSIS);
+}
+
+/* The part of a line of n bytes that is shown, [*from, *to): at most FMT_LINE_MAX bytes, cut at
+ * character boundaries. A line is shown from its start when its first match ends within those bytes
+ * (or Zoekt did not say where it is); otherwise the bytes shown centre the match, or begin with it when
+ * it is longer than they are, so that a match far into a long line (minified code) is shown. */
+static void fmt_excerpt(const struct zr_line *l, size_t n, size_t *from, size_t *to)
+{
+    size_t at = l->match_start, end = l->match_end < n ? l->match_end : n, start = 0, lead;
+
+    if (n > FMT_LINE_MAX && end > FMT_LINE_MAX && at < end) {
+        lead = end - at < FMT_LINE_MAX ? (FMT_LINE_MAX - (end - at)) / 2 : 0;
+        start = at > lead ? at - lead : 0;
+        if (start > n - FMT_LINE_MAX)
+            start = n - FMT_LINE_MAX;
+        while (start < at && ((unsigned char)l->text[start] & 0xc0) == 0x80)
+            start++;
+    }
+    *from = start;
+    *to = start + fmt_utf8_prefix(l->text + start, n - start, FMT_LINE_MAX);
+}
+
+/* Appends the part of l's text fmt_excerpt shows, with "…" on each side that was cut. */
+static int fmt_put_excerpt(struct buf *b, const struct zr_line *l)
+{
+    size_t n = strlen(l->text), from, to;
+    int rc;
+
+    fmt_excerpt(l, n, &from, &to);
+    rc = from ? buf_puts(b, FMT_ELLIPSIS) : ZK_OK;
+    if (!rc)
+        rc = buf_append(b, l->text + from, to - from);
+    return rc || to == n ? rc : buf_puts(b, FMT_ELLIPSIS);
 }
 
 /* The line that names a file: "repo/path @0226d547", with a note for a file-name match. */
@@ -81,7 +117,7 @@ static int fmt_put_line(struct buf *b, const struct zr_line *l)
     else if (!rc && l->text[0]) {
         rc = buf_putc(b, ' ');
         if (!rc)
-            rc = fmt_put_cut(b, l->text, FMT_LINE_MAX);
+            rc = fmt_put_excerpt(b, l);
     }
     return rc ? rc : buf_putc(b, '\n');
 }
@@ -154,8 +190,12 @@ static unsigned fmt_stop_reasons(const struct zr_search *r, const struct fmt_sea
 {
     unsigned reasons = 0;
 
-    if (r->n_files > shown || r->stats.file_count > (long long)shown)
+    /* max_files is the reason only when it is what stopped the list: Zoekt may send fewer files than
+     * asked for while more matched (a match budget spent on the first files drops the rest). */
+    if (r->n_files > shown || (shown == (size_t)o->max_files && r->stats.file_count > (long long)shown))
         reasons |= FMT_R_MAX_FILES;
+    else if (r->stats.file_count > (long long)shown)
+        reasons |= FMT_R_ZOEKT_FEWER;
     if (r->stats.flush_reason == 1 || (o->wall_ns > 0 && r->stats.duration_ns >= o->wall_ns / 100 * 95))
         reasons |= FMT_R_TIMEOUT;
     if (r->stats.shards_skipped > 0 || r->stats.files_skipped > 0)
@@ -209,6 +249,9 @@ static int fmt_put_incomplete(struct buf *h, const struct zr_search *r, const st
 
     if (!rc && (reasons & FMT_R_MAX_FILES))
         rc = buf_printf(h, " more files matched than max_files=%d;", o->max_files);
+    if (!rc && (reasons & FMT_R_ZOEKT_FEWER))
+        rc = buf_printf(h, " Zoekt sent %zu of the %d files asked for, although more matched;", lay->shown,
+                        o->max_files);
     if (!rc && (reasons & FMT_R_TIMEOUT))
         rc = buf_puts(h, " Zoekt's time limit ended the search;");
     if (!rc && (reasons & FMT_R_ZOEKT_LIMIT))
@@ -432,6 +475,7 @@ static cJSON *fmt_reason_array(struct jb *b, unsigned mask)
         {FMT_R_MAX_FILES, "max_files"},       {FMT_R_TIMEOUT, "timeout"},
         {FMT_R_ZOEKT_LIMIT, "zoekt_limit"},   {FMT_R_SHARD_ERRORS, "shard_errors"},
         {FMT_R_FILE_CAP, "per_file_cap"},     {FMT_R_BUDGET, "output_budget"},
+        {FMT_R_ZOEKT_FEWER, "zoekt_sent_fewer"},
     };
     cJSON *a = jb_array(b);
 
@@ -441,22 +485,29 @@ static cJSON *fmt_reason_array(struct jb *b, unsigned mask)
     return a;
 }
 
-/* One matching line as structuredContent lists it, its text cut as the text cuts it. */
+/* The text of a matching line as structuredContent lists it: cut as the text cuts it. */
+static void fmt_add_line_text(struct jb *b, cJSON *m, const struct zr_line *l)
+{
+    struct buf cut;
+
+    if (strlen(l->text) <= FMT_LINE_MAX) {
+        jb_add_str(b, m, "text", l->text);
+        return;
+    }
+    buf_init(&cut, FMT_LINE_MAX + 2 * sizeof(FMT_ELLIPSIS));
+    if (fmt_put_excerpt(&cut, l))
+        abort(); /* cannot happen: the bound is the excerpt and its two marks */
+    jb_add_str(b, m, "text", cut.data);
+    buf_free(&cut);
+}
+
+/* One matching line as structuredContent lists it. */
 static cJSON *fmt_match_json(struct jb *b, const struct zr_line *l)
 {
-    static const char ellipsis[] = "\xe2\x80\xa6";
-    size_t n = strlen(l->text), keep = fmt_utf8_prefix(l->text, n, FMT_LINE_MAX);
-    char cut[FMT_LINE_MAX + sizeof(ellipsis)];
     cJSON *m = jb_object(b);
 
     jb_add_num(b, m, "line", l->number);
-    if (keep == n) {
-        jb_add_str(b, m, "text", l->text);
-    } else {
-        memcpy(cut, l->text, keep);
-        memcpy(cut + keep, ellipsis, sizeof(ellipsis));
-        jb_add_str(b, m, "text", cut);
-    }
+    fmt_add_line_text(b, m, l);
     return m;
 }
 
@@ -1167,12 +1218,12 @@ static int fmt_refs_file(const struct zr_file *f, const struct fmt_refs_opts *o,
         def = fmt_is_definition(l->text, o->symbol);
         rc = buf_printf(&block, "%c %d: ", def ? 'D' : '>', l->number);
         if (!rc)
-            rc = fmt_put_cut(&block, l->text, FMT_LINE_MAX);
+            rc = fmt_put_excerpt(&block, l);
         if (!rc)
             rc = buf_putc(&block, '\n');
         m = jb_object(b);
         jb_add_num(b, m, "line", l->number);
-        jb_add_str(b, m, "text", l->text);
+        fmt_add_line_text(b, m, l);
         jb_add_bool(b, m, "definition", def);
         jb_push(b, matches, m);
         shown++;

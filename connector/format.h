@@ -17,7 +17,8 @@
  *   (+2 more matching lines in this file)
  *
  * "> N:" marks a matching line, "  N:" a context line, "--" a gap between regions of one file. Lines
- * longer than FMT_LINE_MAX bytes are cut and end with "…". The header names every reason the list is
+ * longer than FMT_LINE_MAX bytes are cut, marked "…" where cut: from their start, or around their
+ * match when it lies further in (minified code). The header names every reason the list is
  * incomplete and how to narrow the search. The text never exceeds the output budget: the query echo and
  * the note are cut to a quarter of it each, every returned file is named if the names fit, and lines are
  * cut before any file is left out. */
@@ -31,7 +32,7 @@
 #include <cjson/cJSON.h>
 #include <time.h>
 
-#define FMT_LINE_MAX 300            /* bytes of one line shown before it is cut */
+#define FMT_LINE_MAX 300            /* bytes of one line shown, before its marks "…" */
 #define FMT_FILE_MATCH_LINES 10     /* matching lines shown per file */
 #define FMT_BUDGET_MIN 2048         /* the smallest output budget a caller may ask for */
 #define FMT_COMMIT_LEN 12           /* hex digits of an indexed commit in repository lines */
@@ -44,7 +45,8 @@ enum fmt_reason {
     FMT_R_ZOEKT_LIMIT = 1 << 2, /* Zoekt's match limits skipped shards or files */
     FMT_R_SHARD_ERRORS = 1 << 3,/* shards failed or were still loading */
     FMT_R_FILE_CAP = 1 << 4,    /* some files had more matching lines than shown */
-    FMT_R_BUDGET = 1 << 5       /* the output budget cut lines or files */
+    FMT_R_BUDGET = 1 << 5,      /* the output budget cut lines or files */
+    FMT_R_ZOEKT_FEWER = 1 << 6  /* Zoekt sent fewer files than max_files although more matched */
 };
 
 struct fmt_search_opts {
@@ -59,7 +61,7 @@ struct fmt_search_opts {
 /* Formats a search result. On success appends the text to *text (a buffer the caller initialised with
  * a bound of at least budget + 1) and sets *structured to a new object owned by the caller
  * (cJSON_Delete): {"query","truncation":[reason names: "max_files", "timeout", "zoekt_limit",
- * "shard_errors", "per_file_cap", "output_budget"],"totalFiles","totalMatches","shownFiles","complete",
+ * "shard_errors", "per_file_cap", "output_budget", "zoekt_sent_fewer"],"totalFiles","totalMatches","shownFiles","complete",
  * "note"?,"files":[{"repository","path","version","language","branches","fileNameMatch",
  * "matchingLines","matches":[{"line","text"}]}]}, listing exactly the matching lines the text shows.
  * Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the text. */

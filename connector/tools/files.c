@@ -151,7 +151,7 @@ int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_r
         goto out;
     }
     {
-        struct zc_search_opts so = {FILES_FETCH, 0, 1, 0};
+        struct zc_search_opts so = {FILES_FETCH, 0, 1, 0, 0};
         /* Only names are wanted: one match per file is decoded (0 would decode them all). */
         struct zr_opts ro = {cfg->mirror_prefix, 0, 1};
         struct fmt_files_opts fo = {zq, (int)max_files, cfg->output_budget};

@@ -105,7 +105,7 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
     }
 
     {
-        struct zc_search_opts so = {READ_MAX_FILES - 1, 0, 1, 1};
+        struct zc_search_opts so = {READ_MAX_FILES - 1, 0, 1, 1, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
 
         if (targ_search(ctx, "read_file", zq, &so, &ro, &res, r))

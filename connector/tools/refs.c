@@ -104,7 +104,7 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
     pattern = mem_printf("\\b%s\\b", symbol);
     {
         struct zq_spec spec = {pattern, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_REGEX};
-        struct zc_search_opts so = {REFS_FETCH, 0, 1, 0};
+        struct zc_search_opts so = {REFS_FETCH, 0, 1, 0, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
         struct fmt_refs_opts fo = {NULL, symbol, (int)max_files, cfg->output_budget, NULL};
 

@@ -63,7 +63,7 @@ static const char search_def[] =
     "\"totalFiles\":{\"type\":\"integer\"},\"totalMatches\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
     "\"complete\":{\"type\":\"boolean\",\"description\":\"True when nothing was left out.\"},"
     "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"timeout\","
-    "\"zoekt_limit\",\"shard_errors\",\"per_file_cap\",\"output_budget\"]}},"
+    "\"zoekt_limit\",\"shard_errors\",\"per_file_cap\",\"output_budget\",\"zoekt_sent_fewer\"]}},"
     "\"note\":{\"type\":\"string\"},"
     "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"path\",\"matches\"],"
     "\"properties\":{\"repository\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
@@ -168,7 +168,10 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     {
         struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive, syntax};
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
-        struct zc_search_opts so = {(int)max_files, (int)context, 1, 0};
+        /* Every match of every file: Zoekt spends a match budget across the files in rank order and
+         * drops the files after it runs out, so any budget would show fewer files than max_files
+         * whenever the first ones have many matches (docs/connector.md, "The request"). */
+        struct zc_search_opts so = {(int)max_files, (int)context, 1, 0, 1};
         struct zr_opts ro = {cfg->mirror_prefix, (int)context, FMT_FILE_MATCH_LINES};
 
         if (zq_build(&spec, &zq, &qerr)) {

@@ -259,7 +259,7 @@ int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     sym = mem_printf("sym:%s", re);
     {
         struct zq_spec spec = {sym, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT};
-        struct zc_search_opts so = {SYMS_FETCH, 0, 1, 0};
+        struct zc_search_opts so = {SYMS_FETCH, 0, 1, 0, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
         struct fmt_symbols_opts fo = {NULL, (int)max_files, cfg->output_budget, 0, NULL};
 

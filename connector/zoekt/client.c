@@ -29,7 +29,8 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
     cJSON_AddStringToObject(root, "Q", query);
     opts = cJSON_AddObjectToObject(root, "Opts");
     cJSON_AddNumberToObject(opts, "MaxDocDisplayCount", files);
-    cJSON_AddNumberToObject(opts, "MaxMatchDisplayCount", files * ZC_MATCHES_PER_FILE);
+    if (!o->all_matches)
+        cJSON_AddNumberToObject(opts, "MaxMatchDisplayCount", files * ZC_MATCHES_PER_FILE);
     cJSON_AddNumberToObject(opts, "NumContextLines", o->context_lines);
     cJSON_AddBoolToObject(opts, "ChunkMatches", o->chunk_matches);
     cJSON_AddNumberToObject(opts, "MaxWallTime", (double)zc_wall_time_ns(timeout_ms));

@@ -20,7 +20,9 @@ struct http_pool;
  * cannot make it collect millions of matches. */
 #define ZC_SHARD_MAX_MATCH_COUNT 10000
 #define ZC_TOTAL_MAX_MATCH_COUNT 100000
-/* Matches returned per file requested, bounding the answer's size for files with very many matches. */
+/* Matches returned per file requested, bounding the answer's size for files with very many matches
+ * (unless all_matches asks for every one). Zoekt spends this as one budget across the files in rank
+ * order and drops the files after it runs out, so it bounds the files returned too. */
 #define ZC_MATCHES_PER_FILE 50
 
 struct zc_conn {
@@ -36,6 +38,8 @@ struct zc_search_opts {
     int context_lines;
     int chunk_matches;   /* 1: ask for ChunkMatches (the default); 0: LineMatches */
     int whole;           /* 1: ask for every file's whole content (Whole: true), for read_file */
+    int all_matches;     /* 1: no MaxMatchDisplayCount, so that Zoekt returns max_files files whenever
+                          * that many match, each with every match */
 };
 
 /* MaxWallTime for a request whose HTTP timeout is timeout_ms, in nanoseconds: a little below it, so

@@ -81,10 +81,33 @@ static size_t zr_printable_len(const unsigned char *in, size_t n)
     return k;
 }
 
-/* Appends in (len bytes) made safe to print, as zr_sanitize describes, without a terminator. Returns
- * buf_append's code. */
-static int zr_sanitize_into(struct buf *b, const unsigned char *in, size_t len)
+/* Where a match starts and ends in a text being sanitised: offsets into the input, each turned into
+ * the offset into the output once sanitising reaches it. */
+#define ZR_AT 2
+struct zr_at {
+    size_t in[ZR_AT];  /* offsets into the input, then into the output */
+    int done[ZR_AT];
+};
+
+/* The input bytes [from, to) were written from output offset out on: byte for byte (copied, an ASCII
+ * run), or as one character (kept whole or replaced). Each offset not yet turned that lies before to
+ * becomes the output offset of its byte, or of its character's start. */
+static void zr_at_move(struct zr_at *at, size_t from, size_t to, size_t out, int copied)
 {
+    for (int k = 0; k < ZR_AT; k++) {
+        if (at->done[k] || at->in[k] >= to)
+            continue;
+        at->in[k] = out + (copied ? at->in[k] - from : 0);
+        at->done[k] = 1;
+    }
+}
+
+/* Appends in (len bytes) made safe to print, as zr_sanitize describes, without a terminator; at (may
+ * be NULL) has its input offsets turned into offsets into what was appended, an offset at or past the
+ * end becoming the appended length. Returns buf_append's code. */
+static int zr_sanitize_into(struct buf *b, const unsigned char *in, size_t len, struct zr_at *at)
+{
+    size_t base = b->len;
     int rc = ZK_OK;
 
     if (len && in[len - 1] == '\r')
@@ -96,14 +119,20 @@ static int zr_sanitize_into(struct buf *b, const unsigned char *in, size_t len)
          * at once. */
         while (run < len && ((in[run] >= 0x20 && in[run] < 0x7f) || in[run] == '\t'))
             run++;
+        if (at)
+            zr_at_move(at, i, run, b->len - base, 1);
         if (run > i && (rc = buf_append(b, in + i, run - i)))
             break;
         if ((i = run) == len)
             break;
         k = zr_printable_len(in + i, len - i);
+        if (at)
+            zr_at_move(at, i, i + (k ? k : 1), b->len - base, 0);
         rc = k ? buf_append(b, in + i, k) : buf_append(b, ZR_REPLACEMENT, sizeof(ZR_REPLACEMENT) - 1);
         i += k ? k : 1;
     }
+    if (at)
+        zr_at_move(at, 0, (size_t)-1, b->len - base, 0);
     return rc;
 }
 
@@ -115,7 +144,7 @@ char *zr_sanitize(const unsigned char *in, size_t len)
     struct buf b;
 
     buf_init(&b, ZR_SANITIZE_GROWTH * len);
-    if (zr_sanitize_into(&b, in, len))
+    if (zr_sanitize_into(&b, in, len, NULL))
         abort(); /* cannot happen: the bound is what sanitising can make of len bytes */
     return buf_steal(&b);
 }
@@ -139,10 +168,11 @@ static char *zr_strdup(const char *s)
 
 /* ---- lines ---------------------------------------------------------------------------------------- */
 
-/* A line while a file's lines are gathered: its text is at off in the gathering's text block. */
+/* A line while a file's lines are gathered: its text is at off in the gathering's text block, and a
+ * matching line's first match at [at, at_end) of that text (both 0: not known). */
 struct zr_pending {
     int number, is_match, undecodable;
-    size_t off;
+    size_t off, at, at_end;
 };
 
 /* The lines of one file before sorting and merging, and the block their texts are written to, each
@@ -191,8 +221,10 @@ static int zr_line_number(const cJSON *obj, int def)
 }
 
 
+/* Adds a line. at (may be NULL) is where in text, as bytes [at->in[0], at->in[1]), its first match
+ * lies. */
 static int zr_lines_add(struct zr_lines *l, int number, const unsigned char *text, size_t len, int is_match,
-                        int undecodable)
+                        int undecodable, struct zr_at *at)
 {
     struct zr_pending *line;
     int rc;
@@ -204,8 +236,12 @@ static int zr_lines_add(struct zr_lines *l, int number, const unsigned char *tex
     }
     line = &l->v[l->n];
     line->off = l->text.len;
-    if ((!undecodable && (rc = zr_sanitize_into(&l->text, text, len))) || (rc = buf_putc(&l->text, '\0')))
+    if (undecodable)
+        at = NULL;
+    if ((!undecodable && (rc = zr_sanitize_into(&l->text, text, len, at))) || (rc = buf_putc(&l->text, '\0')))
         return rc;
+    line->at = at ? at->in[0] : 0;
+    line->at_end = at ? at->in[1] : 0;
     line->number = number;
     line->is_match = is_match;
     line->undecodable = undecodable;
@@ -238,7 +274,15 @@ static void zr_lines_finish(struct zr_lines *l, struct zr_file *f)
         qsort(l->v, l->n, sizeof(*l->v), zr_line_cmp);
     for (size_t i = 0; i < l->n; i++) {
         if (keep && l->v[keep - 1].number == l->v[i].number) {
-            l->v[keep - 1].is_match |= l->v[i].is_match;
+            struct zr_pending *kept = &l->v[keep - 1];
+
+            /* A line in two chunks, or matching in one and context in another: the position of the
+             * match that is known wins. */
+            if (l->v[i].is_match && kept->at_end == 0) {
+                kept->at = l->v[i].at;
+                kept->at_end = l->v[i].at_end;
+            }
+            kept->is_match |= l->v[i].is_match;
             continue;
         }
         l->v[keep++] = l->v[i];
@@ -253,6 +297,8 @@ static void zr_lines_finish(struct zr_lines *l, struct zr_file *f)
         f->lines[i].text = f->texts + l->v[i].off;
         f->lines[i].is_match = l->v[i].is_match;
         f->lines[i].undecodable = l->v[i].undecodable;
+        f->lines[i].match_start = l->v[i].is_match ? l->v[i].at : 0;
+        f->lines[i].match_end = l->v[i].is_match ? l->v[i].at_end : 0;
         f->n_match_lines += l->v[i].is_match ? 1 : 0;
     }
     f->n_lines = keep;
@@ -335,21 +381,32 @@ static int zr_add_context(struct zr_lines *l, const unsigned char *text, size_t 
     for (size_t i = first; !rc && i < count; i++) {
         int number = before ? at - (int)(count - i) : at + 1 + (int)(i - first);
 
-        rc = zr_lines_add(l, number, text + starts[i], lens[i], 0, 0);
+        rc = zr_lines_add(l, number, text + starts[i], lens[i], 0, 0, NULL);
     }
     return rc;
 }
 
 /* What is read of one LineMatch, by either reader: its line number (zr_line_number's rules), whether
  * it matched the file name, how many LineFragments it has, and, only when zr_line_wants_text says
- * so, its Line, Before and After as zr_b64_text gives them (owned here until zr_add_line_match frees them). */
+ * so, its Line, Before and After as zr_b64_text gives them (owned here until zr_add_line_match frees them)
+ * and where in Line its first fragment lies (frag_len -1: no fragment says). */
 struct zr_line_match {
     int number, file_name;
     size_t frags;
     int got[3];
     unsigned char *text[3];
     size_t len[3];
+    long long frag_off, frag_len;
 };
+
+/* Takes a fragment's LineOffset and MatchLength into m when it comes before the one m holds. */
+static void zr_line_fragment(struct zr_line_match *m, long long off, long long len)
+{
+    if (off >= 0 && len >= 0 && (m->frag_len < 0 || off < m->frag_off)) {
+        m->frag_off = off;
+        m->frag_len = len;
+    }
+}
 
 enum { ZR_LINE, ZR_BEFORE, ZR_AFTER };
 
@@ -365,6 +422,7 @@ static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, struct zr_li
                              size_t *matching, int cap, size_t *uncounted)
 {
     size_t line_len = m->len[ZR_LINE];
+    struct zr_at at = {{0, 0}, {0, 0}};
     int terminated, rc = ZK_OK;
 
     f->n_matches += m->frags > 0 ? m->frags : 1;
@@ -381,8 +439,13 @@ static int zr_add_line_match(struct zr_lines *l, struct zr_file *f, struct zr_li
     for (int i = 0; i < 3; i++)
         if (m->got[i] < 0)
             f->undecodable = 1;
+    /* A fragment past the line's end is not believed: the line is then shown from its start. */
+    if (m->frag_len >= 0 && (unsigned long long)m->frag_off <= line_len) {
+        at.in[0] = (size_t)m->frag_off;
+        at.in[1] = (unsigned long long)m->frag_len < line_len - at.in[0] ? at.in[0] + (size_t)m->frag_len : line_len;
+    }
     rc = zr_lines_add(l, m->number, m->text[ZR_LINE] ? m->text[ZR_LINE] : (const unsigned char *)"", line_len, 1,
-                      m->got[ZR_LINE] < 0);
+                      m->got[ZR_LINE] < 0, m->frag_len >= 0 && at.in[1] ? &at : NULL);
     if (!rc && m->got[ZR_BEFORE] > 0)
         rc = zr_add_context(l, m->text[ZR_BEFORE], m->len[ZR_BEFORE], m->number, 1, terminated, ctx);
     if (!rc && m->got[ZR_AFTER] > 0)
@@ -409,19 +472,27 @@ static size_t zr_mark(struct zr_lines *l, size_t chunk_first, int start, int fir
     return marked;
 }
 
-/* One element of a ChunkMatch's Ranges: Start's line, End's line (Start's when End has none) and the
- * column End is at, which is exclusive: a range that ends at column 1 stops before that line. An
- * element that is not an object reads as zeros. */
+/* One element of a ChunkMatch's Ranges: Start's line, End's line (Start's when End has none), the
+ * column End is at, which is exclusive: a range that ends at column 1 stops before that line, and the
+ * byte offsets in the file of Start and End (-1 when not given). An element that is not an object
+ * reads as zeros and no offsets. */
 struct zr_range {
     int first, last;
-    long long end_col;
+    long long end_col, start_byte, end_byte;
 };
 
-/* What is read of one ChunkMatch, by either reader: ContentStart's line, whether it matched the file
- * name, its ranges (in a buffer the reader reuses), and, only when zr_chunk_wants_content says so,
- * its Content as zr_b64_text gives it (freed by zr_add_chunk). */
+/* The last line a range covers: one that ends at column 1 stops before its End's line. */
+static int zr_range_last(const struct zr_range *r)
+{
+    return r->last > r->first && r->end_col == 1 ? r->last - 1 : r->last;
+}
+
+/* What is read of one ChunkMatch, by either reader: ContentStart's line and byte offset (-1 when not
+ * given), whether it matched the file name, its ranges (in a buffer the reader reuses), and, only when
+ * zr_chunk_wants_content says so, its Content as zr_b64_text gives it (freed by zr_add_chunk). */
 struct zr_chunk {
     int start, file_name;
+    long long start_byte;
     struct zr_range *ranges;
     size_t n_ranges, cap_ranges;
     int got;
@@ -454,10 +525,8 @@ static size_t zr_count_range_lines(const struct zr_chunk *c)
 
     for (size_t i = 0; i < c->n_ranges; i++) {
         const struct zr_range *r = &c->ranges[i];
-        int first = r->first, last = r->last;
+        int first = r->first, last = zr_range_last(r);
 
-        if (last > first && r->end_col == 1)
-            last--;
         if (first <= seen)
             first = seen + 1;
         if (first > 0 && last >= first) {
@@ -468,13 +537,37 @@ static size_t zr_count_range_lines(const struct zr_chunk *c)
     return n;
 }
 
+/* Where on line `number` of chunk c (whose bytes begin at byte line_at of the file, len of them) the
+ * first range that covers it lies, into at; 0 when no range does or Zoekt's offsets do not fall on the
+ * line. Zoekt sends a chunk's ranges sorted by offset, so *next, the first range that may still cover
+ * this line or a later one, only moves forward. */
+static int zr_chunk_at(const struct zr_chunk *c, size_t *next, int number, long long line_at, size_t len,
+                       struct zr_at *at)
+{
+    const struct zr_range *r;
+    long long a, b;
+
+    while (*next < c->n_ranges && zr_range_last(&c->ranges[*next]) < number)
+        (*next)++;
+    if (c->start_byte < 0 || *next == c->n_ranges || (r = &c->ranges[*next])->first > number || r->first <= 0)
+        return 0;
+    a = r->first == number ? r->start_byte - line_at : 0;
+    b = r->last == number ? r->end_byte - line_at : (long long)len;
+    if (a < 0 || a > (long long)len || b < a)
+        return 0;
+    memset(at, 0, sizeof(*at));
+    at->in[0] = (size_t)a;
+    at->in[1] = b < (long long)len ? (size_t)b : len;
+    return 1;
+}
+
 /* One ChunkMatch: whole lines of content, with the matches given as ranges. Once the file has
  * `cap` matching lines (0: no cap), a chunk's matching lines are only counted, into *uncounted.
  * Frees c's content. */
 static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, struct zr_chunk *c, size_t *matching, int cap,
                         size_t *uncounted)
 {
-    size_t len = c->len, pos = 0, first_index = l->n;
+    size_t len = c->len, pos = 0, first_index = l->n, next = 0;
     int number, rc = ZK_OK;
 
     f->n_matches += c->n_ranges > 0 ? c->n_ranges : 1;
@@ -491,7 +584,7 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, struct zr_chunk *
         f->undecodable = 1;
         for (size_t i = 0; !rc && i < c->n_ranges; i++) {
             if (c->ranges[i].first > 0) {
-                rc = zr_lines_add(l, c->ranges[i].first, NULL, 0, 1, 1);
+                rc = zr_lines_add(l, c->ranges[i].first, NULL, 0, 1, 1, NULL);
                 *matching += !rc;
             }
         }
@@ -502,18 +595,19 @@ static int zr_add_chunk(struct zr_lines *l, struct zr_file *f, struct zr_chunk *
     for (number = c->start; !rc && c->got > 0; number++) {
         const unsigned char *nl = memchr(c->content + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - c->content) : len;
+        struct zr_at at;
 
-        rc = zr_lines_add(l, number, c->content + pos, end - pos, 0, 0);
+        rc = zr_lines_add(l, number, c->content + pos, end - pos, 0, 0,
+                          zr_chunk_at(c, &next, number, c->start_byte + (long long)pos, end - pos, &at) ? &at : NULL);
         if (!nl)
             break;
         pos = end + 1;
     }
     for (size_t i = 0; i < c->n_ranges; i++) {
         const struct zr_range *r = &c->ranges[i];
-        int last = r->last > r->first && r->end_col == 1 ? r->last - 1 : r->last;
 
         if (r->first > 0)
-            *matching += zr_mark(l, first_index, c->start, r->first, last);
+            *matching += zr_mark(l, first_index, c->start, r->first, zr_range_last(r));
     }
     free(c->content);
     c->content = NULL;
@@ -527,13 +621,19 @@ static void zr_tree_line_match(const cJSON *lm, struct zr_line_match *m, size_t 
     static const char *const keys[] = {"Line", "Before", "After"};
     const cJSON *frags = json_arr(lm, "LineFragments");
 
+    const cJSON *frag;
+
     memset(m, 0, sizeof(*m));
+    m->frag_len = -1;
     m->number = zr_line_number(lm, 0);
     m->file_name = json_bool(lm, "FileName", 0);
     m->frags = frags && cJSON_GetArraySize(frags) > 0 ? (size_t)cJSON_GetArraySize(frags) : 0;
-    if (zr_line_wants_text(m, matching, cap))
-        for (int i = 0; i < 3; i++)
-            m->got[i] = zr_member_b64(lm, keys[i], &m->text[i], &m->len[i]);
+    if (!zr_line_wants_text(m, matching, cap))
+        return;
+    for (int i = 0; i < 3; i++)
+        m->got[i] = zr_member_b64(lm, keys[i], &m->text[i], &m->len[i]);
+    cJSON_ArrayForEach(frag, frags)
+        zr_line_fragment(m, json_int(frag, "LineOffset", -1), json_int(frag, "MatchLength", -1));
 }
 
 static void zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, int cap)
@@ -542,6 +642,7 @@ static void zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, 
     size_t i = 0;
 
     c->start = zr_line_number(json_obj(cm, "ContentStart"), 0);
+    c->start_byte = json_int(json_obj(cm, "ContentStart"), "ByteOffset", -1);
     c->file_name = json_bool(cm, "FileName", 0);
     c->got = 0;
     c->content = NULL;
@@ -553,6 +654,8 @@ static void zr_tree_chunk(const cJSON *cm, struct zr_chunk *c, size_t matching, 
         c->ranges[i].first = zr_line_number(json_obj(r, "Start"), 0);
         c->ranges[i].last = zr_line_number(e, c->ranges[i].first);
         c->ranges[i].end_col = json_int(e, "Column", 0);
+        c->ranges[i].start_byte = json_int(json_obj(r, "Start"), "ByteOffset", -1);
+        c->ranges[i].end_byte = json_int(e, "ByteOffset", -1);
         i++;
     }
     if (zr_chunk_wants_content(c, matching, cap))
@@ -876,32 +979,51 @@ static int zr_scan_b64(struct jscan v, unsigned char **data, size_t *len)
     return got;
 }
 
-/* zr_line_number over a position the scanner found; *column (may be NULL) gets its Column. */
-static int zr_scan_line_number(const struct jscan_doc *d, struct jscan pos, int def, long long *column)
+/* zr_line_number over a position the scanner found; *column gets its Column and *byte its ByteOffset
+ * (-1 when not given), each only when not NULL: the members not asked for are not looked for, since
+ * every range of every chunk goes through here. */
+static int zr_scan_line_number(const struct jscan_doc *d, struct jscan pos, int def, long long *column,
+                               long long *byte)
 {
-    static const char *const names[] = {"LineNumber", "Column"};
-    struct jscan v[2];
+    const char *names[3] = {"LineNumber"};
+    size_t n = 1, col_at = 0, byte_at = 0;
+    struct jscan v[3];
 
-    jscan_find(d, jscan_obj(pos), names, 2, v);
     if (column)
-        *column = jscan_int(v[1], 0);
+        names[col_at = n++] = "Column";
+    if (byte)
+        names[byte_at = n++] = "ByteOffset";
+    jscan_find(d, jscan_obj(pos), names, n, v);
+    if (column)
+        *column = jscan_int(v[col_at], 0);
+    if (byte)
+        *byte = jscan_int(v[byte_at], -1);
     return zr_line_clamp(jscan_int(v[0], def), def);
 }
 
 static void zr_scan_line_match(const struct jscan_doc *d, struct jscan lm, struct zr_line_match *m,
                                size_t matching, int cap)
 {
-    static const char *const names[] = {"Line", "Before", "After", "LineNumber", "FileName", "LineFragments"};
-    struct jscan v[6];
+    static const char *const names[] = {"Line", "Before", "After", "LineNumber", "FileName", "LineFragments"},
+                             *const frag_names[] = {"LineOffset", "MatchLength"};
+    struct jscan v[6], frag, fv[2];
+    struct jscan_iter it;
 
     memset(m, 0, sizeof(*m));
+    m->frag_len = -1;
     jscan_find(d, lm, names, 6, v);
     m->number = zr_line_clamp(jscan_int(v[3], 0), 0);
     m->file_name = jscan_bool(v[4], 0);
     m->frags = jscan_count(d, v[5]);
-    if (zr_line_wants_text(m, matching, cap))
-        for (int i = 0; i < 3; i++)
-            m->got[i] = zr_scan_b64(v[i], &m->text[i], &m->len[i]);
+    if (!zr_line_wants_text(m, matching, cap))
+        return;
+    for (int i = 0; i < 3; i++)
+        m->got[i] = zr_scan_b64(v[i], &m->text[i], &m->len[i]);
+    jscan_iter_init(&it, d, jscan_arr(v[5]));
+    while (jscan_next(&it, NULL, &frag)) {
+        jscan_find(d, jscan_obj(frag), frag_names, 2, fv);
+        zr_line_fragment(m, jscan_int(fv[0], -1), jscan_int(fv[1], -1));
+    }
 }
 
 static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_chunk *c, size_t matching,
@@ -912,25 +1034,29 @@ static void zr_scan_chunk(const struct jscan_doc *d, struct jscan cm, struct zr_
     struct jscan v[5], r, se[2];
     struct jscan_iter it;
     size_t n = 0;
+    int wants;
 
     jscan_find(d, cm, names, 5, v);
-    c->start = zr_scan_line_number(d, v[0], 0, NULL);
+    c->start = zr_scan_line_number(d, v[0], 0, NULL, &c->start_byte);
     c->file_name = jscan_bool(v[1], 0);
     c->got = 0;
     c->content = NULL;
     c->len = 0;
     c->n_ranges = 0;
+    /* A chunk only counted needs no byte offsets: they place a match on a line shown. */
+    wants = zr_chunk_wants_content(c, matching, cap);
     jscan_iter_init(&it, d, jscan_arr(v[2]));
     while (jscan_next(&it, NULL, &r)) {
         struct zr_range *x;
 
         zr_chunk_ranges(c, n + 1);
         x = &c->ranges[n++];
+        x->start_byte = x->end_byte = -1;
         jscan_find(d, r, ends, 2, se);
-        x->first = zr_scan_line_number(d, se[0], 0, NULL);
-        x->last = zr_scan_line_number(d, se[1], x->first, &x->end_col);
+        x->first = zr_scan_line_number(d, se[0], 0, NULL, wants ? &x->start_byte : NULL);
+        x->last = zr_scan_line_number(d, se[1], x->first, &x->end_col, wants ? &x->end_byte : NULL);
     }
-    if (zr_chunk_wants_content(c, matching, cap))
+    if (wants)
         c->got = zr_scan_b64(v[3], &c->content, &c->len);
     /* zr_tree_symbols over the scanner. */
     if (c->file_name || c->start <= 0)

@@ -28,6 +28,9 @@ struct zr_line {
                       * into its file's texts */
     int is_match;    /* 1: a matching line; 0: context */
     int undecodable; /* 1: Zoekt's base64 could not be decoded; text is "" */
+    size_t match_start, match_end; /* a matching line's first match, as bytes [start, end) of text (a
+                                    * match that goes on past the line ends at its end); both 0 when
+                                    * Zoekt did not say where (then it is taken to be at the start) */
 };
 
 /* The SymbolInfo Zoekt sends with a match range of a sym: query in an index built with ctags. */

@@ -9,8 +9,9 @@
 # build. The organisation-scale section runs the real zoekt-webserver over the corpus that
 # tests/bench/corpus.sh builds (its install step: Debian's golang-*-dev sources, downloaded into the
 # cache) and the release connector over stdio and HTTP; BENCH_ORG_ITERATIONS sets the runs per query
-# and round (default 50), BENCH_ORG_ROUNDS the rounds whose median is reported (default 3). Without
-# ../shared/zoekt that section says why it is missing.
+# and round (default 50), BENCH_ORG_ROUNDS the rounds whose median is reported (default 3). It runs
+# the Zoekt scripts/versions.sh pins, as tests/support/zoekt.sh bin finds it (the archives handed in
+# through ZK_ZOEKT_DIR, or built by scripts/upstream.sh); without it that section says why it is missing.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -208,7 +209,8 @@ scale_section=
     echo "$repos repositories of real Go code ($files .go files): the sources of Debian's golang-*-dev packages"
     echo "listed in tests/bench/corpus.sh and of every golang-*-dev package they need, each module its own git"
     echo "repository named \`mirrors/<host>/<path>\`, indexed by upstream zoekt-git-index and served by"
-    echo "zoekt-webserver (../shared/zoekt, commit 51a31b62). Each query runs ${BENCH_ORG_ITERATIONS:-50} times in each"
+    echo "zoekt-webserver at the pinned commit $(. scripts/versions.sh; echo "$zoekt_commit") (scripts/versions.sh; handed in as archives through"
+    echo "ZK_ZOEKT_DIR or built by scripts/upstream.sh). Each query runs ${BENCH_ORG_ITERATIONS:-50} times in each"
     echo "of ${BENCH_ORG_ROUNDS:-3} rounds (every query once per round), round robin: the connector's own Zoekt request"
     echo "sent straight to Zoekt (raw, the baseline), search_code through the release connector over stdio,"
     echo "and over Streamable HTTP. Every figure is the median over the rounds of that round's figure."
@@ -221,7 +223,9 @@ scale_section=
     echo "format the same answer in-process (median): with lib/jscan as search_code parses, and in brackets"
     echo "through one cJSON tree of the whole answer, as it parsed before. Bytes from Zoekt are the"
     echo "answer to the connector's request; bytes shown are the text the agent reads (default budget 16384"
-    echo "bytes, 30 files, 2 context lines)."
+    echo "bytes, 30 files, 2 context lines), and files named the files the answer lists (\`max_files\` 30): the request"
+    echo "sets no MaxMatchDisplayCount, so Zoekt sends every match of the 30 best files (docs/connector.md, \"The"
+    echo "request\")."
     echo
     echo "Goals (issue 9): p50 overhead at most 1 ms for every query; bytes from Zoekt at most 4x the bytes shown."
     echo "The overhead goal counts as met only when both connectors' CPU per call is at most 1 ms too: a"

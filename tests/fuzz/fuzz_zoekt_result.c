@@ -143,6 +143,9 @@ static void check_file(const struct zr_file *f, const struct texts *t)
         FUZZ_CHECK(l->text != NULL && printable(l->text));
         FUZZ_CHECK(!l->undecodable || (l->text[0] == '\0' && f->undecodable));
         FUZZ_CHECK(l->text[0] == '\0' || known_text(t, l->text));
+        /* A match's position lies within its line's text; a context line has none. */
+        FUZZ_CHECK(l->match_start <= l->match_end && l->match_end <= strlen(l->text));
+        FUZZ_CHECK(l->is_match || (l->match_start == 0 && l->match_end == 0));
         matches += l->is_match ? 1 : 0;
     }
     FUZZ_CHECK(matches == f->n_match_lines);
@@ -212,6 +215,7 @@ static void check_same_search(const char *body, size_t len, const struct zr_opts
 
             FUZZ_CHECK(l->number == m->number && l->is_match == m->is_match);
             FUZZ_CHECK(l->undecodable == m->undecodable && same_text(l->text, m->text));
+            FUZZ_CHECK(l->match_start == m->match_start && l->match_end == m->match_end);
         }
         FUZZ_CHECK(x->n_symbols == y->n_symbols);
         for (size_t k = 0; k < x->n_symbols; k++) {

@@ -278,6 +278,147 @@ static void test_long_lines_cut(void **state)
     zr_search_free(&s);
 }
 
+/* Standard base64 of n bytes of in, for answers built here: a heap string the caller frees. */
+static char *b64(const unsigned char *in, size_t n)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+
+        *o++ = abc[v >> 18 & 63];
+        *o++ = abc[v >> 12 & 63];
+        *o++ = i + 1 < n ? abc[v >> 6 & 63] : '=';
+        *o++ = i + 2 < n ? abc[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* A search answer with one file of one line, line, whose match is bytes [at, at + len): as Zoekt sends
+ * it with ChunkMatches (chunks set) or LineMatches. Heap string the caller frees. */
+static char *one_line_answer(const char *line, size_t at, size_t len, int chunks)
+{
+    char *text = b64((const unsigned char *)line, strlen(line)), *out;
+    size_t n = strlen(text) + 1024;
+
+    out = malloc(n);
+    assert_non_null(out);
+    if (chunks)
+        snprintf(out, n, "{\"Result\":{\"FileCount\":1,\"MatchCount\":1,\"Files\":[{\"FileName\":\"min.js\","
+                 "\"Repository\":\"r\",\"ChunkMatches\":[{\"Content\":\"%s\",\"ContentStart\":{\"ByteOffset\":0,"
+                 "\"LineNumber\":1,\"Column\":1},\"Ranges\":[{\"Start\":{\"ByteOffset\":%zu,\"LineNumber\":1},"
+                 "\"End\":{\"ByteOffset\":%zu,\"LineNumber\":1}}]}]}]}}", text, at, at + len);
+    else
+        snprintf(out, n, "{\"Result\":{\"FileCount\":1,\"MatchCount\":1,\"Files\":[{\"FileName\":\"min.js\","
+                 "\"Repository\":\"r\",\"LineMatches\":[{\"Line\":\"%s\",\"LineNumber\":1,\"LineFragments\":["
+                 "{\"LineOffset\":%zu,\"MatchLength\":%zu}]}]}]}}", text, at, len);
+    free(text);
+    return out;
+}
+
+/* A match far into a long line (minified code) is shown: a window of the line around it, marked "…" on
+ * each side that was cut, never splitting a character; the same in structuredContent. Through the
+ * parser, from both kinds of answer. */
+static void test_long_line_shows_match(void **state)
+{
+    /* 1000 two-byte characters, the match, then 2000 ASCII bytes: the window's start falls inside a
+     * character and must move past it. */
+    size_t n = 2000 + 6 + 2000;
+    char *line = malloc(n + 1);
+
+    (void)state;
+    assert_non_null(line);
+    for (size_t i = 0; i < 2000; i += 2)
+        memcpy(line + i, "\xc3\xa9", 2);
+    memcpy(line + 2000, "NEEDLE", 6);
+    memset(line + 2006, 'b', 2000);
+    line[n] = '\0';
+    for (int chunks = 0; chunks < 2; chunks++) {
+        char *answer = one_line_answer(line, 2000, 6, chunks), *text, *shown, *end;
+        struct zk_err err = {0};
+        struct zr_search s;
+        cJSON *json;
+
+        if (zr_parse_search(answer, strlen(answer), NULL, &s, &err))
+            fail_msg("%s", err.msg);
+        text = format(&s, "x", 30, 16384, 0, &json);
+        shown = strstr(text, "> 1: ");
+        assert_non_null(shown);
+        shown += 5;
+        end = strchr(shown, '\n');
+        assert_non_null(end);
+        *end = '\0';
+        /* "…" + 300 bytes at most + "…", starting on a whole character, the match inside. */
+        assert_true(strncmp(shown, "\xe2\x80\xa6\xc3\xa9", 5) == 0);
+        assert_true(strlen(shown) <= FMT_LINE_MAX + 6);
+        assert_non_null(strstr(shown, "\xc3\xa9NEEDLEbbb"));
+        assert_true(strcmp(shown + strlen(shown) - 4, "b\xe2\x80\xa6") == 0);
+        {
+            cJSON *file = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0);
+            cJSON *match = cJSON_GetArrayItem(cJSON_GetObjectItem(file, "matches"), 0);
+
+            assert_string_equal(cJSON_GetObjectItem(match, "text")->valuestring, shown);
+        }
+        free(text);
+        free(answer);
+        cJSON_Delete(json);
+        zr_search_free(&s);
+    }
+    /* A match at the very end: the window is the line's last bytes, cut on the left only. */
+    memcpy(line + n - 6, "NEEDLE", 6);
+    {
+        char *answer = one_line_answer(line, n - 6, 6, 1), *text;
+        struct zk_err err = {0};
+        struct zr_search s;
+        cJSON *json;
+
+        assert_int_equal(zr_parse_search(answer, strlen(answer), NULL, &s, &err), ZK_OK);
+        text = format(&s, "x", 30, 16384, 0, &json);
+        assert_non_null(strstr(text, "bbNEEDLE\n"));
+        assert_non_null(strstr(text, "> 1: \xe2\x80\xa6" "b"));
+        free(text);
+        free(answer);
+        cJSON_Delete(json);
+        zr_search_free(&s);
+    }
+    free(line);
+}
+
+/* When Zoekt sends fewer files than max_files although more matched (a match budget spent on the first
+ * files drops the rest), the header says so and does not blame max_files. */
+static void test_zoekt_sent_fewer(void **state)
+{
+    struct zr_search s;
+    cJSON *json, *reasons;
+    char *text;
+
+    (void)state;
+    synth(&s, 14, 1, 5);
+    s.stats.file_count = 2946;
+    text = format(&s, "x", 30, 16384, 0, &json);
+    assert_non_null(strstr(text, "Showing 14 of 2946 files (14 matches). Incomplete: Zoekt sent 14 of the 30 files "
+                                 "asked for, although more matched.\n"));
+    assert_null(strstr(text, "max_files"));
+    reasons = cJSON_GetObjectItem(json, "truncation");
+    assert_int_equal(cJSON_GetArraySize(reasons), 1);
+    assert_string_equal(cJSON_GetArrayItem(reasons, 0)->valuestring, "zoekt_sent_fewer");
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+
+    /* max_files files shown and more matched: max_files is the reason, as before. */
+    synth(&s, 30, 1, 5);
+    s.stats.file_count = 2946;
+    text = format(&s, "x", 30, 16384, 0, &json);
+    assert_non_null(strstr(text, "Incomplete: more files matched than max_files=30.\n"));
+    free(text);
+    cJSON_Delete(json);
+    zr_search_free(&s);
+}
+
 static void test_budget_names_every_file(void **state)
 {
     struct zr_search s;
@@ -649,6 +790,7 @@ static void check_formatted(const struct zr_search *s, const char *text, cJSON *
         {"shard_errors", "still loading"},
         {"per_file_cap", "matching lines (the rest are counted, not shown)"},
         {"output_budget", "the output budget of 2048 bytes cut"},
+        {"zoekt_sent_fewer", "files asked for, although more matched"},
     };
     size_t shown = s->n_files < (size_t)max_files ? s->n_files : (size_t)max_files;
     cJSON *files = cJSON_GetObjectItem(json, "files"), *truncation = cJSON_GetObjectItem(json, "truncation");
@@ -950,10 +1092,10 @@ static void refs_answer(struct zr_search *s, struct zr_file *files, struct zr_li
 
     memset(s, 0, sizeof(*s));
     memset(files, 0, 3 * sizeof(*files));
-    lines[0] = (struct zr_line){4, (char *)"func Bulk() {}", 1, 0};
-    lines[1] = (struct zr_line){9, (char *)"\tx := Bulk()", 1, 0};
-    lines[2] = (struct zr_line){2, (char *)"// Bulk is old", 1, 0};
-    lines[3] = (struct zr_line){7, (char *)"Bulk := 3", 1, 0};
+    lines[0] = (struct zr_line){4, (char *)"func Bulk() {}", 1, 0, 0, 0};
+    lines[1] = (struct zr_line){9, (char *)"\tx := Bulk()", 1, 0, 0, 0};
+    lines[2] = (struct zr_line){2, (char *)"// Bulk is old", 1, 0, 0, 0};
+    lines[3] = (struct zr_line){7, (char *)"Bulk := 3", 1, 0, 0, 0};
     files[0] = (struct zr_file){(char *)"acme/z", (char *)"old.go", (char *)"abcdef0123", (char *)"Go", branches, 1,
                                 &lines[2], 1, NULL, 1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     files[1] = (struct zr_file){(char *)"acme/a", (char *)"x/use.go", (char *)"0226d547aa", (char *)"Go", branches, 1,
@@ -1113,6 +1255,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunks_all_shown),       cmocka_unit_test(test_max_files),
         cmocka_unit_test(test_name_match_and_none),    cmocka_unit_test(test_per_file_cap),
+        cmocka_unit_test(test_long_line_shows_match),  cmocka_unit_test(test_zoekt_sent_fewer),
         cmocka_unit_test(test_long_lines_cut),         cmocka_unit_test(test_budget_names_every_file),
         cmocka_unit_test(test_budget_drops_files_last), cmocka_unit_test(test_budget_counts_cap_notes),
         cmocka_unit_test(test_stop_reasons),

@@ -63,6 +63,8 @@ static void assert_parsers_agree(const char *name, const char *body, size_t len)
                 assert_int_equal(x->lines[k].number, y->lines[k].number);
                 assert_int_equal(x->lines[k].is_match, y->lines[k].is_match);
                 assert_string_equal(x->lines[k].text, y->lines[k].text);
+                assert_int_equal(x->lines[k].match_start, y->lines[k].match_start);
+                assert_int_equal(x->lines[k].match_end, y->lines[k].match_end);
             }
             assert_int_equal(x->n_symbols, y->n_symbols);
             for (size_t k = 0; k < x->n_symbols; k++) {
@@ -527,6 +529,64 @@ static void test_match_line_cap(void **state)
     zr_search_free(&s);
 }
 
+/* Where a matching line's first match lies, in bytes of its sanitised text: from a chunk's ranges (byte
+ * offsets in the file, the chunk's lines starting at ContentStart's), a range over two lines covering
+ * the second from its start, and from a LineMatch's first fragment. Offsets that are missing or do not
+ * fall on the line leave the position unknown (0, 0). */
+static void test_match_positions(void **state)
+{
+    /* "ab\nx\xffyneedle z\nc" from byte 100: "needle" at 106..112 (line 2, after an invalid byte that
+     * becomes U+FFFD), "z\nc" at 113..116 (lines 2 and 3). Then "needle 1" without offsets and
+     * "needle 2" with a range before its line. */
+    static const char chunks[] =
+        "{\"Result\":{\"Files\":[{\"FileName\":\"a.c\",\"Repository\":\"r\",\"ChunkMatches\":["
+        "{\"Content\":\"YWIKeP95bmVlZGxlIHoKYw==\",\"ContentStart\":{\"ByteOffset\":100,\"LineNumber\":1},"
+        "\"Ranges\":[{\"Start\":{\"ByteOffset\":106,\"LineNumber\":2,\"Column\":4},\"End\":{\"ByteOffset\":112,"
+        "\"LineNumber\":2,\"Column\":10}},{\"Start\":{\"ByteOffset\":113,\"LineNumber\":2,\"Column\":11},"
+        "\"End\":{\"ByteOffset\":116,\"LineNumber\":3,\"Column\":2}}]},"
+        "{\"Content\":\"bmVlZGxlIDE=\",\"ContentStart\":{\"LineNumber\":10},\"Ranges\":[{\"Start\":{\"LineNumber\":10,"
+        "\"Column\":1},\"End\":{\"LineNumber\":10,\"Column\":7}}]},"
+        "{\"Content\":\"bmVlZGxlIDI=\",\"ContentStart\":{\"ByteOffset\":500,\"LineNumber\":20},\"Ranges\":[{\"Start\":"
+        "{\"ByteOffset\":400,\"LineNumber\":20},\"End\":{\"ByteOffset\":406,\"LineNumber\":20}}]}]}]}}";
+    /* "  foo needle", fragments at 6 and 2 (the first in the line wins), then one past the line. */
+    static const char lines[] =
+        "{\"Result\":{\"Files\":[{\"FileName\":\"a.c\",\"Repository\":\"r\",\"LineMatches\":["
+        "{\"Line\":\"ICBmb28gbmVlZGxl\",\"LineNumber\":4,\"LineFragments\":[{\"LineOffset\":6,\"MatchLength\":6},"
+        "{\"LineOffset\":2,\"MatchLength\":3}]},"
+        "{\"Line\":\"ICBmb28gbmVlZGxl\",\"LineNumber\":9,\"LineFragments\":[{\"LineOffset\":60,\"MatchLength\":6}]}]}]}}";
+    struct zk_err err = {0};
+    struct zr_search s;
+    const struct zr_line *l;
+
+    (void)state;
+    assert_int_equal(zr_parse_search(chunks, strlen(chunks), NULL, &s, &err), ZK_OK);
+    l = s.files[0].lines;
+    assert_int_equal(s.files[0].n_lines, 5);
+    assert_false(l[0].is_match);
+    assert_int_equal(l[0].match_end, 0);
+    assert_string_equal(l[1].text, "x\xef\xbf\xbdyneedle z");
+    assert_int_equal(l[1].match_start, 5);
+    assert_int_equal(l[1].match_end, 11);
+    assert_string_equal(l[2].text, "c");
+    assert_int_equal(l[2].match_start, 0);
+    assert_int_equal(l[2].match_end, 1);
+    assert_int_equal(l[3].number, 10);
+    assert_int_equal(l[3].match_end, 0);
+    assert_int_equal(l[4].number, 20);
+    assert_true(l[4].is_match);
+    assert_int_equal(l[4].match_end, 0);
+    zr_search_free(&s);
+    assert_parsers_agree("match positions, chunks", chunks, strlen(chunks));
+
+    assert_int_equal(zr_parse_search(lines, strlen(lines), NULL, &s, &err), ZK_OK);
+    l = s.files[0].lines;
+    assert_int_equal(l[0].match_start, 2);
+    assert_int_equal(l[0].match_end, 5);
+    assert_int_equal(l[1].match_end, 0);
+    zr_search_free(&s);
+    assert_parsers_agree("match positions, lines", lines, strlen(lines));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_bad_base64_is_flagged), cmocka_unit_test(test_base64_and_sanitize),
         cmocka_unit_test(test_names_are_sanitised),  cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_time_and_prefix),      cmocka_unit_test(test_match_line_cap),
+        cmocka_unit_test(test_match_positions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,12 +216,19 @@ static void test_unknown_tool(void **state)
 
 static void test_search_body(void **state)
 {
-    struct zc_search_opts o = {30, 2, 1, 0};
+    struct zc_search_opts o = {30, 2, 1, 0, 0};
     char *body;
 
     (void)state;
     body = zc_search_body("needle", &o, 30000);
     assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":30,\"MaxMatchDisplayCount\":1500,"
+                              "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
+                              "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
+    free(body);
+    /* search_code's request (all_matches): no match budget, which Zoekt would spend on the first files. */
+    o.all_matches = 1;
+    body = zc_search_body("needle", &o, 30000);
+    assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":30,"
                               "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
                               "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
     free(body);
@@ -240,7 +247,7 @@ static void test_output_schema_matches_format(void **state)
     const cJSON *fprops = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "files"), "items"),
                                               "properties");
     struct fmt_search_opts o = {"q", 30, 16384, 0, "a note", NULL};
-    struct zr_line line = {1, (char *)"text", 1, 0};
+    struct zr_line line = {1, (char *)"text", 1, 0, 0, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0};
@@ -292,7 +299,7 @@ static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
 static void test_output_schema_new_tools(void **state)
 {
     cJSON *list = tools_list(), *json = NULL;
-    struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0};
+    struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0, 0, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0};

@@ -541,3 +541,66 @@ if (!skip) test('the indexer script indexed the ctags repositories with symbols,
     [['mirrors/github.com/acme/geo', 'indexed', true], ['mirrors/github.com/acme/shapes', 'indexed', true]]);
   assert.equal(lines.at(-1).summary.withoutSymbols, undefined);
 });
+
+// Issue 27: files with many matches, and a minified file. A second webserver, so that the counts the
+// checks above assert stay as they are. acme/heavy: 20 files of 100 matching lines each, whose match
+// budget (were search_code to send one) the first files would spend before max_files files; the
+// answer must still hold max_files files, each with its true count. acme/minified: one line of about
+// 298 KB with the only match at byte 281,423, between two-byte characters.
+const HEAVY_LINES = Array.from({ length: 100 }, (_, i) => `\t// starve ${i}`).join('\n') + '\n';
+const FAR = 281423;
+// n bytes of 'x="é";' over and over (7 bytes each); both lengths used end on a whole character.
+const filler = n => Buffer.from('x="\u00e9";'.repeat(Math.ceil(n / 7))).subarray(0, n);
+const MINIFIED = Buffer.concat([filler(FAR), Buffer.from('needleFarAway'), filler(16000), Buffer.from('\n')]);
+const LARGE = {
+  'mirrors/github.com/acme/heavy': Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`h${String(i).padStart(2, '0')}.go`, `package heavy\n${HEAVY_LINES}`])),
+  'mirrors/github.com/acme/minified': { 'dist/app.min.js': MINIFIED },
+};
+
+if (!skip) describe('search_code over files with many matches and a minified line (a second webserver)', () => {
+  let tmp2, zoekt2, proxy, client;
+
+  before(async () => {
+    tmp2 = tempDir();
+    zoekt2 = await startRealZoekt(tmp2.dir, LARGE);
+    proxy = await countingProxy(zoekt2.url);
+    client = new Client({ name: 'zk-real-large', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: CONNECTOR, args: ['--stdio', '--zoekt-url', proxy.url, ...PREFIX],
+      env: Object.fromEntries(Object.entries(process.env).filter(([, v]) => typeof v === 'string')), stderr: 'pipe' }));
+  });
+  after(async () => {
+    await client?.close();
+    await proxy?.close();
+    if (zoekt2?.child) await stop(zoekt2.child);
+    tmp2?.cleanup();
+  });
+
+  test('max_files files are shown when that many match, each with its own count, in one request', async () => {
+    const before = proxy.counts['/api/search'] ?? 0;
+    const res = await call(client, 'search_code', { query: 'starve', max_files: 15 });
+    assert.equal(res.isError, false, textOf(res));
+    const sc = res.structuredContent;
+    assert.equal(sc.totalFiles, 20);
+    assert.equal(sc.shownFiles, 15, textOf(res));
+    assert.equal(sc.files.length, 15);
+    for (const f of sc.files) assert.equal(f.matchingLines, 100, `${f.path}: ${f.matchingLines}`);
+    assert.deepEqual(sc.truncation.filter(r => r !== 'per_file_cap' && r !== 'output_budget'), ['max_files']);
+    assert.match(textOf(res), /^Showing 15 of 20 files \(2000 matches\)\. Incomplete: more files matched than max_files=15;/m);
+    assert.equal(proxy.counts['/api/search'] - before, 1, JSON.stringify(proxy.counts));
+  });
+
+  test('a match far into a minified line is shown: a window around it, cut on both sides, UTF-8 intact', async () => {
+    const res = await call(client, 'search_code', { query: 'needleFarAway' });
+    assert.equal(res.isError, false, textOf(res));
+    const line = textOf(res).split('\n').find(l => l.startsWith('> 1: '));
+    assert.ok(line, textOf(res));
+    const shown = line.slice(5);
+    assert.ok(shown.includes('needleFarAway'), shown);
+    assert.ok(shown.startsWith('\u2026') && shown.endsWith('\u2026'), shown);
+    assert.ok(Buffer.byteLength(shown) <= 300 + 6, `${Buffer.byteLength(shown)} bytes`);
+    assert.ok(!shown.includes('\ufffd'), shown);
+    const match = res.structuredContent.files[0].matches[0];
+    assert.equal(match.line, 1);
+    assert.equal(match.text, shown);
+  });
+});
