@@ -539,6 +539,21 @@ static void test_volume_full(void **state)
     world_free(&w);
 }
 
+/* w's indexer Jobs: one that completed at complete_at and one that failed at failed_at. */
+static void set_jobs_done(struct world *w, const char *complete_at, const char *failed_at)
+{
+    char jobs[512];
+
+    snprintf(jobs, sizeof(jobs),
+             "[{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\",\"lastTransitionTime\":\"%s\"}]}},"
+             "{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\",\"lastTransitionTime\":\"%s\"}]}}]",
+             complete_at, failed_at);
+    cJSON_Delete(w->jobs);
+    w->jobs = cJSON_Parse(jobs);
+    assert_non_null(w->jobs);
+    w->in.jobs = w->jobs;
+}
+
 /* A run that could index nothing (the summary's "error": an image without ctags while symbols are on,
  * an unreadable repository list) is named in Indexed with a reason that asks somebody to act, whether
  * or not an older index is served, until a later run succeeds. */
@@ -557,11 +572,7 @@ static void test_run_error(void **state)
     w.pods = cJSON_Parse(failed_pod);
     assert_non_null(w.pods);
     w.in.pods = w.pods;
-    w.jobs = cJSON_Parse("[{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\","
-                         "\"lastTransitionTime\":\"2026-11-27T03:41:10Z\"}]}},"
-                         "{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
-                         "\"lastTransitionTime\":\"2026-11-28T03:00:12Z\"}]}}]");
-    w.in.jobs = w.jobs;
+    set_jobs_done(&w, "2026-11-27T03:41:10Z", "2026-11-28T03:00:12Z");
     st = step(&w, NULL);
     expect_cond(st, STATUS_INDEXED, "True", STATUS_INDEXER_FAILING);
     assert_string_equal(cond_msg(st, STATUS_INDEXED), "121 repositories served from the previous index; the last "
@@ -580,12 +591,7 @@ static void test_run_error(void **state)
 
     /* A later run that succeeded ends it. */
     w.index.repositories = 121;
-    cJSON_Delete(w.jobs);
-    w.jobs = cJSON_Parse("[{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\","
-                         "\"lastTransitionTime\":\"2026-11-28T04:00:00Z\"}]}},"
-                         "{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
-                         "\"lastTransitionTime\":\"2026-11-28T03:00:12Z\"}]}}]");
-    w.in.jobs = w.jobs;
+    set_jobs_done(&w, "2026-11-28T04:00:00Z", "2026-11-28T03:00:12Z");
     st = step(&w, NULL);
     expect_cond(st, STATUS_INDEXED, "True", "IndexServed");
     world_free(&w);
