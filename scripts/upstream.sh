@@ -287,7 +287,7 @@ zoekt)
   grep -v '^go: downloading' "$log_file" | tail -3 >&2
   log "to go on, either put zoekt-$zoekt_commit-linux-$arch.tar.xz (zoekt-webserver and zoekt-git-index built" \
     "from github.com/sourcegraph/zoekt at $zoekt_commit) into $zoekt_default_dir or a folder named by ZK_ZOEKT_DIR," \
-    "or point GOPROXY at a module proxy that serves github.com/sourcegraph/zoekt (docs/cluster.md, Zoekt)"
+    "or point GOPROXY at a module proxy that serves github.com/sourcegraph/zoekt (docs/zoekt.md)"
   exit 3 ;;
 *) sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac

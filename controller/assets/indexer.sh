@@ -184,10 +184,15 @@ report_summary() {
     fi
 }
 
+# error_summary MESSAGE: the summary line of a run that stopped before indexing anything.
+error_summary() {
+    printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}' "$(json_str "$1")"
+}
+
 # fail_all MESSAGE: the run cannot index anything (a setting, the volume, the image); nothing was
 # changed, the previous index keeps serving, and MESSAGE reaches the corpus's Indexed condition.
 fail_all() {
-    report_summary "$(printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}' "$(json_str "$1")")"
+    report_summary "$(error_summary "$1")"
     exit 1
 }
 
@@ -218,7 +223,7 @@ if [ "$have_flock" = 1 ]; then
     # Not fail_all: another run of the same kind is doing the work (a reindex Job started during the
     # nightly run), which is nothing for anybody to fix, so the termination message stays empty.
     if ! flock -n 9; then
-        printf '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"%s"}}\n' "$(json_str "another indexer run holds $run_lock")"
+        printf '%s\n' "$(error_summary "another indexer run holds $run_lock")"
         exit 1
     fi
 fi
