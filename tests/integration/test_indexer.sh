@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The indexer script (controller/assets/indexer.sh) with real git against local bare repositories and
-# a stand-in zoekt-git-index (tests/fixtures/indexer/zoekt-git-index) that records its arguments and
+# a stand-in zoekt-git-index (tests/fixtures/indexer/zoekt-git-index-stand-in.sh) that records its arguments and
 # writes fake shards. The script runs under dash, a strict POSIX shell like the image's busybox sh.
 # Needs no cluster.
 set -u
@@ -10,7 +10,7 @@ T=$(mktemp -d)
 on_exit "rm -rf '$T'"
 SCRIPT=$ZK_ROOT/controller/assets/indexer.sh
 mkdir -p "$T/bin" "$T/remotes" "$T/creds"
-cp "$ZK_ROOT/tests/fixtures/indexer/zoekt-git-index" "$T/bin/"
+cp "$ZK_ROOT/tests/fixtures/indexer/zoekt-git-index-stand-in.sh" "$T/bin/zoekt-git-index"
 export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.com GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.com
 export GIT_CONFIG_NOSYSTEM=1 HOME=$T
 
