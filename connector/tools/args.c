@@ -334,32 +334,30 @@ int targ_is_stale(const struct zr_repo *r, time_t now, long max_age)
 
 void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err err = {0};
     char pattern[ZN_ARG_MAX + 1];
     size_t missing = 0;
-    struct zr_list l;
+    const struct zr_list *l = NULL;
     int rc;
 
-    rc = zc_list(&c, "", &ro, &l, &err);
+    rc = targ_list_get(ctx, &l, &err);
     if (rc) {
         rc = buf_printf(note, "could not check whether the repositories are indexed: %s", err.msg);
         goto out;
     }
     for (size_t i = 0; !rc && i < n; i++) {
         /* The query was built from every argument, so each one normalises. */
-        if (zn_normalize(repos[i], pattern, sizeof(pattern), &err) || targ_repo_indexed(&l, pattern))
+        if (zn_normalize(repos[i], pattern, sizeof(pattern), &err) || targ_repo_indexed(l, pattern))
             continue;
         rc = missing++ ? buf_putc(note, ' ') : ZK_OK;
         if (!rc)
-            rc = targ_no_repo(&l, repos[i], pattern, note);
+            rc = targ_no_repo(l, repos[i], pattern, note);
     }
     if (!rc && !missing)
         rc = buf_printf(note, "the repositor%s searched %s indexed; the query matched nothing in %s.",
                         n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
 out:
-    zr_list_free(&l);
+    targ_list_put(ctx, l);
 }
 
 /* The first file of each repository of res, in the order the repositories first appear: a heap array
@@ -380,23 +378,46 @@ static const struct zr_file **targ_answer_repos(const struct zr_search *res, siz
     return first;
 }
 
-/* What the list cache's fetch needs: the tool call, whose connection and cancel flag it uses. */
-struct targ_list_fetch {
-    const struct tool_ctx *ctx;
-};
-
+/* The list cache's fetch: a list request with the tool call's connection and cancel flag. */
 static int targ_fetch_list(void *arg, struct zr_list *out, struct zk_err *err)
 {
-    const struct tool_ctx *ctx = ((struct targ_list_fetch *)arg)->ctx;
+    const struct tool_ctx *ctx = arg;
     struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
     struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
 
     return zc_list(&c, "", &ro, out, err);
 }
 
+int targ_list_get(const struct tool_ctx *ctx, const struct zr_list **out, struct zk_err *err)
+{
+    struct zr_list *own;
+    int rc;
+
+    if (ctx->cfg->zoekt_list_cache)
+        return zlc_get(ctx->cfg->zoekt_list_cache, ZLC_FRESH_MS, targ_fetch_list, (void *)ctx, out, err);
+    own = mem_calloc(1, sizeof(*own));
+    rc = targ_fetch_list((void *)ctx, own, err);
+    if (rc) {
+        zr_list_free(own);
+        free(own);
+        own = NULL;
+    }
+    *out = own;
+    return rc;
+}
+
+void targ_list_put(const struct tool_ctx *ctx, const struct zr_list *l)
+{
+    if (ctx->cfg->zoekt_list_cache) {
+        zlc_put(ctx->cfg->zoekt_list_cache, l);
+    } else if (l) {
+        zr_list_free((struct zr_list *)l);
+        free((struct zr_list *)l);
+    }
+}
+
 void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line)
 {
-    struct targ_list_fetch f = {ctx};
     size_t n;
     const struct zr_file **first = targ_answer_repos(res, &n);
     const char **names = mem_calloc(n + 1, sizeof(*names)), **commits = mem_calloc(n + 1, sizeof(*commits));
@@ -408,7 +429,7 @@ void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struc
         commits[i] = first[i]->version;
     }
     if (ctx->cfg->zoekt_list_cache)
-        (void)zlc_index_times(ctx->cfg->zoekt_list_cache, names, commits, n, times, targ_fetch_list, &f);
+        (void)zlc_index_times(ctx->cfg->zoekt_list_cache, names, commits, n, times, targ_fetch_list, (void *)ctx);
     /* The commit is the one the repository's first file in the answer came from (FileMatch.Version),
      * so the header names the commit the lines shown are from; the age is the cache's. */
     for (size_t i = 0; i < n; i++)

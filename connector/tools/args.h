@@ -74,6 +74,14 @@ int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, co
  * the search's answer stands without it. */
 void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struct buf *line);
 
+/* Zoekt's repository list for a tool call, the only way a tool learns which repositories exist: the
+ * configuration's list cache's shared copy at most ZLC_FRESH_MS old (listcache.h), or, in a
+ * configuration without a cache (some tests), a fetch of the call's own. Returns ZK_OK with *out, to
+ * be handed back with targ_list_put, or the error with err set and *out NULL. */
+int targ_list_get(const struct tool_ctx *ctx, const struct zr_list **out, struct zk_err *err)
+    __attribute__((warn_unused_result));
+void targ_list_put(const struct tool_ctx *ctx, const struct zr_list *l);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 

@@ -97,24 +97,22 @@ out:
  * stands). */
 static int files_no_repo(const struct tool_ctx *ctx, const char *repo, const char *pattern, struct tool_result *r)
 {
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err err = {0};
     int missing = 0;
-    struct zr_list l;
+    const struct zr_list *l = NULL;
     struct buf msg;
 
     buf_init(&msg, 8192);
-    if (zc_list(&c, "", &ro, &l, &err) == ZK_OK && !targ_repo_indexed(&l, pattern)) {
+    if (targ_list_get(ctx, &l, &err) == ZK_OK && !targ_repo_indexed(l, pattern)) {
         missing = 1;
         /* A sentence that does not fit its 8 KiB leaves the short form. */
-        if (targ_no_repo(&l, repo, pattern, &msg))
+        if (targ_no_repo(l, repo, pattern, &msg))
             (void)targ_fail(r, "\"%.200s\" matches no indexed repository (list_repositories shows them)", repo);
         else
             (void)targ_fail(r, "%s", msg.data);
     }
     buf_free(&msg);
-    zr_list_free(&l);
+    targ_list_put(ctx, l);
     return missing;
 }
 

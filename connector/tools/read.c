@@ -45,19 +45,17 @@ cJSON *tool_read_file_def(void)
 static int read_not_found(const struct tool_ctx *ctx, const char *repo, const char *pattern, const char *path,
                           struct tool_result *r, struct zk_err *err)
 {
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err lerr = {0};
-    struct zr_list l;
+    const struct zr_list *l = NULL;
     struct buf msg;
     int rc;
 
     buf_init(&msg, 8192);
-    rc = zc_list(&c, "", &ro, &l, &lerr);
+    rc = targ_list_get(ctx, &l, &lerr);
     if (rc)
         rc = targ_fail(r, "no file \"%.300s\" in a repository \"%.200s\" selects; listing the repositories to "
                           "tell which is missing failed: %s", path, repo, lerr.msg);
-    else if (!targ_repo_indexed(&l, pattern) && (rc = targ_no_repo(&l, repo, pattern, &msg)) == ZK_OK)
+    else if (!targ_repo_indexed(l, pattern) && (rc = targ_no_repo(l, repo, pattern, &msg)) == ZK_OK)
         rc = targ_fail(r, "%s", msg.data);
     else if (rc == ZK_OK)
         rc = targ_fail(r, "no file \"%.300s\" in the repository \"%.200s\" selects (the path must be exact and "
@@ -66,7 +64,7 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
     if (rc)
         zk_err_set(err, rc, "read_file: the answer exceeds the output buffer");
     buf_free(&msg);
-    zr_list_free(&l);
+    targ_list_put(ctx, l);
     return rc;
 }
 

@@ -32,32 +32,29 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
                            struct zk_err *err)
 {
     static const char *const known[] = {"filter", "limit", NULL};
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err lerr = {0};
     const char *filter = NULL;
     char pattern[ZN_ARG_MAX + 1];
-    struct zr_list l;
+    const struct zr_list *l = NULL;
     long limit;
     int rc;
 
-    memset(&l, 0, sizeof(l));
     if (targ_check_known(args, known, r) || targ_string(args, "filter", 200, &filter, r) ||
         targ_int(args, "limit", 1, REPOS_LIMIT_MAX, REPOS_LIMIT_DEFAULT, &limit, r))
         return ZK_OK;
     if (filter && *filter && targ_repo_pattern("filter", filter, pattern, r))
         return ZK_OK;
-    rc = zc_list(&c, "", &ro, &l, &lerr);
+    rc = targ_list_get(ctx, &l, &lerr);
     if (rc) {
         rc = targ_fail(r, "listing repositories failed: %s", lerr.msg);
         goto out;
     }
     buf_reset(&r->text);
-    rc = fmt_repos(&l, filter && *filter ? pattern : NULL, (int)limit, ctx->cfg->output_budget, time(NULL), &r->text,
+    rc = fmt_repos(l, filter && *filter ? pattern : NULL, (int)limit, ctx->cfg->output_budget, time(NULL), &r->text,
                    &r->structured, &lerr);
     if (rc)
         zk_err_set(err, rc, "list_repositories: %s", lerr.msg);
 out:
-    zr_list_free(&l);
+    targ_list_put(ctx, l);
     return rc;
 }

@@ -65,11 +65,12 @@ static cJSON *status_index_json(const struct zr_list *l)
     return o;
 }
 
-/* Adds "stale" and "staleRepositories" to o: the repositories of l (in order, oldest first) indexed
- * more than max_age seconds before now. */
-static void status_add_stale(cJSON *o, const struct zr_list *l, const size_t *order, time_t now, long max_age)
+/* Adds "stale" and, with names, "staleRepositories" to o: the repositories of l (in order, oldest
+ * first) indexed more than max_age seconds before now. */
+static void status_add_stale(cJSON *o, const struct zr_list *l, const size_t *order, time_t now, long max_age,
+                             int with_names)
 {
-    cJSON *names = cJSON_CreateArray();
+    cJSON *names = with_names ? cJSON_CreateArray() : NULL;
     size_t stale = 0;
 
     for (size_t i = 0; i < l->n_repos; i++) {
@@ -77,11 +78,12 @@ static void status_add_stale(cJSON *o, const struct zr_list *l, const size_t *or
 
         if (!targ_is_stale(r, now, max_age))
             continue;
-        if (stale++ < TOOLS_STALE_NAMES_MAX)
+        if (stale++ < TOOLS_STALE_NAMES_MAX && names)
             cJSON_AddItemToArray(names, cJSON_CreateString(r->name));
     }
     cJSON_AddNumberToObject(o, "stale", (double)stale);
-    cJSON_AddItemToObject(o, "staleRepositories", names);
+    if (names)
+        cJSON_AddItemToObject(o, "staleRepositories", names);
 }
 
 /* The bytes a repository takes in "repositoryList", near enough to bound the body. */
@@ -139,8 +141,8 @@ cJSON *tools_index_status_json(const struct zr_list *l, const struct index_statu
     size_t *order = stale || all ? targ_oldest_first(l) : NULL;
 
     if (stale)
-        status_add_stale(o, l, order, now, opts->max_age_seconds);
-    if (all)
+        status_add_stale(o, l, order, now, opts->max_age_seconds, !opts->anonymous);
+    if (all && !opts->anonymous)
         status_add_list(o, l, order);
     free(order);
     return o;
@@ -149,20 +151,19 @@ cJSON *tools_index_status_json(const struct zr_list *l, const struct index_statu
 int tools_index_status(const struct connector_config *cfg, const struct index_status_opts *opts, char **json_out,
                        struct zk_err *err)
 {
-    struct zc_conn c = {cfg->zoekt_url, cfg->zoekt_token, cfg->list_timeout_ms, NULL, cfg->zoekt_pool};
-    struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
-    struct zr_list l;
+    const struct tool_ctx ctx = {cfg, NULL};
+    const struct zr_list *l = NULL;
     cJSON *o;
     int rc;
 
     *json_out = NULL;
-    rc = zc_list(&c, "", &ro, &l, err);
+    rc = targ_list_get(&ctx, &l, err);
     if (!rc) {
-        o = tools_index_status_json(&l, opts, time(NULL));
+        o = tools_index_status_json(l, opts, time(NULL));
         *json_out = json_print(o);
         cJSON_Delete(o);
     }
-    zr_list_free(&l);
+    targ_list_put(&ctx, l);
     return rc;
 }
 
@@ -275,17 +276,14 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
 {
     static const char *const known[] = {"repo", NULL};
     const struct connector_config *cfg = ctx->cfg;
-    struct zc_conn c = targ_conn(ctx, cfg->list_timeout_ms);
-    struct zr_opts ro = {cfg->mirror_prefix, -1, 0};
     struct zk_err lerr = {0};
     struct targ_index_summary s;
-    struct zr_list l;
+    const struct zr_list *l = NULL;
     cJSON *root = NULL, *repos = NULL;
     int corpus_failed = 0, rc;
     char newest[32], oldest[32], pattern[ZN_ARG_MAX + 1];
     const char *repo = NULL;
 
-    memset(&l, 0, sizeof(l));
     if (targ_check_known(args, known, r) || targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
         (repo && targ_repo_pattern("repo", repo, pattern, r)))
         return ZK_OK;
@@ -294,7 +292,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     if ((rc = status_corpus_part(cfg, r, root, &corpus_failed)))
         goto out;
 
-    rc = zc_list(&c, "", &ro, &l, &lerr);
+    rc = targ_list_get(ctx, &l, &lerr);
     if (rc) {
         cJSON_AddNullToObject(root, "index");
         cJSON_AddStringToObject(root, "indexError", lerr.msg);
@@ -303,18 +301,18 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
         r->is_error = corpus_failed;
         goto done;
     }
-    targ_summarise(&l, &s);
+    targ_summarise(l, &s);
     rfc3339_format(s.newest, newest, sizeof(newest));
     rfc3339_format(s.oldest, oldest, sizeof(oldest));
     rc = buf_printf(&r->text, "Search webserver %s: %zu repositories, %lld shards, newest index %s, oldest index %s%s%s%s\n",
-                    cfg->zoekt_url, l.n_repos, l.shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
-                    s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l.crashes ? " (some shards failed to load)" : "");
-    cJSON_AddItemToObject(root, "index", status_index_json(&l));
-    if (!rc && !repo && l.n_repos)
-        rc = status_oldest(&l, &r->text);
+                    cfg->zoekt_url, l->n_repos, l->shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
+                    s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l->crashes ? " (some shards failed to load)" : "");
+    cJSON_AddItemToObject(root, "index", status_index_json(l));
+    if (!rc && !repo && l->n_repos)
+        rc = status_oldest(l, &r->text);
     /* The repositories asked about, selected by the same rules as search_code's repo. */
     if (!rc && repo &&
-        !(rc = fmt_repos(&l, pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), &r->text, &repos, &lerr)))
+        !(rc = fmt_repos(l, pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), &r->text, &repos, &lerr)))
         cJSON_AddItemToObject(root, "repositories", repos);
 done:
     if (rc)
@@ -325,6 +323,6 @@ out:
     if (rc)
         zk_err_set(err, rc, "corpus_status: the report exceeds the output buffer");
     cJSON_Delete(root);
-    zr_list_free(&l);
+    targ_list_put(ctx, l);
     return rc;
 }

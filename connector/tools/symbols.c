@@ -169,25 +169,23 @@ static int syms_selects(const char *const *repos, size_t n_repos, const char *fu
 static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const *repos, size_t n_repos,
                                   const char *name, struct buf *note)
 {
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->list_timeout_ms);
-    struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
     struct zk_err err = {0};
     size_t selected = 0, without = 0;
-    struct zr_list l;
+    const struct zr_list *l = NULL;
     int rc;
 
-    rc = zc_list(&c, "", &ro, &l, &err);
+    rc = targ_list_get(ctx, &l, &err);
     if (rc) {
         if (buf_printf(note, "%scould not check which repositories have symbol data: %s", note->len ? " " : "",
                        err.msg))
             buf_reset(note);
         goto out;
     }
-    for (size_t i = 0; i < l.n_repos; i++) {
-        int sel = syms_selects(repos, n_repos, l.repos[i].full_name);
+    for (size_t i = 0; i < l->n_repos; i++) {
+        int sel = syms_selects(repos, n_repos, l->repos[i].full_name);
 
         selected += (size_t)sel;
-        without += (size_t)(sel && !l.repos[i].has_symbols);
+        without += (size_t)(sel && !l->repos[i].has_symbols);
     }
     if (!without)
         goto out;
@@ -201,9 +199,9 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
                         without, selected, without == 1 ? "s" : "ve");
     if (!rc)
         rc = buf_puts(note, " (indexed without ctags), so definitions there are not found here: ");
-    for (size_t i = 0, named = 0; !rc && i < l.n_repos && named < SYMS_NAMED_MAX; i++) {
-        if (syms_selects(repos, n_repos, l.repos[i].full_name) && !l.repos[i].has_symbols)
-            rc = buf_printf(note, "%s%s", named++ ? ", " : "", l.repos[i].name);
+    for (size_t i = 0, named = 0; !rc && i < l->n_repos && named < SYMS_NAMED_MAX; i++) {
+        if (syms_selects(repos, n_repos, l->repos[i].full_name) && !l->repos[i].has_symbols)
+            rc = buf_printf(note, "%s%s", named++ ? ", " : "", l->repos[i].name);
     }
     if (!rc && without > SYMS_NAMED_MAX)
         rc = buf_printf(note, " and %zu more", without - SYMS_NAMED_MAX);
@@ -213,7 +211,7 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
     if (rc)
         buf_reset(note);
 out:
-    zr_list_free(&l);
+    targ_list_put(ctx, l);
 }
 
 int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)

@@ -47,6 +47,8 @@ void tool_result_free(struct tool_result *r);
 struct index_status_opts {
     long max_age_seconds; /* ?maxAge=36h: judge each repository against it; 0: no judgement */
     int all;              /* ?repositories=all: list each repository with its index time and branches */
+    int anonymous;        /* the caller showed no accepted bearer token where tokens are configured: no
+                           * name goes out ("staleRepositories" is left out; front.c refuses all) */
 };
 
 /* Repositories named in "staleRepositories", and listed at most in "repositoryList". */
@@ -57,7 +59,8 @@ struct index_status_opts {
 /* The body of GET /index-status: {"repositories":N,"shards":N,"newestIndexTime":"...",
  * "oldestIndexTime":"...","zoektVersion":"..."} computed from Zoekt's /api/list. No repository names or
  * contents, except: with o->max_age_seconds, "stale":N (repositories whose index time is older than
- * that) and "staleRepositories":[at most TOOLS_STALE_NAMES_MAX names, oldest first]; with o->all,
+ * that) and, unless o->anonymous, "staleRepositories":[at most TOOLS_STALE_NAMES_MAX names, oldest first];
+ * with o->all,
  * "repositoryList":[{"name","indexTime","branches":[{"name","commit"}]}] oldest first, at most
  * TOOLS_REPOSITORY_LIST_MAX of them in about TOOLS_REPOSITORY_LIST_BYTES, and "listed":N. o may be
  * NULL (neither). Returns ZK_OK with *json_out (heap, caller frees), or a transport/parse error in err. */

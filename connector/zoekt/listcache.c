@@ -8,26 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct zlc_entry {
-    const char *name;     /* points into its copy's names */
-    time_t index_time;
-    const char *commits;  /* its branches' commits, n_commits strings one after the other in names */
-    size_t n_commits;
-};
-
-/* One copy of the list: sorted by name, as zr_parse_list sorts it. */
+/* One copy of the list, shared by its readers. */
 struct zlc_copy {
-    struct zlc_entry *entries;
-    size_t n;
-    char *names;       /* every name and commit, NUL-terminated, one after the other */
-    long long made_ms; /* when its fetch started */
+    struct zr_list list; /* first member: a reader's const struct zr_list * is the copy's address */
+    long long made_ms;   /* when its fetch started */
+    int refs;            /* the cache's own while current, and one per reader */
 };
 
 struct zlc {
     pthread_mutex_t mu;
+    pthread_cond_t fetched; /* broadcast when a fetch ends, whatever its outcome */
     struct zlc_opts o;
     struct zlc_copy *copy;  /* NULL until the first fetch succeeds */
     int fetching;           /* a caller is fetching (outside the lock) */
+    unsigned long fetches;  /* fetches ended so far, so that a waiter knows one ended */
+    int last_rc;            /* the outcome of the last fetch that ended */
+    struct zk_err last_err; /* its error, for the readers of its back-off */
     long long retry_at_ms;  /* no fetch before this, after a failed one */
 };
 
@@ -39,6 +35,7 @@ struct zlc *zlc_new(const struct zlc_opts *o)
     if (!c->o.now_ms)
         c->o.now_ms = monotime_ms;
     mem_mutex_init(&c->mu);
+    mem_cond_init(&c->fetched, 0);
     return c;
 }
 
@@ -46,143 +43,175 @@ static void zlc_copy_free(struct zlc_copy *k)
 {
     if (!k)
         return;
-    free(k->entries);
-    free(k->names);
+    zr_list_free(&k->list);
     free(k);
+}
+
+/* Drops one reference to k with c->mu held; returns k when that was the last one (the caller frees it
+ * after unlocking), else NULL. */
+static struct zlc_copy *zlc_unref_locked(struct zlc_copy *k)
+{
+    return k && --k->refs == 0 ? k : NULL;
 }
 
 void zlc_free(struct zlc *c)
 {
     if (!c)
         return;
-    zlc_copy_free(c->copy);
+    zlc_copy_free(zlc_unref_locked(c->copy));
+    pthread_cond_destroy(&c->fetched);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
 
-/* Copies s, with its NUL, to dst + *at; returns where it went. */
-static const char *zlc_put(char *dst, size_t *at, const char *s)
+/* Fetches the list and swaps it in, or starts the back-off, then wakes the waiters. The caller has
+ * claimed the fetch and holds c->mu, which is released during the fetch and held again on return.
+ * Returns the fetch's outcome. */
+static int zlc_refresh_locked(struct zlc *c, long long started, zlc_fetch_fn fetch, void *arg)
 {
-    size_t len = strlen(s) + 1;
-    char *to = dst + *at;
-
-    memcpy(to, s, len);
-    *at += len;
-    return to;
-}
-
-/* The name, index time and branch commits of every repository of l, made at made_ms. */
-static struct zlc_copy *zlc_copy_new(const struct zr_list *l, long long made_ms)
-{
-    struct zlc_copy *k = mem_calloc(1, sizeof(*k));
-    size_t total = 0, at = 0;
-
-    for (size_t i = 0; i < l->n_repos; i++) {
-        total += strlen(l->repos[i].name) + 1;
-        for (size_t b = 0; b < l->repos[i].n_branches; b++)
-            total += strlen(l->repos[i].branches[b].version) + 1;
-    }
-    k->entries = mem_calloc(l->n_repos + 1, sizeof(*k->entries));
-    k->names = mem_alloc(total + 1);
-    for (size_t i = 0; i < l->n_repos; i++) {
-        const struct zr_repo *r = &l->repos[i];
-        struct zlc_entry *e = &k->entries[i];
-
-        e->name = zlc_put(k->names, &at, r->name);
-        e->index_time = r->index_time;
-        e->commits = k->names + at;
-        e->n_commits = r->n_branches;
-        for (size_t b = 0; b < r->n_branches; b++)
-            (void)zlc_put(k->names, &at, r->branches[b].version);
-    }
-    k->n = l->n_repos;
-    k->made_ms = made_ms;
-    return k;
-}
-
-/* Whether the caller should fetch now, with c->mu held: it then counts as the one fetching. */
-static int zlc_claim_fetch(struct zlc *c, long long now)
-{
-    if (c->fetching || now < c->retry_at_ms || (c->copy && now - c->copy->made_ms < c->o.ttl_ms))
-        return 0;
-    c->fetching = 1;
-    return 1;
-}
-
-/* Fetches the list and swaps it in, or starts the back-off; the caller has claimed the fetch. */
-static void zlc_refresh(struct zlc *c, long long started, zlc_fetch_fn fetch, void *arg)
-{
+    struct zlc_copy *fresh = mem_calloc(1, sizeof(*fresh)), *old = NULL;
     struct zk_err err = {0};
-    struct zr_list l;
-    struct zlc_copy *fresh = NULL, *old = NULL;
     int rc;
 
-    memset(&l, 0, sizeof(l));
-    rc = fetch(arg, &l, &err);
-    if (rc == ZK_OK)
-        fresh = zlc_copy_new(&l, started);
-    zr_list_free(&l);
+    pthread_mutex_unlock(&c->mu);
+    rc = fetch(arg, &fresh->list, &err);
+    if (rc != ZK_OK) {
+        zlc_copy_free(fresh);
+        fresh = NULL;
+    }
     pthread_mutex_lock(&c->mu);
     if (fresh) {
-        old = c->copy;
+        fresh->made_ms = started;
+        fresh->refs = 1;
+        old = zlc_unref_locked(c->copy);
         c->copy = fresh;
     } else if (rc != ZK_ECANCELLED) {
         c->retry_at_ms = c->o.now_ms() + c->o.backoff_ms;
     }
+    c->last_rc = rc;
+    c->last_err = err;
     c->fetching = 0;
+    c->fetches++;
+    pthread_cond_broadcast(&c->fetched);
+    if (old) {
+        /* Nobody reads the old copy any more: free it without holding up the waiters. */
+        pthread_mutex_unlock(&c->mu);
+        zlc_copy_free(old);
+        pthread_mutex_lock(&c->mu);
+    }
+    return rc;
+}
+
+/* Hands the current copy to a reader, with c->mu held. */
+static const struct zr_list *zlc_share_locked(struct zlc *c)
+{
+    c->copy->refs++;
+    return &c->copy->list;
+}
+
+int zlc_get(struct zlc *c, long long max_age_ms, zlc_fetch_fn fetch, void *arg, const struct zr_list **out,
+            struct zk_err *err)
+{
+    unsigned long seen;
+    long long now;
+    int rc;
+
+    *out = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        now = c->o.now_ms();
+        if (c->copy && now - c->copy->made_ms < max_age_ms) {
+            rc = ZK_OK;
+            break;
+        }
+        if (c->fetching) {
+            /* Someone is fetching already: that fetch started after the copy we would refuse, so its
+             * outcome is the answer, unless it was cancelled with its caller. */
+            seen = c->fetches;
+            while (c->fetches == seen)
+                pthread_cond_wait(&c->fetched, &c->mu);
+            if (c->last_rc == ZK_ECANCELLED)
+                continue;
+            rc = c->last_rc;
+            if (rc != ZK_OK)
+                *err = c->last_err;
+            break;
+        }
+        if (now < c->retry_at_ms) {
+            rc = c->last_rc;
+            *err = c->last_err;
+            break;
+        }
+        c->fetching = 1;
+        rc = zlc_refresh_locked(c, now, fetch, arg);
+        if (rc != ZK_OK)
+            *err = c->last_err;
+        break;
+    }
+    if (rc == ZK_OK)
+        *out = zlc_share_locked(c);
     pthread_mutex_unlock(&c->mu);
-    zlc_copy_free(old);
+    return rc;
 }
 
-static int zlc_entry_cmp(const void *key, const void *elem)
+void zlc_put(struct zlc *c, const struct zr_list *l)
 {
-    return strcmp(key, ((const struct zlc_entry *)elem)->name);
+    struct zlc_copy *last;
+
+    if (!l)
+        return;
+    pthread_mutex_lock(&c->mu);
+    /* list is the copy's first member, so the reader's pointer is the copy's. */
+    last = zlc_unref_locked((struct zlc_copy *)(void *)l);
+    pthread_mutex_unlock(&c->mu);
+    zlc_copy_free(last);
 }
 
-/* Whether commit is "" or one of e's branches' commits. */
-static int zlc_has_commit(const struct zlc_entry *e, const char *commit)
+static int zlc_repo_cmp(const void *key, const void *elem)
 {
-    const char *v = e->commits;
+    return strcmp(key, ((const struct zr_repo *)elem)->name);
+}
 
+/* Whether commit is "" or one of r's branches' commits. */
+static int zlc_has_commit(const struct zr_repo *r, const char *commit)
+{
     if (!commit[0])
         return 1;
-    for (size_t b = 0; b < e->n_commits; b++, v += strlen(v) + 1)
-        if (strcmp(v, commit) == 0)
+    for (size_t b = 0; b < r->n_branches; b++)
+        if (strcmp(r->branches[b].version, commit) == 0)
             return 1;
     return 0;
 }
 
-/* The index time of repository name in k, if commit is one k knows for it (0 otherwise); with the
- * cache's mutex held. Sets *moved when k holds the repository at other commits. */
-static time_t zlc_time_of(const struct zlc_copy *k, const char *name, const char *commit, int *moved)
+/* The index time of repository name in l (sorted by name, as zr_parse_list sorts it), if commit is
+ * one l knows for it (0 otherwise). Sets *moved when l holds the repository at other commits. */
+static time_t zlc_time_of(const struct zr_list *l, const char *name, const char *commit, int *moved)
 {
-    const struct zlc_entry *e = k->n ? bsearch(name, k->entries, k->n, sizeof(*k->entries), zlc_entry_cmp) : NULL;
+    const struct zr_repo *r = l->n_repos ? bsearch(name, l->repos, l->n_repos, sizeof(*l->repos), zlc_repo_cmp) : NULL;
 
-    if (!e)
+    if (!r)
         return 0;
-    if (!zlc_has_commit(e, commit)) {
+    if (!zlc_has_commit(r, commit)) {
         *moved = 1;
         return 0;
     }
-    return e->index_time;
+    return r->index_time;
 }
 
 int zlc_index_times(struct zlc *c, const char *const *names, const char *const *commits, size_t n, time_t *times,
                     zlc_fetch_fn fetch, void *arg)
 {
     long long now = c->o.now_ms();
-    int claimed, have, moved = 0;
+    int have, moved = 0;
 
     pthread_mutex_lock(&c->mu);
-    claimed = zlc_claim_fetch(c, now);
-    pthread_mutex_unlock(&c->mu);
-    if (claimed)
-        zlc_refresh(c, now, fetch, arg);
-
-    pthread_mutex_lock(&c->mu);
+    if (!c->fetching && now >= c->retry_at_ms && (!c->copy || now - c->copy->made_ms >= c->o.ttl_ms)) {
+        c->fetching = 1;
+        (void)zlc_refresh_locked(c, now, fetch, arg);
+    }
     have = c->copy != NULL;
     for (size_t i = 0; i < n; i++)
-        times[i] = have ? zlc_time_of(c->copy, names[i], commits ? commits[i] : "", &moved) : 0;
+        times[i] = have ? zlc_time_of(&c->copy->list, names[i], commits ? commits[i] : "", &moved) : 0;
     /* The search saw a commit the copy does not know: the repository was reindexed since the copy was
      * made, so the next call fetches again, unless the copy is younger than the back-off (a list and
      * a search can disagree for a while, and that must not cost a list per call). */

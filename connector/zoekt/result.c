@@ -1253,20 +1253,39 @@ static void zr_repo_free(struct zr_repo *r)
     free(r->zoekt_version);
 }
 
-static void zr_parse_branches(const cJSON *arr, struct zr_repo *r)
+/* A repository's branches, from the array v ("no value" or another type: none). */
+static void zr_scan_branches(const struct jscan_doc *d, struct jscan v, struct zr_repo *r)
 {
-    const cJSON *b;
+    static const char *const names[] = {"Name", "Version"};
+    size_t n = jscan_count(d, jscan_arr(v));
+    struct jscan_iter it;
+    struct jscan b, bv[2];
 
-    if (!arr || cJSON_GetArraySize(arr) == 0)
+    if (!n)
         return;
-    r->branches = mem_calloc((size_t)cJSON_GetArraySize(arr), sizeof(*r->branches));
-    cJSON_ArrayForEach(b, arr) {
-        if (!cJSON_IsObject(b))
+    r->branches = mem_calloc(n, sizeof(*r->branches));
+    jscan_iter_init(&it, d, jscan_arr(v));
+    while (jscan_next(&it, NULL, &b)) {
+        if (jscan_type(b) != JSCAN_OBJECT)
             continue;
-        r->branches[r->n_branches].name = zr_strdup(json_str(b, "Name", ""));
-        r->branches[r->n_branches].version = zr_strdup(json_str(b, "Version", ""));
+        jscan_find(d, b, names, 2, bv);
+        r->branches[r->n_branches].name = zr_scan_strdup(bv[0], NULL);
+        r->branches[r->n_branches].version = zr_scan_strdup(bv[1], NULL);
         r->n_branches++;
     }
+}
+
+/* The elements of an array or the members of an object. */
+static size_t zr_scan_size(const struct jscan_doc *d, struct jscan v)
+{
+    struct jscan_iter it;
+    struct jscan key, val;
+    size_t n = 0;
+
+    jscan_iter_init(&it, d, v);
+    while (jscan_next(&it, &key, &val))
+        n++;
+    return n;
 }
 
 static int zr_repo_cmp(const void *a, const void *b)
@@ -1274,77 +1293,116 @@ static int zr_repo_cmp(const void *a, const void *b)
     return strcmp(((const struct zr_repo *)a)->name, ((const struct zr_repo *)b)->name);
 }
 
+/* One element of List.Repos into r; returns 0 when it has no Repository object (and is skipped). */
+static int zr_scan_list_entry(const struct jscan_doc *d, struct jscan e, const struct zr_opts *o, struct zr_repo *r)
+{
+    static const char *const entry_names[] = {"Repository", "IndexMetadata", "Stats"};
+    static const char *const repo_names[] = {"Name", "LatestCommitDate", "Branches", "HasSymbols"};
+    static const char *const meta_names[] = {"ZoektVersion", "IndexTime"};
+    static const char *const stats_names[] = {"Shards", "Documents", "ContentBytes"};
+    struct jscan ev[3], rv[4], mv[2], sv[3];
+    char *index_time;
+
+    jscan_find(d, jscan_obj(e), entry_names, 3, ev);
+    if (!jscan_obj(ev[0]).p)
+        return 0;
+    jscan_find(d, jscan_obj(ev[0]), repo_names, 4, rv);
+    jscan_find(d, jscan_obj(ev[1]), meta_names, 2, mv);
+    jscan_find(d, jscan_obj(ev[2]), stats_names, 3, sv);
+    r->full_name = zr_scan_strdup(rv[0], NULL);
+    r->name = zr_scan_strdup(rv[0], o->mirror_prefix);
+    r->latest_commit = zr_scan_strdup(rv[1], NULL);
+    r->zoekt_version = zr_scan_strdup(mv[0], NULL);
+    zr_scan_branches(d, rv[2], r);
+    index_time = zr_scan_strdup(mv[1], NULL);
+    if (!rfc3339_parse(index_time, &r->index_time))
+        r->index_time = 0;
+    free(index_time);
+    r->shards = jscan_int(sv[0], 0);
+    r->documents = jscan_int(sv[1], 0);
+    r->content_bytes = jscan_int(sv[2], 0);
+    r->has_symbols = jscan_bool(rv[3], 0);
+    return 1;
+}
+
+/* One member of List.ReposMap (key: its repository id) into r; returns 0 when it is not an object. */
+static int zr_scan_map_entry(const struct jscan_doc *d, struct jscan key, struct jscan e, struct zr_repo *r)
+{
+    static const char *const names[] = {"Branches", "IndexTimeUnix", "HasSymbols"};
+    struct jscan v[3];
+    char *id, name[64];
+
+    if (jscan_type(e) != JSCAN_OBJECT)
+        return 0;
+    jscan_find(d, e, names, 3, v);
+    /* The key is the server's text like any name, and is shown to agents: sanitised the same way. */
+    id = zr_scan_strdup(key, NULL);
+    snprintf(name, sizeof(name), "#%s", id);
+    free(id);
+    r->name = mem_strdup(name);
+    r->full_name = mem_strdup(name);
+    r->latest_commit = mem_strdup("");
+    r->zoekt_version = mem_strdup("");
+    zr_scan_branches(d, v[0], r);
+    r->index_time = jscan_int(v[1], 0);
+    r->has_symbols = jscan_bool(v[2], 0);
+    return 1;
+}
+
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err)
 {
     static const struct zr_opts defaults = {NULL, -1, 0};
-    const cJSON *list, *repos, *map, *e;
-    cJSON *root;
-    size_t cap;
+    static const char *const root_names[] = {"List"};
+    static const char *const list_names[] = {"Repos", "ReposMap", "Stats", "Crashes"};
+    static const char *const stats_names[] = {"Shards"};
+    struct jscan_doc d;
+    struct jscan root, list, lv[4], shards, key, e;
+    struct jscan_iter it;
     long long shard_sum = 0;
-    int rc = ZK_OK;
+    size_t cap;
+    int rc;
 
     memset(out, 0, sizeof(*out));
     if (!o)
         o = &defaults;
-    root = json_parse(body, len);
-    if (!root)
-        return zr_bad_body(body, len, "the repository list is not valid JSON (truncated or not from Zoekt)", err);
-    list = json_obj(root, "List");
-    if (!list) {
+    rc = jscan_parse(&d, body, len, &root);
+    if (rc == ZK_EPARSE) {
+        rc = zr_bad_body(body, len, "the repository list is not valid JSON (truncated or not from Zoekt)", err);
+        goto out;
+    }
+    if (rc) {
+        rc = zk_err_set(err, rc, "the repository list is longer than the parser takes");
+        goto out;
+    }
+    jscan_find(&d, root, root_names, 1, &list);
+    list = jscan_obj(list);
+    if (!list.p) {
         rc = zr_bad_body(body, len, "the repository list has no \"List\" object", err);
         goto out;
     }
-    repos = json_arr(list, "Repos");
-    map = json_obj(list, "ReposMap");
-    cap = (size_t)(repos ? cJSON_GetArraySize(repos) : 0) + (size_t)(map ? cJSON_GetArraySize(map) : 0);
+    jscan_find(&d, list, list_names, 4, lv);
+    lv[0] = jscan_arr(lv[0]);
+    lv[1] = jscan_obj(lv[1]);
+    cap = zr_scan_size(&d, lv[0]) + zr_scan_size(&d, lv[1]);
     if (cap)
         out->repos = mem_calloc(cap, sizeof(*out->repos));
-    cJSON_ArrayForEach(e, repos) {
-        const cJSON *repo = json_obj(e, "Repository"), *meta = json_obj(e, "IndexMetadata"),
-                    *stats = json_obj(e, "Stats");
-        struct zr_repo *r = &out->repos[out->n_repos];
-
-        if (!repo)
-            continue;
-        out->n_repos++;
-        r->full_name = zr_strdup(json_str(repo, "Name", ""));
-        r->name = zr_strdup(zr_strip_prefix(json_str(repo, "Name", ""), o->mirror_prefix));
-        r->latest_commit = zr_strdup(json_str(repo, "LatestCommitDate", ""));
-        r->zoekt_version = zr_strdup(json_str(meta, "ZoektVersion", ""));
-        zr_parse_branches(json_arr(repo, "Branches"), r);
-        if (!rfc3339_parse(json_str(meta, "IndexTime", ""), &r->index_time))
-            r->index_time = 0;
-        r->shards = json_int(stats, "Shards", 0);
-        r->documents = json_int(stats, "Documents", 0);
-        r->content_bytes = json_int(stats, "ContentBytes", 0);
-        r->has_symbols = json_bool(repo, "HasSymbols", 0);
-        shard_sum += r->shards;
-    }
-    cJSON_ArrayForEach(e, map) {
-        struct zr_repo *r = &out->repos[out->n_repos];
-        char name[64];
-
-        if (!cJSON_IsObject(e))
-            continue;
-        out->n_repos++;
-        /* The key is the server's text like any name, and is shown to agents: sanitise it the same way. */
-        snprintf(name, sizeof(name), "#%s", e->string ? e->string : "?");
-        r->name = zr_strdup(name);
-        r->full_name = zr_strdup(name);
-        r->latest_commit = mem_strdup("");
-        r->zoekt_version = mem_strdup("");
-        zr_parse_branches(json_arr(e, "Branches"), r);
-        r->index_time = json_int(e, "IndexTimeUnix", 0);
-        r->has_symbols = json_bool(e, "HasSymbols", 0);
-    }
+    jscan_iter_init(&it, &d, lv[0]);
+    while (jscan_next(&it, NULL, &e))
+        if (zr_scan_list_entry(&d, e, o, &out->repos[out->n_repos]))
+            shard_sum += out->repos[out->n_repos++].shards;
+    jscan_iter_init(&it, &d, lv[1]);
+    while (jscan_next(&it, &key, &e))
+        if (zr_scan_map_entry(&d, key, e, &out->repos[out->n_repos]))
+            out->n_repos++;
     if (out->n_repos > 1)
         qsort(out->repos, out->n_repos, sizeof(*out->repos), zr_repo_cmp);
-    out->shards = json_int(json_obj(list, "Stats"), "Shards", 0);
+    jscan_find(&d, jscan_obj(lv[2]), stats_names, 1, &shards);
+    out->shards = jscan_int(shards, 0);
     if (out->shards == 0)
         out->shards = shard_sum;
-    out->crashes = json_int(list, "Crashes", 0);
+    out->crashes = jscan_int(lv[3], 0);
 out:
-    cJSON_Delete(root);
+    jscan_doc_free(&d);
     return rc;
 }
 

@@ -1,7 +1,9 @@
 /* Unit tests for connector/zoekt/listcache: the copy read without a fetch within the TTL and fetched
  * again after it (an injected clock), one fetch in flight while other callers read the old copy or go
  * without, a failed fetch keeping the old copy and not retried before the back-off, a cancelled
- * one retried at once, and a commit the copy does not know withholding the time and expiring the copy. The fetch is a function of the test; no server. Built under ThreadSanitizer too
+ * one retried at once, a commit the copy does not know withholding the time and expiring the copy;
+ * and zlc_get's shared copies, which outlive their replacement while held, its waiting for the fetch
+ * in flight, and its answering a failure without fetching during the back-off. The fetch is a function of the test; no server. Built under ThreadSanitizer too
  * (Makefile TSAN_UNIT). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -345,6 +347,101 @@ static void test_one_fetch_in_flight(void **state)
     assert_int_equal(atomic_load(&f->calls), 2);
 }
 
+/* zlc_get shares one copy among readers within its age, and fetches again after it; a copy a reader
+ * holds stays whole while a newer one replaces it (AddressSanitizer would see a reader's copy freed
+ * under it). */
+static void test_get_shares_and_keeps_held_copies(void **state)
+{
+    struct world *w = *state;
+    const struct zr_list *a = NULL, *b = NULL, *n = NULL;
+    struct zk_err err = {0};
+
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &a, &err), ZK_OK);
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &b, &err), ZK_OK);
+    assert_ptr_equal(a, b);
+    assert_int_equal(atomic_load(&w->f.calls), 1);
+    atomic_fetch_add(&clock_ms, ZLC_FRESH_MS);
+    w->f.base = 1700003600;
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &n, &err), ZK_OK);
+    assert_int_equal(atomic_load(&w->f.calls), 2);
+    assert_ptr_not_equal(a, n);
+    assert_int_equal(n->repos[0].index_time, 1700003600);
+    zlc_put(w->c, a);
+    /* b is the same old copy, still held: whole until its last reader puts it. */
+    assert_string_equal(b->repos[2].name, "other/legacy");
+    assert_int_equal(b->repos[0].index_time, 1700000000);
+    zlc_put(w->c, b);
+    zlc_put(w->c, n);
+    zlc_put(w->c, NULL);
+}
+
+/* A failed fetch is every reader's answer until its back-off has passed, without another fetch:
+ * a flood of readers while Zoekt is down costs Zoekt nothing. */
+static void test_get_failure_is_answered_during_backoff(void **state)
+{
+    struct world *w = *state;
+    const struct zr_list *l = NULL;
+    struct zk_err err = {0};
+
+    w->f.rc = ZK_ECONNECT;
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &l, &err), ZK_ECONNECT);
+    assert_null(l);
+    assert_string_equal(err.msg, "zoekt is down");
+    w->f.rc = ZK_OK;
+    for (int i = 0; i < 100; i++) {
+        zk_err_clear(&err);
+        assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &l, &err), ZK_ECONNECT);
+        assert_string_equal(err.msg, "zoekt is down");
+    }
+    assert_int_equal(atomic_load(&w->f.calls), 1);
+    atomic_fetch_add(&clock_ms, 5000);
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &l, &err), ZK_OK);
+    assert_int_equal(atomic_load(&w->f.calls), 2);
+    zlc_put(w->c, l);
+}
+
+struct getter {
+    struct zlc *c;
+    struct fake *f;
+    const struct zr_list *l;
+    int rc;
+};
+
+static void *call_get(void *arg)
+{
+    struct getter *g = arg;
+    struct zk_err err = {0};
+
+    g->rc = zlc_get(g->c, ZLC_FRESH_MS, fake_fetch, g->f, &g->l, &err);
+    return NULL;
+}
+
+/* Readers that come while a fetch is under way wait for it and share its copy: sixteen readers, one
+ * fetch. */
+static void test_get_waits_for_the_fetch_in_flight(void **state)
+{
+    struct world *w = *state;
+    struct getter g[16];
+    pthread_t th[16];
+
+    w->f.gate = 1;
+    for (int i = 0; i < 16; i++) {
+        g[i] = (struct getter){w->c, &w->f, NULL, -1};
+        assert_int_equal(pthread_create(&th[i], NULL, call_get, &g[i]), 0);
+        if (i == 0)
+            wait_inside(&w->f);
+    }
+    release(&w->f);
+    for (int i = 0; i < 16; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(g[i].rc, ZK_OK);
+        assert_ptr_equal(g[i].l, g[0].l);
+    }
+    assert_int_equal(atomic_load(&w->f.calls), 1);
+    for (int i = 0; i < 16; i++)
+        zlc_put(w->c, g[i].l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +452,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancelled_fetch_starts_no_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_commit_no_time_and_fetched_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_fetch_in_flight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_shares_and_keeps_held_copies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_failure_is_answered_during_backoff, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_waits_for_the_fetch_in_flight, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

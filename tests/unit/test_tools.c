@@ -372,9 +372,10 @@ static const char *name_at(const cJSON *arr, int i)
 static void test_index_status_stale(void **state)
 {
     time_t now = 1800000000;
-    struct index_status_opts plain = {0, 0}, judged = {1000, 0}, none_stale = {100000, 0};
+    struct index_status_opts plain = {0, 0, 0}, judged = {1000, 0, 0}, none_stale = {100000, 0, 0};
     struct made_list m;
     const cJSON *names;
+    char *text;
     cJSON *o;
 
     (void)state;
@@ -410,6 +411,22 @@ static void test_index_status_stale(void **state)
     assert_int_equal(cJSON_GetObjectItem(o, "stale")->valueint, 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "staleRepositories")), 0);
     cJSON_Delete(o);
+
+    /* A caller without a token where tokens are configured: the count, no name, and no list even if
+     * asked for (front.c refuses that request before it gets here). */
+    judged.anonymous = 1;
+    judged.all = 1;
+    o = tools_index_status_json(&m.l, &judged, now);
+    assert_int_equal(cJSON_GetObjectItem(o, "stale")->valueint, 25);
+    assert_null(cJSON_GetObjectItem(o, "staleRepositories"));
+    assert_null(cJSON_GetObjectItem(o, "repositoryList"));
+    text = cJSON_PrintUnformatted(o);
+    /* The names are r00 to r25. */
+    assert_null(strstr(text, "\"r0"));
+    assert_null(strstr(text, "\"r1"));
+    assert_null(strstr(text, "\"r2"));
+    free(text);
+    cJSON_Delete(o);
     free_list(&m);
 }
 
@@ -421,7 +438,7 @@ static long age_thousand_plus(size_t i)
 static void test_index_status_list(void **state)
 {
     time_t now = 1800000000;
-    struct index_status_opts all = {0, 1};
+    struct index_status_opts all = {0, 1, 0};
     const cJSON *list, *e;
     struct made_list m;
     cJSON *o;
