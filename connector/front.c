@@ -7,12 +7,24 @@
 #include "json.h"
 #include "log.h"
 #include "mem.h"
+#include "monotime.h"
 
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* One open connection, as the reaper sees it (see front.h, "Slow clients"). */
+struct front_conn {
+    int fd;
+    double mark;   /* monotonic seconds: when it opened, or when its last answer was done */
+    int serving;   /* its request is read and being answered: no deadline runs */
+    int reaped;    /* shut down by the reaper already */
+    struct front_conn *prev, *next;
+};
 
 struct front {
     struct MHD_Daemon *d;
@@ -21,6 +33,13 @@ struct front {
     int port;
     struct front_route *routes;
     size_t nroutes;
+    pthread_mutex_t conns_mu; /* guards conns and each one's fields, and stopping */
+    pthread_cond_t stop_cv;
+    struct front_conn *conns;
+    int stopping;
+    int reaper_started;
+    pthread_t reaper;
+    unsigned deadline_s; /* FRONT_REQUEST_DEADLINE_S, or the test's */
 };
 
 /* One HTTP request's state across libmicrohttpd's calls. */
@@ -154,6 +173,7 @@ static int index_status_query(struct MHD_Connection *c, struct index_status_opts
 
 static enum MHD_Result serve_index_status(struct front *f, struct MHD_Connection *c)
 {
+    const char *authz = front_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
     struct index_status_opts o;
     struct zk_err err;
     char *json = NULL, *body;
@@ -163,6 +183,13 @@ static enum MHD_Result serve_index_status(struct front *f, struct MHD_Connection
 
     if (index_status_query(c, &o, &ret))
         return ret;
+    /* The endpoint is open so that probes and dashboards can read counts and times; the names of
+     * repositories, branches and commits are for callers with a token, where tokens are configured. */
+    o.anonymous = !auth_check_header(f->auth, authz);
+    if (o.anonymous && o.all)
+        return front_respond(c, MHD_HTTP_UNAUTHORIZED, "text/plain",
+                             "repositories=all names every repository: it needs a valid bearer token\n",
+                             MHD_HTTP_HEADER_WWW_AUTHENTICATE, front_auth_challenge(authz), NULL);
     zk_err_clear(&err);
     rc = tools_index_status(f->cfg, &o, &json, &err);
     if (rc == ZK_OK) {
@@ -203,6 +230,98 @@ static const struct {
 };
 
 /* ---- libmicrohttpd callbacks ---------------------------------------------------------------- */
+
+/* ---- slow clients ---------------------------------------------------------------------------- */
+
+/* Marks c's connection as answering (serving 1: its request is read) or as waiting for its next
+ * request (0: its answer is done, and the deadline starts again now). */
+static void front_conn_mark(struct front *f, struct MHD_Connection *c, int serving)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct front_conn *fc = ci != NULL ? ci->socket_context : NULL;
+
+    if (fc == NULL)
+        return;
+    pthread_mutex_lock(&f->conns_mu);
+    fc->serving = serving;
+    fc->mark = monotime_s();
+    pthread_mutex_unlock(&f->conns_mu);
+}
+
+/* Lists each connection as it opens and unlists it as it closes. libmicrohttpd calls this on the
+ * connection's own thread; the socket stays open until after the "closed" call, so the reaper, which
+ * only touches listed connections under the same mutex, never shuts down a descriptor reused by
+ * another connection. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct front *f = cls;
+    struct front_conn *fc = *socket_context;
+    const union MHD_ConnectionInfo *ci;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        fc = mem_calloc(1, sizeof(*fc));
+        fc->fd = ci != NULL ? ci->connect_fd : -1;
+        fc->mark = monotime_s();
+        pthread_mutex_lock(&f->conns_mu);
+        fc->next = f->conns;
+        if (f->conns)
+            f->conns->prev = fc;
+        f->conns = fc;
+        pthread_mutex_unlock(&f->conns_mu);
+        *socket_context = fc;
+        return;
+    }
+    if (fc == NULL)
+        return;
+    pthread_mutex_lock(&f->conns_mu);
+    if (fc->prev)
+        fc->prev->next = fc->next;
+    else
+        f->conns = fc->next;
+    if (fc->next)
+        fc->next->prev = fc->prev;
+    pthread_mutex_unlock(&f->conns_mu);
+    free(fc);
+    *socket_context = NULL;
+}
+
+/* Once a second, shuts down every connection that has been waiting longer than
+ * FRONT_REQUEST_DEADLINE_S for a complete request. libmicrohttpd's own timeout counts only silence, so
+ * a client sending a byte now and then could hold a connection slot (of FRONT_MAX_CONNECTIONS) for
+ * ever; here the whole request, headers and body, must arrive within the deadline. The connection's
+ * thread sees the shutdown as the peer gone and closes it. One log line per sweep, however many. */
+static void *front_reap(void *arg)
+{
+    struct front *f = arg;
+    struct timespec next;
+    struct front_conn *fc;
+    double now;
+    int reaped;
+    char count[16];
+
+    pthread_mutex_lock(&f->conns_mu);
+    while (!f->stopping) {
+        clock_gettime(CLOCK_MONOTONIC, &next); /* stop_cv waits on the monotonic clock */
+        next.tv_sec += 1;
+        (void)pthread_cond_timedwait(&f->stop_cv, &f->conns_mu, &next);
+        now = monotime_s();
+        reaped = 0;
+        for (fc = f->conns; fc != NULL; fc = fc->next)
+            if (!fc->serving && !fc->reaped && fc->fd >= 0 && now - fc->mark > f->deadline_s) {
+                (void)shutdown(fc->fd, SHUT_RDWR);
+                fc->reaped = 1;
+                reaped++;
+            }
+        if (reaped) {
+            snprintf(count, sizeof(count), "%d", reaped);
+            log_warn("Closed connections that sent no complete request in time", "connections", count, NULL);
+        }
+    }
+    pthread_mutex_unlock(&f->conns_mu);
+    return NULL;
+}
 
 static const struct front_route *find_route(const struct front *f, const char *url)
 {
@@ -260,6 +379,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
+    front_conn_mark(f, c, 1);
     return serve(f, c, url, method, r);
 }
 
@@ -267,9 +387,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 {
     struct req *r = *con_cls;
 
-    (void)cls;
-    (void)c;
     (void)tc;
+    front_conn_mark(cls, c, 0);
     if (r != NULL) {
         buf_free(&r->body);
         free(r);
@@ -292,6 +411,27 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
+/* Stops the reaper and the daemon (which waits for every connection thread) and frees f, started or
+ * half started. f may be NULL. */
+static void front_free(struct front *f)
+{
+    if (f == NULL)
+        return;
+    if (f->reaper_started) {
+        pthread_mutex_lock(&f->conns_mu);
+        f->stopping = 1;
+        pthread_cond_signal(&f->stop_cv);
+        pthread_mutex_unlock(&f->conns_mu);
+        pthread_join(f->reaper, NULL);
+    }
+    if (f->d != NULL)
+        MHD_stop_daemon(f->d);
+    pthread_mutex_destroy(&f->conns_mu);
+    pthread_cond_destroy(&f->stop_cv);
+    free(f->routes);
+    free(f);
+}
+
 int front_start(const struct front_opts *opts, struct front **out, struct zk_err *err)
 {
     struct sockaddr_storage addr;
@@ -305,33 +445,41 @@ int front_start(const struct front_opts *opts, struct front **out, struct zk_err
     if ((rc = front_parse_listen(opts->listen, &addr, &alen, err)) != ZK_OK)
         goto out;
     f = mem_calloc(1, sizeof(*f));
+    mem_mutex_init(&f->conns_mu);
+    mem_cond_init(&f->stop_cv, 1);
     f->routes = mem_calloc(opts->nroutes, sizeof(*f->routes));
     if (opts->nroutes > 0)
         memcpy(f->routes, opts->routes, opts->nroutes * sizeof(*f->routes));
     f->nroutes = opts->nroutes;
     f->cfg = opts->cfg;
     f->auth = opts->auth;
+    f->deadline_s = opts->request_deadline_s ? opts->request_deadline_s : FRONT_REQUEST_DEADLINE_S;
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     /* libmicrohttpd wants the logger first, so that problems with the later options go through it. */
+    /* Strict for clients: an HTTP/1.1 request without Host is refused (400), as RFC 9112 asks. */
     f->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, f, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
-                            on_completed, f, MHD_OPTION_CONNECTION_LIMIT, (unsigned)FRONT_MAX_CONNECTIONS,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+                            on_completed, f, MHD_OPTION_NOTIFY_CONNECTION, on_connection, f,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)FRONT_MAX_CONNECTIONS,
+                            MHD_OPTION_CONNECTION_TIMEOUT, f->deadline_s,
+                            MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
     if (f->d == NULL) {
         rc = zk_err_set(err, ZK_EIO, "listen on %s failed (address in use or not available?)", opts->listen);
         goto out;
     }
+    if (pthread_create(&f->reaper, NULL, front_reap, f) != 0) {
+        rc = zk_err_set(err, ZK_EIO, "cannot start the thread that closes slow connections");
+        goto out;
+    }
+    f->reaper_started = 1;
     info = MHD_get_daemon_info(f->d, MHD_DAEMON_INFO_BIND_PORT);
     f->port = info != NULL ? info->port : 0;
     *out = f;
     f = NULL;
     rc = ZK_OK;
 out:
-    if (f != NULL) {
-        free(f->routes);
-        free(f);
-    }
+    front_free(f);
     return rc;
 }
 
@@ -349,7 +497,5 @@ void front_stop(struct front *f)
     for (i = 0; i < f->nroutes; i++)
         if (f->routes[i].cancel != NULL)
             f->routes[i].cancel(f->routes[i].ctx);
-    MHD_stop_daemon(f->d);
-    free(f->routes);
-    free(f);
+    front_free(f);
 }

@@ -29,6 +29,12 @@
 #include <sys/socket.h>
 
 #define FRONT_MAX_CONNECTIONS 128
+/* Slow clients: a connection has this long, from its opening or from its last answer, to deliver a
+ * complete request (headers and body); then it is shut down, whatever trickles in. Also the idle
+ * timeout between two requests; nginx in the search pod closes its idle connections to the connector
+ * sooner (controller/assets/nginx.conf, keepalive_timeout), so that it never sends on one the
+ * connector is closing. HTTP/1.1 requests without Host are refused (400). */
+#define FRONT_REQUEST_DEADLINE_S 30
 #define FRONT_BODY_MAX CONNECTOR_MCP_REQUEST_MAX /* bound on the body of any request */
 
 /* A route's gate answers this when the request may go on to its body. */
@@ -63,6 +69,7 @@ struct front_opts {
     const char *listen; /* "host:port", "[v6]:port" or ":port" (loopback); port 0 picks a free one */
     const struct front_route *routes; /* copied; what they point to must outlive the front */
     size_t nroutes;
+    unsigned request_deadline_s; /* 0: FRONT_REQUEST_DEADLINE_S (tests use less) */
 };
 
 struct front;

@@ -13,6 +13,8 @@
 #include "mem.h"
 #include "rfc3339.h"
 
+#include <openssl/evp.h>
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,8 @@
 #define RECONCILE_INDEX_RETRY_SECONDS 30
 #define RECONCILE_INDEX_TIMEOUT_MS 5000
 #define RECONCILE_INDEX_MAX_BODY (64 * 1024)
+/* The longest bearer token taken from a Secret; real ones are a few dozen bytes. */
+#define RECONCILE_TOKEN_MAX 4096
 #define RECONCILE_URL_MAX 512
 /* A corpus has nine children; all of one wave go out at once. */
 #define RECONCILE_APPLY_THREADS 8
@@ -295,12 +299,70 @@ static int reconcile_ref_exists(struct reconcile_ctx *ctx, const struct kube_res
     return zk_err_set(err, rc, "%s", kerr.base.msg);
 }
 
+char *reconcile_secret_token(const cJSON *secret)
+{
+    const cJSON *data = json_obj(secret, "data"), *v;
+    unsigned char *raw;
+    size_t len, at, end;
+    int n;
+
+    cJSON_ArrayForEach(v, data) {
+        if (!cJSON_IsString(v) || !v->string || v->string[0] == '.' || !v->valuestring)
+            continue;
+        len = strlen(v->valuestring);
+        if (len == 0 || len % 4 != 0 || len > RECONCILE_TOKEN_MAX * 4 / 3 + 4)
+            continue;
+        raw = mem_alloc(len / 4 * 3 + 1);
+        n = EVP_DecodeBlock(raw, (const unsigned char *)v->valuestring, (int)len);
+        if (n < 0) {
+            free(raw);
+            continue;
+        }
+        /* EVP_DecodeBlock counts the bytes the padding stands for as zeros: drop them. */
+        end = (size_t)n - (len >= 1 && v->valuestring[len - 1] == '=') - (len >= 2 && v->valuestring[len - 2] == '=');
+        for (at = 0; at < end && isspace(raw[at]); at++)
+            ;
+        while (end > at && isspace(raw[end - 1]))
+            end--;
+        if (end > at && !memchr(raw + at, '\0', end - at)) {
+            memmove(raw, raw + at, end - at);
+            raw[end - at] = '\0';
+            return (char *)raw;
+        }
+        free(raw);
+    }
+    return NULL;
+}
+
+/* The token for reading a corpus's /index-status, or NULL when its gateway takes none or the Secret
+ * cannot be read (the read then goes without, and the connector answers counts without names). */
+static char *reconcile_index_token(struct reconcile_ctx *ctx, const char *ns, const char *secret)
+{
+    struct kube_err kerr;
+    cJSON *obj = NULL;
+    char *token = NULL;
+    int rc;
+
+    if (!secret)
+        return NULL;
+    rc = kube_get(ctx->client, &reconcile_secret, ns, secret, &obj, &kerr);
+    metrics_api_result(ctx->metrics, "get", rc, kerr.http_status);
+    if (rc == ZK_OK)
+        token = reconcile_secret_token(obj);
+    cJSON_Delete(obj);
+    return token;
+}
+
 /* Reads /index-status into memo (keeping the last good answer when the read fails), asking the
  * connector to judge each repository against max_age. The connector judges by its own clock, so the
  * test clock's offset is taken off max_age: the judgement is the one this clock would make. */
 static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_memo *memo, const char *ns,
-                                 const char *name, const char *service, int port, long max_age, time_t now)
+                                 const char *name, const char *service, const struct corpus_spec *spec,
+                                 time_t now)
 {
+    int port = spec->gateway.port;
+    long max_age = spec->freshness_max_age_seconds;
+    char *token = NULL;
     char base[RECONCILE_URL_MAX], url[RECONCILE_URL_MAX + 64];
     long judged_age = max_age - ctx->clock_offset_seconds;
     struct http_request req = {0};
@@ -322,7 +384,11 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_mem
     req.timeout_ms = RECONCILE_INDEX_TIMEOUT_MS;
     req.connect_timeout_ms = RECONCILE_INDEX_TIMEOUT_MS;
     req.max_body = RECONCILE_INDEX_MAX_BODY;
+    req.bearer_token = token = reconcile_index_token(ctx, ns, spec->gateway.tokens_secret);
     rc = http_do(&req, &resp, &err);
+    if (token)
+        OPENSSL_cleanse(token, strlen(token));
+    free(token);
     if (rc == ZK_OK && resp.status != 200)
         rc = zk_err_set(&err, ZK_EHTTP, "GET %s: HTTP %ld", url, resp.status);
     if (rc == ZK_OK)
@@ -632,7 +698,7 @@ static void reconcile_index(struct reconcile_pass *p, struct reconcile_memo *mem
     if (memo->last_read == 0 || now - memo->last_read >= period || strcmp(finished, memo->jobs_finished) != 0 ||
         (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS) || stale_outdated) {
         snprintf(memo->jobs_finished, sizeof(memo->jobs_finished), "%s", finished);
-        reconcile_read_index(p->ctx, memo, p->ns, p->name, p->names.service, p->spec->gateway.port, max_age, now);
+        reconcile_read_index(p->ctx, memo, p->ns, p->name, p->names.service, p->spec, now);
     }
     p->in.index = memo->have_index ? &memo->index : NULL;
     p->in.index_error = memo->error;

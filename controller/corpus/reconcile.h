@@ -104,6 +104,14 @@ int reconcile_needs_apply(const cJSON *desired, const cJSON *observed, char *dif
  * after the others; the children of each wave are applied at the same time. */
 int reconcile_needs_siblings(const char *kind);
 
+/* The bearer token the operator shows a corpus's connector on /index-status when the gateway takes
+ * tokens: the first one of the Secret spec.gateway.tokenSecretRef names (secret: the object as read),
+ * in the order of its keys, read as the connector reads the Secret mounted as files (a key starting
+ * with '.' is no token; surrounding white space is trimmed). A heap string the caller frees, or NULL
+ * when the Secret holds no token. The connector names repositories only to a caller with a token, and
+ * the status names the stale ones. */
+char *reconcile_secret_token(const cJSON *secret);
+
 /* Expands {namespace}, {name}, {service} and {port} in template into dst. Returns ZK_OK or ZK_EINVAL
  * (an unknown placeholder, or too long). */
 int reconcile_index_url(const char *tmpl, const char *ns, const char *name, const char *service, int port,

@@ -16,7 +16,14 @@
 #include "connector/tools/tools.h"
 #include "http.h"
 #include "mem.h"
+#include "monotime.h"
 #include "tests/support/tmpdir.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* ---- fakes --------------------------------------------------------------------------------- */
 
@@ -86,7 +93,7 @@ static int setup(void **state)
 {
     struct fx *fx = calloc(1, sizeof(*fx));
     struct front_route route = {.path = "/r", .gate = fake_gate, .serve = fake_serve, .cancel = fake_cancel};
-    struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1};
+    struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1, .request_deadline_s = 2};
     struct zk_err err = {0};
 
     if (fx == NULL || tmpdir_make("test_front", fx->dir) != 0 || http_global_init() != ZK_OK)
@@ -174,13 +181,26 @@ static void test_index_status(void **state)
     assert_int_equal(index_status_asked.max_age_seconds, 0);
     assert_int_equal(index_status_asked.all, 0);
 
-    /* The operator passes the corpus's maxAge; repositories=all asks for the list. */
-    assert_int_equal(call(fx, "GET", "/index-status?maxAge=36h", NULL, NULL, 0, body, sizeof(body)), 200);
+    /* The operator passes the corpus's maxAge, and its token: names go only to a caller with one,
+     * since tokens are configured here. Without, the judgement is made and only counted. */
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=36h", "secret", NULL, 0, body, sizeof(body)), 200);
     assert_int_equal(index_status_asked.max_age_seconds, 36 * 3600);
+    assert_int_equal(index_status_asked.anonymous, 0);
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=36h", NULL, NULL, 0, body, sizeof(body)), 200);
+    assert_int_equal(index_status_asked.anonymous, 1);
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=36h", "guess", NULL, 0, body, sizeof(body)), 200);
+    assert_int_equal(index_status_asked.anonymous, 1);
+    /* repositories=all asks for every name: refused without a token, before Zoekt is asked. */
+    memset(&index_status_asked, 0, sizeof(index_status_asked));
     assert_int_equal(call(fx, "GET", "/index-status?maxAge=129600s&repositories=all", NULL, NULL, 0, body,
+                          sizeof(body)), 401);
+    assert_non_null(strstr(body, "needs a valid bearer token"));
+    assert_int_equal(index_status_asked.max_age_seconds, 0);
+    assert_int_equal(call(fx, "GET", "/index-status?maxAge=129600s&repositories=all", "secret", NULL, 0, body,
                           sizeof(body)), 200);
     assert_int_equal(index_status_asked.max_age_seconds, 129600);
     assert_int_equal(index_status_asked.all, 1);
+    assert_int_equal(index_status_asked.anonymous, 0);
     /* A bad value is refused, saying what is expected, and asks Zoekt nothing. */
     memset(&index_status_asked, 0, sizeof(index_status_asked));
     assert_int_equal(call(fx, "GET", "/index-status?maxAge=soon", NULL, NULL, 0, body, sizeof(body)), 400);
@@ -279,6 +299,71 @@ static void test_start_refuses_bad_listen(void **state)
     assert_non_null(strstr(err.msg, "expected host:port"));
 }
 
+/* A connected TCP socket to the front. */
+static int raw_connect(struct fx *fx)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)front_port(fx->f))};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* A client that sends its headers a byte at a time, never quite silent, is closed once the deadline
+ * for a complete request (2 s here) has passed, while other clients are served meanwhile: the slot it
+ * held is free again. Before, only silence counted, and such a client kept its slot for ever. */
+static void test_slow_client_closed_at_deadline(void **state)
+{
+    static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    struct fx *fx = *state;
+    char body[64], buf[256];
+    double start = monotime_s();
+    size_t sent = 0;
+    int fd = raw_connect(fx), closed = 0;
+
+    while (!closed && monotime_s() - start < 8 && sent < sizeof(head) - 1) {
+        if (send(fd, head + sent, 1, MSG_NOSIGNAL) != 1) {
+            closed = 1;
+            break;
+        }
+        sent++;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) == 1 && recv(fd, buf, sizeof(buf), 0) <= 0)
+            closed = 1;
+        assert_int_equal(call(fx, "GET", "/healthz", NULL, NULL, 0, body, sizeof(body)), 200);
+    }
+    assert_true(closed);
+    /* Closed at the deadline: after 2 s, well before the 8 s the test would wait. */
+    assert_true(monotime_s() - start >= 1.9);
+    assert_true(monotime_s() - start < 5);
+    close(fd);
+}
+
+/* HTTP/1.1 without Host is refused, as RFC 9112 asks; with it, served. */
+static void test_host_required(void **state)
+{
+    static const char bare[] = "GET /healthz HTTP/1.1\r\n\r\n", hosted[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct fx *fx = *state;
+    char buf[512] = {0};
+    int fd = raw_connect(fx);
+    ssize_t n;
+
+    assert_int_equal(send(fd, bare, sizeof(bare) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(bare) - 1);
+    n = recv(fd, buf, sizeof(buf) - 1, 0);
+    assert_true(n > 12);
+    assert_memory_equal(buf, "HTTP/1.1 400", 12);
+    close(fd);
+    fd = raw_connect(fx);
+    memset(buf, 0, sizeof(buf));
+    assert_int_equal(send(fd, hosted, sizeof(hosted) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(hosted) - 1);
+    n = recv(fd, buf, sizeof(buf) - 1, 0);
+    assert_true(n > 12);
+    assert_memory_equal(buf, "HTTP/1.1 200", 12);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +374,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_route_gate_refuses_before_serve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_route_body_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_cancels_routes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_client_closed_at_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_host_required, setup, teardown),
         cmocka_unit_test(test_start_refuses_bad_listen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -215,11 +215,41 @@ static void test_stale_repositories_reach_the_status(void **state)
     index_answer = NULL;
 }
 
+/* The operator's token for /index-status is the Secret's first token as the connector reads the
+ * mounted files: keys in order, none starting with '.', white space trimmed, padding handled. */
+static void test_secret_token(void **state)
+{
+    /* ".hidden" = "x"; "a" = "  tok-1\n"; "b" = "tok-2"; "bad" is not base64. */
+    cJSON *s = cJSON_Parse("{\"data\":{\".hidden\":\"eA==\",\"bad\":\"%%%%\",\"a\":\"ICB0b2stMQo=\","
+                           "\"b\":\"dG9rLTI=\"}}");
+    char *t;
+
+    (void)state;
+    t = reconcile_secret_token(s);
+    assert_string_equal(t, "tok-1");
+    free(t);
+    cJSON_Delete(s);
+    /* Only white space, or nothing: no token. */
+    s = cJSON_Parse("{\"data\":{\"a\":\"ICAK\"}}");
+    assert_null(reconcile_secret_token(s));
+    cJSON_Delete(s);
+    s = cJSON_Parse("{\"metadata\":{}}");
+    assert_null(reconcile_secret_token(s));
+    cJSON_Delete(s);
+    /* One byte of padding: "ab" encodes as "YWI=". */
+    s = cJSON_Parse("{\"data\":{\"t\":\"YWI=\"}}");
+    t = reconcile_secret_token(s);
+    assert_string_equal(t, "ab");
+    free(t);
+    cJSON_Delete(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_child_is_in_the_status),
         cmocka_unit_test(test_stale_repositories_reach_the_status),
+        cmocka_unit_test(test_secret_token),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
