@@ -1,7 +1,8 @@
 /* test_nginx_conf.c: the gateway's rendered nginx.conf against the real nginx. The configuration must
  * pass `nginx -t`, and nginx must run from it as an unprivileged user whose only writable directory is
  * the run directory (as in the pod: non-root, read-only root file system, an emptyDir for /tmp), and
- * answer /healthz itself. */
+ * answer /healthz itself, and close a client that trickles its request header at the header
+ * timeout. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include "tests/support/tmpdir.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -212,11 +215,64 @@ static void test_nginx_serves_healthz(void **state)
     cleanup_conf(&n);
 }
 
+/* A client that sends its request header a byte a second is closed once the header timeout (10 s)
+ * has passed, however steadily it sends, and other clients are answered meanwhile. With nginx's
+ * default (60 s), 600 such clients kept a gateway of 512 connections refusing everyone else. */
+static void test_slow_header_closed(void **state)
+{
+    static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    struct timespec pause = {0, 100 * 1000 * 1000}, start, now;
+    struct sockaddr_in a;
+    char body[64], c;
+    struct nx n;
+    size_t sent = 0;
+    int status = 0, i, fd, closed = 0;
+    double secs = 0;
+    pid_t pid;
+
+    (void)state;
+    setup_conf(&n, 0);
+    pid = spawn_nginx(&n, NULL);
+    for (i = 0; i < 50 && status == 0; i++) {
+        nanosleep(&pause, NULL);
+        status = http_get(n.port, "/healthz", body, sizeof(body));
+    }
+    assert_int_equal(status, 200);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)n.port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (!closed && secs < 20 && sent < sizeof(head) - 1) {
+        if (send(fd, head + sent++, 1, MSG_NOSIGNAL) != 1)
+            closed = 1;
+        /* A closed connection reads as end of file (or a reset) at once; an open one times out. */
+        struct timeval tv = {1, 0};
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+        if (!closed && recv(fd, &c, 1, 0) >= 0)
+            closed = 1;
+        else if (!closed && errno != EAGAIN && errno != EWOULDBLOCK)
+            closed = 1;
+        assert_int_equal(http_get(n.port, "/healthz", body, sizeof(body)), 200);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        secs = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+    }
+    close(fd);
+    assert_true(closed);
+    assert_true(secs >= 9 && secs < 14);
+    assert_int_equal(kill(pid, SIGQUIT), 0);
+    assert_int_equal(wait_status(pid), 0);
+    cleanup_conf(&n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_passes_nginx_t),
         cmocka_unit_test(test_nginx_serves_healthz),
+        cmocka_unit_test(test_slow_header_closed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
