@@ -14,6 +14,9 @@
 #define JSONRPC_METHOD_NOT_FOUND -32601
 #define JSONRPC_INVALID_PARAMS -32602
 #define JSONRPC_INTERNAL_ERROR -32603
+/* The first of the codes JSON-RPC leaves to the server (-32000 to -32099): the server would not do
+ * what was asked although the request was valid (a batch's reply already at its bound). */
+#define JSONRPC_SERVER_ERROR -32000
 
 enum jsonrpc_kind {
     JSONRPC_INVALID,      /* not a JSON-RPC 2.0 message: answer error_code with id (which may be NULL) */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "connector/front.h"
 #include "connector/mcp/streamable.h"
@@ -26,6 +27,8 @@
 /* ---- fake tools ---------------------------------------------------------------------------- */
 
 static atomic_int wait_started;
+/* How many times the fake "big" tool ran. */
+static atomic_int big_calls;
 
 cJSON *tools_list(void)
 {
@@ -38,7 +41,7 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
                struct zk_err *err)
 {
     struct timespec ms = {0, 1000000};
-    int i;
+    long long i;
 
     (void)err;
     if (strcmp(name, "echo") == 0) {
@@ -51,6 +54,15 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
     if (strcmp(name, "fail") == 0) {
         out->is_error = 1;
         return buf_puts(&out->text, "boom");
+    }
+    if (strcmp(name, "big") == 0) {
+        /* A text of arguments.bytes letters (at most the largest output budget and its notes), for the
+         * bound on a batch's reply. */
+        atomic_fetch_add(&big_calls, 1);
+        for (i = 0; i < json_int(args, "bytes", 0); i++)
+            if (buf_putc(&out->text, 'x') != ZK_OK)
+                return ZK_ETOOBIG;
+        return ZK_OK;
     }
     if (strcmp(name, "wait") == 0) {
         atomic_store(&wait_started, 1);
@@ -104,6 +116,27 @@ static cJSON *send_msg(struct mcp_session *s, const char *text)
     assert_non_null(r);
     free(reply);
     return r;
+}
+
+/* Sends text and returns the reply text as the transport would send it (heap), or NULL. */
+static char *send_raw(struct mcp_session *s, const char *text)
+{
+    char *reply = NULL;
+
+    mcp_session_handle(s, text, strlen(text), &reply);
+    return reply;
+}
+
+static void assert_utf8(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t left = strlen(text), k;
+
+    for (; left > 0; p += k, left -= k) {
+        k = json_utf8_len(p, left);
+        if (k == 0)
+            fail_msg("not UTF-8 at byte %zu of %s", (size_t)(p - (const unsigned char *)text), text);
+    }
 }
 
 static void assert_error(cJSON *r, int code)
@@ -301,6 +334,167 @@ static void test_batches(void **state)
     mcp_session_free(s);
 }
 
+static void test_batch_bounds(void **state)
+{
+    const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},";
+    struct mcp_session *s = initialized("2025-03-26");
+    char text[8192], *reply;
+    const cJSON *r;
+    cJSON *all;
+    int i, ok, errors;
+
+    (void)state;
+    /* One entry more than the bound: the batch is refused as a whole, with the limit named. */
+    strcpy(text, "[");
+    for (i = 0; i <= MCP_BATCH_MAX; i++)
+        strcat(text, ping);
+    text[strlen(text) - 1] = ']';
+    all = send_msg(s, text);
+    assert_true(cJSON_IsObject(all));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(all, "id")));
+    assert_non_null(strstr(json_path_str(all, "error.message", ""), "at most 32"));
+    assert_error(all, JSONRPC_INVALID_REQUEST);
+    /* At the bound every entry is answered. */
+    strcpy(text, "[");
+    for (i = 0; i < MCP_BATCH_MAX; i++)
+        strcat(text, ping);
+    text[strlen(text) - 1] = ']';
+    all = send_msg(s, text);
+    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
+    cJSON_Delete(all);
+
+    /* 32 answers of 70 KB would make a reply of 2.2 MB: those past MCP_BATCH_REPLY_MAX get a short
+     * error under their own id instead, and do not run. */
+    strcpy(text, "[");
+    for (i = 0; i < MCP_BATCH_MAX; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"big\","
+                 "\"arguments\":{\"bytes\":70000}}},",
+                 i);
+    text[strlen(text) - 1] = ']';
+    atomic_store(&big_calls, 0);
+    reply = send_raw(s, text);
+    assert_non_null(reply);
+    assert_true(strlen(reply) <= MCP_BATCH_REPLY_MAX + MCP_BATCH_MAX * 200);
+    all = cJSON_Parse(reply);
+    free(reply);
+    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
+    ok = errors = 0;
+    cJSON_ArrayForEach(r, all) {
+        assert_int_equal(json_int(r, "id", -1), ok + errors);
+        if (json_obj(r, "result") != NULL) {
+            assert_int_equal(errors, 0); /* the results come first */
+            ok++;
+        } else {
+            assert_int_equal(json_int(json_obj(r, "error"), "code", 0), JSONRPC_SERVER_ERROR);
+            assert_non_null(strstr(json_path_str(r, "error.message", ""), "on its own"));
+            errors++;
+        }
+    }
+    assert_true(ok >= 10 && ok < MCP_BATCH_MAX);
+    assert_int_equal(atomic_load(&big_calls), ok + 1); /* the one that did not fit ran; none after it */
+    cJSON_Delete(all);
+    mcp_session_free(s);
+}
+
+static void test_replies_are_utf8_with_the_id_sent(void **state)
+{
+    struct mcp_session *s = initialized("2025-06-18");
+    char text[1024], *reply;
+    const char *msg;
+    cJSON *r;
+
+    (void)state;
+    /* An unknown tool's name is quoted safely: no raw bytes, no control characters, at most 64
+     * characters. */
+    snprintf(text, sizeof(text),
+             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\\u0001\\u0000%0300d\"}}",
+             0);
+    reply = send_raw(s, text);
+    assert_utf8(reply);
+    r = cJSON_Parse(reply);
+    free(reply);
+    msg = json_path_str(r, "error.message", "");
+    assert_true(strncmp(msg, "Unknown tool: \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "000", 29) == 0);
+    assert_true(strlen(msg) < 14 + 64 * 3 + 3 + 1);
+    assert_error(r, JSONRPC_INVALID_PARAMS);
+
+    /* An id that could not come back unchanged is refused, id null, saying why. */
+    reply = send_raw(s, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":\"ping\"}");
+    assert_utf8(reply);
+    r = cJSON_Parse(reply);
+    free(reply);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+    assert_non_null(strstr(json_path_str(r, "error.message", ""), "UTF-8"));
+    assert_error(r, JSONRPC_INVALID_REQUEST);
+    reply = send_raw(s, "{\"jsonrpc\":\"2.0\",\"id\":\"\xfe\",\"method\":\"tools/list\"}");
+    assert_utf8(reply);
+    r = cJSON_Parse(reply);
+    free(reply);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+    assert_error(r, JSONRPC_INVALID_REQUEST);
+
+    /* A tool's own text that is not UTF-8 goes out as U+FFFD. */
+    reply = send_raw(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                        "\"arguments\":{\"text\":\"a\xffz\"}}}");
+    assert_utf8(reply);
+    assert_non_null(strstr(reply, "a\xef\xbf\xbdz"));
+    free(reply);
+    mcp_session_free(s);
+}
+
+/* Runs n tool calls over the rate limit on a session whose burst is spent, and returns what the
+ * session logged meanwhile and when it ended (heap). */
+static char *log_of_refusals(int n)
+{
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
+    struct mcp_session *s = initialized_limited("2025-06-18", 1);
+    FILE *f = tmpfile();
+    int saved, i;
+    char *text;
+    long len;
+    cJSON *r;
+
+    assert_non_null(f);
+    r = send_msg(s, call);
+    assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
+    cJSON_Delete(r);
+    fflush(stderr);
+    saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0 && dup2(fileno(f), STDERR_FILENO) >= 0);
+    for (i = 0; i < n; i++) {
+        r = send_msg(s, call);
+        assert_true(cJSON_IsTrue(json_path(r, "result.isError")));
+        cJSON_Delete(r);
+    }
+    mcp_session_free(s);
+    fflush(stderr);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    len = ftell(f);
+    text = calloc(1, (size_t)len + 1);
+    assert_non_null(text);
+    rewind(f);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return text;
+}
+
+static void test_rate_limit_logs_bounded(void **state)
+{
+    char *log = log_of_refusals(1000), *p;
+    int lines = 0;
+
+    (void)state;
+    /* 1000 refusals in a row: the first is logged as it happens, the rest counted in one more line. */
+    for (p = log; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 2);
+    assert_non_null(strstr(log, "\"tool\":\"echo\""));
+    assert_non_null(strstr(log, "\"refused\":\"1000\""));
+    free(log);
+}
+
 struct runner {
     struct mcp_call *call;
     char *reply;
@@ -485,6 +679,9 @@ int main(void)
         cmocka_unit_test(test_tools_list_by_version),
         cmocka_unit_test(test_tools_call_results),
         cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_batch_bounds),
+        cmocka_unit_test(test_replies_are_utf8_with_the_id_sent),
+        cmocka_unit_test(test_rate_limit_logs_bounded),
         cmocka_unit_test(test_cancellation),
         cmocka_unit_test(test_call_cancel_from_another_thread),
         cmocka_unit_test(test_close_cancels_and_refuses),
