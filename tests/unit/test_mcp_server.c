@@ -16,6 +16,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "connector/front.h"
 #include "connector/mcp/streamable.h"
@@ -670,6 +673,94 @@ static void test_http_origin_accept_listen(void **state)
     assert_int_equal(front_parse_listen("127.0.0.1:http", &addr, &len, &err), ZK_EINVAL);
 }
 
+/* ---- the Streamable HTTP session table, over loopback ---------------------------------------- */
+
+/* POSTs body to /mcp on port, with the session id sid when not NULL, over a connection of its own.
+ * Returns the HTTP status and copies the answer's Mcp-Session-Id into sid_out (when not NULL; "" when
+ * none came) and the start of its body into body (when not NULL; bsize bytes). */
+static int mcp_post(int port, const char *sid, const char *body, char *sid_out, char *out, size_t osize)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    char req[2048], resp[16384];
+    const char *h, *b;
+    size_t got = 0;
+    ssize_t n;
+    int fd, status = 0;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    n = snprintf(req, sizeof(req),
+                 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 "Accept: application/json, text/event-stream\r\nConnection: close\r\n%s%s%s"
+                 "Content-Length: %zu\r\n\r\n%s",
+                 sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body), body);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    while (got < sizeof(resp) - 1 && (n = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
+        got += (size_t)n;
+    close(fd);
+    resp[got] = '\0';
+    assert_int_equal(sscanf(resp, "HTTP/1.1 %d", &status), 1);
+    if (sid_out != NULL) {
+        sid_out[0] = '\0';
+        h = strcasestr(resp, "\r\nMcp-Session-Id: ");
+        if (h != NULL)
+            sscanf(h + 18, "%32[0-9a-f]", sid_out);
+    }
+    if (out != NULL) {
+        b = strstr(resp, "\r\n\r\n");
+        snprintf(out, osize, "%s", b != NULL ? b + 4 : "");
+    }
+    return status;
+}
+
+static void test_http_session_flood(void **state)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                               "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
+    static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                               "{\"name\":\"echo\",\"arguments\":{\"text\":\"alive\"}}}";
+    struct mcp_streamable_opts o = {.cfg = &test_cfg, .server_version = "9.9"};
+    struct front_opts fo = {.cfg = &test_cfg, .listen = "127.0.0.1:0", .nroutes = 1};
+    struct timespec grace = {MCP_STREAMABLE_UNUSED_GRACE_S, 500000000};
+    char agent[40], sid[40], body[4096];
+    struct mcp_streamable *h = NULL;
+    struct front_route route;
+    struct front *f = NULL;
+    struct zk_err err = {0};
+    int i, port;
+
+    (void)state;
+    assert_int_equal(mcp_streamable_new(&o, &h, &err), ZK_OK);
+    route = mcp_streamable_route(h);
+    fo.routes = &route;
+    assert_int_equal(front_start(&fo, &f, &err), ZK_OK);
+    port = front_port(f);
+
+    /* An agent that works, then a flood of sessions that never make a call fills the table. */
+    assert_int_equal(mcp_post(port, NULL, init, agent, NULL, 0), 200);
+    assert_int_equal(strlen(agent), 32);
+    assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "alive"));
+    for (i = 1; i < MCP_STREAMABLE_MAX_SESSIONS; i++)
+        assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
+    /* Within their grace the flood's sessions stay, so the table is full for now. */
+    assert_int_equal(mcp_post(port, NULL, init, NULL, body, sizeof(body)), 503);
+    assert_non_null(strstr(body, "too many MCP sessions"));
+
+    /* Past it, a new agent gets in, pushing out one of the flood's sessions, not the working one. */
+    nanosleep(&grace, NULL);
+    assert_int_equal(mcp_post(port, NULL, init, sid, NULL, 0), 200);
+    assert_int_equal(strlen(sid), 32);
+    assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "alive"));
+
+    front_stop(f);
+    mcp_streamable_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -687,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_close_cancels_and_refuses),
         cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_http_origin_accept_listen),
+        cmocka_unit_test(test_http_session_flood),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
