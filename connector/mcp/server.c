@@ -426,8 +426,8 @@ static cJSON *reply_full_error(const cJSON *id)
 }
 
 /* Adds reply r (may be NULL: nothing to add) to call's replies, printed as UTF-8 JSON whatever a
- * client put into it. In a batch, a reply that would take the whole past MCP_BATCH_REPLY_MAX is
- * replaced by the short error, and so is every reply after it. Frees r. */
+ * client put into it. In a batch, a reply that would take the replies together past
+ * MCP_BATCH_REPLY_MAX is replaced by the short error, and so is every reply after it. Frees r. */
 static void call_reply(struct mcp_call *call, cJSON *r)
 {
     char *text;
@@ -498,7 +498,8 @@ void mcp_call_free(struct mcp_call *call)
     free(call);
 }
 
-/* Why a batch is refused as a whole, written into msg (size bytes), or NULL when it is not. */
+/* Why the batch msg is refused as a whole (a static string, or one written into text, size bytes), or
+ * NULL when it is not. */
 static const char *batch_refusal(struct mcp_session *s, const cJSON *msg, char *text, size_t size)
 {
     const char *version = mcp_session_version(s);

@@ -198,7 +198,8 @@ static struct hsession **session_victim_locked(struct mcp_streamable *h, double 
         if (!hs->called && now - hs->last_used >= MCP_STREAMABLE_UNUSED_GRACE_S &&
             (unused == NULL || hs->last_used < (*unused)->last_used))
             unused = pp;
-        if (now - hs->last_used >= MCP_STREAMABLE_SESSION_IDLE_S && (idle == NULL || hs->last_used < (*idle)->last_used))
+        if (now - hs->last_used >= MCP_STREAMABLE_SESSION_IDLE_S &&
+            (idle == NULL || hs->last_used < (*idle)->last_used))
             idle = pp;
     }
     return unused != NULL ? unused : idle;

@@ -411,7 +411,8 @@ static void test_replies_are_utf8_with_the_id_sent(void **state)
     /* An unknown tool's name is quoted safely: no raw bytes, no control characters, at most 64
      * characters. */
     snprintf(text, sizeof(text),
-             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\\u0001\\u0000%0300d\"}}",
+             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+             "{\"name\":\"\xff\\u0001\\u0000%0300d\"}}",
              0);
     reply = send_raw(s, text);
     assert_utf8(reply);
