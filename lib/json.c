@@ -166,15 +166,15 @@ size_t json_escape(char *dst, size_t cap, const char *s, size_t len, size_t *use
     return out;
 }
 
-/* Appends s as cJSON prints a string: quoted, escaped by json_escape, a piece at a time. */
-static int json_put_string(struct buf *b, const char *s)
+/* Appends s as cJSON prints a string: quoted, escaped by json_escape with flags, a piece at a time. */
+static int json_put_string(struct buf *b, const char *s, unsigned flags)
 {
     char piece[4096];
     size_t left = s ? strlen(s) : 0, used, n;
     int rc = buf_putc(b, '"');
 
     while (!rc && left) {
-        n = json_escape(piece, sizeof(piece), s, left, &used, 0);
+        n = json_escape(piece, sizeof(piece), s, left, &used, flags);
         rc = buf_append(b, piece, n);
         s += used;
         left -= used;
@@ -190,7 +190,7 @@ static int json_put_string(struct buf *b, const char *s)
  * every node, and those are calls into the library). */
 #define JSON_TYPE(v) ((v)->type & 0xff)
 
-static int json_put_value(struct buf *b, const cJSON *v)
+static int json_put_value(struct buf *b, const cJSON *v, unsigned flags)
 {
     const cJSON *c;
     char *text;
@@ -198,17 +198,17 @@ static int json_put_value(struct buf *b, const cJSON *v)
 
     switch (JSON_TYPE(v)) {
     case cJSON_String:
-        return json_put_string(b, v->valuestring);
+        return json_put_string(b, v->valuestring, flags);
     case cJSON_Array:
     case cJSON_Object:
         rc = buf_putc(b, JSON_TYPE(v) == cJSON_Array ? '[' : '{');
         for (c = v->child; !rc && c; c = c->next) {
             if (c != v->child)
                 rc = buf_putc(b, ',');
-            if (!rc && JSON_TYPE(v) == cJSON_Object && !(rc = json_put_string(b, c->string)))
+            if (!rc && JSON_TYPE(v) == cJSON_Object && !(rc = json_put_string(b, c->string, flags)))
                 rc = buf_putc(b, ':');
             if (!rc)
-                rc = json_put_value(b, c);
+                rc = json_put_value(b, c, flags);
         }
         return rc ? rc : buf_putc(b, JSON_TYPE(v) == cJSON_Array ? ']' : '}');
     case cJSON_NULL:
@@ -230,14 +230,24 @@ static int json_put_value(struct buf *b, const cJSON *v)
     return rc;
 }
 
-char *json_print(const cJSON *node)
+static char *json_print_flags(const cJSON *node, unsigned flags)
 {
     struct buf b;
 
     buf_init(&b, SIZE_MAX / 2);
-    if (!node || json_put_value(&b, node)) {
+    if (!node || json_put_value(&b, node, flags)) {
         buf_free(&b);
         return NULL;
     }
     return buf_steal(&b);
+}
+
+char *json_print(const cJSON *node)
+{
+    return json_print_flags(node, 0);
+}
+
+char *json_print_utf8(const cJSON *node)
+{
+    return json_print_flags(node, JSON_ESCAPE_UTF8);
 }

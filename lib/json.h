@@ -31,6 +31,11 @@ cJSON *json_parse(const char *data, size_t len);
  * node or one cJSON cannot print. */
 char *json_print(const cJSON *node);
 
+/* json_print, except that bytes that are not part of well-formed UTF-8, in strings and keys alike,
+ * become U+FFFD: the text is valid JSON whatever the tree holds. For what goes to a client that may
+ * have put such bytes into the tree itself. */
+char *json_print_utf8(const cJSON *node);
+
 /* The length of the well-formed UTF-8 sequence at s (n > 0 bytes available), or 0 when s does not
  * start one: a stray continuation byte, an overlong form, a surrogate, a value past U+10FFFF or a
  * sequence cut short. The project's one UTF-8 validator. */

@@ -38,6 +38,7 @@ struct mcp_session {
     int closed;
     int limited; /* whether bucket applies */
     struct mcp_bucket bucket;
+    unsigned long refused; /* tool calls the bucket refused since it last admitted one (server.h) */
     struct inflight *inflight;
 };
 
@@ -48,9 +49,12 @@ struct job {
 
 struct mcp_call {
     struct mcp_session *s;
-    cJSON *root;    /* the message, kept alive for the jobs' requests */
-    int batch;      /* the replies go out as an array */
-    cJSON *replies; /* array of the replies already made */
+    cJSON *root;  /* the message, kept alive for the jobs' requests */
+    int batch;    /* the replies go out as an array */
+    char **texts; /* the replies made so far, printed: room for one per message */
+    size_t ntexts;
+    size_t bytes; /* their length together */
+    int full;     /* a batch's reply reached MCP_BATCH_REPLY_MAX: later entries get the short error */
     struct job *jobs;
     size_t njobs;
 };
@@ -115,10 +119,22 @@ struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
     return s;
 }
 
+/* The line that ends a run of refusals (server.h): how many there were. */
+static void log_refused(unsigned long refused)
+{
+    char n[32];
+
+    snprintf(n, sizeof(n), "%lu", refused);
+    log_warn("Tool calls refused by the rate limit", "refused", n, NULL);
+}
+
 void mcp_session_free(struct mcp_session *s)
 {
     if (s == NULL)
         return;
+    /* A run of refusals of more than one that no admitted call ended is counted here, or never. */
+    if (s->refused > 1)
+        log_refused(s->refused);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -288,7 +304,9 @@ static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(m->params, "arguments");
     struct inflight *f;
     double wait_s = 0;
+    unsigned long refused;
     char text[200];
+    int first;
 
     *fl = NULL;
     if (!cJSON_IsString(name))
@@ -311,6 +329,7 @@ static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m
         return jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST, "a request with this id is still running", NULL);
     }
     if (s->limited && !mcp_bucket_take(&s->bucket, monotime_s(), &wait_s)) {
+        first = s->refused++ == 0;
         pthread_mutex_unlock(&s->mu);
         cJSON_Delete(f->id);
         free(f);
@@ -318,12 +337,19 @@ static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m
                  "Rate limit reached: a session may make %.0f tool calls in a burst, then %.1f per second. "
                  "Retry in %.1f s.",
                  s->bucket.burst, s->bucket.rate, wait_s);
-        log_warn("Tool call rate-limited", "tool", name->valuestring, NULL);
+        if (first)
+            log_warn("Tool call rate-limited; the refusals that follow are counted until a call is admitted",
+                     "tool", name->valuestring, NULL);
         return jsonrpc_result(m->id, tool_result_json(text, NULL, 1));
     }
+    refused = s->refused;
+    s->refused = 0;
     f->next = s->inflight;
     s->inflight = f;
     pthread_mutex_unlock(&s->mu);
+    /* The first refusal of the run was logged when it happened. */
+    if (refused > 1)
+        log_refused(refused);
     *fl = f;
     return NULL;
 }
@@ -388,15 +414,71 @@ static void handle_one(struct mcp_session *s, const cJSON *node, int in_batch, c
     }
 }
 
-/* Prints replies (an array) as the transport should send it: NULL for none, the single reply alone
- * unless batch. Frees replies. */
-static char *print_replies(cJSON *replies, int batch)
+/* The short error that answers a batch's entry once its reply is full (server.h). */
+static cJSON *reply_full_error(const cJSON *id)
 {
-    char *out = NULL;
+    char msg[160];
 
-    if (cJSON_GetArraySize(replies) > 0)
-        out = json_print(batch ? replies : cJSON_GetArrayItem(replies, 0));
-    cJSON_Delete(replies);
+    snprintf(msg, sizeof(msg),
+             "the reply to this batch reached its bound of %u bytes; send this request again on its own",
+             MCP_BATCH_REPLY_MAX);
+    return jsonrpc_error(id, JSONRPC_SERVER_ERROR, msg, NULL);
+}
+
+/* Adds reply r (may be NULL: nothing to add) to call's replies, printed as UTF-8 JSON whatever a
+ * client put into it. In a batch, a reply that would take the replies together past
+ * MCP_BATCH_REPLY_MAX is replaced by the short error, and so is every reply after it. Frees r. */
+static void call_reply(struct mcp_call *call, cJSON *r)
+{
+    char *text;
+    cJSON *e;
+
+    if (r == NULL)
+        return;
+    text = call->full ? NULL : json_print_utf8(r);
+    if (text != NULL && call->batch && call->bytes + strlen(text) + 2 > MCP_BATCH_REPLY_MAX) {
+        free(text);
+        text = NULL;
+        call->full = 1;
+    }
+    if (text == NULL) {
+        e = reply_full_error(cJSON_GetObjectItemCaseSensitive(r, "id"));
+        text = json_print_utf8(e);
+        cJSON_Delete(e);
+    }
+    cJSON_Delete(r);
+    call->bytes += strlen(text);
+    call->texts[call->ntexts++] = text;
+}
+
+/* The replies as the transport should send them: NULL for none, the single reply alone unless batch,
+ * else a JSON array of them. Leaves call without replies. */
+static char *print_replies(struct mcp_call *call)
+{
+    char *out = NULL, *p;
+    size_t i, n;
+
+    if (call->ntexts == 0)
+        return NULL;
+    if (!call->batch) {
+        out = call->texts[0];
+        call->texts[0] = NULL;
+        call->ntexts = 0;
+        return out;
+    }
+    p = out = mem_alloc(call->bytes + call->ntexts + 2);
+    *p++ = '[';
+    for (i = 0; i < call->ntexts; i++) {
+        if (i > 0)
+            *p++ = ',';
+        n = strlen(call->texts[i]);
+        memcpy(p, call->texts[i], n);
+        p += n;
+        free(call->texts[i]);
+    }
+    *p++ = ']';
+    *p = '\0';
+    call->ntexts = 0;
     return out;
 }
 
@@ -408,49 +490,65 @@ void mcp_call_free(struct mcp_call *call)
         return;
     for (i = 0; i < call->njobs; i++)
         inflight_remove(call->s, &call->jobs[i].fl);
+    for (i = 0; i < call->ntexts; i++)
+        free(call->texts[i]);
+    free(call->texts);
     free(call->jobs);
-    cJSON_Delete(call->replies);
     cJSON_Delete(call->root);
     free(call);
+}
+
+/* Why the batch msg is refused as a whole (a static string, or one written into text, size bytes), or
+ * NULL when it is not. */
+static const char *batch_refusal(struct mcp_session *s, const cJSON *msg, char *text, size_t size)
+{
+    const char *version = mcp_session_version(s);
+    int n = cJSON_GetArraySize(msg);
+
+    if (version == NULL || strcmp(version, MCP_PROTOCOL_BATCH) != 0)
+        return "batches are only accepted under protocol version 2025-03-26";
+    if (n == 0)
+        return "an empty batch is invalid";
+    if (n > MCP_BATCH_MAX) {
+        snprintf(text, size, "a batch may hold at most %d messages; this one holds %d: send it in parts",
+                 MCP_BATCH_MAX, n);
+        return text;
+    }
+    return NULL;
 }
 
 void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **out)
 {
     struct mcp_call *call = mem_calloc(1, sizeof(*call));
-    const char *version;
-    cJSON *node, *r;
+    const char *refusal = NULL;
     struct inflight *fl;
+    cJSON *node, *r;
+    char text[128];
+    size_t n = 1;
 
     *reply = NULL;
     *out = NULL;
-    call->replies = cJSON_CreateArray();
     call->s = s;
     call->root = msg;
     if (cJSON_IsArray(msg)) {
-        version = mcp_session_version(s);
-        if (version == NULL || strcmp(version, MCP_PROTOCOL_BATCH) != 0 || cJSON_GetArraySize(msg) == 0) {
-            r = jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
-                              cJSON_GetArraySize(msg) == 0 ? "an empty batch is invalid"
-                                                           : "batches are only accepted under protocol version "
-                                                             "2025-03-26",
-                              NULL);
-            cJSON_AddItemToArray(call->replies, r);
-        } else {
-            call->batch = 1;
-            call->jobs = mem_calloc((size_t)cJSON_GetArraySize(msg), sizeof(*call->jobs));
-            cJSON_ArrayForEach(node, msg) {
-                handle_one(s, node, 1, &r, &fl);
-                if (r != NULL)
-                    cJSON_AddItemToArray(call->replies, r);
-                if (fl != NULL)
-                    call->jobs[call->njobs++] = (struct job){node, fl};
-            }
+        refusal = batch_refusal(s, msg, text, sizeof(text));
+        call->batch = refusal == NULL;
+        n = call->batch ? (size_t)cJSON_GetArraySize(msg) : 1;
+    }
+    call->texts = mem_calloc(n, sizeof(*call->texts));
+    call->jobs = mem_calloc(n, sizeof(*call->jobs));
+    if (refusal != NULL) {
+        call_reply(call, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST, refusal, NULL));
+    } else if (call->batch) {
+        cJSON_ArrayForEach(node, msg) {
+            handle_one(s, node, 1, &r, &fl);
+            call_reply(call, r);
+            if (fl != NULL)
+                call->jobs[call->njobs++] = (struct job){node, fl};
         }
     } else {
-        call->jobs = mem_calloc(1, sizeof(*call->jobs));
         handle_one(s, msg, 0, &r, &fl);
-        if (r != NULL)
-            cJSON_AddItemToArray(call->replies, r);
+        call_reply(call, r);
         if (fl != NULL)
             call->jobs[call->njobs++] = (struct job){msg, fl};
     }
@@ -458,8 +556,7 @@ void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, st
         *out = call;
         return;
     }
-    *reply = print_replies(call->replies, call->batch);
-    call->replies = NULL;
+    *reply = print_replies(call);
     mcp_call_free(call);
 }
 
@@ -504,9 +601,10 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
     if (cancelled) {
         log_info("Tool call ended after cancellation; no reply sent", "tool", name, "ms", ms, NULL);
     } else if (rc == ZK_EINVAL) {
-        char msg[300];
+        char shown[JSONRPC_SHOW_SIZE], msg[JSONRPC_SHOW_SIZE + 32];
 
-        snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
+        jsonrpc_show(shown, sizeof(shown), name);
+        snprintf(msg, sizeof(msg), "Unknown tool: %s", shown);
         reply = jsonrpc_error(id, JSONRPC_INVALID_PARAMS, msg, NULL);
     } else if (rc != ZK_OK) {
         log_error("Tool call failed", "tool", name, "error", err.msg, NULL);
@@ -529,18 +627,21 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
 
 char *mcp_call_run(struct mcp_call *call)
 {
-    char *text = NULL;
-    cJSON *r;
+    struct job *job;
     size_t i;
 
     for (i = 0; i < call->njobs; i++) {
-        r = run_job(call->s, &call->jobs[i]);
-        if (r != NULL)
-            cJSON_AddItemToArray(call->replies, r);
+        job = &call->jobs[i];
+        if (!call->full) {
+            call_reply(call, run_job(call->s, job));
+            continue;
+        }
+        /* The reply is full: the call does not run, and is answered as one that ran would be unless
+         * it was cancelled meanwhile. */
+        if (!inflight_remove(call->s, &job->fl))
+            call_reply(call, reply_full_error(cJSON_GetObjectItemCaseSensitive(job->request, "id")));
     }
-    text = print_replies(call->replies, call->batch);
-    call->replies = NULL;
-    return text;
+    return print_replies(call);
 }
 
 void mcp_call_cancel(struct mcp_call *call)

@@ -30,6 +30,21 @@
 /* The only revision that allows JSON-RPC batches (2025-06-18 removed them again). */
 #define MCP_PROTOCOL_BATCH "2025-03-26"
 
+/* The most messages one batch may hold; a longer batch is refused as a whole (-32600, id null) with
+ * the limit in the message. Batches cost little to send and much to answer (a 1 MiB batch of 19,000
+ * tools/list asked for 224 MiB of reply), and no client needs many entries: the SDKs send none, and
+ * 32 covers an agent's fan-out and the HTTP rate limit's default burst of 30 tool calls. */
+#define MCP_BATCH_MAX 32
+
+/* The most bytes of the replies to one batch before the rest are turned away. Each entry is printed as
+ * it is made; the first that would take the reply past this, and every one after it, is answered
+ * instead with a short error (JSONRPC_SERVER_ERROR, under its own id, about 120 bytes) asking to send
+ * it on its own, and a tools/call answered so does not run. 2 MiB, twice the largest message a client
+ * may send, holds 32 tool results at the default output budget several times over, and about 28 at
+ * the largest (65536 bytes of text and the notes around it). A single message's reply is bounded by
+ * the tools' output budget instead. */
+#define MCP_BATCH_REPLY_MAX (2u << 20)
+
 /* Whether v names a protocol revision this server speaks. v may be NULL (not supported). */
 int mcp_version_supported(const char *v);
 
@@ -57,6 +72,9 @@ struct mcp_session_opts {
     struct connector_rate rate;         /* burst 0: tool calls are not limited */
 };
 
+/* A session's tool calls refused by its rate limit are logged one line per run of refusals: the
+ * first as it happens, then, when a call is admitted again or the session ends, one line with how many
+ * were refused in all; never a line per refusal, which a client could ask for 10,000 times a second. */
 struct mcp_session;
 struct mcp_call;
 

@@ -24,6 +24,7 @@ struct hsession {
     struct mcp_session *s;
     int refs;         /* one for the table while listed, one per request using it */
     double last_used; /* monotonic seconds */
+    int called;       /* a tool call was admitted in it (the eviction order, streamable.h) */
     struct hsession *next;
 };
 
@@ -136,11 +137,13 @@ static struct hsession *session_get(struct mcp_streamable *h, const char *id)
     return hs;
 }
 
-static void session_put(struct mcp_streamable *h, struct hsession *hs)
+/* Releases a request's reference to hs; called says whether the request had a tool call admitted. */
+static void session_put(struct mcp_streamable *h, struct hsession *hs, int called)
 {
     int last;
 
     pthread_mutex_lock(&h->mu);
+    hs->called |= called;
     last = --hs->refs == 0;
     pthread_mutex_unlock(&h->mu);
     if (last) {
@@ -182,15 +185,35 @@ static int session_remove(struct mcp_streamable *h, const char *id)
     return hs != NULL;
 }
 
-/* Lists s under a new random id (copied to id_out). When the table is full, the session idle longest
- * makes room if it has been idle for MCP_STREAMABLE_SESSION_IDLE_S; otherwise returns ZK_ETOOBIG.
- * Returns ZK_EIO when OpenSSL's generator cannot make an id. Takes ownership of s on success only. */
+/* The link to the session that makes room for a new one in a full table (h->mu held), by the order
+ * streamable.h states, or NULL when none may go. */
+static struct hsession **session_victim_locked(struct mcp_streamable *h, double now)
+{
+    struct hsession **pp, **unused = NULL, **idle = NULL, *hs;
+
+    for (pp = &h->sessions; *pp != NULL; pp = &(*pp)->next) {
+        hs = *pp;
+        if (hs->refs != 1) /* a request is using it */
+            continue;
+        if (!hs->called && now - hs->last_used >= MCP_STREAMABLE_UNUSED_GRACE_S &&
+            (unused == NULL || hs->last_used < (*unused)->last_used))
+            unused = pp;
+        if (now - hs->last_used >= MCP_STREAMABLE_SESSION_IDLE_S &&
+            (idle == NULL || hs->last_used < (*idle)->last_used))
+            idle = pp;
+    }
+    return unused != NULL ? unused : idle;
+}
+
+/* Lists s under a new random id (copied to id_out). When the table is full, the session that
+ * session_victim_locked picks makes room; when there is none, returns ZK_ETOOBIG. Returns ZK_EIO when
+ * OpenSSL's generator cannot make an id. Takes ownership of s on success only. */
 static int session_add(struct mcp_streamable *h, struct mcp_session *s, char *id_out)
 {
     unsigned char raw[SESSION_ID_BYTES];
-    struct hsession *hs, **pp, **oldest = NULL, *victim = NULL;
+    struct hsession *hs, **victim_link, *victim = NULL;
     double now = monotime_s();
-    int i, free_victim = 0;
+    int i, free_victim = 0, was_called = 0;
 
     if (RAND_bytes(raw, sizeof(raw)) != 1)
         return ZK_EIO;
@@ -202,23 +225,25 @@ static int session_add(struct mcp_streamable *h, struct mcp_session *s, char *id
     hs->last_used = now;
     pthread_mutex_lock(&h->mu);
     if (h->nsessions >= MCP_STREAMABLE_MAX_SESSIONS) {
-        for (pp = &h->sessions; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->refs == 1 && (oldest == NULL || (*pp)->last_used < (*oldest)->last_used))
-                oldest = pp;
-        if (oldest == NULL || now - (*oldest)->last_used < MCP_STREAMABLE_SESSION_IDLE_S) {
+        victim_link = session_victim_locked(h, now);
+        if (victim_link == NULL) {
             pthread_mutex_unlock(&h->mu);
             free(hs);
             return ZK_ETOOBIG;
         }
-        victim = *oldest;
-        free_victim = session_unlink_locked(h, oldest);
+        victim = *victim_link;
+        was_called = victim->called;
+        free_victim = session_unlink_locked(h, victim_link);
     }
     hs->next = h->sessions;
     h->sessions = hs;
     h->nsessions++;
     pthread_mutex_unlock(&h->mu);
+    if (victim != NULL)
+        log_info(was_called ? "Ended the MCP session idle longest to make room for a new one"
+                            : "Ended an MCP session that never made a tool call to make room for a new one",
+                 NULL);
     if (free_victim) {
-        log_info("Dropped the longest idle MCP session to make room", NULL);
         mcp_session_free(victim->s);
         free(victim);
     }
@@ -234,7 +259,7 @@ static enum MHD_Result respond_rpc_error(struct MHD_Connection *c, unsigned stat
                                          const char *hname, const char *hvalue)
 {
     cJSON *e = jsonrpc_error(NULL, code, msg, NULL);
-    char *text = json_print(e);
+    char *text = json_print_utf8(e);
     enum MHD_Result ret;
 
     cJSON_Delete(e);
@@ -299,13 +324,13 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
     const char *ctype = front_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *pv = front_header(c, "MCP-Protocol-Version");
     const char *sid = front_header(c, "Mcp-Session-Id");
-    char new_id[SESSION_ID_BYTES * 2 + 1], *reply = NULL;
+    char new_id[SESSION_ID_BYTES * 2 + 1], *reply = NULL, shown[JSONRPC_SHOW_SIZE];
     struct mcp_call *call = NULL;
     struct mcp_session *s;
     struct hsession *hs;
     cJSON *msg;
-    int is_init, rc;
-    char text[128];
+    int is_init, rc, called;
+    char text[JSONRPC_SHOW_SIZE + 64], retry[16];
 
     if (r->too_big) {
         snprintf(text, sizeof(text), "the message is longer than %u bytes", CONNECTOR_MCP_REQUEST_MAX);
@@ -318,7 +343,8 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
         return respond_rpc_error(c, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_INVALID_REQUEST,
                                  "this server answers with application/json; Accept must allow it", NULL, NULL);
     if (pv != NULL && !mcp_version_supported(pv)) {
-        snprintf(text, sizeof(text), "unsupported MCP-Protocol-Version: %.40s", pv);
+        jsonrpc_show(shown, sizeof(shown), pv);
+        snprintf(text, sizeof(text), "unsupported MCP-Protocol-Version: %s", shown);
         return respond_rpc_error(c, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST, text, NULL, NULL);
     }
     msg = jsonrpc_parse(r->data != NULL ? r->data : "", r->len);
@@ -345,10 +371,12 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
         if (rc != ZK_OK) {
             mcp_session_free(s);
             free(reply);
+            /* A full table has room again once a never-used session has waited out its grace. */
+            snprintf(retry, sizeof(retry), "%d", MCP_STREAMABLE_UNUSED_GRACE_S);
             return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR,
                                      rc == ZK_ETOOBIG ? "too many MCP sessions; retry later"
                                                       : "cannot make a random session id; retry later",
-                                     NULL, NULL);
+                                     "Retry-After", retry);
         }
         return respond_reply(c, reply, new_id);
     }
@@ -360,11 +388,12 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
                                  "unknown or ended MCP session: initialize again", NULL, NULL);
     }
     mcp_session_accept_json(hs->s, msg, &reply, &call);
-    if (call != NULL) {
+    called = call != NULL;
+    if (called) {
         reply = run_watched(h, c, call); /* accept left reply NULL when it deferred */
         mcp_call_free(call);
     }
-    session_put(h, hs);
+    session_put(h, hs, called);
     return respond_reply(c, reply, NULL);
 }
 

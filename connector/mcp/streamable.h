@@ -23,8 +23,22 @@
 #include "connector/front.h"
 #include "err.h"
 
+/* The session table and who makes room in it. An initialize arriving when the table is full ends one
+ * session that no request is using at that moment, in this order:
+ * 1. a session that has never had a tool call admitted and has seen no request for
+ *    MCP_STREAMABLE_UNUSED_GRACE_S, the one idle longest: initialize costs a client nothing, so a
+ *    flood of them (245 in 0.2 s once filled the table) may only ever push out sessions like itself,
+ *    and an agent's handshake (initialize, notifications/initialized, tools/list, its first call)
+ *    has that long between its steps before it is exposed;
+ * 2. else a session idle for MCP_STREAMABLE_SESSION_IDLE_S, the one idle longest, however it was used.
+ * A session ended so gets 404 on its next request, and its client starts a new one, as the
+ * specification requires. When neither kind exists the initialize gets 503 with Retry-After. An agent
+ * that has made a tool call therefore keeps its session for an hour of silence, whatever a flood of
+ * initialize does; a client that makes tool calls in 256 sessions of its own (behind the bearer token,
+ * when one is set) can still fill the table for that hour. */
 #define MCP_STREAMABLE_MAX_SESSIONS 256
-#define MCP_STREAMABLE_SESSION_IDLE_S 3600  /* a session unused this long may be dropped for a new one */
+#define MCP_STREAMABLE_UNUSED_GRACE_S 5
+#define MCP_STREAMABLE_SESSION_IDLE_S 3600
 
 struct mcp_streamable_opts {
     const struct connector_config *cfg; /* must outlive the transport */

@@ -1,7 +1,8 @@
 /* fuzz_jsonrpc.c: JSON-RPC classification and reply construction (connector/mcp/jsonrpc.h) on
  * arbitrary messages from an MCP client.
  *
- * Input: JSON text; an array is treated as a batch and each element classified. Asserted for each:
+ * Input: a message as jsonrpc_parse reads it (the server's reader, with its bounds); an array is
+ * treated as a batch and each element classified. Asserted for each:
  * - the classification is consistent: a request has a valid id, a non-empty method and object or absent
  *   params; a notification has no "id" member at all; an invalid message carries -32600 or -32602, an
  *   explanation, and an id only when the message had a valid one; a response has result or error;
@@ -90,7 +91,7 @@ static void check_message(const cJSON *node)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    cJSON *root = json_parse((const char *)data, size), *node;
+    cJSON *root = jsonrpc_parse((const char *)data, size), *node;
 
     if (root == NULL)
         return 0;

@@ -4,13 +4,16 @@
  * real ones: "echo" answers with its text argument and structured content, "fail" answers with
  * isError, any other name is unknown. Input: byte 0 chooses whether the session starts initialized and
  * with which protocol revision (so that batches and tool calls are reached quickly); the rest is split
- * at newlines, each line one message handed to mcp_session_handle. Asserted, per message:
- * - every reply is JSON with "jsonrpc":"2.0" and exactly one of result and error, an
+ * at newlines, each line one message handed to mcp_session_handle. The harness reads each message
+ * with the server's own reader, jsonrpc_parse, so that both see the same tree (a \u0000 escape is
+ * C0 80 to both). Asserted, per message:
+ * - every reply is UTF-8 JSON with "jsonrpc":"2.0" and exactly one of result and error, an
  *   error having an integer code and a string message;
- * - text that is not JSON gets -32700 with a null id;
+ * - text that jsonrpc_parse refuses gets -32700 with a null id;
  * - a single object gets exactly one reply when it is a request or invalid, carrying the request's id
  *   (same type and value) or null, and no reply when it is a notification or a response;
- * - a batch outside revision 2025-03-26, or an empty one, gets one error with a null id; inside it, the
+ * - a batch outside revision 2025-03-26, an empty one or one of more than MCP_BATCH_MAX messages gets
+ *   one error with a null id; otherwise the
  *   reply is an array in which every request finds its id (a tools/call may go unanswered only when
  *   the same batch cancels it afterwards) and no reply carries an id the batch did not send;
  * - after a successful initialize the session reports the answered revision, one this server speaks;
@@ -153,7 +156,7 @@ static void check_batch(struct mcp_session *s, const cJSON *batch, const char *v
     const cJSON *r;
     int i, n = cJSON_GetArraySize(batch), found, known;
 
-    if (version == NULL || strcmp(version, MCP_PROTOCOL_BATCH) != 0 || n == 0) {
+    if (version == NULL || strcmp(version, MCP_PROTOCOL_BATCH) != 0 || n == 0 || n > MCP_BATCH_MAX) {
         FUZZ_CHECK(reply != NULL && cJSON_IsNull(check_envelope(reply)) && json_obj(reply, "error") != NULL);
         return;
     }
@@ -182,15 +185,28 @@ static void check_batch(struct mcp_session *s, const cJSON *batch, const char *v
     }
 }
 
+/* Whether text is well-formed UTF-8 throughout. */
+static int utf8_valid(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t left = strlen(text), k;
+
+    for (; left > 0; p += k, left -= k)
+        if ((k = json_utf8_len(p, left)) == 0)
+            return 0;
+    return 1;
+}
+
 static void check_one(struct mcp_session *s, const char *text, size_t len)
 {
     const char *version = mcp_session_version(s);
-    cJSON *msg = json_parse(text, len), *reply = NULL;
+    cJSON *msg = jsonrpc_parse(text, len), *reply = NULL;
     char *out = NULL;
     struct jsonrpc_msg m;
 
     mcp_session_handle(s, text, len, &out);
     if (out != NULL) {
+        FUZZ_CHECK(utf8_valid(out));
         reply = cJSON_Parse(out);
         FUZZ_CHECK(reply != NULL);
         free(out);

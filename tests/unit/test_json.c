@@ -79,12 +79,31 @@ static void test_containers_and_literals(void **state)
     assert_null(json_print(NULL));
 }
 
+static void test_print_utf8(void **state)
+{
+    cJSON *tree = cJSON_CreateObject();
+    char *text;
+
+    (void)state;
+    cJSON_AddStringToObject(tree, "k\xc0\x80", "a\xff" "b\xc3\xa9\n");
+    cJSON_AddNumberToObject(tree, "n", 7);
+    /* json_print copies the bytes as cJSON does; json_print_utf8 makes the text UTF-8, keys included. */
+    text = json_print(tree);
+    assert_string_equal(text, "{\"k\xc0\x80\":\"a\xff" "b\xc3\xa9\\n\",\"n\":7}");
+    free(text);
+    text = json_print_utf8(tree);
+    assert_string_equal(text, "{\"k\xef\xbf\xbd\xef\xbf\xbd\":\"a\xef\xbf\xbd" "b\xc3\xa9\\n\",\"n\":7}");
+    free(text);
+    cJSON_Delete(tree);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_string_byte),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_containers_and_literals),
+        cmocka_unit_test(test_print_utf8),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

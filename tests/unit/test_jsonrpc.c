@@ -127,6 +127,186 @@ static void test_error_replies(void **state)
     cJSON_Delete(id);
 }
 
+/* Parses exactly len bytes of text with the message reader. */
+static cJSON *parse_n(const char *text, size_t len)
+{
+    return jsonrpc_parse(text, len);
+}
+
+/* Parses a NUL-terminated text with the message reader. */
+static cJSON *parse_s(const char *text)
+{
+    return jsonrpc_parse(text, strlen(text));
+}
+
+/* A string of n copies of unit between head and tail, on the heap. */
+static char *repeat(const char *head, const char *unit, size_t n, const char *tail)
+{
+    size_t hl = strlen(head), ul = strlen(unit), tl = strlen(tail), i;
+    char *s = malloc(hl + n * ul + tl + 1), *p = s;
+
+    assert_non_null(s);
+    memcpy(p, head, hl);
+    p += hl;
+    for (i = 0; i < n; i++, p += ul)
+        memcpy(p, unit, ul);
+    memcpy(p, tail, tl + 1);
+    return s;
+}
+
+static void test_parse_refuses_nul_and_trailing_bytes(void **state)
+{
+    static const char nul_after[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\0";
+    static const char nul_inside[] = "{\"jsonrpc\":\"2.0\",\"id\":\"a\0b\",\"method\":\"ping\"}";
+    static const char nul_between[] = "{\"jsonrpc\":\"2.0\",\0\"id\":1,\"method\":\"ping\"}";
+    cJSON *n;
+
+    (void)state;
+    /* A raw NUL is no JSON whitespace and may not stand in a string: cJSON would skip the first, and end
+     * the string at the second. */
+    assert_null(parse_n(nul_after, sizeof(nul_after) - 1));
+    assert_null(parse_n(nul_inside, sizeof(nul_inside) - 1));
+    assert_null(parse_n(nul_between, sizeof(nul_between) - 1));
+    /* Other control bytes inside a string must be escaped too (RFC 8259, section 7). */
+    assert_null(parse_s("{\"a\":\"x\ty\"}"));
+    /* One value fills the message: whatever follows it other than whitespace is refused. */
+    assert_null(parse_s("{\"a\":1} x"));
+    assert_null(parse_s("{\"a\":1}{\"a\":2}"));
+    assert_null(parse_s("1 2"));
+    assert_null(parse_s("[1]]"));
+    n = parse_s(" {\"a\":1}\r\n\t ");
+    assert_non_null(n);
+    cJSON_Delete(n);
+    /* The escape is still read as before, and "\\u0000" (a backslash, then text) is left alone. */
+    n = parse_s("{\"a\":\"x\\u0000y\",\"b\":\"\\\\u0000\"}");
+    assert_non_null(n);
+    assert_string_equal(json_str(n, "a", ""), "x\xc0\x80y");
+    assert_string_equal(json_str(n, "b", ""), "\\u0000");
+    cJSON_Delete(n);
+}
+
+static void test_parse_bounds_depth_and_values(void **state)
+{
+    char *text;
+    cJSON *n;
+    size_t len;
+
+    (void)state;
+    /* Nesting up to the limit parses, one more level does not. */
+    text = repeat("", "[", JSONRPC_DEPTH_MAX, "");
+    len = strlen(text);
+    text = realloc(text, 2 * len + 1);
+    assert_non_null(text);
+    memset(text + len, ']', len);
+    text[2 * len] = '\0';
+    n = parse_s(text);
+    assert_non_null(n);
+    cJSON_Delete(n);
+    free(text);
+    text = repeat("", "[", JSONRPC_DEPTH_MAX + 1, "");
+    len = strlen(text);
+    text = realloc(text, 2 * len + 1);
+    assert_non_null(text);
+    memset(text + len, ']', len);
+    text[2 * len] = '\0';
+    assert_null(parse_s(text));
+    free(text);
+
+    /* 1 MiB of [0,0,0,...] would make a tree of half a million nodes; it is refused before cJSON
+     * builds one. */
+    text = repeat("[", "0,", 500000, "0]");
+    assert_null(parse_s(text));
+    free(text);
+    text = repeat("[", "0,", JSONRPC_VALUES_MAX - 2, "0]"); /* the array and its elements: exactly the bound */
+    n = parse_s(text);
+    assert_non_null(n);
+    cJSON_Delete(n);
+    free(text);
+    text = repeat("[", "0,", JSONRPC_VALUES_MAX - 1, "0]");
+    assert_null(parse_s(text));
+    free(text);
+
+    /* The largest legitimate message fits: a batch of 32 search_code calls, each with 50 repositories,
+     * 50 file globs and 50 excluded ones (the schemas' maxItems) and every other argument. */
+    text = repeat("[", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                       "\"search_code\",\"_meta\":{\"progressToken\":1},\"arguments\":{\"query\":\"x\","
+                       "\"literal\":true,\"syntax\":\"regex\",\"context_lines\":3,\"max_files\":20,"
+                       "\"case_sensitive\":false,\"max_bytes\":4096,"
+                       "\"repo\":[\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\"],"
+                       "\"file\":[\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\"],"
+                       "\"exclude_file\":[\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\"]}}},",
+                  32, "]");
+    text[strlen(text) - 2] = ' '; /* the comma after the last message */
+    n = parse_s(text);
+    assert_non_null(n);
+    assert_int_equal(cJSON_GetArraySize(n), 32);
+    cJSON_Delete(n);
+    free(text);
+}
+
+static void test_ids_not_utf8_are_refused(void **state)
+{
+    static const char *const texts[] = {
+        /* \u0000 reads as C0 80 (jsonrpc_parse), which could not go back out as the id that came in. */
+        "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":\"ping\"}",
+        /* Raw bytes that are not UTF-8 could not go out in a JSON text at all. */
+        "{\"jsonrpc\":\"2.0\",\"id\":\"a\xff\",\"method\":\"ping\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":\"\xed\xa0\x80\",\"method\":\"ping\"}",
+    };
+    struct jsonrpc_msg m;
+    const char *text;
+    size_t i;
+    cJSON *n;
+
+    (void)state;
+    for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        n = jsonrpc_parse(texts[i], strlen(texts[i]));
+        assert_non_null(n);
+        jsonrpc_classify(n, &m);
+        assert_int_equal(m.kind, JSONRPC_INVALID);
+        assert_int_equal(m.error_code, JSONRPC_INVALID_REQUEST);
+        assert_null(m.id);
+        assert_non_null(strstr(m.error_msg, "UTF-8"));
+        cJSON_Delete(n);
+    }
+    /* Any other text, escaped or not, is an id and comes back exactly. */
+    text = "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\\u00e9\\n\",\"method\":\"ping\"}";
+    n = jsonrpc_parse(text, strlen(text));
+    assert_non_null(n);
+    jsonrpc_classify(n, &m);
+    assert_int_equal(m.kind, JSONRPC_REQUEST);
+    assert_printed(jsonrpc_result(m.id, cJSON_CreateObject()),
+                   "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\xc3\xa9\\n\",\"result\":{}}");
+    cJSON_Delete(n);
+}
+
+static void test_client_text_is_shown_safely(void **state)
+{
+    char out[JSONRPC_SHOW_MAX * 4 + 8], *longname;
+
+    (void)state;
+    jsonrpc_show(out, sizeof(out), "search_code");
+    assert_string_equal(out, "search_code");
+    /* Control characters, bytes that are not UTF-8 and the C0 80 of an escaped NUL become U+FFFD. */
+    jsonrpc_show(out, sizeof(out), "a\x01" "b\xff" "c\xc0\x80" "d\xc3\xa9");
+    assert_string_equal(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd" "d\xc3\xa9");
+    /* A long text is cut after JSONRPC_SHOW_MAX characters and says so. */
+    longname = repeat("", "\xc3\xa9", 300, "");
+    jsonrpc_show(out, sizeof(out), longname);
+    assert_int_equal(strlen(out), JSONRPC_SHOW_MAX * 2 + 3);
+    assert_string_equal(out + JSONRPC_SHOW_MAX * 2, "\xe2\x80\xa6");
+    free(longname);
+}
+
 static void test_id_equality(void **state)
 {
     cJSON *a = cJSON_CreateString("1"), *b = cJSON_CreateNumber(1), *c = cJSON_CreateNumber(1),
@@ -150,6 +330,10 @@ int main(void)
         cmocka_unit_test(test_invalid_messages),
         cmocka_unit_test(test_error_replies),
         cmocka_unit_test(test_id_equality),
+        cmocka_unit_test(test_parse_refuses_nul_and_trailing_bytes),
+        cmocka_unit_test(test_parse_bounds_depth_and_values),
+        cmocka_unit_test(test_ids_not_utf8_are_refused),
+        cmocka_unit_test(test_client_text_is_shown_safely),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

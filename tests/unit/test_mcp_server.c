@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "connector/front.h"
 #include "connector/mcp/streamable.h"
@@ -26,6 +30,8 @@
 /* ---- fake tools ---------------------------------------------------------------------------- */
 
 static atomic_int wait_started;
+/* How many times the fake "big" tool ran. */
+static atomic_int big_calls;
 
 cJSON *tools_list(void)
 {
@@ -38,7 +44,7 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
                struct zk_err *err)
 {
     struct timespec ms = {0, 1000000};
-    int i;
+    long long i;
 
     (void)err;
     if (strcmp(name, "echo") == 0) {
@@ -51,6 +57,15 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
     if (strcmp(name, "fail") == 0) {
         out->is_error = 1;
         return buf_puts(&out->text, "boom");
+    }
+    if (strcmp(name, "big") == 0) {
+        /* A text of arguments.bytes letters (at most the largest output budget and its notes), for the
+         * bound on a batch's reply. */
+        atomic_fetch_add(&big_calls, 1);
+        for (i = 0; i < json_int(args, "bytes", 0); i++)
+            if (buf_putc(&out->text, 'x') != ZK_OK)
+                return ZK_ETOOBIG;
+        return ZK_OK;
     }
     if (strcmp(name, "wait") == 0) {
         atomic_store(&wait_started, 1);
@@ -104,6 +119,27 @@ static cJSON *send_msg(struct mcp_session *s, const char *text)
     assert_non_null(r);
     free(reply);
     return r;
+}
+
+/* Sends text and returns the reply text as the transport would send it (heap), or NULL. */
+static char *send_raw(struct mcp_session *s, const char *text)
+{
+    char *reply = NULL;
+
+    mcp_session_handle(s, text, strlen(text), &reply);
+    return reply;
+}
+
+static void assert_utf8(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t left = strlen(text), k;
+
+    for (; left > 0; p += k, left -= k) {
+        k = json_utf8_len(p, left);
+        if (k == 0)
+            fail_msg("not UTF-8 at byte %zu of %s", (size_t)(p - (const unsigned char *)text), text);
+    }
 }
 
 static void assert_error(cJSON *r, int code)
@@ -301,6 +337,168 @@ static void test_batches(void **state)
     mcp_session_free(s);
 }
 
+static void test_batch_bounds(void **state)
+{
+    const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},";
+    struct mcp_session *s = initialized("2025-03-26");
+    char text[8192], *reply;
+    const cJSON *r;
+    cJSON *all;
+    int i, ok, errors;
+
+    (void)state;
+    /* One entry more than the bound: the batch is refused as a whole, with the limit named. */
+    strcpy(text, "[");
+    for (i = 0; i <= MCP_BATCH_MAX; i++)
+        strcat(text, ping);
+    text[strlen(text) - 1] = ']';
+    all = send_msg(s, text);
+    assert_true(cJSON_IsObject(all));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(all, "id")));
+    assert_non_null(strstr(json_path_str(all, "error.message", ""), "at most 32"));
+    assert_error(all, JSONRPC_INVALID_REQUEST);
+    /* At the bound every entry is answered. */
+    strcpy(text, "[");
+    for (i = 0; i < MCP_BATCH_MAX; i++)
+        strcat(text, ping);
+    text[strlen(text) - 1] = ']';
+    all = send_msg(s, text);
+    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
+    cJSON_Delete(all);
+
+    /* 32 answers of 70 KB would make a reply of 2.2 MB: those past MCP_BATCH_REPLY_MAX get a short
+     * error under their own id instead, and do not run. */
+    strcpy(text, "[");
+    for (i = 0; i < MCP_BATCH_MAX; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"big\","
+                 "\"arguments\":{\"bytes\":70000}}},",
+                 i);
+    text[strlen(text) - 1] = ']';
+    atomic_store(&big_calls, 0);
+    reply = send_raw(s, text);
+    assert_non_null(reply);
+    assert_true(strlen(reply) <= MCP_BATCH_REPLY_MAX + MCP_BATCH_MAX * 200);
+    all = cJSON_Parse(reply);
+    free(reply);
+    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
+    ok = errors = 0;
+    cJSON_ArrayForEach(r, all) {
+        assert_int_equal(json_int(r, "id", -1), ok + errors);
+        if (json_obj(r, "result") != NULL) {
+            assert_int_equal(errors, 0); /* the results come first */
+            ok++;
+        } else {
+            assert_int_equal(json_int(json_obj(r, "error"), "code", 0), JSONRPC_SERVER_ERROR);
+            assert_non_null(strstr(json_path_str(r, "error.message", ""), "on its own"));
+            errors++;
+        }
+    }
+    assert_true(ok >= 10 && ok < MCP_BATCH_MAX);
+    assert_int_equal(atomic_load(&big_calls), ok + 1); /* the one that did not fit ran; none after it */
+    cJSON_Delete(all);
+    mcp_session_free(s);
+}
+
+static void test_replies_are_utf8_with_the_id_sent(void **state)
+{
+    struct mcp_session *s = initialized("2025-06-18");
+    char text[1024], *reply;
+    const char *msg;
+    cJSON *r;
+
+    (void)state;
+    /* An unknown tool's name is quoted safely: no raw bytes, no control characters, at most 64
+     * characters. */
+    snprintf(text, sizeof(text),
+             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+             "{\"name\":\"\xff\\u0001\\u0000%0300d\"}}",
+             0);
+    reply = send_raw(s, text);
+    assert_utf8(reply);
+    r = cJSON_Parse(reply);
+    free(reply);
+    msg = json_path_str(r, "error.message", "");
+    assert_true(strncmp(msg, "Unknown tool: \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "000", 29) == 0);
+    assert_true(strlen(msg) < 14 + 64 * 3 + 3 + 1);
+    assert_error(r, JSONRPC_INVALID_PARAMS);
+
+    /* An id that could not come back unchanged is refused, id null, saying why. */
+    reply = send_raw(s, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":\"ping\"}");
+    assert_utf8(reply);
+    r = cJSON_Parse(reply);
+    free(reply);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+    assert_non_null(strstr(json_path_str(r, "error.message", ""), "UTF-8"));
+    assert_error(r, JSONRPC_INVALID_REQUEST);
+    reply = send_raw(s, "{\"jsonrpc\":\"2.0\",\"id\":\"\xfe\",\"method\":\"tools/list\"}");
+    assert_utf8(reply);
+    r = cJSON_Parse(reply);
+    free(reply);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+    assert_error(r, JSONRPC_INVALID_REQUEST);
+
+    /* A tool's own text that is not UTF-8 goes out as U+FFFD. */
+    reply = send_raw(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                        "\"arguments\":{\"text\":\"a\xffz\"}}}");
+    assert_utf8(reply);
+    assert_non_null(strstr(reply, "a\xef\xbf\xbdz"));
+    free(reply);
+    mcp_session_free(s);
+}
+
+/* Runs n tool calls over the rate limit on a session whose burst is spent, and returns what the
+ * session logged meanwhile and when it ended (heap). */
+static char *log_of_refusals(int n)
+{
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
+    struct mcp_session *s = initialized_limited("2025-06-18", 1);
+    FILE *f = tmpfile();
+    int saved, i;
+    char *text;
+    long len;
+    cJSON *r;
+
+    assert_non_null(f);
+    r = send_msg(s, call);
+    assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
+    cJSON_Delete(r);
+    fflush(stderr);
+    saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0 && dup2(fileno(f), STDERR_FILENO) >= 0);
+    for (i = 0; i < n; i++) {
+        r = send_msg(s, call);
+        assert_true(cJSON_IsTrue(json_path(r, "result.isError")));
+        cJSON_Delete(r);
+    }
+    mcp_session_free(s);
+    fflush(stderr);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    len = ftell(f);
+    text = calloc(1, (size_t)len + 1);
+    assert_non_null(text);
+    rewind(f);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return text;
+}
+
+static void test_rate_limit_logs_bounded(void **state)
+{
+    char *log = log_of_refusals(1000), *p;
+    int lines = 0;
+
+    (void)state;
+    /* 1000 refusals in a row: the first is logged as it happens, the rest counted in one more line. */
+    for (p = log; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 2);
+    assert_non_null(strstr(log, "\"tool\":\"echo\""));
+    assert_non_null(strstr(log, "\"refused\":\"1000\""));
+    free(log);
+}
+
 struct runner {
     struct mcp_call *call;
     char *reply;
@@ -476,6 +674,94 @@ static void test_http_origin_accept_listen(void **state)
     assert_int_equal(front_parse_listen("127.0.0.1:http", &addr, &len, &err), ZK_EINVAL);
 }
 
+/* ---- the Streamable HTTP session table, over loopback ---------------------------------------- */
+
+/* POSTs body to /mcp on port, with the session id sid when not NULL, over a connection of its own.
+ * Returns the HTTP status and copies the answer's Mcp-Session-Id into sid_out (when not NULL; "" when
+ * none came) and the start of its body into body (when not NULL; bsize bytes). */
+static int mcp_post(int port, const char *sid, const char *body, char *sid_out, char *out, size_t osize)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    char req[2048], resp[16384];
+    const char *h, *b;
+    size_t got = 0;
+    ssize_t n;
+    int fd, status = 0;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    n = snprintf(req, sizeof(req),
+                 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 "Accept: application/json, text/event-stream\r\nConnection: close\r\n%s%s%s"
+                 "Content-Length: %zu\r\n\r\n%s",
+                 sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body), body);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    while (got < sizeof(resp) - 1 && (n = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
+        got += (size_t)n;
+    close(fd);
+    resp[got] = '\0';
+    assert_int_equal(sscanf(resp, "HTTP/1.1 %d", &status), 1);
+    if (sid_out != NULL) {
+        sid_out[0] = '\0';
+        h = strcasestr(resp, "\r\nMcp-Session-Id: ");
+        if (h != NULL)
+            sscanf(h + 18, "%32[0-9a-f]", sid_out);
+    }
+    if (out != NULL) {
+        b = strstr(resp, "\r\n\r\n");
+        snprintf(out, osize, "%s", b != NULL ? b + 4 : "");
+    }
+    return status;
+}
+
+static void test_http_session_flood(void **state)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                               "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
+    static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                               "{\"name\":\"echo\",\"arguments\":{\"text\":\"alive\"}}}";
+    struct mcp_streamable_opts o = {.cfg = &test_cfg, .server_version = "9.9"};
+    struct front_opts fo = {.cfg = &test_cfg, .listen = "127.0.0.1:0", .nroutes = 1};
+    struct timespec grace = {MCP_STREAMABLE_UNUSED_GRACE_S, 500000000};
+    char agent[40], sid[40], body[4096];
+    struct mcp_streamable *h = NULL;
+    struct front_route route;
+    struct front *f = NULL;
+    struct zk_err err = {0};
+    int i, port;
+
+    (void)state;
+    assert_int_equal(mcp_streamable_new(&o, &h, &err), ZK_OK);
+    route = mcp_streamable_route(h);
+    fo.routes = &route;
+    assert_int_equal(front_start(&fo, &f, &err), ZK_OK);
+    port = front_port(f);
+
+    /* An agent that works, then a flood of sessions that never make a call fills the table. */
+    assert_int_equal(mcp_post(port, NULL, init, agent, NULL, 0), 200);
+    assert_int_equal(strlen(agent), 32);
+    assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "alive"));
+    for (i = 1; i < MCP_STREAMABLE_MAX_SESSIONS; i++)
+        assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
+    /* Within their grace the flood's sessions stay, so the table is full for now. */
+    assert_int_equal(mcp_post(port, NULL, init, NULL, body, sizeof(body)), 503);
+    assert_non_null(strstr(body, "too many MCP sessions"));
+
+    /* Past it, a new agent gets in, pushing out one of the flood's sessions, not the working one. */
+    nanosleep(&grace, NULL);
+    assert_int_equal(mcp_post(port, NULL, init, sid, NULL, 0), 200);
+    assert_int_equal(strlen(sid), 32);
+    assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "alive"));
+
+    front_stop(f);
+    mcp_streamable_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,11 +771,15 @@ int main(void)
         cmocka_unit_test(test_tools_list_by_version),
         cmocka_unit_test(test_tools_call_results),
         cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_batch_bounds),
+        cmocka_unit_test(test_replies_are_utf8_with_the_id_sent),
+        cmocka_unit_test(test_rate_limit_logs_bounded),
         cmocka_unit_test(test_cancellation),
         cmocka_unit_test(test_call_cancel_from_another_thread),
         cmocka_unit_test(test_close_cancels_and_refuses),
         cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_http_origin_accept_listen),
+        cmocka_unit_test(test_http_session_flood),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
