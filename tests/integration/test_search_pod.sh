@@ -165,6 +165,27 @@ check "/index-status reports repositories=3 (got $repos)" [ "$repos" = 3 ]
 check "POST /index-status is refused (403)" [ "$(code -X POST "$G/index-status")" = 403 ]
 check "/auth is internal to nginx (404 from outside)" [ "$(code "${AUTH[@]}" "$G/auth")" = 404 ]
 
+# Names of repositories, branches and commits: only with a token where tokens are configured
+# (docs/security.md, "What stays open"); counts and times stay open for probes.
+names() { # names [CURL ARGS...] QUERY: the status and whether the body names the repository alpha
+  local q=${*: -1} out
+  out=$(curl -s -w '\n%{http_code}' --max-time 10 "${@:1:$#-1}" "$G/index-status$q")
+  printf '%s %s' "${out##*$'\n'}" "$(printf '%s' "${out%$'\n'*}" | grep -c '"alpha"')"
+}
+if [ -n "$gw_secret" ]; then
+  check "/index-status?repositories=all without a token is 401, naming nothing (got $(names '?repositories=all'))" \
+    [ "$(names '?repositories=all')" = "401 0" ]
+  check "/index-status?repositories=all with the token lists alpha (got $(names "${AUTH[@]}" '?repositories=all'))" \
+    [ "$(names "${AUTH[@]}" '?repositories=all')" = "200 1" ]
+  check "/index-status?maxAge=1s without a token counts the stale repositories and names none (got $(names '?maxAge=1s'))" \
+    [ "$(names '?maxAge=1s')" = "200 0" ]
+  check "/index-status?maxAge=1s with the token names them (got $(names "${AUTH[@]}" '?maxAge=1s'))" \
+    [ "$(names "${AUTH[@]}" '?maxAge=1s')" = "200 1" ]
+else
+  check "/index-status?repositories=all on an open gateway lists alpha (got $(names '?repositories=all'))" \
+    [ "$(names '?repositories=all')" = "200 1" ]
+fi
+
 if [ -n "$gw_secret" ]; then
   check "POST /mcp without a token is 401" [ "$(mcp_post)" = 401 ]
   check "POST /mcp with a wrong token is 401" [ "$(mcp_post -H "Authorization: Bearer wrong-$TOKEN")" = 401 ]
