@@ -428,7 +428,10 @@ static void test_tool_errors(void **state)
     assert_non_null(strstr(r.text.data, "Query sent: foo("));
     tool_result_free(&r);
 
+    /* Another Zoekt, one that is down: the list cache holds the first one's list (a cache belongs to
+     * one Zoekt, as in main.c), so this configuration has none. */
     cfg.zoekt_url = "http://127.0.0.1:1";
+    cfg.zoekt_list_cache = NULL;
     call(&cfg, "search_code", "{\"query\":\"needle\"}", &r);
     assert_true(r.is_error);
     assert_non_null(strstr(r.text.data, "not reachable"));
@@ -509,6 +512,7 @@ static void test_tool_corpus_status_unreadable(void **state)
 
     /* Neither source answers: now the agent must be told that nothing can be relied on. */
     cfg.zoekt_url = "http://127.0.0.1:1";
+    cfg.zoekt_list_cache = NULL; /* the cache holds the other Zoekt's list */
     cfg.kubeconfig = "/nonexistent/kubeconfig";
     call(&cfg, "corpus_status", "{}", &r);
     assert_true(r.is_error);
@@ -592,6 +596,7 @@ static void test_index_status(void **state)
                               "\"oldestIndexTime\":\"2026-11-30T00:05:35Z\",\"zoektVersion\":\"c4d8f3537f7a\"}");
     free(json);
     cfg.zoekt_url = "http://127.0.0.1:1";
+    cfg.zoekt_list_cache = NULL; /* the cache holds the other Zoekt's list */
     assert_int_equal(tools_index_status(&cfg, NULL, &json, &err), ZK_ECONNECT);
     assert_null(json);
 }
