@@ -47,7 +47,7 @@ objs = $(patsubst %.c,build/$(1)/%.o,$(filter %.c,$(2))) $(patsubst %.S,build/$(
 BUILD_DIR ?= build/rel
 BIN_DIR   ?= bin
 
-.PHONY: all deps test test-unit demo bench bench-scale bench-freshness bench-load clean cluster-up cluster-down arm64 fuzz fuzz-build images release
+.PHONY: all deps test test-unit demo bench bench-scale bench-freshness bench-load bench-hostile clean cluster-up cluster-down arm64 fuzz fuzz-build images release
 all: $(BIN_DIR)/zoekt-operator $(BIN_DIR)/zoekt-connector
 
 # ---- objects, two variants: rel (shipped) and san (sanitized, used by every test) -----------------
@@ -195,6 +195,14 @@ bench-load: deps
 	@scripts/images.sh build
 	@scripts/cluster.sh up
 	@tests/bench/load.sh
+
+# Hostile clients (slow headers and bodies, session and batch floods) and 10 honest agents through a
+# corpus's Service for three minutes (tests/bench/hostile.sh; docs/security.md).
+bench-hostile: deps
+	@$(MAKE) --no-print-directory build/rel/tests/bench/bench_pod
+	@scripts/images.sh build
+	@scripts/cluster.sh up
+	@tests/bench/hostile.sh
 
 images: deps
 	@scripts/images.sh build

@@ -205,6 +205,17 @@ static struct hsession **session_victim_locked(struct mcp_streamable *h, double 
     return unused != NULL ? unused : idle;
 }
 
+/* Whether an initialize now would find a place: the table is not full, or a session may make room. */
+static int session_has_room(struct mcp_streamable *h)
+{
+    int room;
+
+    pthread_mutex_lock(&h->mu);
+    room = h->nsessions < MCP_STREAMABLE_MAX_SESSIONS || session_victim_locked(h, monotime_s()) != NULL;
+    pthread_mutex_unlock(&h->mu);
+    return room;
+}
+
 /* Lists s under a new random id (copied to id_out). When the table is full, the session that
  * session_victim_locked picks makes room; when there is none, returns ZK_ETOOBIG. Returns ZK_EIO when
  * OpenSSL's generator cannot make an id. Takes ownership of s on success only. */
@@ -271,6 +282,17 @@ static enum MHD_Result respond_rpc_error(struct MHD_Connection *c, unsigned stat
     return ret;
 }
 
+/* The 503 of a full session table. It has room again once a never-used session has waited out its
+ * grace, which Retry-After says. */
+static enum MHD_Result respond_table_full(struct MHD_Connection *c)
+{
+    char retry[16];
+
+    snprintf(retry, sizeof(retry), "%d", MCP_STREAMABLE_UNUSED_GRACE_S);
+    return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR,
+                             "too many MCP sessions; retry later", "Retry-After", retry);
+}
+
 /* ---- the /mcp route ------------------------------------------------------------------------- */
 
 /* The media type of a header value without its parameters equals want. */
@@ -330,7 +352,7 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
     struct hsession *hs;
     cJSON *msg;
     int is_init, rc, called;
-    char text[JSONRPC_SHOW_SIZE + 64], retry[16];
+    char text[JSONRPC_SHOW_SIZE + 64];
 
     if (r->too_big) {
         snprintf(text, sizeof(text), "the message is longer than %u bytes", CONNECTOR_MCP_REQUEST_MAX);
@@ -359,6 +381,13 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
             return respond_rpc_error(c, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
                                      "Mcp-Session-Id header required: send initialize first", NULL, NULL);
         }
+        /* A full table with no session to give up refuses at once: under a flood of initialize, the
+         * refused ones then cost neither a session nor a line in the log. session_add decides again,
+         * for the one that races another into the last place. */
+        if (!session_has_room(h)) {
+            cJSON_Delete(msg);
+            return respond_table_full(c);
+        }
         s = mcp_session_new(&so);
         mcp_session_accept_json(s, msg, &reply, &call);
         /* initialize is answered at once; call stays NULL. */
@@ -371,12 +400,10 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
         if (rc != ZK_OK) {
             mcp_session_free(s);
             free(reply);
-            /* A full table has room again once a never-used session has waited out its grace. */
-            snprintf(retry, sizeof(retry), "%d", MCP_STREAMABLE_UNUSED_GRACE_S);
+            if (rc == ZK_ETOOBIG)
+                return respond_table_full(c);
             return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR,
-                                     rc == ZK_ETOOBIG ? "too many MCP sessions; retry later"
-                                                      : "cannot make a random session id; retry later",
-                                     "Retry-After", retry);
+                                     "cannot make a random session id; retry later", NULL, NULL);
         }
         return respond_reply(c, reply, new_id);
     }

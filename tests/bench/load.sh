@@ -24,52 +24,9 @@ query=${LOAD_BENCH_QUERY:-ioutil.ReadAll}
 every=${LOAD_BENCH_SAMPLE:-30}
 GEN=$ZK_ROOT/build/rel/tests/bench/bench_pod
 [ -x "$GEN" ] || bail "bench_pod is built ($GEN)"
-INDEX=$("$ZK_ROOT/tests/bench/corpus.sh" "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus") ||
-  bail "the organisation index is built"
+source "$ZK_ROOT/tests/bench/pod_corpus.sh"
+pod_corpus load-bench "$query"
 
-node_preflight
-NS=$(new_namespace load-bench) || bail "a namespace for the corpus"
-on_exit "$KC delete namespace $NS --wait=false"
-on_exit operator_uninstall
-STATE=${ZK_CLUSTER_DIR:-$ZK_ROOT/.cluster}
-VOL=$STATE/node/volumes/load-$NS
-mkdir -p "$VOL/index" && mount --bind -o ro "$INDEX" "$VOL/index" || bail "the index bind-mounted at $VOL/index"
-on_exit "umount -l '$VOL/index'; rmdir '$VOL/index' '$VOL'"
-host_volume "load-$NS" org-index 2Gi "$VOL" || bail "the volume's PersistentVolume and claim"
-
-operator_install >/dev/null
-TOKEN=$(openssl rand -hex 16)
-printf '%s' "$TOKEN" >"$NODE_TMP/token"
-$KC -n "$NS" create secret generic search-tokens --from-literal=agent="$TOKEN" >/dev/null
-cat <<YAML | $KC apply -f - >/dev/null || bail "the corpus is accepted"
-apiVersion: codesearch.dev/v1alpha1
-kind: CodeSearchCorpus
-metadata: {name: org, namespace: $NS}
-spec:
-  repositories: [{url: "https://git.invalid/placeholder.git", name: placeholder}]
-  poll: {interval: "0"}
-  storage: {existingClaim: org-index}
-  indexer: {resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
-  webserver: {architecture: amd64, resources: {requests: {cpu: 500m, memory: 512Mi}, limits: {memory: 4Gi}}}
-  gateway: {image: "$("$ZK_ROOT/scripts/images.sh" ref gateway)", tokenSecretRef: {name: search-tokens}}
-YAML
-MCP=$(service_url "$NS" org-search 8080 /mcp) || bail "the corpus's Service has an address"
-answers() { mcp "$MCP" "$TOKEN" search_code "{\"query\":\"$query\"}" >"$NODE_TMP/first" 2>&1; }
-eventually 300 answers || { node_diagnostics "$NS"; bail "search_code answers through the Service"; }
-POD=$($KC -n "$NS" get pods -l app.kubernetes.io/component=search -o jsonpath='{.items[0].metadata.name}')
-
-# pids NAME: the PIDs of the processes of the pod's container NAME (its task and every descendant).
-pids() {
-  local top
-  top=$(container_pid "$NS" "$POD" "$1")
-  [ -n "$top" ] && { echo "$top"; pgrep -P "$top" || true; }
-}
-# rss_mib NAME: the resident memory of container NAME's processes together, in MiB.
-rss_mib() {
-  local p sum=0
-  for p in $(pids "$1"); do sum=$((sum + $(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0))); done
-  echo $((sum / 1024))
-}
 sample() { echo "$(rss_mib connector) $(rss_mib zoekt-webserver) $(rss_mib nginx)" >>"$NODE_TMP/rss"; }
 
 sample
