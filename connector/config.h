@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+struct http_budget;
 struct http_pool;
 struct zlc;
 
@@ -17,7 +18,13 @@ struct zlc;
 #define CONNECTOR_LIST_TIMEOUT_MS 10000
 #define CONNECTOR_OUTPUT_BUDGET_DEFAULT 16384
 #define CONNECTOR_OUTPUT_BUDGET_LIMIT 65536
-#define CONNECTOR_ZOEKT_RESPONSE_MAX (64u << 20) /* bound on one Zoekt answer */
+/* Bounds on Zoekt's answers: one answer, and all those the process holds at once, counted at three
+ * times their length (lib/http.h, http_budget: the buffer and the parser's tape). 40 MiB holds the
+ * repository list of about 15,000 repositories (26 MB for 10,000); 128 MiB is half the connector
+ * container's memory limit, so many large answers at once get a retryable "busy" rather than an OOM
+ * kill that would end every agent's session. */
+#define CONNECTOR_ZOEKT_RESPONSE_MAX (40u << 20)
+#define CONNECTOR_ZOEKT_ANSWERS_MAX (128u << 20)
 #define CONNECTOR_MCP_REQUEST_MAX (1u << 20)     /* bound on one MCP message */
 /* Default limit on tools/call per Streamable HTTP session: a burst of this many calls, refilled at
  * this many per second. Generous for an agent (which waits for each answer), tight enough that a
@@ -50,6 +57,7 @@ struct connector_config {
     struct connector_rate http_rate;  /* per Streamable HTTP session */
     struct connector_rate stdio_rate; /* for the stdio session */
     struct http_pool *zoekt_pool;     /* open connections to Zoekt, shared by every tool call; may be NULL */
+    struct http_budget *zoekt_budget; /* CONNECTOR_ZOEKT_ANSWERS_MAX over every call's answer; may be NULL */
     struct zlc *zoekt_list_cache;     /* Zoekt's repository list as search_code's "Indexed:" line reads it
                                        * (connector/zoekt/listcache.h); NULL: that line shows no ages */
 };

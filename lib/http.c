@@ -140,6 +140,9 @@ static void http_pool_give(struct http_pool *pool, struct http_slot *s)
 
 void http_response_free(struct http_response *resp)
 {
+    if (resp->budget && resp->reserved)
+        atomic_fetch_sub(&resp->budget->used, resp->reserved);
+    resp->reserved = 0;
     buf_free(&resp->body);
     for (int i = 0; i < resp->nwarnings; i++) {
         free(resp->warnings[i]);
@@ -215,6 +218,35 @@ static void http_keep_warning(struct http_response *resp, const char *value, siz
     resp->warnings[resp->nwarnings++] = mem_strdup(text);
 }
 
+/* Reserves in the request's budget what the body will hold once n more bytes are in (http.h), in
+ * steps that double, so that a large body takes the budget's atomic a few dozen times, not per chunk. */
+static int http_budget_take(struct http_xfer *x, size_t n)
+{
+    struct http_budget *b = x->req->budget;
+    struct http_response *resp = x->resp;
+    size_t want = (resp->body.len + n) * HTTP_BUDGET_FACTOR, more, before;
+
+    if (want <= resp->reserved)
+        return ZK_OK;
+    if (want < resp->reserved * 2)
+        want = resp->reserved * 2;
+    if (want > b->limit)
+        want = (resp->body.len + n) * HTTP_BUDGET_FACTOR;
+    if (want > b->limit)
+        return zk_err_set(x->err, ZK_ETOOBIG, "%s %s: the response body needs more memory than the %zu bytes "
+                          "this process allows for such bodies", x->req->method, x->req->url, b->limit);
+    more = want - resp->reserved;
+    before = atomic_fetch_add(&b->used, more);
+    if (before + more > b->limit) {
+        atomic_fetch_sub(&b->used, more);
+        return zk_err_set(x->err, ZK_EBUSY, "%s %s: other responses hold the memory this process allows for "
+                          "such bodies (%zu bytes) for now", x->req->method, x->req->url, b->limit);
+    }
+    resp->budget = b;
+    resp->reserved = want;
+    return ZK_OK;
+}
+
 static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
     struct http_xfer *x = ud;
@@ -230,6 +262,10 @@ static size_t http_on_body(char *data, size_t size, size_t nmemb, void *ud)
             return 0;
         }
         return n;
+    }
+    if (x->req->budget && (rc = http_budget_take(x, n)) != ZK_OK) {
+        x->cb_rc = rc;
+        return 0;
     }
     rc = buf_append(&x->resp->body, data, n);
     if (rc) {

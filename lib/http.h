@@ -53,6 +53,19 @@ struct http_pool;
 struct http_pool *http_pool_new(int max_idle) __attribute__((returns_nonnull));
 void http_pool_free(struct http_pool *pool);
 
+/* A bound several transfers share on the memory their accumulated bodies hold at once, so that many
+ * large answers at the same time cannot add up past what the process may use. A transfer reserves
+ * HTTP_BUDGET_FACTOR times its body's length, as the body grows (the buffer, which doubles, and what the
+ * caller builds from it, such as lib/jscan's tape), and http_response_free gives the reservation back.
+ * A body that alone would need more than the limit fails with ZK_ETOOBIG; one that would take the sum
+ * past it while others hold their share fails with ZK_EBUSY (retryable: their bodies go soon).
+ * Thread-safe: used is an atomic. */
+struct http_budget {
+    atomic_size_t used;
+    size_t limit;
+};
+#define HTTP_BUDGET_FACTOR 3
+
 struct http_request {
     const char *method;       /* "GET", "POST", "PATCH", ... */
     const char *url;          /* complete and already escaped */
@@ -72,6 +85,7 @@ struct http_request {
      * http_cancel, else within a second. Lets another thread stop a watch or a search, which is why
      * it is an atomic: the transfer's thread reads it while the cancelling thread writes it. */
     const atomic_int *cancel;
+    struct http_budget *budget; /* NULL: the body is bounded by max_body alone */
 };
 
 /* The bound on what a response's Warning headers may cost: the texts of the first HTTP_MAX_WARNINGS
@@ -91,6 +105,8 @@ struct http_response {
      * of at most HTTP_WARNING_MAX bytes; the same text twice is kept once. */
     char *warnings[HTTP_MAX_WARNINGS];
     int nwarnings;
+    struct http_budget *budget; /* the request's, while the body holds a reservation in it */
+    size_t reserved;
 };
 
 /* Initialises the library; call once from main before any thread starts. */

@@ -269,7 +269,8 @@ int targ_no_repo(const struct zr_list *l, const char *arg, const char *pattern, 
 
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms)
 {
-    struct zc_conn c = {ctx->cfg->zoekt_url, ctx->cfg->zoekt_token, timeout_ms, ctx->cancel, ctx->cfg->zoekt_pool};
+    struct zc_conn c = {ctx->cfg->zoekt_url, ctx->cfg->zoekt_token, timeout_ms, ctx->cancel, ctx->cfg->zoekt_pool,
+                        ctx->cfg->zoekt_budget};
 
     return c;
 }

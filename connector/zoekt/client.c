@@ -70,6 +70,7 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
     req.max_body = CONNECTOR_ZOEKT_RESPONSE_MAX;
     req.cancel = c->cancel;
     req.pool = c->pool;
+    req.budget = c->budget;
 
     rc = http_do(&req, resp, err);
     switch (rc) {
@@ -82,6 +83,9 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
                                   "file filters)", c->timeout_ms);
     case ZK_ETOOBIG:
         return zk_err_prefix(err, "Zoekt's answer is too large (narrow the query; retrying as is will not help)");
+    case ZK_EBUSY:
+        return zk_err_prefix(err, "the connector is holding as many large Zoekt answers as its memory bound allows "
+                                  "(retry in a moment)");
     case ZK_ECANCELLED:
         return rc;
     default:

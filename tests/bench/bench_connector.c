@@ -183,7 +183,7 @@ static void row(const char *name, size_t raw, const struct measure *m)
  * connector makes them. */
 static int end_to_end(const char *url)
 {
-    struct zc_conn c = {url, NULL, CONNECTOR_SEARCH_TIMEOUT_MS, NULL, NULL};
+    struct zc_conn c = {url, NULL, CONNECTOR_SEARCH_TIMEOUT_MS, NULL, NULL, NULL};
     struct zc_search_opts so = {CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_CONTEXT_LINES_DEFAULT, 1, 0, 1};
     struct zr_opts ro = {NULL, CONNECTOR_CONTEXT_LINES_DEFAULT, FMT_FILE_MATCH_LINES};
     struct fmt_search_opts fo = {"needle", CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_OUTPUT_BUDGET_DEFAULT, 0, NULL, NULL};

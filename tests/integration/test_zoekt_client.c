@@ -94,7 +94,7 @@ static int stop_replay(void **state)
 
 static struct zc_conn conn(long timeout_ms)
 {
-    struct zc_conn c = {replay_url, NULL, timeout_ms, NULL, NULL};
+    struct zc_conn c = {replay_url, NULL, timeout_ms, NULL, NULL, NULL};
 
     return c;
 }
@@ -168,7 +168,7 @@ static void test_hang_times_out(void **state)
 static void test_cancel_stops_a_hang(void **state)
 {
     static atomic_int cancel = 1;
-    struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL};
+    struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL, NULL};
     struct zc_search_opts so = {30, 2, 1, 0, 1};
     struct zk_err err = {0};
     struct zr_search s;
@@ -195,7 +195,7 @@ static void *cancel_soon(void *flag)
 static void test_cancel_wakes_a_waiting_search(void **state)
 {
     static atomic_int cancel;
-    struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL};
+    struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL, NULL};
     struct zc_search_opts so = {30, 2, 1, 0, 1};
     struct zk_err err = {0};
     struct zr_search s;
@@ -210,7 +210,7 @@ static void test_cancel_wakes_a_waiting_search(void **state)
 
 static void test_connection_refused(void **state)
 {
-    struct zc_conn c = {"http://127.0.0.1:1", NULL, 2000, NULL, NULL};
+    struct zc_conn c = {"http://127.0.0.1:1", NULL, 2000, NULL, NULL, NULL};
     struct zc_search_opts so = {30, 2, 1, 0, 1};
     struct zk_err err = {0};
     struct zr_search s;

@@ -393,6 +393,68 @@ static void test_escape(void **state)
     free(e);
 }
 
+/* A server that answers each of three requests on its connections with a body of 4000 bytes. */
+static void *answer_4000(void *arg)
+{
+    struct echo_server *s = arg;
+    static char body[4000];
+    char request[4096], head[128];
+
+    memset(body, 'x', sizeof(body));
+    snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", sizeof(body));
+    for (int i = 0; i < 3; i++) {
+        size_t len = 0;
+        ssize_t n;
+        int conn = accept(s->fd, NULL, NULL);
+
+        if (conn < 0)
+            return NULL;
+        request[0] = '\0';
+        while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
+               (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
+            len += (size_t)n;
+            request[len] = '\0';
+        }
+        if (write(conn, head, strlen(head)) < 0 || write(conn, body, sizeof(body)) < 0)
+            fprintf(stderr, "answer_4000: write failed\n");
+        close(conn);
+    }
+    return NULL;
+}
+
+/* A shared budget: a body that fits is held against it until http_response_free; one that needs more
+ * than the whole budget is too large (not worth retrying); one that fits alone but not beside what
+ * others hold is ZK_EBUSY, worth retrying, and nothing it took stays reserved. */
+static void test_a_budget_bounds_the_bodies_held_at_once(void **state)
+{
+    struct http_budget budget = {.limit = 4000 * HTTP_BUDGET_FACTOR + 100};
+    struct http_request req = {.method = "GET", .timeout_ms = 5000, .max_body = 1 << 20, .budget = &budget};
+    struct http_response held, resp;
+    struct echo_server s;
+    struct zk_err err;
+    char url[64];
+
+    (void)state;
+    echo_start_with(&s, answer_4000);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s.port);
+    req.url = url;
+    assert_int_equal(http_do(&req, &held, &err), ZK_OK);
+    assert_int_equal(held.body.len, 4000);
+    assert_true(atomic_load(&budget.used) >= 4000 * HTTP_BUDGET_FACTOR);
+    /* The second body finds the budget taken by the first. */
+    assert_int_equal(http_do(&req, &resp, &err), ZK_EBUSY);
+    assert_non_null(strstr(err.msg, "for now"));
+    http_response_free(&resp);
+    http_response_free(&held);
+    assert_int_equal(atomic_load(&budget.used), 0);
+    /* A budget smaller than one body: that body can never be had. */
+    budget.limit = 4000;
+    assert_int_equal(http_do(&req, &resp, &err), ZK_ETOOBIG);
+    http_response_free(&resp);
+    assert_int_equal(atomic_load(&budget.used), 0);
+    echo_stop(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_warning_text_is_bounded),
         cmocka_unit_test(test_warning_text_of_garbage),
         cmocka_unit_test(test_warnings_are_kept_within_the_bound),
+        cmocka_unit_test(test_a_budget_bounds_the_bodies_held_at_once),
         cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
