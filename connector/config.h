@@ -18,12 +18,12 @@ struct zlc;
 #define CONNECTOR_LIST_TIMEOUT_MS 10000
 #define CONNECTOR_OUTPUT_BUDGET_DEFAULT 16384
 #define CONNECTOR_OUTPUT_BUDGET_LIMIT 65536
-/* Bounds on Zoekt's answers: one answer, and all those the process holds at once, counted at three
- * times their length (lib/http.h, http_budget: the buffer and the parser's tape). 40 MiB holds the
- * repository list of about 15,000 repositories (26 MB for 10,000); 128 MiB is half the connector
+/* Bounds on Zoekt's answers: one answer, and all those the process holds at once, counted at twice
+ * their length (lib/http.h, http_budget: the buffer and the parser's tape). 64 MiB holds the
+ * repository list of about 25,000 repositories (26 MB for 10,000); 128 MiB is half the connector
  * container's memory limit, so many large answers at once get a retryable "busy" rather than an OOM
  * kill that would end every agent's session. */
-#define CONNECTOR_ZOEKT_RESPONSE_MAX (40u << 20)
+#define CONNECTOR_ZOEKT_RESPONSE_MAX (64u << 20)
 #define CONNECTOR_ZOEKT_ANSWERS_MAX (128u << 20)
 #define CONNECTOR_MCP_REQUEST_MAX (1u << 20)     /* bound on one MCP message */
 /* Default limit on tools/call per Streamable HTTP session: a burst of this many calls, refilled at

@@ -226,7 +226,8 @@ static int http_budget_take(struct http_xfer *x, size_t n)
     struct http_response *resp = x->resp;
     size_t want = (resp->body.len + n) * HTTP_BUDGET_FACTOR, more, before;
 
-    if (want <= resp->reserved)
+    /* Past max_body, buf_append refuses the bytes and says so, naming that bound. */
+    if (want <= resp->reserved || resp->body.len + n > resp->body.max)
         return ZK_OK;
     if (want < resp->reserved * 2)
         want = resp->reserved * 2;

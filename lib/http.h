@@ -56,7 +56,8 @@ void http_pool_free(struct http_pool *pool);
 /* A bound several transfers share on the memory their accumulated bodies hold at once, so that many
  * large answers at the same time cannot add up past what the process may use. A transfer reserves
  * HTTP_BUDGET_FACTOR times its body's length, as the body grows (the buffer, which doubles, and what the
- * caller builds from it, such as lib/jscan's tape), and http_response_free gives the reservation back.
+ * caller builds from it, such as lib/jscan's tape, less than the text for a Zoekt answer), and
+ * http_response_free gives the reservation back. A body past the request's max_body fails as before.
  * A body that alone would need more than the limit fails with ZK_ETOOBIG; one that would take the sum
  * past it while others hold their share fails with ZK_EBUSY (retryable: their bodies go soon).
  * Thread-safe: used is an atomic. */
@@ -64,7 +65,7 @@ struct http_budget {
     atomic_size_t used;
     size_t limit;
 };
-#define HTTP_BUDGET_FACTOR 3
+#define HTTP_BUDGET_FACTOR 2
 
 struct http_request {
     const char *method;       /* "GET", "POST", "PATCH", ... */
