@@ -277,8 +277,9 @@ static void zr_lines_finish(struct zr_lines *l, struct zr_file *f)
             struct zr_pending *kept = &l->v[keep - 1];
 
             /* A line in two chunks, or matching in one and context in another: the position of the
-             * match that is known wins. */
-            if (l->v[i].is_match && kept->at_end == 0) {
+             * match that is known wins, if it lies within the text kept. Zoekt sends one line the same
+             * text each time; an answer that does not must not point past the line shown. */
+            if (l->v[i].is_match && kept->at_end == 0 && l->v[i].at_end <= strlen(l->text.data + kept->off)) {
                 kept->at = l->v[i].at;
                 kept->at_end = l->v[i].at_end;
             }
