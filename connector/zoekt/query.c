@@ -277,6 +277,161 @@ static int zq_has_several_tokens(const char *q)
     return 0;
 }
 
+/* ---- parentheses, as Zoekt's lexer reads them -------------------------------------------------------
+ *
+ * A query in Zoekt's syntax goes to Zoekt as the agent wrote it, inside the parentheses that keep the
+ * connector's filters outside it. Should the query close more parentheses than it opens, the filters
+ * would join a group of their own ("x) or (e" reads (x) or (e repo:...), which selects every
+ * repository), so its parentheses are counted exactly as Zoekt's lexer reads them (query/parse.go at
+ * the pinned commit, scripts/versions.sh; counted here without its code):
+ *
+ * - a token that starts with '-' is the negation, one byte;
+ * - any other token runs to a blank (space, tab or line break) or to a ')' that closes nothing opened
+ *   inside the token itself; a token that would start with such a ')' is that ')' alone;
+ * - inside a token, '(' and ')' are counted (also inside [...]), a backslash takes the next byte as it
+ *   is, and "..." is a quoted string in which a backslash takes the next byte; the quotes are not part
+ *   of the token's text;
+ * - a token whose text begins with '(' and which reached a blank with a '(' still open is that first
+ *   byte alone, and lexing goes on after it;
+ * - a token whose text is exactly "(" opens a group, exactly ")" closes one; anything else is a term
+ *   (so "foo\(", "[(]x)" and content:"a)" are terms, while "(" written as the string "(" opens);
+ * - a token without text (an empty "", or a line break where a token would start) ends what Zoekt
+ *   reads: the rest of the query is then an error. */
+
+/* What one token is, as far as groups go. */
+enum zq_tok_kind {
+    ZQ_TOK_END,   /* no token: the end, or a place where Zoekt stops reading */
+    ZQ_TOK_OPEN,  /* opens a group */
+    ZQ_TOK_CLOSE, /* closes a group */
+    ZQ_TOK_NOT,   /* the negation, '-' */
+    ZQ_TOK_OTHER  /* a term, or "or" */
+};
+
+struct zq_tok {
+    enum zq_tok_kind kind;
+    size_t len;       /* bytes of the query the token takes */
+    int open;         /* ZQ_TOK_OTHER: the '(' it leaves open inside itself */
+    int starts_open;  /* ZQ_TOK_OTHER: whether its text begins with '(' */
+};
+
+/* Reads the token at the start of q (n bytes; blanks before it already skipped) into t. Returns ZK_OK,
+ * or ZK_EINVAL for a quoted string without its closing quote or a backslash with nothing after it, at
+ * offset at of the whole query. */
+static int zq_lex(const char *q, size_t n, size_t at, struct zq_tok *t, struct zk_err *err)
+{
+    size_t i = 0, text = 0;
+    int depth = 0, blank = 0;
+    char first = 0;
+
+    memset(t, 0, sizeof(*t));
+    if (n == 0)
+        return ZK_OK;
+    if (q[0] == '-') {
+        t->kind = ZQ_TOK_NOT;
+        t->len = 1;
+        return ZK_OK;
+    }
+    while (i < n) {
+        char c = q[i];
+
+        if (c == ' ' || c == '\t' || c == '\n') {
+            blank = depth > 0;
+            break;
+        }
+        if (c == ')' && depth == 0) {
+            if (text == 0) {
+                first = ')';
+                text = 1;
+                i++;
+            }
+            break;
+        }
+        if (c == '"') {
+            size_t quote = i++;
+
+            for (; i < n && q[i] != '"'; i++) {
+                if (q[i] == '\\' && ++i == n)
+                    break;
+                if (text++ == 0)
+                    first = q[i];
+            }
+            if (i >= n)
+                return zk_err_set(err, ZK_EINVAL, "the '\"' at position %zu has no closing '\"'", at + quote + 1);
+            i++;
+            continue;
+        }
+        if (c == '\\') {
+            if (i + 1 == n)
+                return zk_err_set(err, ZK_EINVAL, "it ends with a lone '\\'");
+            if (text == 0)
+                first = c;
+            text += 2;
+            i += 2;
+            continue;
+        }
+        depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+        if (text++ == 0)
+            first = c;
+        i++;
+    }
+    if (text == 0)
+        return ZK_OK;
+    t->len = blank && first == '(' ? 1 : i;
+    if ((blank || text == 1) && first == '(') {
+        t->kind = ZQ_TOK_OPEN;
+    } else if (text == 1 && first == ')') {
+        t->kind = ZQ_TOK_CLOSE;
+    } else {
+        t->kind = ZQ_TOK_OTHER;
+        t->open = depth;
+        t->starts_open = first == '(';
+    }
+    return ZK_OK;
+}
+
+int zq_check_parens(const char *q, size_t n, struct zq_parens *p, struct zk_err *err)
+{
+    size_t i = 0, outer = 0, negation = 0;
+    int depth = 0, first_opens = 0, rc;
+    struct zq_tok t = {0};
+
+    memset(p, 0, sizeof(*p));
+    for (;;) {
+        while (i < n && (q[i] == ' ' || q[i] == '\t'))
+            i++;
+        negation = t.kind == ZQ_TOK_NOT ? p->last_start + 1 : 0;
+        if ((rc = zq_lex(q + i, n - i, i, &t, err)))
+            return rc;
+        /* A '-' with nothing to negate is an error to Zoekt, and the last token of a query that is not
+         * wrapped: the filters after it would be what it negates. */
+        if (negation && (t.kind == ZQ_TOK_END || t.kind == ZQ_TOK_CLOSE))
+            return zk_err_set(err, ZK_EINVAL, "the '-' at position %zu negates nothing", negation);
+        if (t.kind == ZQ_TOK_END)
+            break;
+        if (t.kind == ZQ_TOK_OPEN && depth++ == 0)
+            outer = i;
+        if (t.kind == ZQ_TOK_CLOSE && depth-- == 0)
+            return zk_err_set(err, ZK_EINVAL, "the ')' at position %zu closes no '(' (a literal one is written \\))",
+                              i + 1);
+        if (p->tokens == 0)
+            first_opens = t.kind == ZQ_TOK_OPEN;
+        if (t.kind == ZQ_TOK_CLOSE && depth == 0 && first_opens && !p->first_group_end)
+            p->first_group_end = i + t.len;
+        p->tokens++;
+        p->last_start = i;
+        p->last_open = t.open;
+        p->last_starts_open = t.starts_open;
+        i += t.len;
+    }
+    if (i < n)
+        return zk_err_set(err, ZK_EINVAL, "Zoekt stops reading it at position %zu (%s)", i + 1,
+                          q[i] == '\n' ? "a line break between terms" : "an empty \"\"");
+    if (depth > 0)
+        return zk_err_set(err, ZK_EINVAL, "the '(' at position %zu is not closed (a literal one is written \\()",
+                          outer + 1);
+    return ZK_OK;
+}
+
 /* Finds the last unquoted "<atom><value>" token in q (atom such as "case:") with a value shorter than n
  * bytes and copies the value into out. */
 static int zq_find_atom(const char *q, const char *atom, char *out, size_t n)
@@ -387,6 +542,17 @@ static void zq_free_list(char **list, size_t n)
     free(list);
 }
 
+/* Whether the byte q[at] follows an odd run of backslashes, which makes it the last one's escaped byte
+ * (pairs of backslashes take each other, inside quotes and out). */
+static int zq_escaped(const char *q, size_t at)
+{
+    size_t run = 0;
+
+    while (run < at && q[at - run - 1] == '\\')
+        run++;
+    return run % 2;
+}
+
 int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
 {
     char **repos = NULL, **files = NULL, **excl = NULL;
@@ -405,7 +571,8 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
     trimmed = s->syntax == ZQ_SYNTAX_ZOEKT || strspn(q, " \t\r\n") == qlen ? " \t\r\n" : "\r\n";
     q += strspn(q, trimmed);
     qlen = strlen(q);
-    while (qlen && strchr(trimmed, q[qlen - 1]))
+    /* A blank after an odd run of backslashes is escaped: Zoekt reads it as part of a term. */
+    while (qlen && strchr(trimmed, q[qlen - 1]) && !(s->syntax == ZQ_SYNTAX_ZOEKT && zq_escaped(q, qlen - 1)))
         qlen--;
     if (qlen == 0 && s->n_files == 0)
         return zk_err_set(err, ZK_EINVAL, "nothing to search: give a query, a file glob, or both");
@@ -435,8 +602,23 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
     } else if (qlen) {
         char *uq = mem_strndup(q, qlen);
         int wrap = filters && zq_has_several_tokens(uq);
+        struct zq_parens pa;
+        struct zk_err why = {0};
 
-        rc = buf_printf(&b, wrap ? "(%s)" : "%s", uq);
+        rc = zq_check_parens(uq, qlen, &pa, &why);
+        /* A term that leaves a '(' open inside itself takes in what follows it up to a ')': a blank
+         * after it ends it, unless its text begins with '(', which then opens a group instead. */
+        if (!rc && filters && pa.last_open > 0 && pa.last_starts_open)
+            rc = zk_err_set(&why, ZK_EINVAL, "its last term, at position %zu, leaves a '(' open inside "
+                                             "itself, which would take in the filters (write a literal "
+                                             "parenthesis as \\( or \\))", pa.last_start + 1);
+        if (rc) {
+            zk_err_set(err, rc, "query \"%.120s\": %s; it was not sent (fix the query; %s while it is unchanged)", uq,
+                       why.msg, zk_err_retry_advice(rc));
+            free(uq);
+            goto out;
+        }
+        rc = buf_printf(&b, !wrap ? "%s" : pa.last_open > 0 ? "(%s )" : "(%s)", uq);
         /* Zoekt applies the outermost case: to everything inside parentheses, so a case: the user
          * wrote would be overridden by the (implicit) top-level default unless it is repeated there. */
         if (!rc && wrap && !s->case_sensitive && zq_find_atom(uq, "case:", user_case, sizeof(user_case)))

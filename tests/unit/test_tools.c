@@ -124,6 +124,15 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"syntax\":\"pcre\"}", "argument \"syntax\" must be \"regex\""},
         {"search_code", "{\"query\":\"x\",\"syntax\":\"zoekt\",\"literal\":true}", "do not go together"},
         {"search_code", "{\"query\":\"x\",\"literal\":1}", "argument \"literal\" must be true or false"},
+        /* A query in Zoekt's syntax that closes more parentheses than it opens would have put the
+         * repository filter in a group of its own and searched every repository. */
+        {"search_code", "{\"query\":\"x) or (e\",\"syntax\":\"zoekt\",\"repo\":\"alpha\"}",
+         "invalid search arguments: query \"x) or (e\": the ')' at position 2 closes no '('"},
+        {"search_code", "{\"query\":\"(a b\",\"syntax\":\"zoekt\",\"file\":\"*.go\"}",
+         "the '(' at position 1 is not closed (a literal one is written \\(); it was not sent (fix the query; "
+         "retrying will not help while it is unchanged)"},
+        {"find_symbol", "{\"name\":\"a)|(b\",\"regex\":true,\"repo\":\"alpha\"}",
+         "invalid find_symbol arguments: query \"sym:a)|(b\": the ')' at position 6 closes no '('"},
         {"list_repositories", "{\"limit\":0}", "\"limit\" must be between 1 and 1000"},
         {"list_repositories", "{\"filter\":3}", "\"filter\" must be a string"},
         {"list_repositories", "{\"filter\":\"api-[\"}", "argument \"filter\": glob \"api-[\""},
