@@ -8,6 +8,7 @@
 #include "json.h"
 #include "mem.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,20 +195,31 @@ int targ_string_list(const cJSON *args, const char *name, size_t max_items, size
 int targ_int(const cJSON *args, const char *name, long min, long max, long def, long *out, struct tool_result *r)
 {
     const cJSON *v = targ_get(args, name);
+    long long n;
 
     *out = def;
     if (!v)
         return ZK_OK;
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble) {
+    if (!cJSON_IsNumber(v)) {
         targ_fail(r, "argument \"%s\" must be an integer between %ld and %ld, got %s", name, min, max,
-                  cJSON_IsNumber(v) ? "a fraction" : targ_type(v));
+                  targ_type(v));
         return ZK_EINVAL;
     }
-    if (v->valuedouble < (double)min || v->valuedouble > (double)max) {
-        targ_fail(r, "argument \"%s\" must be between %ld and %ld, got %.0f", name, min, max, v->valuedouble);
+    /* The range first: converting a number outside it (2^63, or 1e400, which cJSON reads as infinity)
+     * would be undefined behaviour. */
+    if (!json_num_to_int(v->valuedouble, min, max, &n)) {
+        if (isfinite(v->valuedouble))
+            targ_fail(r, "argument \"%s\" must be between %ld and %ld, got %.15g", name, min, max, v->valuedouble);
+        else
+            targ_fail(r, "argument \"%s\" must be between %ld and %ld, got a number too large to represent", name,
+                      min, max);
         return ZK_EINVAL;
     }
-    *out = (long)v->valuedouble;
+    if ((double)n != v->valuedouble) {
+        targ_fail(r, "argument \"%s\" must be an integer between %ld and %ld, got a fraction", name, min, max);
+        return ZK_EINVAL;
+    }
+    *out = (long)n;
     return ZK_OK;
 }
 

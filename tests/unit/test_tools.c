@@ -112,6 +112,18 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"context_lines\":11}", "\"context_lines\" must be between 0 and 10, got 11"},
         {"search_code", "{\"query\":\"x\",\"context_lines\":1.5}", "must be an integer between 0 and 10, got a fraction"},
         {"search_code", "{\"query\":\"x\",\"max_files\":0}", "\"max_files\" must be between 1 and 200, got 0"},
+        /* Out of range is said before anything is converted: a cast of 2^63 or of 1e400 (infinity to
+         * cJSON) to an integer would be undefined behaviour. */
+        {"search_code", "{\"query\":\"x\",\"max_files\":9223372036854775808}",
+         "argument \"max_files\" must be between 1 and 200, got 9.22337203685478e+18"},
+        {"search_code", "{\"query\":\"x\",\"max_files\":-9223372036854775809}",
+         "argument \"max_files\" must be between 1 and 200, got -9.22337203685478e+18"},
+        {"search_code", "{\"query\":\"x\",\"context_lines\":1e400}",
+         "argument \"context_lines\" must be between 0 and 10, got a number too large to represent"},
+        {"search_code", "{\"query\":\"x\",\"max_bytes\":-1e400}",
+         "argument \"max_bytes\" must be between 2048 and 65536, got a number too large to represent"},
+        {"list_repositories", "{\"limit\":1e300}", "argument \"limit\" must be between 1 and 1000, got 1e+300"},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"b\",\"start_line\":4.5}", "got a fraction"},
         {"search_code", "{\"query\":\"x\",\"max_bytes\":100}", "\"max_bytes\" must be between 2048 and 65536"},
         {"search_code", "{\"query\":\"x\",\"repo\":[1]}", "argument \"repo\": item 1 must be a string, got a number"},
         {"search_code", "{\"query\":\"x\",\"repo\":{}}", "\"repo\" must be a string or an array of strings"},
