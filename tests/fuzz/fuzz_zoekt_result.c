@@ -14,7 +14,7 @@
  * - the text of every line comes from the decoded base64 content of the answer (a line of one of its
  *   Line, Before, After or Content fields, sanitised), never from anywhere else;
  * - the repository list is sorted by name;
- * - zr_error_text always NUL-terminates within the size it is given;
+ * - zr_error_text always NUL-terminates within the size it is given, and its text is printable;
  * - a time that rfc3339_parse accepts survives rfc3339_format and rfc3339_parse unchanged;
  * - zr_parse_search (the scanner, lib/jscan.h) and zr_parse_search_tree (one cJSON tree of the body)
  *   agree on every body, with the per-file cap off and at 1, 3 and 10 matching lines: the same code,
@@ -342,6 +342,7 @@ static void check_error_text(const char *body, size_t len)
         memset(out, 'x', sizeof(out));
         zr_error_text(body, len, out, n);
         FUZZ_CHECK(memchr(out, '\0', n) != NULL);
+        FUZZ_CHECK(printable(out));
     }
 }
 
