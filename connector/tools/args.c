@@ -17,27 +17,33 @@
 int targ_fail(struct tool_result *r, const char *fmt, ...)
 {
     char msg[2048];
-    size_t n, kept = 0;
+    size_t n;
+    int rc = ZK_OK;
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    /* A precision such as %.200s, or the message's own bound, can cut a character of an argument in
-     * two: such bytes are dropped, so that the reply stays UTF-8. */
-    n = strlen(msg);
-    for (size_t i = 0, k; i < n; i += k ? k : 1) {
-        k = json_utf8_len((const unsigned char *)msg + i, n - i);
-        memmove(msg + kept, msg + i, k);
-        kept += k;
-    }
-    msg[kept] = '\0';
     buf_reset(&r->text);
     cJSON_Delete(r->structured);
     r->structured = NULL;
     r->is_error = 1;
-    /* The message is far below the text buffer's bound, so this cannot fail for size. */
-    return buf_puts(&r->text, msg);
+    /* A precision such as %.200s, or the message's own bound, can cut a character of an argument in
+     * two: such bytes are dropped, so that the reply stays UTF-8. An argument echoed in the message
+     * (an unknown name, a query) may hold control bytes: all but line breaks and tabs, which messages
+     * use themselves, become U+FFFD. The message, at most three times 2 KiB, is far below the text
+     * buffer's bound, so this cannot fail for size. */
+    n = strlen(msg);
+    for (size_t i = 0, k; !rc && i < n; i += k ? k : 1) {
+        unsigned char c = (unsigned char)msg[i];
+
+        k = json_utf8_len((const unsigned char *)msg + i, n - i);
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+            rc = buf_puts(&r->text, "\xef\xbf\xbd"); /* U+FFFD */
+        else if (k)
+            rc = buf_append(&r->text, msg + i, k);
+    }
+    return rc;
 }
 
 /* A short description of a JSON value's type, for messages. */
