@@ -620,8 +620,11 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
         }
         rc = buf_printf(&b, !wrap ? "%s" : pa.last_open > 0 ? "(%s )" : "(%s)", uq);
         /* Zoekt applies the outermost case: to everything inside parentheses, so a case: the user
-         * wrote would be overridden by the (implicit) top-level default unless it is repeated there. */
-        if (!rc && wrap && !s->case_sensitive && zq_find_atom(uq, "case:", user_case, sizeof(user_case)))
+         * wrote would be overridden by the (implicit) top-level default unless it is repeated there.
+         * Only one of Zoekt's three values is: anything else (case:yes"a) is an error to Zoekt, which
+         * says so, and repeated outside its quotes it would be one of another kind. */
+        if (!rc && wrap && !s->case_sensitive && zq_find_atom(uq, "case:", user_case, sizeof(user_case)) &&
+            (!strcmp(user_case, "yes") || !strcmp(user_case, "no") || !strcmp(user_case, "auto")))
             rc = buf_printf(&b, " case:%s", user_case);
         free(uq);
     }

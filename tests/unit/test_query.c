@@ -325,6 +325,9 @@ static void test_build_parens_accepted(void **state)
         {"x\\ ", "x\\  repo:(^|/)alpha$"},
         {"a x\\\\ ", "(a x\\\\) repo:(^|/)alpha$"},
         {"a -b", "(a -b) repo:(^|/)alpha$"},
+        /* Only a case: of Zoekt's three values is repeated after the wrapper. */
+        {"case:no a b", "(case:no a b) case:no repo:(^|/)alpha$"},
+        {"a case:yes\"b)\"", "(a case:yes\"b)\") repo:(^|/)alpha$"},
     };
 
     (void)state;

@@ -131,7 +131,8 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"case_sensitive\":\"yes\"}", "must be true or false, got a string"},
         {"search_code", "{\"query\":\"x\",\"lang\":\"go\"}", "unknown argument \"lang\"; this tool takes: query, repo"},
         /* An argument echoed in a message has its control bytes replaced (line breaks and tabs stay). */
-        {"search_code", "{\"\\u001b[2Jbell\\u0007\":1}", "unknown argument \"\xef\xbf\xbd[2Jbell\xef\xbf\xbd\"; this tool"},
+        {"search_code", "{\"\\u001b[2Jbell\\u0007\":1}",
+         "unknown argument \"\xef\xbf\xbd[2Jbell\xef\xbf\xbd\"; this tool"},
         {"search_code", "{\"query\":\"x\",\"file\":\"src/[x\"}", "invalid search arguments: file: glob \"src/[x\""},
         {"search_code", "{\"query\":\"  \"}", "nothing to search"},
         {"search_code", "[1]", "arguments must be an object, got an array"},
