@@ -93,8 +93,9 @@ static int zq_put_class(struct buf *b, const char *glob, size_t *i, const char *
             /* A '-' that is a member, not a range, is escaped: written bare after a member (or after
              * the leading ']') it would make a range in RE2. */
             rc = buf_puts(b, "\\-");
-        } else if (escaped || c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
-            /* '[' would open a POSIX class such as [:alpha:] in RE2. */
+        } else if (escaped || c == '[' || c == '\\' || c == '"' || c == '(' || c == ')' || c <= 0x20 || c == 0x7f) {
+            /* '[' would open a POSIX class such as [:alpha:] in RE2. Zoekt's lexer counts parentheses
+             * inside a term, class or not: a bare ')' here would end the atom and close a group. */
             rc = zq_put_literal(b, c);
         } else {
             rc = buf_putc(b, (char)c);

@@ -31,6 +31,9 @@ static void test_glob_table(void **state)
         {"[]x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]x]\\.c$"},
         /* An escaped '-' stays a member: written bare it would make a range of its neighbours. */
         {"[\\]\\-x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]\\-x]\\.c$"},
+        /* Parentheses in a class are escaped: Zoekt's lexer counts them inside an atom, and a bare ')'
+         * would end it and close a group. */
+        {"*[)(]*", ZQ_ANCHOR_PATH, "(^|/)[^/]*[\\)\\(][^/]*$"},
         {"Makefile", ZQ_ANCHOR_PATH, "(^|/)Makefile$"},
         {"a.b+c(d)|e^f$g", ZQ_ANCHOR_PATH, "(^|/)a\\.b\\+c\\(d\\)\\|e\\^f\\$g$"},
         {"/docs/*.md", ZQ_ANCHOR_PATH, "^docs/[^/]*\\.md$"},
@@ -374,6 +377,28 @@ static void test_check_parens(void **state)
     assert_int_equal(p.tokens, 0);
 }
 
+/* The filters balance too: a parenthesis in a glob's class, which Zoekt's lexer would count, is
+ * escaped, so the query built stays balanced as Zoekt reads it. */
+static void test_filters_balance(void **state)
+{
+    static const char *const globs[] = {"x[)]", "[(]*"};
+    static const char *const repos[] = {"acme/[)]*"};
+    struct zq_spec spec = {.query = "a b", .files = globs, .n_files = 2, .exclude_files = globs,
+                           .n_exclude_files = 2, .repos = repos, .n_repos = 1};
+    struct zq_parens p;
+    struct zk_err err = {0};
+    char *q = NULL;
+
+    (void)state;
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_OK);
+    assert_string_equal(q, "(a b) repo:(^|/)acme/[\\)][^/]*$ file:((^|/)x[\\)]$|(^|/)[\\(][^/]*$) "
+                           "-file:(^|/)x[\\)]$ -file:(^|/)[\\(][^/]*$");
+    assert_int_equal(zq_check_parens(q, strlen(q), &p, &err), ZK_OK);
+    assert_int_equal(p.first_group_end, 5);
+    assert_int_equal(p.tokens, 10);
+    free(q);
+}
+
 static void test_lint(void **state)
 {
     (void)state;
@@ -410,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_repo_regex),   cmocka_unit_test(test_build_table),
         cmocka_unit_test(test_build_errors), cmocka_unit_test(test_build_parens_refused),
         cmocka_unit_test(test_build_parens_accepted), cmocka_unit_test(test_check_parens),
+        cmocka_unit_test(test_filters_balance),
         cmocka_unit_test(test_lint),         cmocka_unit_test(test_quote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
