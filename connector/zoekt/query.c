@@ -543,6 +543,36 @@ static void zq_free_list(char **list, size_t n)
     free(list);
 }
 
+/* Appends q, whose parentheses balance (zq_check_parens), in parentheses for the filters to follow: in
+ * the first of four forms that Zoekt's lexer reads as q in a group of its own, which is checked here as
+ * zq_check_parens reads it (the group the wrapper opens ends where the wrapper does). "(q)" nearly
+ * always is. A first term that ends at a ')' would take the wrapper's '(' in ("(" quoted is a group:
+ * ("(") x reads ("(") as one term), a last term that leaves a '(' open inside itself its ')' ("a [(]");
+ * a blank after the '(' or before the ')' keeps them apart. Returns ZK_OK, ZK_ETOOBIG, or ZK_EINVAL
+ * with a message in err when no form is read so. */
+static int zq_wrap(struct buf *b, const char *q, struct zk_err *err)
+{
+    static const char *const forms[][2] = {{"(", ")"}, {"(", " )"}, {"( ", ")"}, {"( ", " )"}};
+    struct zq_parens p;
+    struct zk_err ignored;
+    struct buf w;
+    int rc = ZK_OK, kept = 0;
+
+    for (size_t i = 0; !rc && !kept && i < sizeof(forms) / sizeof(forms[0]); i++) {
+        buf_init(&w, ZQ_MAX);
+        rc = buf_printf(&w, "%s%s%s", forms[i][0], q, forms[i][1]);
+        if (!rc && zq_check_parens(w.data, w.len, &p, &ignored) == ZK_OK && p.first_group_end == w.len) {
+            rc = buf_append(b, w.data, w.len);
+            kept = 1;
+        }
+        buf_free(&w);
+    }
+    if (!rc && !kept)
+        rc = zk_err_set(err, ZK_EINVAL, "Zoekt would not read it as one group before the filters (write a "
+                                        "literal parenthesis as \\( or \\))");
+    return rc;
+}
+
 /* Whether the byte q[at] follows an odd run of backslashes, which makes it the last one's escaped byte
  * (pairs of backslashes take each other, inside quotes and out). */
 static int zq_escaped(const char *q, size_t at)
@@ -613,13 +643,14 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
             rc = zk_err_set(&why, ZK_EINVAL, "its last term, at position %zu, leaves a '(' open inside "
                                              "itself, which would take in the filters (write a literal "
                                              "parenthesis as \\( or \\))", pa.last_start + 1);
-        if (rc) {
-            zk_err_set(err, rc, "query \"%.120s\": %s; it was not sent (fix the query; %s while it is unchanged)", uq,
-                       why.msg, zk_err_retry_advice(rc));
+        if (!rc)
+            rc = wrap ? zq_wrap(&b, uq, &why) : buf_puts(&b, uq);
+        if (rc == ZK_EINVAL) {
+            zk_err_set(err, rc, "query \"%.120s\": %s; it was not sent (fix the query; %s while it is unchanged)",
+                       uq, why.msg, zk_err_retry_advice(rc));
             free(uq);
             goto out;
         }
-        rc = buf_printf(&b, !wrap ? "%s" : pa.last_open > 0 ? "(%s )" : "(%s)", uq);
         /* Zoekt applies the outermost case: to everything inside parentheses, so a case: the user
          * wrote would be overridden by the (implicit) top-level default unless it is repeated there.
          * Only one of Zoekt's three values is: anything else (case:yes"a) is an error to Zoekt, which

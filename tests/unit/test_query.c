@@ -323,6 +323,9 @@ static void test_build_parens_accepted(void **state)
         {"\"(\" a \")\" b", "(\"(\" a \")\" b) repo:(^|/)alpha$"},
         /* A last term with a '(' open inside it would take the wrapper's ')' in: a blank ends it. */
         {"a [(]", "(a [(] ) repo:(^|/)alpha$"},
+        /* A first token that ends at a ')' would take the wrapper's '(' in: a blank after it. */
+        {"\"(\") b", "( \"(\") b) repo:(^|/)alpha$"},
+        {"-\"(\") b", "( -\"(\") b) repo:(^|/)alpha$"},
         {"x\\)", "x\\) repo:(^|/)alpha$"},
         /* A blank after a backslash is part of the term: it is not trimmed. */
         {"x\\ ", "x\\  repo:(^|/)alpha$"},
