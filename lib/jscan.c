@@ -3,9 +3,11 @@
 #include "jscan.h"
 
 #include "err.h"
+#include "json.h"
 #include "mem.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -580,9 +582,7 @@ long long jscan_int(struct jscan v, long long def)
     if (s != small)
         free(s);
     /* As json_int: a value outside long long's range (or NaN) cannot be converted. */
-    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
-        return def;
-    return (long long)d;
+    return json_num_to_int(d, LLONG_MIN, LLONG_MAX, &n) ? n : def;
 }
 
 int jscan_bool(struct jscan v, int def)

@@ -4,6 +4,7 @@
 #include "buf.h"
 #include "err.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,16 +24,24 @@ double json_num(const cJSON *obj, const char *key, double def)
     return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
 
+int json_num_to_int(double d, long long min, long long max, long long *out)
+{
+    /* (double)max + 1 rounds to at most 2^63, and (double)min is at least -2^63: whatever passes both
+     * comparisons converts. NaN fails every comparison. */
+    if (!(d >= (double)min && d < (double)max + 1.0))
+        return 0;
+    *out = (long long)d;
+    return 1;
+}
+
 long long json_int(const cJSON *obj, const char *key, long long def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    long long n;
 
-    /* cJSON keeps numbers as doubles; values beyond 2^53 lose precision, which no field we read has.
-     * A value outside long long's range (or NaN) cannot be converted at all (the cast would be undefined
-     * behaviour), so hostile input such as 3e113 gets the default. */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= -9223372036854775808.0 && v->valuedouble < 9223372036854775808.0))
-        return def;
-    return (long long)v->valuedouble;
+    /* Values beyond 2^53 lose precision, which no field we read has; hostile input such as 3e113 gets
+     * the default. */
+    return cJSON_IsNumber(v) && json_num_to_int(v->valuedouble, LLONG_MIN, LLONG_MAX, &n) ? n : def;
 }
 
 int json_bool(const cJSON *obj, const char *key, int def)

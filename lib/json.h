@@ -11,8 +11,16 @@
 
 const char *json_str(const cJSON *obj, const char *key, const char *def);
 double json_num(const cJSON *obj, const char *key, double def);
+/* The member as an integer (json_num_to_int over the whole range of long long), else def. */
 long long json_int(const cJSON *obj, const char *key, long long def);
 int json_bool(const cJSON *obj, const char *key, int def);
+/* The project's one conversion of a JSON number to an integer. cJSON keeps every number as a double,
+ * and casting a double outside the integer's range is undefined behaviour (2^63, or 1e400, which reads
+ * as infinity), so the range is checked on the double before anything is converted. Returns 1 with *out
+ * set to d cut toward zero when min <= d < max + 1 (so 2.5 gives 2 within [0, 2]); returns 0 and leaves
+ * *out alone for NaN, an infinity or any other value outside. Bounds beyond 2^53 are compared as the
+ * nearest doubles, which never lets a value past long long's range through. */
+int json_num_to_int(double d, long long min, long long max, long long *out);
 /* The member as an object or array, or NULL when it is missing or of another type. */
 const cJSON *json_obj(const cJSON *obj, const char *key);
 const cJSON *json_arr(const cJSON *obj, const char *key);

@@ -2,6 +2,7 @@
 #include "rfc3339.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 static int digits(const char *s, int n, int *out)
@@ -69,10 +70,19 @@ int rfc3339_parse(const char *s, time_t *out)
 void rfc3339_format(time_t t, char *dst, size_t len)
 {
     struct tm tm;
+    int n;
 
     if (len == 0)
         return;
-    if (!gmtime_r(&t, &tm) || strftime(dst, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    /* strftime's %Y does not pad (year 985 came out as "985-..."), and RFC 3339 has four digits for the
+     * year and no sign: a year it cannot write gives the empty string, as a buffer too small does. */
+    if (!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900) {
+        dst[0] = '\0';
+        return;
+    }
+    n = snprintf(dst, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec);
+    if (n < 0 || (size_t)n >= len)
         dst[0] = '\0';
 }
 

@@ -10,7 +10,9 @@
  * else: a missing part, a field out of range, trailing text. */
 int rfc3339_parse(const char *s, time_t *out);
 
-/* Writes t as "YYYY-MM-DDTHH:MM:SSZ" into dst (21 bytes suffice); an empty string if it cannot. */
+/* Writes t as "YYYY-MM-DDTHH:MM:SSZ" into dst (21 bytes suffice), the year in four digits (0985); an
+ * empty string if it cannot: dst is too small, or the year is before 0 or after 9999, which RFC 3339
+ * cannot write. Whatever it writes, rfc3339_parse reads back as t. */
 void rfc3339_format(time_t t, char *dst, size_t len);
 
 #endif

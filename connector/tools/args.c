@@ -8,6 +8,7 @@
 #include "json.h"
 #include "mem.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,27 +17,33 @@
 int targ_fail(struct tool_result *r, const char *fmt, ...)
 {
     char msg[2048];
-    size_t n, kept = 0;
+    size_t n;
+    int rc = ZK_OK;
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    /* A precision such as %.200s, or the message's own bound, can cut a character of an argument in
-     * two: such bytes are dropped, so that the reply stays UTF-8. */
-    n = strlen(msg);
-    for (size_t i = 0, k; i < n; i += k ? k : 1) {
-        k = json_utf8_len((const unsigned char *)msg + i, n - i);
-        memmove(msg + kept, msg + i, k);
-        kept += k;
-    }
-    msg[kept] = '\0';
     buf_reset(&r->text);
     cJSON_Delete(r->structured);
     r->structured = NULL;
     r->is_error = 1;
-    /* The message is far below the text buffer's bound, so this cannot fail for size. */
-    return buf_puts(&r->text, msg);
+    /* A precision such as %.200s, or the message's own bound, can cut a character of an argument in
+     * two: such bytes are dropped, so that the reply stays UTF-8. An argument echoed in the message
+     * (an unknown name, a query) may hold control bytes: all but line breaks and tabs, which messages
+     * use themselves, become U+FFFD. The message, at most three times 2 KiB, is far below the text
+     * buffer's bound, so this cannot fail for size. */
+    n = strlen(msg);
+    for (size_t i = 0, k; !rc && i < n; i += k ? k : 1) {
+        unsigned char c = (unsigned char)msg[i];
+
+        k = json_utf8_len((const unsigned char *)msg + i, n - i);
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+            rc = buf_puts(&r->text, "\xef\xbf\xbd"); /* U+FFFD */
+        else if (k)
+            rc = buf_append(&r->text, msg + i, k);
+    }
+    return rc;
 }
 
 /* A short description of a JSON value's type, for messages. */
@@ -194,20 +201,31 @@ int targ_string_list(const cJSON *args, const char *name, size_t max_items, size
 int targ_int(const cJSON *args, const char *name, long min, long max, long def, long *out, struct tool_result *r)
 {
     const cJSON *v = targ_get(args, name);
+    long long n;
 
     *out = def;
     if (!v)
         return ZK_OK;
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble) {
+    if (!cJSON_IsNumber(v)) {
         targ_fail(r, "argument \"%s\" must be an integer between %ld and %ld, got %s", name, min, max,
-                  cJSON_IsNumber(v) ? "a fraction" : targ_type(v));
+                  targ_type(v));
         return ZK_EINVAL;
     }
-    if (v->valuedouble < (double)min || v->valuedouble > (double)max) {
-        targ_fail(r, "argument \"%s\" must be between %ld and %ld, got %.0f", name, min, max, v->valuedouble);
+    /* The range first: converting a number outside it (2^63, or 1e400, which cJSON reads as infinity)
+     * would be undefined behaviour. */
+    if (!json_num_to_int(v->valuedouble, min, max, &n)) {
+        if (isfinite(v->valuedouble))
+            targ_fail(r, "argument \"%s\" must be between %ld and %ld, got %.15g", name, min, max, v->valuedouble);
+        else
+            targ_fail(r, "argument \"%s\" must be between %ld and %ld, got a number too large to represent", name,
+                      min, max);
         return ZK_EINVAL;
     }
-    *out = (long)v->valuedouble;
+    if ((double)n != v->valuedouble) {
+        targ_fail(r, "argument \"%s\" must be an integer between %ld and %ld, got a fraction", name, min, max);
+        return ZK_EINVAL;
+    }
+    *out = (long)n;
     return ZK_OK;
 }
 

@@ -93,8 +93,9 @@ static int zq_put_class(struct buf *b, const char *glob, size_t *i, const char *
             /* A '-' that is a member, not a range, is escaped: written bare after a member (or after
              * the leading ']') it would make a range in RE2. */
             rc = buf_puts(b, "\\-");
-        } else if (escaped || c == '[' || c == '\\' || c == '"' || c <= 0x20 || c == 0x7f) {
-            /* '[' would open a POSIX class such as [:alpha:] in RE2. */
+        } else if (escaped || c == '[' || c == '\\' || c == '"' || c == '(' || c == ')' || c <= 0x20 || c == 0x7f) {
+            /* '[' would open a POSIX class such as [:alpha:] in RE2. Zoekt's lexer counts parentheses
+             * inside a term, class or not: a bare ')' here would end the atom and close a group. */
             rc = zq_put_literal(b, c);
         } else {
             rc = buf_putc(b, (char)c);
@@ -277,6 +278,161 @@ static int zq_has_several_tokens(const char *q)
     return 0;
 }
 
+/* ---- parentheses, as Zoekt's lexer reads them -------------------------------------------------------
+ *
+ * A query in Zoekt's syntax goes to Zoekt as the agent wrote it, inside the parentheses that keep the
+ * connector's filters outside it. Should the query close more parentheses than it opens, the filters
+ * would join a group of their own ("x) or (e" reads (x) or (e repo:...), which selects every
+ * repository), so its parentheses are counted exactly as Zoekt's lexer reads them (query/parse.go at
+ * the pinned commit, scripts/versions.sh; counted here without its code):
+ *
+ * - a token that starts with '-' is the negation, one byte;
+ * - any other token runs to a blank (space, tab or line break) or to a ')' that closes nothing opened
+ *   inside the token itself; a token that would start with such a ')' is that ')' alone;
+ * - inside a token, '(' and ')' are counted (also inside [...]), a backslash takes the next byte as it
+ *   is, and "..." is a quoted string in which a backslash takes the next byte; the quotes are not part
+ *   of the token's text;
+ * - a token whose text begins with '(' and which reached a blank with a '(' still open is that first
+ *   byte alone, and lexing goes on after it;
+ * - a token whose text is exactly "(" opens a group, exactly ")" closes one; anything else is a term
+ *   (so "foo\(", "[(]x)" and content:"a)" are terms, while "(" written as the string "(" opens);
+ * - a token without text (an empty "", or a line break where a token would start) ends what Zoekt
+ *   reads: the rest of the query is then an error. */
+
+/* What one token is, as far as groups go. */
+enum zq_tok_kind {
+    ZQ_TOK_END,   /* no token: the end, or a place where Zoekt stops reading */
+    ZQ_TOK_OPEN,  /* opens a group */
+    ZQ_TOK_CLOSE, /* closes a group */
+    ZQ_TOK_NOT,   /* the negation, '-' */
+    ZQ_TOK_OTHER  /* a term, or "or" */
+};
+
+struct zq_tok {
+    enum zq_tok_kind kind;
+    size_t len;       /* bytes of the query the token takes */
+    int open;         /* ZQ_TOK_OTHER: the '(' it leaves open inside itself */
+    int starts_open;  /* ZQ_TOK_OTHER: whether its text begins with '(' */
+};
+
+/* Reads the token at the start of q (n bytes; blanks before it already skipped) into t. Returns ZK_OK,
+ * or ZK_EINVAL for a quoted string without its closing quote or a backslash with nothing after it, at
+ * offset at of the whole query. */
+static int zq_lex(const char *q, size_t n, size_t at, struct zq_tok *t, struct zk_err *err)
+{
+    size_t i = 0, text = 0;
+    int depth = 0, blank = 0;
+    char first = 0;
+
+    memset(t, 0, sizeof(*t));
+    if (n == 0)
+        return ZK_OK;
+    if (q[0] == '-') {
+        t->kind = ZQ_TOK_NOT;
+        t->len = 1;
+        return ZK_OK;
+    }
+    while (i < n) {
+        char c = q[i];
+
+        if (c == ' ' || c == '\t' || c == '\n') {
+            blank = depth > 0;
+            break;
+        }
+        if (c == ')' && depth == 0) {
+            if (text == 0) {
+                first = ')';
+                text = 1;
+                i++;
+            }
+            break;
+        }
+        if (c == '"') {
+            size_t quote = i++;
+
+            for (; i < n && q[i] != '"'; i++) {
+                if (q[i] == '\\' && ++i == n)
+                    break;
+                if (text++ == 0)
+                    first = q[i];
+            }
+            if (i >= n)
+                return zk_err_set(err, ZK_EINVAL, "the '\"' at position %zu has no closing '\"'", at + quote + 1);
+            i++;
+            continue;
+        }
+        if (c == '\\') {
+            if (i + 1 == n)
+                return zk_err_set(err, ZK_EINVAL, "it ends with a lone '\\'");
+            if (text == 0)
+                first = c;
+            text += 2;
+            i += 2;
+            continue;
+        }
+        depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+        if (text++ == 0)
+            first = c;
+        i++;
+    }
+    if (text == 0)
+        return ZK_OK;
+    t->len = blank && first == '(' ? 1 : i;
+    if ((blank || text == 1) && first == '(') {
+        t->kind = ZQ_TOK_OPEN;
+    } else if (text == 1 && first == ')') {
+        t->kind = ZQ_TOK_CLOSE;
+    } else {
+        t->kind = ZQ_TOK_OTHER;
+        t->open = depth;
+        t->starts_open = first == '(';
+    }
+    return ZK_OK;
+}
+
+int zq_check_parens(const char *q, size_t n, struct zq_parens *p, struct zk_err *err)
+{
+    size_t i = 0, outer = 0, negation = 0;
+    int depth = 0, first_opens = 0, rc;
+    struct zq_tok t = {0};
+
+    memset(p, 0, sizeof(*p));
+    for (;;) {
+        while (i < n && (q[i] == ' ' || q[i] == '\t'))
+            i++;
+        negation = t.kind == ZQ_TOK_NOT ? p->last_start + 1 : 0;
+        if ((rc = zq_lex(q + i, n - i, i, &t, err)))
+            return rc;
+        /* A '-' with nothing to negate is an error to Zoekt, and the last token of a query that is not
+         * wrapped: the filters after it would be what it negates. */
+        if (negation && (t.kind == ZQ_TOK_END || t.kind == ZQ_TOK_CLOSE))
+            return zk_err_set(err, ZK_EINVAL, "the '-' at position %zu negates nothing", negation);
+        if (t.kind == ZQ_TOK_END)
+            break;
+        if (t.kind == ZQ_TOK_OPEN && depth++ == 0)
+            outer = i;
+        if (t.kind == ZQ_TOK_CLOSE && depth-- == 0)
+            return zk_err_set(err, ZK_EINVAL, "the ')' at position %zu closes no '(' (a literal one is written \\))",
+                              i + 1);
+        if (p->tokens == 0)
+            first_opens = t.kind == ZQ_TOK_OPEN;
+        if (t.kind == ZQ_TOK_CLOSE && depth == 0 && first_opens && !p->first_group_end)
+            p->first_group_end = i + t.len;
+        p->tokens++;
+        p->last_start = i;
+        p->last_open = t.open;
+        p->last_starts_open = t.starts_open;
+        i += t.len;
+    }
+    if (i < n)
+        return zk_err_set(err, ZK_EINVAL, "Zoekt stops reading it at position %zu (%s)", i + 1,
+                          q[i] == '\n' ? "a line break between terms" : "an empty \"\"");
+    if (depth > 0)
+        return zk_err_set(err, ZK_EINVAL, "the '(' at position %zu is not closed (a literal one is written \\()",
+                          outer + 1);
+    return ZK_OK;
+}
+
 /* Finds the last unquoted "<atom><value>" token in q (atom such as "case:") with a value shorter than n
  * bytes and copies the value into out. */
 static int zq_find_atom(const char *q, const char *atom, char *out, size_t n)
@@ -387,6 +543,47 @@ static void zq_free_list(char **list, size_t n)
     free(list);
 }
 
+/* Appends q, whose parentheses balance (zq_check_parens), in parentheses for the filters to follow: in
+ * the first of four forms that Zoekt's lexer reads as q in a group of its own, which is checked here as
+ * zq_check_parens reads it (the group the wrapper opens ends where the wrapper does). "(q)" nearly
+ * always is. A first term that ends at a ')' would take the wrapper's '(' in ("(" quoted is a group:
+ * ("(") x reads ("(") as one term), a last term that leaves a '(' open inside itself its ')' ("a [(]");
+ * a blank after the '(' or before the ')' keeps them apart. Returns ZK_OK, ZK_ETOOBIG, or ZK_EINVAL
+ * with a message in err when no form is read so. */
+static int zq_wrap(struct buf *b, const char *q, struct zk_err *err)
+{
+    static const char *const forms[][2] = {{"(", ")"}, {"(", " )"}, {"( ", ")"}, {"( ", " )"}};
+    struct zq_parens p;
+    struct zk_err ignored;
+    struct buf w;
+    int rc = ZK_OK, kept = 0;
+
+    for (size_t i = 0; !rc && !kept && i < sizeof(forms) / sizeof(forms[0]); i++) {
+        buf_init(&w, ZQ_MAX);
+        rc = buf_printf(&w, "%s%s%s", forms[i][0], q, forms[i][1]);
+        if (!rc && zq_check_parens(w.data, w.len, &p, &ignored) == ZK_OK && p.first_group_end == w.len) {
+            rc = buf_append(b, w.data, w.len);
+            kept = 1;
+        }
+        buf_free(&w);
+    }
+    if (!rc && !kept)
+        rc = zk_err_set(err, ZK_EINVAL, "Zoekt would not read it as one group before the filters (write a "
+                                        "literal parenthesis as \\( or \\))");
+    return rc;
+}
+
+/* Whether the byte q[at] follows an odd run of backslashes, which makes it the last one's escaped byte
+ * (pairs of backslashes take each other, inside quotes and out). */
+static int zq_escaped(const char *q, size_t at)
+{
+    size_t run = 0;
+
+    while (run < at && q[at - run - 1] == '\\')
+        run++;
+    return run % 2;
+}
+
 int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
 {
     char **repos = NULL, **files = NULL, **excl = NULL;
@@ -405,7 +602,8 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
     trimmed = s->syntax == ZQ_SYNTAX_ZOEKT || strspn(q, " \t\r\n") == qlen ? " \t\r\n" : "\r\n";
     q += strspn(q, trimmed);
     qlen = strlen(q);
-    while (qlen && strchr(trimmed, q[qlen - 1]))
+    /* A blank after an odd run of backslashes is escaped: Zoekt reads it as part of a term. */
+    while (qlen && strchr(trimmed, q[qlen - 1]) && !(s->syntax == ZQ_SYNTAX_ZOEKT && zq_escaped(q, qlen - 1)))
         qlen--;
     if (qlen == 0 && s->n_files == 0)
         return zk_err_set(err, ZK_EINVAL, "nothing to search: give a query, a file glob, or both");
@@ -435,11 +633,30 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
     } else if (qlen) {
         char *uq = mem_strndup(q, qlen);
         int wrap = filters && zq_has_several_tokens(uq);
+        struct zq_parens pa;
+        struct zk_err why = {0};
 
-        rc = buf_printf(&b, wrap ? "(%s)" : "%s", uq);
+        rc = zq_check_parens(uq, qlen, &pa, &why);
+        /* A term that leaves a '(' open inside itself takes in what follows it up to a ')': a blank
+         * after it ends it, unless its text begins with '(', which then opens a group instead. */
+        if (!rc && filters && pa.last_open > 0 && pa.last_starts_open)
+            rc = zk_err_set(&why, ZK_EINVAL, "its last term, at position %zu, leaves a '(' open inside "
+                                             "itself, which would take in the filters (write a literal "
+                                             "parenthesis as \\( or \\))", pa.last_start + 1);
+        if (!rc)
+            rc = wrap ? zq_wrap(&b, uq, &why) : buf_puts(&b, uq);
+        if (rc == ZK_EINVAL) {
+            zk_err_set(err, rc, "query \"%.120s\": %s; it was not sent (fix the query; %s while it is unchanged)",
+                       uq, why.msg, zk_err_retry_advice(rc));
+            free(uq);
+            goto out;
+        }
         /* Zoekt applies the outermost case: to everything inside parentheses, so a case: the user
-         * wrote would be overridden by the (implicit) top-level default unless it is repeated there. */
-        if (!rc && wrap && !s->case_sensitive && zq_find_atom(uq, "case:", user_case, sizeof(user_case)))
+         * wrote would be overridden by the (implicit) top-level default unless it is repeated there.
+         * Only one of Zoekt's three values is: anything else (case:yes"a) is an error to Zoekt, which
+         * says so, and repeated outside its quotes it would be one of another kind. */
+        if (!rc && wrap && !s->case_sensitive && zq_find_atom(uq, "case:", user_case, sizeof(user_case)) &&
+            (!strcmp(user_case, "yes") || !strcmp(user_case, "no") || !strcmp(user_case, "auto")))
             rc = buf_printf(&b, " case:%s", user_case);
         free(uq);
     }

@@ -11,7 +11,9 @@
  *   case_sensitive -> case:yes                (default: no atom, i.e. Zoekt's case:auto)
  *
  * A query in Zoekt's syntax is kept intact; when it has several tokens and filters follow, it is wrapped
- * in parentheses so that a top-level `or` in it cannot swallow the filters. A pattern (ZQ_SYNTAX_REGEX,
+ * in parentheses so that a top-level `or` in it cannot swallow the filters. Its own parentheses must
+ * balance as Zoekt reads them (zq_check_parens), so that it cannot close the wrapper and leave the
+ * filters outside its terms. A pattern (ZQ_SYNTAX_REGEX,
  * ZQ_SYNTAX_LITERAL) becomes one quoted content: atom, so that its spaces, parentheses and the words
  * "or" and "and" in it are searched as they are written, blanks at its ends included. Case is ripgrep's
  * smart case: case-sensitive only when the pattern has an upper-case letter of its own (not one of an
@@ -92,6 +94,25 @@ struct zq_spec {
  * ZK_EINVAL with a message naming the argument at fault, or ZK_ETOOBIG when the query would be longer
  * than a query may be (64 KiB). */
 int zq_build(const struct zq_spec *spec, char **out, struct zk_err *err);
+
+/* What zq_check_parens found in a query in Zoekt's syntax. */
+struct zq_parens {
+    size_t tokens;          /* tokens Zoekt reads: terms, "or", '-' and parentheses */
+    size_t first_group_end; /* when the first token opens a group: the offset just past the ')' that
+                             * closes it; otherwise 0 */
+    size_t last_start;      /* the offset of the last token */
+    int last_open;          /* the '(' that the last token, a term, leaves open inside itself, as "[(]"
+                             * does: a ')' right after it would be read as part of it */
+    int last_starts_open;   /* whether the last token, a term, begins with '(' */
+};
+
+/* Reads q (n bytes) as Zoekt's lexer does (query.c says how) and checks that its parentheses balance:
+ * every ')' that Zoekt reads as closing a group closes one the query opened, and every group is closed.
+ * Quoted strings, backslash escapes and parentheses inside a term (foo\(, [(], content:"a)") are read
+ * as Zoekt reads them. Returns ZK_OK with *p filled, or ZK_EINVAL with a message naming the position
+ * (1-based) at fault: an unbalanced parenthesis, a quote without its closing quote, a trailing lone
+ * backslash, or a place where Zoekt stops reading (a line break between terms, an empty ""). */
+int zq_check_parens(const char *q, size_t n, struct zq_parens *p, struct zk_err *err);
 
 /* Whether a query in Zoekt's syntax has a sym: atom (outside quotes). */
 int zq_uses_symbols(const char *query);

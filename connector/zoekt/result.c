@@ -1421,8 +1421,23 @@ void zr_error_text(const char *body, size_t len, char *out, size_t n)
     const char *msg = json_str(root, "Error", NULL);
     size_t i, o = 0;
 
-    if (msg) {
-        snprintf(out, n, "%s", msg);
+    if (msg && n) {
+        /* Zoekt's text goes into messages the agent reads: made printable like file contents (control
+         * bytes, line breaks and invalid UTF-8 become U+FFFD) and cut where a character ends. Every
+         * input byte makes at least one output byte, so the first n bytes of it fill out. */
+        char *clean = zr_sanitize((const unsigned char *)msg, strnlen(msg, n));
+        size_t k;
+
+        for (k = strlen(clean); o < k;) {
+            size_t c = json_utf8_len((const unsigned char *)clean + o, k - o);
+
+            if (!c || o + c >= n)
+                break;
+            o += c;
+        }
+        memcpy(out, clean, o);
+        out[o] = '\0';
+        free(clean);
         cJSON_Delete(root);
         return;
     }

@@ -134,8 +134,9 @@ void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_sym
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err);
 void zr_list_free(struct zr_list *l);
 
-/* Copies Zoekt's {"Error":"..."} text into out (size n, always NUL-terminated). When the body is not
- * such an object, copies its first bytes instead, made printable. */
+/* Copies Zoekt's {"Error":"..."} text into out (size n, always NUL-terminated), made printable as
+ * zr_sanitize does (control bytes, line breaks and invalid UTF-8 become U+FFFD) and cut at the end of a
+ * character. When the body is not such an object, copies its first bytes instead, printable ASCII. */
 void zr_error_text(const char *body, size_t len, char *out, size_t n);
 
 /* Decodes standard base64 (with padding, no whitespace) into a heap buffer of *out_len bytes plus a

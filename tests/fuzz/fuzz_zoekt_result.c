@@ -14,7 +14,7 @@
  * - the text of every line comes from the decoded base64 content of the answer (a line of one of its
  *   Line, Before, After or Content fields, sanitised), never from anywhere else;
  * - the repository list is sorted by name;
- * - zr_error_text always NUL-terminates within the size it is given;
+ * - zr_error_text always NUL-terminates within the size it is given, and its text is printable;
  * - a time that rfc3339_parse accepts survives rfc3339_format and rfc3339_parse unchanged;
  * - zr_parse_search (the scanner, lib/jscan.h) and zr_parse_search_tree (one cJSON tree of the body)
  *   agree on every body, with the per-file cap off and at 1, 3 and 10 matching lines: the same code,
@@ -342,6 +342,7 @@ static void check_error_text(const char *body, size_t len)
         memset(out, 'x', sizeof(out));
         zr_error_text(body, len, out, n);
         FUZZ_CHECK(memchr(out, '\0', n) != NULL);
+        FUZZ_CHECK(printable(out));
     }
 }
 
@@ -351,7 +352,8 @@ static void check_time(const char *body, size_t len)
     time_t t, t2;
 
     FUZZ_CHECK(s != NULL);
-    if (rfc3339_parse(s, &t) && t > -62135596800LL && t < 253402300800LL) {
+    /* Every time of the years 0000 to 9999, the ones RFC 3339 can write. */
+    if (rfc3339_parse(s, &t) && t >= -62167219200LL && t < 253402300800LL) {
         rfc3339_format(t, text, sizeof(text));
         FUZZ_CHECK(rfc3339_parse(text, &t2) && t2 == t);
     }

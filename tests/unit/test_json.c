@@ -1,11 +1,13 @@
 /* Unit tests for lib/json's printer: json_print writes, byte for byte, what cJSON_PrintUnformatted
  * writes (golden files, the operator's applies and every MCP reply depend on it), for every string
- * byte, for the numbers it prints itself and those it leaves to cJSON, and for nested containers. */
+ * byte, for the numbers it prints itself and those it leaves to cJSON, and for nested containers. And
+ * json_num_to_int, the one conversion of a JSON number to an integer, at and past every bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,34 @@ static void test_print_utf8(void **state)
     cJSON_Delete(tree);
 }
 
+/* Every value outside the range is refused before a conversion (which the sanitized build, with
+ * float-cast-overflow, would abort on), and every value inside converts, cut toward zero. */
+static void test_num_to_int(void **state)
+{
+    long long n = 42;
+
+    (void)state;
+    assert_false(json_num_to_int(9223372036854775808.0, LLONG_MIN, LLONG_MAX, &n));
+    assert_false(json_num_to_int(-9223372036854777856.0, LLONG_MIN, LLONG_MAX, &n));
+    assert_false(json_num_to_int(INFINITY, LLONG_MIN, LLONG_MAX, &n));
+    assert_false(json_num_to_int(-INFINITY, LLONG_MIN, LLONG_MAX, &n));
+    assert_false(json_num_to_int(NAN, LLONG_MIN, LLONG_MAX, &n));
+    assert_false(json_num_to_int(1e300, 1, 200, &n));
+    assert_false(json_num_to_int(201, 1, 200, &n));
+    assert_false(json_num_to_int(0.5, 1, 200, &n));
+    assert_int_equal(n, 42); /* untouched by a refusal */
+    assert_true(json_num_to_int(-9223372036854775808.0, LLONG_MIN, LLONG_MAX, &n));
+    assert_true(n == LLONG_MIN);
+    assert_true(json_num_to_int(9223372036854774784.0, LLONG_MIN, LLONG_MAX, &n));
+    assert_true(n == 9223372036854774784LL);
+    assert_true(json_num_to_int(200, 1, 200, &n));
+    assert_int_equal(n, 200);
+    assert_true(json_num_to_int(200.5, 1, 200, &n));
+    assert_int_equal(n, 200);
+    assert_true(json_num_to_int(-2.5, -3, 0, &n));
+    assert_int_equal(n, -2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -104,6 +134,7 @@ int main(void)
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_containers_and_literals),
         cmocka_unit_test(test_print_utf8),
+        cmocka_unit_test(test_num_to_int),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

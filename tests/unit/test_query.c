@@ -31,6 +31,9 @@ static void test_glob_table(void **state)
         {"[]x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]x]\\.c$"},
         /* An escaped '-' stays a member: written bare it would make a range of its neighbours. */
         {"[\\]\\-x].c", ZQ_ANCHOR_PATH, "(^|/)[\\]\\-x]\\.c$"},
+        /* Parentheses in a class are escaped: Zoekt's lexer counts them inside an atom, and a bare ')'
+         * would end it and close a group. */
+        {"*[)(]*", ZQ_ANCHOR_PATH, "(^|/)[^/]*[\\)\\(][^/]*$"},
         {"Makefile", ZQ_ANCHOR_PATH, "(^|/)Makefile$"},
         {"a.b+c(d)|e^f$g", ZQ_ANCHOR_PATH, "(^|/)a\\.b\\+c\\(d\\)\\|e\\^f\\$g$"},
         {"/docs/*.md", ZQ_ANCHOR_PATH, "^docs/[^/]*\\.md$"},
@@ -250,6 +253,155 @@ static void test_build_errors(void **state)
     assert_non_null(strstr(err.msg, "repo: empty repository name"));
 }
 
+/* A query in Zoekt's syntax goes inside the parentheses that keep the filters out of it, so a query
+ * whose parentheses do not balance as Zoekt reads them is refused before anything is sent: "x) or (e"
+ * would have read (x) or (e repo:...) and searched every repository. */
+static void test_build_parens_refused(void **state)
+{
+    static const char *const alpha[] = {"alpha"};
+    static const struct {
+        const char *query;
+        const char *msg;
+    } cases[] = {
+        {"x) or (e", "the ')' at position 2 closes no '(' (a literal one is written \\))"},
+        {"x ) or ( e", "the ')' at position 3 closes no '('"},
+        {"x)or(e", "the ')' at position 2 closes no '('"},
+        {"(a or b)) or (c", "the ')' at position 9 closes no '('"},
+        /* Zoekt reads a token whose text is ")" as a parenthesis, quoted or not. */
+        {"\")\" or (e", "the ')' at position 1 closes no '('"},
+        {"a \"\\)\" or (e", "the ')' at position 3 closes no '('"},
+        {"-) a", "the '-' at position 1 negates nothing"},
+        {"(a b", "the '(' at position 1 is not closed"},
+        {"a ((b) c", "the '(' at position 3 is not closed"},
+        {"a \"b c", "the '\"' at position 3 has no closing '\"'"},
+        {"a \"b\\\"", "the '\"' at position 3 has no closing '\"'"},
+        {"a b\\", "it ends with a lone '\\'"},
+        {"a\nb", "Zoekt stops reading it at position 2 (a line break between terms)"},
+        {"a \"\" b", "Zoekt stops reading it at position 3 (an empty \"\")"},
+        /* "([(])" is a term that leaves a '(' open: a blank after it would open a group instead. */
+        {"a ([(])", "its last term, at position 3, leaves a '(' open inside itself"},
+        /* A '-' that negates nothing would negate the filters that follow it: "- repo:..." searches
+         * every other repository. */
+        {"-", "the '-' at position 1 negates nothing"},
+        {" --", "the '-' at position 2 negates nothing"},
+        {"a -", "the '-' at position 3 negates nothing"},
+        {"(a -) b", "the '-' at position 4 negates nothing"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zq_spec spec = {.query = cases[i].query, .repos = alpha, .n_repos = 1};
+        struct zk_err err = {0};
+        char *q = NULL;
+
+        if (zq_build(&spec, &q, &err) != ZK_EINVAL || q)
+            fail_msg("%s: accepted as %s", cases[i].query, q ? q : "(null)");
+        if (!strstr(err.msg, cases[i].msg) || !strstr(err.msg, "it was not sent (fix the query; retrying will "
+                                                                "not help while it is unchanged)"))
+            fail_msg("%s: got \"%s\", want \"%s\"", cases[i].query, err.msg, cases[i].msg);
+    }
+}
+
+/* Parentheses that Zoekt reads as part of a term (escaped, quoted, inside the term) are no groups, and
+ * balanced groups are kept as they are: such queries are accepted and wrapped whole. */
+static void test_build_parens_accepted(void **state)
+{
+    static const char *const alpha[] = {"alpha"};
+    static const struct {
+        const char *query;
+        const char *want;
+    } cases[] = {
+        {"foo\\( bar", "(foo\\( bar) repo:(^|/)alpha$"},
+        {"x\\) or \\(e", "(x\\) or \\(e) repo:(^|/)alpha$"},
+        {"content:\"a)\" b", "(content:\"a)\" b) repo:(^|/)alpha$"},
+        {"\"x) or (e\" b", "(\"x) or (e\" b) repo:(^|/)alpha$"},
+        {"\"a\\\"b)\" c", "(\"a\\\"b)\" c) repo:(^|/)alpha$"},
+        {"(a or b) c", "((a or b) c) repo:(^|/)alpha$"},
+        {"f(x) or g(y)", "(f(x) or g(y)) repo:(^|/)alpha$"},
+        {"(a)b c", "((a)b c) repo:(^|/)alpha$"},
+        {"-(a b) c", "(-(a b) c) repo:(^|/)alpha$"},
+        {"\"(\" a \")\" b", "(\"(\" a \")\" b) repo:(^|/)alpha$"},
+        /* A last term with a '(' open inside it would take the wrapper's ')' in: a blank ends it. */
+        {"a [(]", "(a [(] ) repo:(^|/)alpha$"},
+        /* A first token that ends at a ')' would take the wrapper's '(' in: a blank after it. */
+        {"\"(\") b", "( \"(\") b) repo:(^|/)alpha$"},
+        {"-\"(\") b", "( -\"(\") b) repo:(^|/)alpha$"},
+        {"x\\)", "x\\) repo:(^|/)alpha$"},
+        /* A blank after a backslash is part of the term: it is not trimmed. */
+        {"x\\ ", "x\\  repo:(^|/)alpha$"},
+        {"a x\\\\ ", "(a x\\\\) repo:(^|/)alpha$"},
+        {"a -b", "(a -b) repo:(^|/)alpha$"},
+        /* Only a case: of Zoekt's three values is repeated after the wrapper. */
+        {"case:no a b", "(case:no a b) case:no repo:(^|/)alpha$"},
+        {"a case:yes\"b)\"", "(a case:yes\"b)\") repo:(^|/)alpha$"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zq_spec spec = {.query = cases[i].query, .repos = alpha, .n_repos = 1};
+        struct zk_err err = {0};
+        char *q = NULL;
+
+        if (zq_build(&spec, &q, &err) != ZK_OK)
+            fail_msg("%s: %s", cases[i].query, err.msg);
+        if (strcmp(q, cases[i].want) != 0)
+            fail_msg("%s: got %s, want %s", cases[i].query, q, cases[i].want);
+        free(q);
+    }
+}
+
+/* What zq_check_parens reports besides the verdict: the tokens, where the first group ends, and what
+ * the last term leaves open. */
+static void test_check_parens(void **state)
+{
+    struct zq_parens p;
+    struct zk_err err = {0};
+
+    (void)state;
+    assert_int_equal(zq_check_parens("(a b) c", 7, &p, &err), ZK_OK);
+    assert_int_equal(p.tokens, 5);
+    assert_int_equal(p.first_group_end, 5);
+    assert_int_equal(p.last_start, 6);
+    assert_int_equal(p.last_open, 0);
+    assert_int_equal(zq_check_parens("((a) b) c", 9, &p, &err), ZK_OK);
+    assert_int_equal(p.first_group_end, 7);
+    assert_int_equal(zq_check_parens("a (b)", 5, &p, &err), ZK_OK);
+    assert_int_equal(p.first_group_end, 0);
+    assert_int_equal(zq_check_parens("x [(]", 5, &p, &err), ZK_OK);
+    assert_int_equal(p.last_open, 1);
+    assert_false(p.last_starts_open);
+    assert_int_equal(zq_check_parens("x ([(])", 7, &p, &err), ZK_OK);
+    assert_int_equal(p.last_open, 1);
+    assert_true(p.last_starts_open);
+    /* Only the n bytes given are read. */
+    assert_int_equal(zq_check_parens("a) b", 1, &p, &err), ZK_OK);
+    assert_int_equal(p.tokens, 1);
+    assert_int_equal(zq_check_parens("", 0, &p, &err), ZK_OK);
+    assert_int_equal(p.tokens, 0);
+}
+
+/* The filters balance too: a parenthesis in a glob's class, which Zoekt's lexer would count, is
+ * escaped, so the query built stays balanced as Zoekt reads it. */
+static void test_filters_balance(void **state)
+{
+    static const char *const globs[] = {"x[)]", "[(]*"};
+    static const char *const repos[] = {"acme/[)]*"};
+    struct zq_spec spec = {.query = "a b", .files = globs, .n_files = 2, .exclude_files = globs,
+                           .n_exclude_files = 2, .repos = repos, .n_repos = 1};
+    struct zq_parens p;
+    struct zk_err err = {0};
+    char *q = NULL;
+
+    (void)state;
+    assert_int_equal(zq_build(&spec, &q, &err), ZK_OK);
+    assert_string_equal(q, "(a b) repo:(^|/)acme/[\\)][^/]*$ file:((^|/)x[\\)]$|(^|/)[\\(][^/]*$) "
+                           "-file:(^|/)x[\\)]$ -file:(^|/)[\\(][^/]*$");
+    assert_int_equal(zq_check_parens(q, strlen(q), &p, &err), ZK_OK);
+    assert_int_equal(p.first_group_end, 5);
+    assert_int_equal(p.tokens, 10);
+    free(q);
+}
+
 static void test_lint(void **state)
 {
     (void)state;
@@ -284,8 +436,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_glob_table),   cmocka_unit_test(test_glob_errors),
         cmocka_unit_test(test_repo_regex),   cmocka_unit_test(test_build_table),
-        cmocka_unit_test(test_build_errors), cmocka_unit_test(test_lint),
-        cmocka_unit_test(test_quote),
+        cmocka_unit_test(test_build_errors), cmocka_unit_test(test_build_parens_refused),
+        cmocka_unit_test(test_build_parens_accepted), cmocka_unit_test(test_check_parens),
+        cmocka_unit_test(test_filters_balance),
+        cmocka_unit_test(test_lint),         cmocka_unit_test(test_quote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

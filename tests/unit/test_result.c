@@ -465,6 +465,37 @@ static void test_base64_and_sanitize(void **state)
     free(s);
 }
 
+static void error_text(const char *body, char *out, size_t n)
+{
+    zr_error_text(body, strlen(body), out, n);
+}
+
+/* Zoekt's error text goes into messages the agent reads: no control byte (an escape sequence, a line
+ * break), no invalid UTF-8, and no more than the buffer, cut where a character ends. */
+static void test_error_text_printable(void **state)
+{
+    static const char body[] = "{\"Error\":\"bad \\u001b[31mred\\nline\\u0007 caf\xc3\xa9 \xff\xc3 \\u00e9t\xc3\xa9\"}";
+    char out[64];
+
+    (void)state;
+    zr_error_text(body, sizeof(body) - 1, out, sizeof(out));
+    assert_string_equal(out, "bad \xef\xbf\xbd[31mred\xef\xbf\xbdline\xef\xbf\xbd caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd "
+                             "\xc3\xa9t\xc3\xa9");
+    /* "caf\xc3\xa9" cut at 5 bytes (4 and the terminator): the "\xc3" alone is not written. */
+    error_text("{\"Error\":\"caf\xc3\xa9\"}", out, 5);
+    assert_string_equal(out, "caf");
+    error_text("{\"Error\":\"caf\xc3\xa9\"}", out, 6);
+    assert_string_equal(out, "caf\xc3\xa9");
+    /* A replacement character that does not fit whole is left out too. */
+    error_text("{\"Error\":\"ab\\n\"}", out, 5);
+    assert_string_equal(out, "ab");
+    error_text("{\"Error\":\"x\"}", out, 1);
+    assert_string_equal(out, "");
+    out[0] = 'x';
+    error_text("{\"Error\":\"x\"}", out, 0);
+    assert_int_equal(out[0], 'x');
+}
+
 static void test_time_and_prefix(void **state)
 {
     time_t t;
@@ -597,7 +628,7 @@ int main(void)
         cmocka_unit_test(test_bad_base64_is_flagged), cmocka_unit_test(test_base64_and_sanitize),
         cmocka_unit_test(test_names_are_sanitised),  cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_time_and_prefix),      cmocka_unit_test(test_match_line_cap),
-        cmocka_unit_test(test_match_positions),
+        cmocka_unit_test(test_match_positions),      cmocka_unit_test(test_error_text_printable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
