@@ -35,10 +35,14 @@ pod_corpus hostile-bench "$query"
 cgroup_peak_mib() {
   local pid path f
   pid=$(container_pid "$NS" "$POD" "$1") || { echo "?"; return; }
-  path=$(awk -F: '$2 == "memory" || $2 == "" {print $3; exit}' "/proc/$pid/cgroup")
-  for f in "/sys/fs/cgroup/memory$path/memory.max_usage_in_bytes" "/sys/fs/cgroup$path/memory.peak"; do
-    [ -r "$f" ] && { echo $(($(cat "$f") / 1048576)); return; }
-  done
+  # cgroup v1 names the memory controller's path on a line of its own; v2 has one line, "0::PATH".
+  path=$(awk -F: '$2 == "memory" {print $3; exit}' "/proc/$pid/cgroup")
+  f=/sys/fs/cgroup/memory$path/memory.max_usage_in_bytes
+  if [ -z "$path" ]; then
+    path=$(awk -F: '$1 == "0" {print $3; exit}' "/proc/$pid/cgroup")
+    f=/sys/fs/cgroup$path/memory.peak
+  fi
+  [ -r "$f" ] && { echo $(($(cat "$f") / 1048576)); return; }
   echo "?"
 }
 restarts() {
