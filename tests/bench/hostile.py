@@ -41,13 +41,7 @@ async def read_response(reader):
 async def drip(host, port, head, body_len, stop, drip_s, c):
     """One connection that sends head at once, then a byte every drip_s seconds (of a body of body_len
     bytes, or of a header that never ends); reconnects when the server closes it."""
-    while time.monotonic() < stop:
-        try:
-            reader, writer = await asyncio.open_connection(host, port)
-        except OSError:
-            await asyncio.sleep(0.5)
-            continue
-        c["opened"] += 1
+    async for reader, writer in connections(host, port, stop, c):
         try:
             writer.write(head)
             await writer.drain()
@@ -70,6 +64,18 @@ async def drip(host, port, head, body_len, stop, drip_s, c):
             writer.close()
 
 
+async def connections(host, port, stop, c):
+    """A new connection each time the caller is done with the last one, until stop; counted in c."""
+    while time.monotonic() < stop:
+        try:
+            reader, writer = await asyncio.open_connection(host, port)
+        except OSError:
+            await asyncio.sleep(0.5)
+            continue
+        c["opened"] += 1
+        yield reader, writer
+
+
 def post(path, host, body, token, session=None, version=None):
     h = [f"POST {path} HTTP/1.1", f"Host: {host}", "Content-Type: application/json",
          "Accept: application/json, text/event-stream", f"Authorization: Bearer {token}",
@@ -88,13 +94,7 @@ def initialize(version):
 
 async def session_flood(host, port, path, token, stop, c):
     """initialize after initialize on one keep-alive connection, reconnecting when it closes."""
-    while time.monotonic() < stop:
-        try:
-            reader, writer = await asyncio.open_connection(host, port)
-        except OSError:
-            await asyncio.sleep(0.5)
-            continue
-        c["opened"] += 1
+    async for reader, writer in connections(host, port, stop, c):
         try:
             while time.monotonic() < stop:
                 writer.write(post(path, host, initialize("2025-06-18"), token))
@@ -111,13 +111,7 @@ async def session_flood(host, port, path, token, stop, c):
 
 async def batch_flood(host, port, path, token, stop, c):
     """Batches of tools/list in one 2025-03-26 session: BATCH_OK of them, then one more than the bound."""
-    while time.monotonic() < stop:
-        try:
-            reader, writer = await asyncio.open_connection(host, port)
-        except OSError:
-            await asyncio.sleep(0.5)
-            continue
-        c["opened"] += 1
+    async for reader, writer in connections(host, port, stop, c):
         try:
             writer.write(post(path, host, initialize("2025-03-26"), token))
             await writer.drain()

@@ -165,6 +165,22 @@ static int http_get(int port, const char *path, char *body, size_t len)
     return status;
 }
 
+/* Starts nginx from n's configuration and waits (up to 5 s) until /healthz answers 200, whose body goes
+ * to body. Returns nginx's pid. */
+static pid_t start_nginx(const struct nx *n, char *body, size_t len)
+{
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    pid_t pid = spawn_nginx(n, NULL);
+    int status = 0;
+
+    for (int i = 0; i < 50 && status == 0; i++) {
+        nanosleep(&pause, NULL);
+        status = http_get(n->port, "/healthz", body, len);
+    }
+    assert_int_equal(status, 200);
+    return pid;
+}
+
 static void test_config_passes_nginx_t(void **state)
 {
     static const char *const test_flags[] = {"-t", "-q", NULL};
@@ -183,18 +199,12 @@ static void test_nginx_serves_healthz(void **state)
 {
     struct nx n;
     char body[256], pidfile[160];
-    struct timespec pause = {0, 100 * 1000 * 1000};
-    int status = 0, i;
+    int status;
     pid_t pid;
 
     (void)state;
     setup_conf(&n, 1);
-    pid = spawn_nginx(&n, NULL);
-    for (i = 0; i < 50 && status == 0; i++) {
-        nanosleep(&pause, NULL);
-        status = http_get(n.port, "/healthz", body, sizeof(body));
-    }
-    assert_int_equal(status, 200);
+    pid = start_nginx(&n, body, sizeof(body));
     assert_string_equal(body, "ok\n");
     /* Everything else is proxied (behind auth_request): with no connector or webserver on the pod's
      * loopback ports here, nginx answers with an upstream error, never a page of its own. */
@@ -221,23 +231,18 @@ static void test_nginx_serves_healthz(void **state)
 static void test_slow_header_closed(void **state)
 {
     static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-    struct timespec pause = {0, 100 * 1000 * 1000}, start, now;
+    struct timespec start, now;
     struct sockaddr_in a;
     char body[64], c;
     struct nx n;
     size_t sent = 0;
-    int status = 0, i, fd, closed = 0;
+    int fd, closed = 0;
     double secs = 0;
     pid_t pid;
 
     (void)state;
     setup_conf(&n, 0);
-    pid = spawn_nginx(&n, NULL);
-    for (i = 0; i < 50 && status == 0; i++) {
-        nanosleep(&pause, NULL);
-        status = http_get(n.port, "/healthz", body, sizeof(body));
-    }
-    assert_int_equal(status, 200);
+    pid = start_nginx(&n, body, sizeof(body));
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_port = htons((uint16_t)n.port);

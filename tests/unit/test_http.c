@@ -324,6 +324,22 @@ static void test_warning_text_of_garbage(void **state)
     assert_string_equal(out, "29 - \"x\" y");
 }
 
+/* Reads a request's head (up to its blank line, or 4 KiB) from conn, for servers that answer whatever
+ * was asked. */
+static void read_request_head(int conn)
+{
+    char request[4096];
+    size_t len = 0;
+    ssize_t n;
+
+    request[0] = '\0';
+    while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
+           (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
+        len += (size_t)n;
+        request[len] = '\0';
+    }
+}
+
 /* A server that answers one request with a Warning header per line of warnings_sent. */
 static const char *const warnings_sent[] = {
     "299 - \"first\"", "299 - \"first\"", "299 - \"second\"", "not in the form", "299 - \"\"",
@@ -333,19 +349,13 @@ static const char *const warnings_sent[] = {
 static void *answer_with_warnings(void *arg)
 {
     struct echo_server *s = arg;
-    char request[4096], head[2048];
-    size_t len = 0, used;
-    ssize_t n;
+    char head[2048];
+    size_t used;
     int conn = accept(s->fd, NULL, NULL);
 
     if (conn < 0)
         return NULL;
-    request[0] = '\0';
-    while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
-           (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
-        len += (size_t)n;
-        request[len] = '\0';
-    }
+    read_request_head(conn);
     used = (size_t)snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n");
     for (size_t i = 0; i < sizeof(warnings_sent) / sizeof(warnings_sent[0]); i++)
         used += (size_t)snprintf(head + used, sizeof(head) - used, "%s: %s\r\n", i % 2 ? "warning" : "Warning",
@@ -398,23 +408,16 @@ static void *answer_4000(void *arg)
 {
     struct echo_server *s = arg;
     static char body[4000];
-    char request[4096], head[128];
+    char head[128];
 
     memset(body, 'x', sizeof(body));
     snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", sizeof(body));
     for (int i = 0; i < 3; i++) {
-        size_t len = 0;
-        ssize_t n;
         int conn = accept(s->fd, NULL, NULL);
 
         if (conn < 0)
             return NULL;
-        request[0] = '\0';
-        while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
-               (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
-            len += (size_t)n;
-            request[len] = '\0';
-        }
+        read_request_head(conn);
         if (write(conn, head, strlen(head)) < 0 || write(conn, body, sizeof(body)) < 0)
             fprintf(stderr, "answer_4000: write failed\n");
         close(conn);
