@@ -1340,8 +1340,9 @@ static int zr_scan_map_entry(const struct jscan_doc *d, struct jscan key, struct
     id = zr_scan_strdup(key, NULL);
     snprintf(name, sizeof(name), "#%s", id);
     free(id);
-    r->name = mem_strdup(name);
-    r->full_name = mem_strdup(name);
+    /* Sanitised again: the cut at sizeof(name) may fall inside a character. */
+    r->name = zr_strdup(name);
+    r->full_name = zr_strdup(name);
     r->latest_commit = mem_strdup("");
     r->zoekt_version = mem_strdup("");
     zr_scan_branches(d, v[0], r);
