@@ -163,26 +163,34 @@ static void test_a_long_bearer_token_is_sent_whole(void **state)
     free(token);
 }
 
+/* Reads a request's head (up to its blank line, or 4 KiB) from conn, for servers that answer whatever
+ * was asked. */
+static void read_request_head(int conn)
+{
+    char request[4096];
+    size_t len = 0;
+    ssize_t n;
+
+    request[0] = '\0';
+    while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
+           (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
+        len += (size_t)n;
+        request[len] = '\0';
+    }
+}
+
 /* A server that accepts one connection only and answers three requests on it, each with its ordinal:
  * a client that opened a second connection would get no answer. */
 static void *keepalive_three(void *arg)
 {
     struct echo_server *s = arg;
-    char request[4096], head[128];
+    char head[128];
     int conn = accept(s->fd, NULL, NULL);
 
     if (conn < 0)
         return NULL;
     for (int i = 1; i <= 3; i++) {
-        size_t len = 0;
-        ssize_t n;
-
-        request[0] = '\0';
-        while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
-               (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
-            len += (size_t)n;
-            request[len] = '\0';
-        }
+        read_request_head(conn);
         snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n%d", i);
         if (write(conn, head, strlen(head)) < 0)
             break;
@@ -322,22 +330,6 @@ static void test_warning_text_of_garbage(void **state)
     /* Not the form (a code of two digits): the whole value, a NUL in it made a space. */
     assert_int_equal(http_warning_text("29 - \"x\"\0y", 10, out, sizeof(out)), ZK_OK);
     assert_string_equal(out, "29 - \"x\" y");
-}
-
-/* Reads a request's head (up to its blank line, or 4 KiB) from conn, for servers that answer whatever
- * was asked. */
-static void read_request_head(int conn)
-{
-    char request[4096];
-    size_t len = 0;
-    ssize_t n;
-
-    request[0] = '\0';
-    while (!strstr(request, "\r\n\r\n") && len < sizeof(request) - 1 &&
-           (n = read(conn, request + len, sizeof(request) - 1 - len)) > 0) {
-        len += (size_t)n;
-        request[len] = '\0';
-    }
 }
 
 /* A server that answers one request with a Warning header per line of warnings_sent. */
