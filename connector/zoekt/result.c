@@ -1118,6 +1118,21 @@ static int zr_scan_file(const struct jscan_doc *d, struct jscan fm, const struct
     return zr_file_finish(&lines, uncounted, f, rc, err);
 }
 
+/* jscan_parse of a Zoekt answer with its failures described for the agent: text that is not JSON gets
+ * not_json and the start of the body, text too long for the parser names what the answer is. d is to
+ * be freed with jscan_doc_free in every case. */
+static int zr_scan_answer(struct jscan_doc *d, const char *body, size_t len, const char *what, const char *not_json,
+                          struct jscan *root, struct zk_err *err)
+{
+    int rc = jscan_parse(d, body, len, root);
+
+    if (rc == ZK_EPARSE)
+        return zr_bad_body(body, len, not_json, err);
+    if (rc)
+        return zk_err_set(err, rc, "%s is longer than the parser takes", what);
+    return ZK_OK;
+}
+
 /* cJSON_HasObjectItem: whether obj has a member whose key is name, ignoring ASCII case. */
 static int zr_scan_has(const struct jscan_doc *d, struct jscan obj, const char *name)
 {
@@ -1186,15 +1201,8 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = jscan_parse(&d, body, len, &root);
-    if (rc == ZK_EPARSE) {
-        rc = zr_bad_body(body, len, zr_msg_not_json, err);
+    if ((rc = zr_scan_answer(&d, body, len, "the search answer", zr_msg_not_json, &root, err)))
         goto out;
-    }
-    if (rc) {
-        rc = zk_err_set(err, rc, "the search answer is longer than the parser takes");
-        goto out;
-    }
     jscan_find(&d, root, zr_result_key, 1, &res);
     res = jscan_obj(res);
     if (!res.p && jscan_type(root) == JSCAN_OBJECT && (zr_scan_has(&d, root, "Files") || zr_scan_has(&d, root, "FileCount")))
@@ -1367,15 +1375,9 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
     memset(out, 0, sizeof(*out));
     if (!o)
         o = &defaults;
-    rc = jscan_parse(&d, body, len, &root);
-    if (rc == ZK_EPARSE) {
-        rc = zr_bad_body(body, len, "the repository list is not valid JSON (truncated or not from Zoekt)", err);
+    if ((rc = zr_scan_answer(&d, body, len, "the repository list",
+                             "the repository list is not valid JSON (truncated or not from Zoekt)", &root, err)))
         goto out;
-    }
-    if (rc) {
-        rc = zk_err_set(err, rc, "the repository list is longer than the parser takes");
-        goto out;
-    }
     jscan_find(&d, root, root_names, 1, &list);
     list = jscan_obj(list);
     if (!list.p) {
