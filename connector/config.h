@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-struct http_budget;
+struct budget;
 struct http_pool;
 struct zlc;
 
@@ -19,13 +19,19 @@ struct zlc;
 #define CONNECTOR_OUTPUT_BUDGET_DEFAULT 16384
 #define CONNECTOR_OUTPUT_BUDGET_LIMIT 65536
 /* Bounds on Zoekt's answers: one answer, and all those the process holds at once, counted at twice
- * their length (lib/http.h, http_budget: the buffer and the parser's tape). 64 MiB holds the
+ * their length (lib/budget.h, lib/http.h: the buffer and the parser's tape). 64 MiB holds the
  * repository list of about 25,000 repositories (26 MB for 10,000); 128 MiB is half the connector
  * container's memory limit, so many large answers at once get a retryable "busy" rather than an OOM
  * kill that would end every agent's session. */
 #define CONNECTOR_ZOEKT_RESPONSE_MAX (64u << 20)
 #define CONNECTOR_ZOEKT_ANSWERS_MAX (128u << 20)
 #define CONNECTOR_MCP_REQUEST_MAX (1u << 20)     /* bound on one MCP message */
+/* Bound on what the requests being served hold at once over the process (lib/budget.h): their bodies,
+ * parses, batch replies and answers not yet sent (connector/front.h, "Memory"). The largest request
+ * holds about 11 MiB (a 1 MiB batch, its tree, 2 MiB of replies and their copy); a tool call about
+ * 100 KiB. With Zoekt's answers (128 MiB) and the process's own 16 MiB, 64 MiB stays below the
+ * container's 256 MiB limit, and a flood past it gets 503s, not an OOM kill. */
+#define CONNECTOR_REQUESTS_MEMORY_MAX (64u << 20)
 /* Default limit on tools/call per Streamable HTTP session: a burst of this many calls, refilled at
  * this many per second. Generous for an agent (which waits for each answer), tight enough that a
  * runaway loop among the clients sharing a server cannot keep Zoekt busy. stdio is not limited by
@@ -57,7 +63,8 @@ struct connector_config {
     struct connector_rate http_rate;  /* per Streamable HTTP session */
     struct connector_rate stdio_rate; /* for the stdio session */
     struct http_pool *zoekt_pool;     /* open connections to Zoekt, shared by every tool call; may be NULL */
-    struct http_budget *zoekt_budget; /* CONNECTOR_ZOEKT_ANSWERS_MAX over every call's answer; may be NULL */
+    struct budget *zoekt_budget;      /* CONNECTOR_ZOEKT_ANSWERS_MAX over every call's answer; may be NULL */
+    struct budget *request_budget;    /* CONNECTOR_REQUESTS_MEMORY_MAX over the requests served; may be NULL */
     struct zlc *zoekt_list_cache;     /* Zoekt's repository list as search_code's "Indexed:" line reads it
                                        * (connector/zoekt/listcache.h); NULL: that line shows no ages */
 };

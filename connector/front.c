@@ -1,6 +1,7 @@
 /* front.c: see front.h. */
 #include "connector/front.h"
 
+#include "budget.h"
 #include "buf.h"
 #include "connector/tools/tools.h"
 #include "flag.h"
@@ -9,7 +10,9 @@
 #include "mem.h"
 #include "monotime.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +26,9 @@ struct front_conn {
     double mark;   /* monotonic seconds: when it opened, or when its last answer was done */
     int serving;   /* its request is read and being answered: no deadline runs */
     int reaped;    /* shut down by the reaper already */
+    /* What its request holds in the front's budget (front.h, "Memory"): the body, its parse and the
+     * answer, until the answer is sent. Touched only on the connection's own thread. */
+    struct budget_hold hold;
     struct front_conn *prev, *next;
 };
 
@@ -46,6 +52,7 @@ struct front {
 struct req {
     struct buf body;
     int too_big;
+    int busy; /* the budget had no room for the body: the rest was dropped, the answer is 503 */
 };
 
 /* ---- helpers for routes --------------------------------------------------------------------- */
@@ -98,13 +105,75 @@ static void front_add_header(struct MHD_Response *r, const char *name, const cha
         mem_oom(strlen(name) + strlen(value));
 }
 
-enum MHD_Result front_respond(struct MHD_Connection *c, unsigned status, const char *ctype, const char *body, ...)
+/* The connection's record (NULL for a connection the front did not see open). */
+static struct front_conn *front_conn_of(struct MHD_Connection *c)
 {
-    size_t len = body != NULL ? strlen(body) : 0;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* Copies the last comma-separated element of list, without spaces, into out; 0 when it is empty or too
+ * long, or holds a character no address has. */
+static int last_list_element(const char *list, char *out, size_t size)
+{
+    const char *start = strrchr(list, ','), *end;
+    size_t n, i;
+
+    start = start != NULL ? start + 1 : list;
+    while (*start == ' ' || *start == '\t')
+        start++;
+    for (end = start + strlen(start); end > start && (end[-1] == ' ' || end[-1] == '\t'); end--)
+        ;
+    n = (size_t)(end - start);
+    if (n == 0 || n >= size)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!strchr("0123456789abcdefABCDEF.:[]", start[i]))
+            return 0;
+    memcpy(out, start, n);
+    out[n] = '\0';
+    return 1;
+}
+
+void front_client_address(struct MHD_Connection *c, char *out, size_t size)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
+    const char *forwarded = front_header(c, "X-Forwarded-For");
+    char peer[INET6_ADDRSTRLEN] = "";
+    int loopback = 0;
+
+    if (sa != NULL && sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+        inet_ntop(AF_INET, &in->sin_addr, peer, sizeof(peer));
+        loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else if (sa != NULL && sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+        inet_ntop(AF_INET6, &in6->sin6_addr, peer, sizeof(peer));
+        loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    }
+    if (loopback && forwarded != NULL && last_list_element(forwarded, out, size))
+        return;
+    snprintf(out, size, "%s", peer[0] != '\0' ? peer : "unknown");
+}
+
+struct budget_hold *front_request_hold(struct MHD_Connection *c)
+{
+    struct front_conn *fc = front_conn_of(c);
+
+    return fc != NULL ? &fc->hold : NULL;
+}
+
+/* Queues a response whose body is copied, the headers given as name, value pairs ending with NULL. */
+static enum MHD_Result front_queue(struct MHD_Connection *c, unsigned status, const char *ctype, const char *body,
+                                   size_t len, va_list ap)
+{
     struct MHD_Response *r;
     enum MHD_Result ret;
     const char *name, *value;
-    va_list ap;
 
     /* With a known size and MUST_COPY, a copy of the body that cannot be allocated is the one way to
      * fail: the out-of-memory policy (lib/mem.h). */
@@ -113,14 +182,50 @@ enum MHD_Result front_respond(struct MHD_Connection *c, unsigned status, const c
         mem_oom(len);
     if (ctype != NULL)
         front_add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    va_start(ap, body);
     while ((name = va_arg(ap, const char *)) != NULL) {
         value = va_arg(ap, const char *);
         front_add_header(r, name, value);
     }
-    va_end(ap);
     ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
+    return ret;
+}
+
+/* front_queue with the headers given here, outside any budget. */
+static enum MHD_Result front_queue_unbudgeted(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                              const char *body, ...)
+{
+    enum MHD_Result ret;
+    va_list ap;
+
+    va_start(ap, body);
+    ret = front_queue(c, status, ctype, body, strlen(body), ap);
+    va_end(ap);
+    return ret;
+}
+
+/* The 503 of a full budget (front.h, "Memory"). Its text is a constant, so it needs no room. */
+static enum MHD_Result front_respond_busy(struct MHD_Connection *c)
+{
+    return front_queue_unbudgeted(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
+                                  "the connector is holding as many requests as its memory allows; retry in a "
+                                  "second\n", "Retry-After", "1", NULL);
+}
+
+enum MHD_Result front_respond(struct MHD_Connection *c, unsigned status, const char *ctype, const char *body, ...)
+{
+    size_t len = body != NULL ? strlen(body) : 0;
+    struct front_conn *fc = front_conn_of(c);
+    enum MHD_Result ret;
+    va_list ap;
+
+    /* The copy stays until the client has read it, so it counts in the budget until then; a copy
+     * with no room is replaced by the short 503 (counted in no budget: it is a constant). */
+    if (fc != NULL && budget_add(&fc->hold, len) != ZK_OK)
+        return front_respond_busy(c);
+    va_start(ap, body);
+    ret = front_queue(c, status, ctype, body, len, ap);
+    va_end(ap);
     return ret;
 }
 
@@ -237,8 +342,7 @@ static const struct {
  * request (0: its answer is done, and the deadline starts again now). */
 static void front_conn_mark(struct front *f, struct MHD_Connection *c, int serving)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct front_conn *fc = ci != NULL ? ci->socket_context : NULL;
+    struct front_conn *fc = front_conn_of(c);
 
     if (fc == NULL)
         return;
@@ -264,6 +368,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         fc = mem_calloc(1, sizeof(*fc));
         fc->fd = ci != NULL ? ci->connect_fd : -1;
         fc->mark = monotime_s();
+        fc->hold = BUDGET_HOLD(f->cfg != NULL ? f->cfg->request_budget : NULL);
         pthread_mutex_lock(&f->conns_mu);
         fc->next = f->conns;
         if (f->conns)
@@ -360,6 +465,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct front *f = cls;
     struct req *r = *con_cls;
     const struct front_route *route;
+    struct front_conn *fc;
     int gate;
 
     (void)version;
@@ -373,13 +479,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return (enum MHD_Result)gate;
         return MHD_YES;
     }
+    fc = front_conn_of(c);
     if (*upload_size > 0) {
-        if (!r->too_big && buf_append(&r->body, upload, *upload_size) != ZK_OK)
+        /* A body past FRONT_BODY_MAX is refused by buf_append below, naming that bound, whatever the
+         * budget holds; one that fits it but finds no room in the budget is dropped for a 503. */
+        if (!r->too_big && !r->busy && fc != NULL && r->body.len + *upload_size <= FRONT_BODY_MAX &&
+            budget_grow(&fc->hold, (r->body.len + *upload_size) * FRONT_BODY_FACTOR) != ZK_OK) {
+            r->busy = 1;
+            buf_free(&r->body);
+        }
+        if (!r->too_big && !r->busy && buf_append(&r->body, upload, *upload_size) != ZK_OK)
             r->too_big = 1; /* the buffer has freed itself; the rest of the body is dropped */
         *upload_size = 0;
         return MHD_YES;
     }
     front_conn_mark(f, c, 1);
+    route = find_route(f, url);
+    if (!r->busy && !r->too_big && fc != NULL && route != NULL && route->parse_cost != NULL &&
+        budget_add(&fc->hold, route->parse_cost(r->body.len)) != ZK_OK)
+        r->busy = 1;
+    if (r->busy)
+        return front_respond_busy(c);
     return serve(f, c, url, method, r);
 }
 
@@ -387,8 +507,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 {
     struct req *r = *con_cls;
 
+    struct front_conn *fc = front_conn_of(c);
+
     (void)tc;
     front_conn_mark(cls, c, 0);
+    if (fc != NULL) /* the answer is sent, or the connection gone: what it held goes */
+        budget_release(&fc->hold);
     if (r != NULL) {
         buf_free(&r->body);
         free(r);

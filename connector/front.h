@@ -20,6 +20,7 @@
 #ifndef ZK_CONNECTOR_FRONT_H
 #define ZK_CONNECTOR_FRONT_H
 
+#include "budget.h"
 #include "connector/auth.h"
 #include "connector/config.h"
 #include "err.h"
@@ -36,6 +37,14 @@
  * connector is closing. HTTP/1.1 requests without Host are refused (400). */
 #define FRONT_REQUEST_DEADLINE_S 30
 #define FRONT_BODY_MAX CONNECTOR_MCP_REQUEST_MAX /* bound on the body of any request */
+/* Memory: every request holds in cfg->request_budget (CONNECTOR_REQUESTS_MEMORY_MAX for the whole
+ * process) what it costs until its answer is sent: FRONT_BODY_FACTOR times its body as the body
+ * arrives (the buffer, which doubles), its route's parse_cost once the body is in, and the copy of its
+ * answer, which stays until the client has read it, however slowly. A request that finds no room gets
+ * 503 with Retry-After: 1 and costs nothing more; its body is dropped unread. What a route builds on the
+ * way (a batch's replies) it holds in the same budget itself. Without a budget (cfg NULL or no
+ * request_budget) only the per-request bounds apply. */
+#define FRONT_BODY_FACTOR 2
 
 /* A route's gate answers this when the request may go on to its body. */
 #define FRONT_GO_ON (-1)
@@ -58,6 +67,9 @@ struct front_route {
     int (*gate)(void *ctx, struct MHD_Connection *c);
     /* Answers the request: queues a response and returns its result. Any method reaches it. */
     enum MHD_Result (*serve)(void *ctx, struct MHD_Connection *c, const char *method, const struct front_body *body);
+    /* What parsing a body of len bytes may hold beyond the body itself, reserved in the budget before
+     * serve is called (see "Memory" above). May be NULL: nothing. */
+    size_t (*parse_cost)(size_t len);
     /* Called by front_stop before the daemon stops (and waits for every connection thread), so that
      * requests in flight end at once rather than at their deadlines. May be NULL. */
     void (*cancel)(void *ctx);
@@ -93,8 +105,22 @@ int front_parse_listen(const char *listen, struct sockaddr_storage *addr, sockle
 const char *front_header(struct MHD_Connection *c, const char *name);
 
 /* Queues a response with body (may be NULL; copied) and extra headers given as name, value pairs ending
- * with NULL. */
+ * with NULL. The copy counts in the request's budget until it is sent; without room for it the answer
+ * is a 503 with Retry-After instead (see "Memory" above). */
 enum MHD_Result front_respond(struct MHD_Connection *c, unsigned status, const char *ctype, const char *body, ...);
+
+/* What the request on c holds in the front's budget, for a route that builds large things on the way
+ * (see "Memory" above); NULL for a connection the front did not see open. Only for the connection's
+ * own thread, until the answer is queued. */
+struct budget_hold *front_request_hold(struct MHD_Connection *c);
+
+/* Who sent the request on c, as an address in text (at most FRONT_CLIENT_MAX bytes with its NUL): the
+ * peer's address, or, when the peer is on the loopback (the gateway's nginx in the same pod, which
+ * appends the address it saw to X-Forwarded-For), the last address of that header. The connector
+ * listens on the loopback in the search pod, so only nginx, or a process of the pod, can name an
+ * address there. "unknown" when neither can be read. */
+#define FRONT_CLIENT_MAX 64
+void front_client_address(struct MHD_Connection *c, char *out, size_t size);
 
 /* The WWW-Authenticate challenge of a 401, for a request whose Authorization header was authz (NULL
  * when absent): a presented token that was refused is named an invalid one. */

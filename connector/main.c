@@ -58,7 +58,8 @@ struct connector {
     struct webhook_opts webhook_opts; /* --webhook-*: all three, or none */
     struct webhook *webhook;
     struct front *front;
-    struct http_budget zoekt_budget; /* cfg.zoekt_budget */
+    struct budget zoekt_budget;      /* cfg.zoekt_budget */
+    struct budget request_budget;    /* cfg.request_budget */
     sigset_t stop_signals; /* blocked in every thread, awaited by main_run */
     int curl_ready;
 };
@@ -344,6 +345,8 @@ static int main_start(struct connector *c)
     c->cfg.zoekt_list_cache = zlc_new(NULL);
     c->zoekt_budget.limit = CONNECTOR_ZOEKT_ANSWERS_MAX;
     c->cfg.zoekt_budget = &c->zoekt_budget;
+    c->request_budget.limit = CONNECTOR_REQUESTS_MEMORY_MAX;
+    c->cfg.request_budget = &c->request_budget;
     if (c->use_stdio) {
         if (c->cfg.token_file != NULL || c->cfg.token_dir != NULL || c->cfg.allowed_origins != NULL)
             log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);

@@ -140,9 +140,7 @@ static void http_pool_give(struct http_pool *pool, struct http_slot *s)
 
 void http_response_free(struct http_response *resp)
 {
-    if (resp->budget && resp->reserved)
-        atomic_fetch_sub(&resp->budget->used, resp->reserved);
-    resp->reserved = 0;
+    budget_release(&resp->hold);
     buf_free(&resp->body);
     for (int i = 0; i < resp->nwarnings; i++) {
         free(resp->warnings[i]);
@@ -218,33 +216,24 @@ static void http_keep_warning(struct http_response *resp, const char *value, siz
     resp->warnings[resp->nwarnings++] = mem_strdup(text);
 }
 
-/* Reserves in the request's budget what the body will hold once n more bytes are in (http.h), in
- * steps that double, so that a large body takes the budget's atomic a few dozen times, not per chunk. */
+/* Reserves in the request's budget what the body will hold once n more bytes are in (http.h). */
 static int http_budget_take(struct http_xfer *x, size_t n)
 {
-    struct http_budget *b = x->req->budget;
     struct http_response *resp = x->resp;
-    size_t want = (resp->body.len + n) * HTTP_BUDGET_FACTOR, more, before;
+    int rc;
 
     /* Past max_body, buf_append refuses the bytes and says so, naming that bound. */
-    if (want <= resp->reserved || resp->body.len + n > resp->body.max)
+    if (resp->body.len + n > resp->body.max)
         return ZK_OK;
-    if (want < resp->reserved * 2)
-        want = resp->reserved * 2;
-    if (want > b->limit)
-        want = (resp->body.len + n) * HTTP_BUDGET_FACTOR;
-    if (want > b->limit)
-        return zk_err_set(x->err, ZK_ETOOBIG, "%s %s: the response body needs more memory than the %zu bytes "
-                          "this process allows for such bodies", x->req->method, x->req->url, b->limit);
-    more = want - resp->reserved;
-    before = atomic_fetch_add(&b->used, more);
-    if (before + more > b->limit) {
-        atomic_fetch_sub(&b->used, more);
-        return zk_err_set(x->err, ZK_EBUSY, "%s %s: other responses hold the memory this process allows for "
-                          "such bodies (%zu bytes) for now", x->req->method, x->req->url, b->limit);
-    }
-    resp->budget = b;
-    resp->reserved = want;
+    if (resp->hold.b == NULL)
+        resp->hold = BUDGET_HOLD(x->req->budget);
+    rc = budget_grow(&resp->hold, (resp->body.len + n) * HTTP_BUDGET_FACTOR);
+    if (rc == ZK_ETOOBIG)
+        return zk_err_set(x->err, rc, "%s %s: the response body needs more memory than the %zu bytes this "
+                          "process allows for such bodies", x->req->method, x->req->url, x->req->budget->limit);
+    if (rc != ZK_OK)
+        return zk_err_set(x->err, rc, "%s %s: other responses hold the memory this process allows for such "
+                          "bodies (%zu bytes) for now", x->req->method, x->req->url, x->req->budget->limit);
     return ZK_OK;
 }
 

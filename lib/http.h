@@ -10,6 +10,7 @@
 #ifndef ZK_HTTP_H
 #define ZK_HTTP_H
 
+#include "budget.h"
 #include "buf.h"
 #include "err.h"
 
@@ -53,18 +54,13 @@ struct http_pool;
 struct http_pool *http_pool_new(int max_idle) __attribute__((returns_nonnull));
 void http_pool_free(struct http_pool *pool);
 
-/* A bound several transfers share on the memory their accumulated bodies hold at once, so that many
- * large answers at the same time cannot add up past what the process may use. A transfer reserves
- * HTTP_BUDGET_FACTOR times its body's length, as the body grows (the buffer, which doubles, and what the
- * caller builds from it, such as lib/jscan's tape, less than the text for a Zoekt answer), and
- * http_response_free gives the reservation back. A body past the request's max_body fails as before.
- * A body that alone would need more than the limit fails with ZK_ETOOBIG; one that would take the sum
- * past it while others hold their share fails with ZK_EBUSY (retryable: their bodies go soon).
- * Thread-safe: used is an atomic. */
-struct http_budget {
-    atomic_size_t used;
-    size_t limit;
-};
+/* A request may name a budget (lib/budget.h) that bounds, with other transfers', the memory accumulated
+ * bodies hold at once. A transfer reserves HTTP_BUDGET_FACTOR times its body's length as the body
+ * grows (the buffer, which doubles, and what the caller builds from it, such as lib/jscan's tape, less
+ * than the text for a Zoekt answer), and http_response_free gives the reservation back. A body past
+ * the request's max_body fails as before. A body that alone would need more than the limit fails with
+ * ZK_ETOOBIG; one that would take the sum past it while others hold their share fails with ZK_EBUSY
+ * (retryable: their bodies go soon). */
 #define HTTP_BUDGET_FACTOR 2
 
 struct http_request {
@@ -86,7 +82,7 @@ struct http_request {
      * http_cancel, else within a second. Lets another thread stop a watch or a search, which is why
      * it is an atomic: the transfer's thread reads it while the cancelling thread writes it. */
     const atomic_int *cancel;
-    struct http_budget *budget; /* NULL: the body is bounded by max_body alone */
+    struct budget *budget;      /* NULL: the body is bounded by max_body alone */
 };
 
 /* The bound on what a response's Warning headers may cost: the texts of the first HTTP_MAX_WARNINGS
@@ -106,8 +102,7 @@ struct http_response {
      * of at most HTTP_WARNING_MAX bytes; the same text twice is kept once. */
     char *warnings[HTTP_MAX_WARNINGS];
     int nwarnings;
-    struct http_budget *budget; /* the request's, while the body holds a reservation in it */
-    size_t reserved;
+    struct budget_hold hold; /* the body's reservation in the request's budget */
 };
 
 /* Initialises the library; call once from main before any thread starts. */

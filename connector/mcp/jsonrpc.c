@@ -137,6 +137,15 @@ out:
     return root;
 }
 
+size_t jsonrpc_parse_cost(size_t len)
+{
+    size_t nodes = len / 2 + 1;
+
+    if (nodes > JSONRPC_VALUES_MAX)
+        nodes = JSONRPC_VALUES_MAX;
+    return 2 * len + nodes * JSONRPC_NODE_COST;
+}
+
 /* Whether s is well-formed UTF-8 throughout. */
 static int jsonrpc_utf8(const char *s)
 {

@@ -66,6 +66,15 @@ struct jsonrpc_msg {
  * the caller frees, or NULL for text refused by any of these rules (a parse error, -32700). */
 cJSON *jsonrpc_parse(const char *text, size_t len);
 
+/* The most memory jsonrpc_parse may hold for a message of len bytes besides the text, for the
+ * connector's budget of requests (connector/front.h, "Memory"): the copy it makes of a text with
+ * \u0000 escapes, the strings cJSON copies out of the text (together no longer than it), and one node
+ * per value, of which a message holds at most one per two bytes and JSONRPC_VALUES_MAX in all, each
+ * counted at JSONRPC_NODE_COST: the node (64 bytes, an 80-byte heap chunk) and the two strings a member
+ * may own (its name and a string value), each a chunk of at least 32 bytes (test_jsonrpc counts them). */
+#define JSONRPC_NODE_COST 160
+size_t jsonrpc_parse_cost(size_t len);
+
 /* Classifies one message (one element of a batch). Never fails: anything malformed comes back as
  * JSONRPC_INVALID with the reason, and with id set when the message carried a usable id so that the
  * error reply can name it. out points into node, which must outlive it. */

@@ -3,6 +3,7 @@
 
 #include "connector/mcp/jsonrpc.h"
 #include "connector/tools/tools.h"
+#include "budget.h"
 #include "buf.h"
 #include "err.h"
 #include "json.h"
@@ -47,6 +48,13 @@ struct job {
     struct inflight *fl;  /* registered until the job has run; NULL after (changed under s->mu) */
 };
 
+/* Why a call answers its remaining messages with a short error instead of their replies. */
+enum call_stop {
+    CALL_GOES_ON,
+    CALL_REPLY_FULL, /* a batch's reply reached MCP_BATCH_REPLY_MAX */
+    CALL_NO_MEMORY,  /* the request's budget had no room for the next reply */
+};
+
 struct mcp_call {
     struct mcp_session *s;
     cJSON *root;  /* the message, kept alive for the jobs' requests */
@@ -54,7 +62,8 @@ struct mcp_call {
     char **texts; /* the replies made so far, printed: room for one per message */
     size_t ntexts;
     size_t bytes; /* their length together */
-    int full;     /* a batch's reply reached MCP_BATCH_REPLY_MAX: later entries get the short error */
+    enum call_stop stop; /* why later replies are the short error instead */
+    struct budget_hold *hold; /* the request's, which the replies are added to; may be NULL */
     struct job *jobs;
     size_t njobs;
 };
@@ -414,11 +423,15 @@ static void handle_one(struct mcp_session *s, const cJSON *node, int in_batch, c
     }
 }
 
-/* The short error that answers a batch's entry once its reply is full (server.h). */
-static cJSON *reply_full_error(const cJSON *id)
+/* The short error that answers a message once its call has stopped for why (server.h). */
+static cJSON *reply_stopped_error(enum call_stop why, const cJSON *id)
 {
     char msg[160];
 
+    if (why == CALL_NO_MEMORY)
+        return jsonrpc_error(id, JSONRPC_SERVER_ERROR,
+                             "the server holds as many requests as its memory allows; send this request again in "
+                             "a second", NULL);
     snprintf(msg, sizeof(msg),
              "the reply to this batch reached its bound of %u bytes; send this request again on its own",
              MCP_BATCH_REPLY_MAX);
@@ -426,8 +439,10 @@ static cJSON *reply_full_error(const cJSON *id)
 }
 
 /* Adds reply r (may be NULL: nothing to add) to call's replies, printed as UTF-8 JSON whatever a
- * client put into it. In a batch, a reply that would take the replies together past
- * MCP_BATCH_REPLY_MAX is replaced by the short error, and so is every reply after it. Frees r. */
+ * client put into it, and counted in the request's budget (twice in a batch: the reply, and its copy in
+ * the array that joins them). A reply that would take a batch's replies past MCP_BATCH_REPLY_MAX, or
+ * finds no room in the budget, is replaced by the short error, and so is every reply after it. Frees
+ * r. */
 static void call_reply(struct mcp_call *call, cJSON *r)
 {
     char *text;
@@ -435,14 +450,15 @@ static void call_reply(struct mcp_call *call, cJSON *r)
 
     if (r == NULL)
         return;
-    text = call->full ? NULL : json_print_utf8(r);
-    if (text != NULL && call->batch && call->bytes + strlen(text) + 2 > MCP_BATCH_REPLY_MAX) {
+    text = call->stop != CALL_GOES_ON ? NULL : json_print_utf8(r);
+    if (text != NULL && call->batch && call->bytes + strlen(text) + 2 > MCP_BATCH_REPLY_MAX)
+        call->stop = CALL_REPLY_FULL;
+    else if (text != NULL && call->hold != NULL &&
+             budget_add(call->hold, strlen(text) * (call->batch ? 2 : 1)) != ZK_OK)
+        call->stop = CALL_NO_MEMORY;
+    if (call->stop != CALL_GOES_ON) {
         free(text);
-        text = NULL;
-        call->full = 1;
-    }
-    if (text == NULL) {
-        e = reply_full_error(cJSON_GetObjectItemCaseSensitive(r, "id"));
+        e = reply_stopped_error(call->stop, cJSON_GetObjectItemCaseSensitive(r, "id"));
         text = json_print_utf8(e);
         cJSON_Delete(e);
     }
@@ -517,7 +533,8 @@ static const char *batch_refusal(struct mcp_session *s, const cJSON *msg, char *
     return NULL;
 }
 
-void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **out)
+void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, struct budget_hold *hold, char **reply,
+                             struct mcp_call **out)
 {
     struct mcp_call *call = mem_calloc(1, sizeof(*call));
     const char *refusal = NULL;
@@ -530,6 +547,7 @@ void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, st
     *out = NULL;
     call->s = s;
     call->root = msg;
+    call->hold = hold;
     if (cJSON_IsArray(msg)) {
         refusal = batch_refusal(s, msg, text, sizeof(text));
         call->batch = refusal == NULL;
@@ -567,7 +585,7 @@ void mcp_session_accept(struct mcp_session *s, const char *text, size_t len, cha
     cJSON *err;
 
     if (msg != NULL) {
-        mcp_session_accept_json(s, msg, reply, call);
+        mcp_session_accept_json(s, msg, NULL, reply, call);
         return;
     }
     *call = NULL;
@@ -632,14 +650,14 @@ char *mcp_call_run(struct mcp_call *call)
 
     for (i = 0; i < call->njobs; i++) {
         job = &call->jobs[i];
-        if (!call->full) {
+        if (call->stop == CALL_GOES_ON) {
             call_reply(call, run_job(call->s, job));
             continue;
         }
-        /* The reply is full: the call does not run, and is answered as one that ran would be unless
-         * it was cancelled meanwhile. */
+        /* The call has stopped: this tool call does not run, and is answered as one that ran would be
+         * unless it was cancelled meanwhile. */
         if (!inflight_remove(call->s, &job->fl))
-            call_reply(call, reply_full_error(cJSON_GetObjectItemCaseSensitive(job->request, "id")));
+            call_reply(call, reply_stopped_error(call->stop, cJSON_GetObjectItemCaseSensitive(job->request, "id")));
     }
     return print_replies(call);
 }

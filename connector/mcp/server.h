@@ -16,6 +16,7 @@
 #ifndef ZK_MCP_SERVER_H
 #define ZK_MCP_SERVER_H
 
+#include "budget.h"
 #include "connector/config.h"
 
 #include <cjson/cJSON.h>
@@ -96,11 +97,17 @@ const char *mcp_session_version(struct mcp_session *s);
 
 /* Handles a parsed message (an object, or an array for a batch). Takes ownership of msg. Sets *reply to
  * the text to send now (heap, caller frees) or NULL, and *call to the deferred tool calls (caller runs
- * or frees it) or NULL; both NULL means nothing is to be sent. */
-void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, char **reply, struct mcp_call **call);
+ * or frees it) or NULL; both NULL means nothing is to be sent. hold is the request's reservation in a
+ * shared budget (lib/budget.h; connector/front.h, "Memory"), which the replies are added to as they are
+ * made, twice in a batch (the replies and the array joining them); a reply that finds no room is a
+ * short -32000 error under its id asking to send it again, as is every later one of the batch, and a
+ * tools/call answered so does not run. hold may be NULL (nothing counted); it must stay valid until
+ * the call is run and its reply sent. */
+void mcp_session_accept_json(struct mcp_session *s, cJSON *msg, struct budget_hold *hold, char **reply,
+                             struct mcp_call **call);
 
-/* The same for message text (len bytes, need not be NUL-terminated); text that is not JSON gets a
- * -32700 reply. */
+/* The same for message text (len bytes, need not be NUL-terminated), counted in no budget; text that
+ * is not JSON gets a -32700 reply. */
 void mcp_session_accept(struct mcp_session *s, const char *text, size_t len, char **reply,
                         struct mcp_call **call);
 

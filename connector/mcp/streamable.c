@@ -25,6 +25,7 @@ struct hsession {
     int refs;         /* one for the table while listed, one per request using it */
     double last_used; /* monotonic seconds */
     int called;       /* a tool call was admitted in it (the eviction order, streamable.h) */
+    char client[FRONT_CLIENT_MAX]; /* who opened it (front_client_address) */
     struct hsession *next;
 };
 
@@ -185,15 +186,17 @@ static int session_remove(struct mcp_streamable *h, const char *id)
     return hs != NULL;
 }
 
-/* The link to the session that makes room for a new one in a full table (h->mu held), by the order
- * streamable.h states, or NULL when none may go. */
-static struct hsession **session_victim_locked(struct mcp_streamable *h, double now)
+/* The link to the session that makes room for a new one (h->mu held), by the order streamable.h
+ * states, among the sessions of client (NULL: among all), or NULL when none may go. */
+static struct hsession **session_victim_locked(struct mcp_streamable *h, double now, const char *client)
 {
     struct hsession **pp, **unused = NULL, **idle = NULL, *hs;
 
     for (pp = &h->sessions; *pp != NULL; pp = &(*pp)->next) {
         hs = *pp;
         if (hs->refs != 1) /* a request is using it */
+            continue;
+        if (client != NULL && strcmp(hs->client, client) != 0)
             continue;
         if (!hs->called && now - hs->last_used >= MCP_STREAMABLE_UNUSED_GRACE_S &&
             (unused == NULL || hs->last_used < (*unused)->last_used))
@@ -205,26 +208,54 @@ static struct hsession **session_victim_locked(struct mcp_streamable *h, double 
     return unused != NULL ? unused : idle;
 }
 
-/* Whether an initialize now would find a place: the table is not full, or a session may make room. */
-static int session_has_room(struct mcp_streamable *h)
-{
-    int room;
+/* Why a new session of client has no place, if it has none (h->mu held). */
+enum session_refusal { SESSION_PLACED, SESSION_TABLE_FULL, SESSION_CLIENT_FULL };
 
-    pthread_mutex_lock(&h->mu);
-    room = h->nsessions < MCP_STREAMABLE_MAX_SESSIONS || session_victim_locked(h, monotime_s()) != NULL;
-    pthread_mutex_unlock(&h->mu);
-    return room;
+/* Where a new session of client goes (h->mu held): *victim is set to the link of the session that must
+ * make room for it, or NULL when there is room without. A client at its share makes room among its own
+ * sessions only; otherwise a full table makes room among all. */
+static enum session_refusal session_place_locked(struct mcp_streamable *h, const char *client, double now,
+                                                 struct hsession ***victim)
+{
+    struct hsession *hs;
+    int own = 0;
+
+    *victim = NULL;
+    for (hs = h->sessions; hs != NULL; hs = hs->next)
+        own += strcmp(hs->client, client) == 0;
+    if (own >= MCP_STREAMABLE_SESSIONS_PER_CLIENT) {
+        *victim = session_victim_locked(h, now, client);
+        return *victim != NULL ? SESSION_PLACED : SESSION_CLIENT_FULL;
+    }
+    if (h->nsessions < MCP_STREAMABLE_MAX_SESSIONS)
+        return SESSION_PLACED;
+    *victim = session_victim_locked(h, now, NULL);
+    return *victim != NULL ? SESSION_PLACED : SESSION_TABLE_FULL;
 }
 
-/* Lists s under a new random id (copied to id_out). When the table is full, the session that
- * session_victim_locked picks makes room; when there is none, returns ZK_ETOOBIG. Returns ZK_EIO when
- * OpenSSL's generator cannot make an id. Takes ownership of s on success only. */
-static int session_add(struct mcp_streamable *h, struct mcp_session *s, char *id_out)
+/* Whether an initialize from client now would find a place (SESSION_PLACED), or why not. */
+static enum session_refusal session_has_room(struct mcp_streamable *h, const char *client)
+{
+    struct hsession **victim;
+    enum session_refusal placed;
+
+    pthread_mutex_lock(&h->mu);
+    placed = session_place_locked(h, client, monotime_s(), &victim);
+    pthread_mutex_unlock(&h->mu);
+    return placed;
+}
+
+/* Lists s, opened by client, under a new random id (copied to id_out), in the place
+ * session_place_locked finds; when there is none, returns ZK_EBUSY with the reason in *why. Returns
+ * ZK_EIO when OpenSSL's generator cannot make an id. Takes ownership of s on success only. */
+static int session_add(struct mcp_streamable *h, struct mcp_session *s, const char *client, char *id_out,
+                       enum session_refusal *why)
 {
     unsigned char raw[SESSION_ID_BYTES];
     struct hsession *hs, **victim_link, *victim = NULL;
+    enum session_refusal placed;
     double now = monotime_s();
-    int i, free_victim = 0, was_called = 0;
+    int i, free_victim = 0, was_called = 0, own = 0;
 
     if (RAND_bytes(raw, sizeof(raw)) != 1)
         return ZK_EIO;
@@ -234,16 +265,19 @@ static int session_add(struct mcp_streamable *h, struct mcp_session *s, char *id
     hs->s = s;
     hs->refs = 1;
     hs->last_used = now;
+    snprintf(hs->client, sizeof(hs->client), "%s", client);
     pthread_mutex_lock(&h->mu);
-    if (h->nsessions >= MCP_STREAMABLE_MAX_SESSIONS) {
-        victim_link = session_victim_locked(h, now);
-        if (victim_link == NULL) {
-            pthread_mutex_unlock(&h->mu);
-            free(hs);
-            return ZK_ETOOBIG;
-        }
+    placed = session_place_locked(h, client, now, &victim_link);
+    if (placed != SESSION_PLACED) {
+        pthread_mutex_unlock(&h->mu);
+        free(hs);
+        *why = placed;
+        return ZK_EBUSY;
+    }
+    if (victim_link != NULL) {
         victim = *victim_link;
         was_called = victim->called;
+        own = strcmp(victim->client, client) == 0;
         free_victim = session_unlink_locked(h, victim_link);
     }
     hs->next = h->sessions;
@@ -253,7 +287,7 @@ static int session_add(struct mcp_streamable *h, struct mcp_session *s, char *id
     if (victim != NULL)
         log_info(was_called ? "Ended the MCP session idle longest to make room for a new one"
                             : "Ended an MCP session that never made a tool call to make room for a new one",
-                 NULL);
+                 "of", own ? "the same client" : "another client", "client", client, NULL);
     if (free_victim) {
         mcp_session_free(victim->s);
         free(victim);
@@ -282,15 +316,20 @@ static enum MHD_Result respond_rpc_error(struct MHD_Connection *c, unsigned stat
     return ret;
 }
 
-/* The 503 of a full session table. It has room again once a never-used session has waited out its
- * grace, which Retry-After says. */
-static enum MHD_Result respond_table_full(struct MHD_Connection *c)
+/* The 503 of an initialize that finds no place (session_place_locked). There is one again once a
+ * never-used session has waited out its grace, which Retry-After says. */
+static enum MHD_Result respond_no_place(struct MHD_Connection *c, enum session_refusal why)
 {
-    char retry[16];
+    char retry[16], msg[128];
 
     snprintf(retry, sizeof(retry), "%d", MCP_STREAMABLE_UNUSED_GRACE_S);
-    return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR,
-                             "too many MCP sessions; retry later", "Retry-After", retry);
+    if (why == SESSION_CLIENT_FULL)
+        snprintf(msg, sizeof(msg),
+                 "too many MCP sessions from this client (it holds %d); end unused ones (DELETE) or retry later",
+                 MCP_STREAMABLE_SESSIONS_PER_CLIENT);
+    else
+        snprintf(msg, sizeof(msg), "too many MCP sessions; retry later");
+    return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR, msg, "Retry-After", retry);
 }
 
 /* ---- the /mcp route ------------------------------------------------------------------------- */
@@ -352,7 +391,8 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
     struct hsession *hs;
     cJSON *msg;
     int is_init, rc, called;
-    char text[JSONRPC_SHOW_SIZE + 64];
+    enum session_refusal refused;
+    char text[JSONRPC_SHOW_SIZE + 64], client[FRONT_CLIENT_MAX];
 
     if (r->too_big) {
         snprintf(text, sizeof(text), "the message is longer than %u bytes", CONNECTOR_MCP_REQUEST_MAX);
@@ -381,27 +421,28 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
             return respond_rpc_error(c, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
                                      "Mcp-Session-Id header required: send initialize first", NULL, NULL);
         }
-        /* A full table with no session to give up refuses at once: under a flood of initialize, the
-         * refused ones then cost neither a session nor a line in the log. session_add decides again,
-         * for the one that races another into the last place. */
-        if (!session_has_room(h)) {
+        /* No place refuses at once: under a flood of initialize, the refused ones then cost neither a
+         * session nor a line in the log. session_add decides again, for the one that races another
+         * into the last place. */
+        front_client_address(c, client, sizeof(client));
+        if ((refused = session_has_room(h, client)) != SESSION_PLACED) {
             cJSON_Delete(msg);
-            return respond_table_full(c);
+            return respond_no_place(c, refused);
         }
         s = mcp_session_new(&so);
-        mcp_session_accept_json(s, msg, &reply, &call);
+        mcp_session_accept_json(s, msg, front_request_hold(c), &reply, &call);
         /* initialize is answered at once; call stays NULL. */
         mcp_call_free(call);
         if (!mcp_session_initialized(s)) {
             mcp_session_free(s); /* a failed initialize leaves no session behind */
             return respond_reply(c, reply, NULL);
         }
-        rc = session_add(h, s, new_id);
+        rc = session_add(h, s, client, new_id, &refused);
         if (rc != ZK_OK) {
             mcp_session_free(s);
             free(reply);
-            if (rc == ZK_ETOOBIG)
-                return respond_table_full(c);
+            if (rc == ZK_EBUSY)
+                return respond_no_place(c, refused);
             return respond_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_INTERNAL_ERROR,
                                      "cannot make a random session id; retry later", NULL, NULL);
         }
@@ -414,7 +455,7 @@ static enum MHD_Result serve_mcp_post(struct mcp_streamable *h, struct MHD_Conne
         return respond_rpc_error(c, MHD_HTTP_NOT_FOUND, JSONRPC_INVALID_REQUEST,
                                  "unknown or ended MCP session: initialize again", NULL, NULL);
     }
-    mcp_session_accept_json(hs->s, msg, &reply, &call);
+    mcp_session_accept_json(hs->s, msg, front_request_hold(c), &reply, &call);
     called = call != NULL;
     if (called) {
         reply = run_watched(h, c, call); /* accept left reply NULL when it deferred */
@@ -507,7 +548,12 @@ int mcp_streamable_new(const struct mcp_streamable_opts *opts, struct mcp_stream
 
 struct front_route mcp_streamable_route(struct mcp_streamable *h)
 {
-    struct front_route r = {.path = "/mcp", .ctx = h, .gate = mcp_gate, .serve = serve_mcp, .cancel = mcp_cancel};
+    struct front_route r = {.path = "/mcp",
+                            .ctx = h,
+                            .gate = mcp_gate,
+                            .serve = serve_mcp,
+                            .parse_cost = jsonrpc_parse_cost,
+                            .cancel = mcp_cancel};
 
     return r;
 }

@@ -23,8 +23,13 @@
 #include "connector/front.h"
 #include "err.h"
 
-/* The session table and who makes room in it. An initialize arriving when the table is full ends one
- * session that no request is using at that moment, in this order:
+/* The session table and who makes room in it. Each session belongs to the client that opened it, by
+ * address (front_client_address: the agent's as the gateway's nginx saw it), and a client holds at
+ * most MCP_STREAMABLE_SESSIONS_PER_CLIENT of the table's MCP_STREAMABLE_MAX_SESSIONS, so that one
+ * client, token or not, cannot take the places of all the others: filling the table takes four
+ * addresses. An initialize from a client at its share makes room among that client's own sessions only;
+ * one arriving when the table is full makes room among all. Either way the session that goes is one no
+ * request is using at that moment, in this order:
  * 1. a session that has never had a tool call admitted and has seen no request for
  *    MCP_STREAMABLE_UNUSED_GRACE_S, the one idle longest: initialize costs a client nothing, so a
  *    flood of them (245 in 0.2 s once filled the table) may only ever push out sessions like itself,
@@ -32,10 +37,12 @@
  *    has that long between its steps before it is exposed;
  * 2. else a session idle for MCP_STREAMABLE_SESSION_IDLE_S, the one idle longest, however it was used.
  * A session ended so gets 404 on its next request, and its client starts a new one, as the
- * specification requires. When neither kind exists the initialize gets 503 with Retry-After. An agent
- * that has made a tool call therefore keeps its session for an hour of silence, whatever a flood of
- * initialize does; a client that makes tool calls in 256 sessions of its own (behind the bearer token,
- * when one is set) can still fill the table for that hour. */
+ * specification requires. When neither kind exists the initialize gets 503 with Retry-After, saying
+ * which bound it met. An agent that has made a tool call therefore keeps its session for an hour of
+ * silence, whatever a flood of initialize does; agents behind the same address as a flood (one NAT,
+ * one machine) share that address's 64 places with it. Behind an Ingress, nginx sees the ingress
+ * controller's address for every agent (docs/security.md says what that means). */
+#define MCP_STREAMABLE_SESSIONS_PER_CLIENT 64
 #define MCP_STREAMABLE_MAX_SESSIONS 256
 #define MCP_STREAMABLE_UNUSED_GRACE_S 5
 #define MCP_STREAMABLE_SESSION_IDLE_S 3600

@@ -31,7 +31,7 @@ struct zc_conn {
     long timeout_ms;             /* whole request */
     const atomic_int *cancel;    /* may be NULL */
     struct http_pool *pool;      /* keeps connections to Zoekt open between requests; may be NULL */
-    struct http_budget *budget;  /* bounds the answers held at once over the process; may be NULL */
+    struct budget *budget;       /* bounds the answers held at once over the process; may be NULL */
 };
 
 struct zc_search_opts {

@@ -51,6 +51,8 @@ struct fake_route {
     size_t len; /* the last body's length */
     int too_big;
     int cancelled;
+    size_t answer_len; /* 0: serve answers with the method; else with this many bytes */
+    int answer_client; /* serve answers with front_client_address instead */
 };
 
 static int fake_gate(void *ctx, struct MHD_Connection *c)
@@ -71,7 +73,30 @@ static enum MHD_Result fake_serve(void *ctx, struct MHD_Connection *c, const cha
     fr->served++;
     fr->len = body->len;
     fr->too_big = body->too_big;
+    if (fr->answer_client) {
+        char client[FRONT_CLIENT_MAX];
+
+        front_client_address(c, client, sizeof(client));
+        return front_respond(c, MHD_HTTP_OK, "text/plain", client, NULL);
+    }
+    if (fr->answer_len > 0) {
+        char *answer = malloc(fr->answer_len + 1);
+        enum MHD_Result ret;
+
+        assert_non_null(answer);
+        memset(answer, 'x', fr->answer_len);
+        answer[fr->answer_len] = '\0';
+        ret = front_respond(c, MHD_HTTP_OK, "text/plain", answer, NULL);
+        free(answer);
+        return ret;
+    }
     return front_respond(c, MHD_HTTP_OK, "text/plain", method, NULL);
+}
+
+/* The route's parse of a body costs a quarter of it more. */
+static size_t fake_parse_cost(size_t len)
+{
+    return len / 4;
 }
 
 static void fake_cancel(void *ctx)
@@ -86,13 +111,15 @@ struct fx {
     struct connector_config cfg;
     struct auth *auth;
     struct fake_route fr;
+    struct budget budget; /* cfg.request_budget */
     struct front *f;
 };
 
 static int setup(void **state)
 {
     struct fx *fx = calloc(1, sizeof(*fx));
-    struct front_route route = {.path = "/r", .gate = fake_gate, .serve = fake_serve, .cancel = fake_cancel};
+    struct front_route route = {
+        .path = "/r", .gate = fake_gate, .serve = fake_serve, .parse_cost = fake_parse_cost, .cancel = fake_cancel};
     struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1, .request_deadline_s = 2};
     struct zk_err err = {0};
 
@@ -102,6 +129,8 @@ static int setup(void **state)
         ZK_OK)
         return -1;
     route.ctx = &fx->fr;
+    fx->budget.limit = 64u << 20;
+    fx->cfg.request_budget = &fx->budget;
     o.cfg = &fx->cfg;
     o.auth = fx->auth;
     if (front_start(&o, &fx->f, &err) != ZK_OK)
@@ -364,6 +393,137 @@ static void test_host_required(void **state)
     close(fd);
 }
 
+/* Waits up to 5 s for the budget's count to satisfy at_least (1: >= n, 0: == n). */
+static void wait_budget(struct fx *fx, size_t n, int at_least)
+{
+    double end = monotime_s() + 5;
+    size_t used;
+
+    while ((used = atomic_load(&fx->budget.used), at_least ? used < n : used != n) && monotime_s() < end)
+        usleep(10000);
+    if (at_least ? used < n : used != n)
+        fail_msg("the budget holds %zu bytes; expected %s %zu", used, at_least ? "at least" : "exactly", n);
+}
+
+/* Reads from fd until the peer closes it or the answer's headers and len bytes of body are in. */
+static void read_answer(int fd, size_t len)
+{
+    static char buf[1 << 16];
+    size_t got = 0, head = 0;
+    ssize_t n;
+    char *end;
+
+    while ((n = recv(fd, buf + (head == 0 ? got : 0), head == 0 ? sizeof(buf) - 1 - got : sizeof(buf), 0)) > 0) {
+        got += (size_t)n;
+        if (head == 0) {
+            buf[got] = '\0';
+            if ((end = strstr(buf, "\r\n\r\n")) == NULL)
+                continue;
+            assert_memory_equal(buf, "HTTP/1.1 200", 12);
+            head = (size_t)(end + 4 - buf);
+        }
+        if (got - head >= len)
+            return;
+    }
+    fail_msg("the connection ended after %zu bytes", got);
+}
+
+/* Bodies being read count in the process's budget: while one client holds most of it with a body still
+ * arriving, another's body that does not fit beside it gets 503 with Retry-After at once and never
+ * reaches the route; once the first is answered, the same request fits, and everything held is given
+ * back. Before, nothing bounded what 128 connections' bodies held together. */
+static void test_bodies_held_at_once_are_bounded(void **state)
+{
+    static char body[40000];
+    struct fx *fx = *state;
+    char head[128], out[256];
+    int fd = raw_connect(fx), served, n;
+    size_t first;
+
+    fx->budget.limit = 100000;
+    memset(body, 'b', sizeof(body));
+    n = snprintf(head, sizeof(head), "POST /r HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", sizeof(body));
+    assert_int_equal(send(fd, head, (size_t)n, MSG_NOSIGNAL), n);
+    assert_int_equal(send(fd, body, 30000, MSG_NOSIGNAL), 30000);
+    wait_budget(fx, 60000, 1); /* twice what has arrived */
+    first = atomic_load(&fx->budget.used);
+    served = fx->fr.served;
+    assert_int_equal(call(fx, "POST", "/r", NULL, body, sizeof(body), out, sizeof(out)), 503);
+    assert_non_null(strstr(out, "retry in a second"));
+    assert_int_equal(fx->fr.served, served);
+    /* What the refused request held goes once its answer is sent, which may be just after the client
+     * has it. */
+    wait_budget(fx, first, 0);
+    /* The first body completes and is answered; what it held goes once the answer is sent. */
+    assert_int_equal(send(fd, body + 30000, sizeof(body) - 30000, MSG_NOSIGNAL), (ssize_t)(sizeof(body) - 30000));
+    read_answer(fd, 4);
+    assert_int_equal(fx->fr.len, sizeof(body));
+    wait_budget(fx, 0, 0);
+    /* Alone, the second fits: 80,000 for its body, 10,000 for its parse, 4 for the answer. */
+    assert_int_equal(call(fx, "POST", "/r", NULL, body, sizeof(body), out, sizeof(out)), 200);
+    wait_budget(fx, 0, 0);
+    close(fd);
+}
+
+/* An answer counts until the client has read it: a client that asks for 6 MiB and does not read holds
+ * them, and another's answer that does not fit beside it is a 503 instead; once the first has read its
+ * answer, the budget is empty again. */
+static void test_answer_counts_until_read(void **state)
+{
+    static const char get[] = "GET /r HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct fx *fx = *state;
+    char out[256];
+    int fd = raw_connect(fx);
+
+    fx->budget.limit = 8u << 20;
+    fx->fr.answer_len = 6u << 20;
+    assert_int_equal(send(fd, get, sizeof(get) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(get) - 1);
+    wait_budget(fx, 6u << 20, 1);
+    assert_int_equal(call(fx, "GET", "/r", NULL, NULL, 0, out, sizeof(out)), 503);
+    read_answer(fd, 6u << 20);
+    close(fd);
+    wait_budget(fx, 0, 0);
+    fx->fr.answer_len = 1000;
+    assert_int_equal(call(fx, "GET", "/r", NULL, NULL, 0, out, sizeof(out)), 200);
+}
+
+/* Sends GET /r with the given X-Forwarded-For header (NULL: none) and returns the address the route
+ * was told the client has. */
+static const char *client_seen(struct fx *fx, const char *forwarded)
+{
+    static char out[256];
+    char req[512], *body;
+    int fd = raw_connect(fx), n;
+    ssize_t got = 0, k;
+
+    n = snprintf(req, sizeof(req), "GET /r HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%s%s%s\r\n",
+                 forwarded ? "X-Forwarded-For: " : "", forwarded ? forwarded : "", forwarded ? "\r\n" : "");
+    assert_int_equal(send(fd, req, (size_t)n, MSG_NOSIGNAL), n);
+    while ((k = recv(fd, out + got, sizeof(out) - 1 - (size_t)got, 0)) > 0)
+        got += k;
+    close(fd);
+    out[got] = '\0';
+    body = strstr(out, "\r\n\r\n");
+    assert_non_null(body);
+    return body + 4;
+}
+
+/* The client of a request is the peer, or, from the loopback (the gateway's nginx), the last address
+ * nginx appended to X-Forwarded-For; what a client wrote before it, and anything that is not an
+ * address, is not believed. */
+static void test_client_address(void **state)
+{
+    struct fx *fx = *state;
+
+    fx->fr.answer_client = 1;
+    assert_string_equal(client_seen(fx, NULL), "127.0.0.1");
+    assert_string_equal(client_seen(fx, "198.51.100.7"), "198.51.100.7");
+    assert_string_equal(client_seen(fx, "10.0.0.1, 198.51.100.7"), "198.51.100.7");
+    assert_string_equal(client_seen(fx, "10.0.0.1,2001:db8::1 "), "2001:db8::1");
+    assert_string_equal(client_seen(fx, "198.51.100.7, <script>"), "127.0.0.1");
+    assert_string_equal(client_seen(fx, "198.51.100.7, "), "127.0.0.1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +536,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stop_cancels_routes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_client_closed_at_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_required, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bodies_held_at_once_are_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_counts_until_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_address, setup, teardown),
         cmocka_unit_test(test_start_refuses_bad_listen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

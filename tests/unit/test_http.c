@@ -422,7 +422,7 @@ static void *answer_4000(void *arg)
  * others hold is ZK_EBUSY, worth retrying, and nothing it took stays reserved. */
 static void test_a_budget_bounds_the_bodies_held_at_once(void **state)
 {
-    struct http_budget budget = {.limit = 4000 * HTTP_BUDGET_FACTOR + 100};
+    struct budget budget = {.limit = 4000 * HTTP_BUDGET_FACTOR + 100};
     struct http_request req = {.method = "GET", .timeout_ms = 5000, .max_body = 1 << 20, .budget = &budget};
     struct http_response held, resp;
     struct echo_server s;

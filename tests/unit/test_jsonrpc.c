@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,6 +308,105 @@ static void test_client_text_is_shown_safely(void **state)
     free(longname);
 }
 
+/* What cJSON allocated while the counting hooks were in, in glibc's heap chunks (the request and its
+ * 8-byte header, rounded up to 16, at least 32 bytes). */
+static size_t cjson_heap;
+
+static size_t heap_chunk(size_t n)
+{
+    size_t c = (n + 8 + 15) & ~(size_t)15;
+
+    return c < 32 ? 32 : c;
+}
+
+static void *counting_malloc(size_t n)
+{
+    cjson_heap += heap_chunk(n);
+    return malloc(n);
+}
+
+/* The heap jsonrpc_parse uses for text, counted: cJSON's allocations, and the copy a text with \u0000
+ * escapes gets. Fails the test when the text is refused. */
+static size_t parse_heap(const char *text, size_t len)
+{
+    cJSON_Hooks counting = {.malloc_fn = counting_malloc, .free_fn = free}, plain = {0};
+    cJSON *root;
+
+    cjson_heap = 0;
+    cJSON_InitHooks(&counting);
+    root = jsonrpc_parse(text, len);
+    cJSON_InitHooks(&plain);
+    assert_non_null(root);
+    cJSON_Delete(root);
+    return cjson_heap + (memmem(text, len, "\\u0000", 6) != NULL ? heap_chunk(len) : 0);
+}
+
+/* Writes count copies of item, separated by commas, between open and close; returns the length. */
+static size_t join_copies(char *dst, const char *open, const char *item, size_t count, const char *close)
+{
+    size_t n = strlen(open), k = strlen(item), i;
+
+    memcpy(dst, open, n);
+    for (i = 0; i < count; i++) {
+        if (i > 0)
+            dst[n++] = ',';
+        memcpy(dst + n, item, k);
+        n += k;
+    }
+    memcpy(dst + n, close, strlen(close) + 1);
+    return n + strlen(close);
+}
+
+/* jsonrpc_parse_cost, which the connector reserves in its budget before a message is parsed, is at
+ * least what parsing takes, for the shapes that cost most per byte of text: dense values, members
+ * owning two strings, long strings, \u0000 escapes, deep nesting; at the values' limit and below. */
+static void test_parse_cost_bounds_the_heap(void **state)
+{
+    static const struct {
+        const char *open, *item, *close;
+        size_t values; /* in one item */
+    } shapes[] = {
+        {"[", "0", "]", 1},
+        {"[", "\"\"", "]", 1},
+        {"{", "\"\":\"\"", "}", 1},
+        {"{", "\"k\":{\"a\":[\"x\",1]}", "}", 4},
+        {"[", "\"\\u0000\"", "]", 1},
+        {"[", "\"abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789\"", "]", 1},
+    };
+    static const size_t counts[] = {1, 100, 2000, 0}; /* 0: as many as the values' limit allows */
+    char *text = malloc(2 << 20); /* the longest shape: 16,383 strings of 76 bytes */
+    size_t i, j, len, used, worst = 0;
+
+    (void)state;
+    assert_non_null(text);
+    for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        for (j = 0; j < sizeof(counts) / sizeof(counts[0]); j++) {
+            len = join_copies(text, shapes[i].open, shapes[i].item,
+                              counts[j] ? counts[j] : (JSONRPC_VALUES_MAX - 1) / shapes[i].values, shapes[i].close);
+            used = parse_heap(text, len);
+            assert_true(used <= jsonrpc_parse_cost(len));
+            if (used * 100 / jsonrpc_parse_cost(len) > worst)
+                worst = used * 100 / jsonrpc_parse_cost(len);
+        }
+    /* The members owning two empty strings, at the values' limit, come close to the bound: it is not
+     * loose by much either. */
+    assert_true(worst >= 70);
+    /* One long string, most of a megabyte: its copy out of the text. */
+    text[0] = '"';
+    memset(text + 1, 'a', (1 << 20) - 3);
+    text[(1 << 20) - 2] = '"';
+    assert_true(parse_heap(text, (1 << 20) - 1) <= jsonrpc_parse_cost((1 << 20) - 1));
+    /* Thirty-one levels of nesting. */
+    len = 0;
+    for (i = 0; i < 31; i++)
+        len += (size_t)sprintf(text + len, "{\"a\":");
+    len += (size_t)sprintf(text + len, "0");
+    for (i = 0; i < 31; i++)
+        text[len++] = '}';
+    assert_true(parse_heap(text, len) <= jsonrpc_parse_cost(len));
+    free(text);
+}
+
 static void test_id_equality(void **state)
 {
     cJSON *a = cJSON_CreateString("1"), *b = cJSON_CreateNumber(1), *c = cJSON_CreateNumber(1),
@@ -334,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_parse_bounds_depth_and_values),
         cmocka_unit_test(test_ids_not_utf8_are_refused),
         cmocka_unit_test(test_client_text_is_shown_safely),
+        cmocka_unit_test(test_parse_cost_bounds_the_heap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,6 +400,59 @@ static void test_batch_bounds(void **state)
     mcp_session_free(s);
 }
 
+/* The replies of a batch count in the request's budget (twice: the replies and the array joining
+ * them). With room for two answers of 70 KB, the third finds none: it and every later entry get the
+ * short error asking to send again, and the calls after it do not run; what the replies took stays held
+ * until the request's answer is sent, and no more than the budget's limit. */
+static void test_batch_replies_count_in_the_budget(void **state)
+{
+    struct mcp_session *s = initialized("2025-03-26");
+    struct budget b = {.limit = 300000};
+    struct budget_hold hold = BUDGET_HOLD(&b);
+    struct mcp_call *call = NULL;
+    char text[8192], *reply = NULL;
+    const cJSON *r;
+    cJSON *all;
+    int i, ok = 0, errors = 0;
+
+    (void)state;
+    strcpy(text, "[");
+    for (i = 0; i < MCP_BATCH_MAX; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"big\","
+                 "\"arguments\":{\"bytes\":70000}}},",
+                 i);
+    text[strlen(text) - 1] = ']';
+    atomic_store(&big_calls, 0);
+    mcp_session_accept_json(s, jsonrpc_parse(text, strlen(text)), &hold, &reply, &call);
+    assert_null(reply);
+    assert_non_null(call);
+    reply = mcp_call_run(call);
+    mcp_call_free(call);
+    assert_non_null(reply);
+    all = cJSON_Parse(reply);
+    free(reply);
+    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
+    cJSON_ArrayForEach(r, all) {
+        if (json_obj(r, "result") != NULL) {
+            assert_int_equal(errors, 0);
+            ok++;
+        } else {
+            assert_int_equal(json_int(json_obj(r, "error"), "code", 0), JSONRPC_SERVER_ERROR);
+            assert_non_null(strstr(json_path_str(r, "error.message", ""), "memory allows"));
+            errors++;
+        }
+    }
+    cJSON_Delete(all);
+    assert_int_equal(ok, 2);
+    assert_int_equal(atomic_load(&big_calls), 3); /* the one that found no room ran; none after it */
+    assert_true(hold.held >= 2 * 2 * 70000 && hold.held <= b.limit);
+    assert_int_equal(atomic_load(&b.used), hold.held);
+    budget_release(&hold);
+    assert_int_equal(atomic_load(&b.used), 0);
+    mcp_session_free(s);
+}
+
 static void test_replies_are_utf8_with_the_id_sent(void **state)
 {
     struct mcp_session *s = initialized("2025-06-18");
@@ -676,9 +729,13 @@ static void test_http_origin_accept_listen(void **state)
 
 /* ---- the Streamable HTTP session table, over loopback ---------------------------------------- */
 
-/* POSTs body to /mcp on port, with the session id sid when not NULL, over a connection of its own.
- * Returns the HTTP status and copies the answer's Mcp-Session-Id into sid_out (when not NULL; "" when
- * none came) and the start of its body into body (when not NULL; bsize bytes). */
+/* The client a request comes from in mcp_post: NULL for this machine's loopback address itself, else the
+ * address a gateway on the loopback would name in X-Forwarded-For. */
+static const char *post_from;
+
+/* POSTs body to /mcp on port, with the session id sid when not NULL, over a connection of its own, as
+ * post_from. Returns the HTTP status and copies the answer's Mcp-Session-Id into sid_out (when not
+ * NULL; "" when none came) and the start of its body into body (when not NULL; bsize bytes). */
 static int mcp_post(int port, const char *sid, const char *body, char *sid_out, char *out, size_t osize)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -694,9 +751,11 @@ static int mcp_post(int port, const char *sid, const char *body, char *sid_out, 
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
     n = snprintf(req, sizeof(req),
                  "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 "Accept: application/json, text/event-stream\r\nConnection: close\r\n%s%s%s"
+                 "Accept: application/json, text/event-stream\r\nConnection: close\r\n%s%s%s%s%s%s"
                  "Content-Length: %zu\r\n\r\n%s",
-                 sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body), body);
+                 sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "",
+                 post_from ? "X-Forwarded-For: 203.0.113.250, " : "", post_from ? post_from : "",
+                 post_from ? "\r\n" : "", strlen(body), body);
     assert_int_equal(write(fd, req, (size_t)n), n);
     while (got < sizeof(resp) - 1 && (n = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
         got += (size_t)n;
@@ -725,7 +784,7 @@ static void test_http_session_flood(void **state)
     struct mcp_streamable_opts o = {.cfg = &test_cfg, .server_version = "9.9"};
     struct front_opts fo = {.cfg = &test_cfg, .listen = "127.0.0.1:0", .nroutes = 1};
     struct timespec grace = {MCP_STREAMABLE_UNUSED_GRACE_S, 500000000};
-    char agent[40], sid[40], body[4096];
+    char agent[40], sid[40], body[4096], flooder[32];
     struct mcp_streamable *h = NULL;
     struct front_route route;
     struct front *f = NULL;
@@ -744,8 +803,12 @@ static void test_http_session_flood(void **state)
     assert_int_equal(strlen(agent), 32);
     assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
     assert_non_null(strstr(body, "alive"));
-    for (i = 1; i < MCP_STREAMABLE_MAX_SESSIONS; i++)
+    for (i = 1; i < MCP_STREAMABLE_MAX_SESSIONS; i++) {
+        snprintf(flooder, sizeof(flooder), "192.0.2.%d", i / MCP_STREAMABLE_SESSIONS_PER_CLIENT);
+        post_from = flooder;
         assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
+    }
+    post_from = "192.0.2.100"; /* a client with no session yet */
     /* Within their grace the flood's sessions stay, so the table is full for now: refused at once,
      * and without a line in the log each (a flood once wrote 4,700 lines a second). */
     {
@@ -768,11 +831,69 @@ static void test_http_session_flood(void **state)
 
     /* Past it, a new agent gets in, pushing out one of the flood's sessions, not the working one. */
     nanosleep(&grace, NULL);
+    post_from = "198.51.100.7";
     assert_int_equal(mcp_post(port, NULL, init, sid, NULL, 0), 200);
     assert_int_equal(strlen(sid), 32);
     assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
+    post_from = NULL;
     assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
     assert_non_null(strstr(body, "alive"));
+
+    front_stop(f);
+    mcp_streamable_free(h);
+}
+
+/* One client holds at most MCP_STREAMABLE_SESSIONS_PER_CLIENT sessions, so that a flood from one
+ * address (with a valid token, as here none is needed) cannot keep other agents out: past its share it
+ * is refused, saying so, while another client still gets in; after the grace it may replace only its
+ * own never-used sessions, and its session that made a call stays. Before, one client could fill the
+ * whole table, and then win every place that came free. */
+static void test_http_session_share(void **state)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                               "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
+    static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                               "{\"name\":\"echo\",\"arguments\":{\"text\":\"alive\"}}}";
+    struct mcp_streamable_opts o = {.cfg = &test_cfg, .server_version = "9.9"};
+    struct front_opts fo = {.cfg = &test_cfg, .listen = "127.0.0.1:0", .nroutes = 1};
+    struct timespec grace = {MCP_STREAMABLE_UNUSED_GRACE_S, 500000000};
+    char worker[40], first[40], sid[40], body[4096];
+    struct mcp_streamable *h = NULL;
+    struct front_route route;
+    struct front *f = NULL;
+    struct zk_err err = {0};
+    int i, port;
+
+    (void)state;
+    assert_int_equal(mcp_streamable_new(&o, &h, &err), ZK_OK);
+    route = mcp_streamable_route(h);
+    fo.routes = &route;
+    assert_int_equal(front_start(&fo, &f, &err), ZK_OK);
+    port = front_port(f);
+
+    post_from = "192.0.2.1";
+    assert_int_equal(mcp_post(port, NULL, init, worker, NULL, 0), 200);
+    assert_int_equal(mcp_post(port, worker, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(port, NULL, init, first, NULL, 0), 200);
+    for (i = 2; i < MCP_STREAMABLE_SESSIONS_PER_CLIENT; i++)
+        assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
+    assert_int_equal(mcp_post(port, NULL, init, NULL, body, sizeof(body)), 503);
+    assert_non_null(strstr(body, "too many MCP sessions from this client"));
+    /* The table is far from full: another client is served. */
+    post_from = "192.0.2.2";
+    assert_int_equal(mcp_post(port, NULL, init, sid, NULL, 0), 200);
+    assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
+    /* After the grace the first client replaces its own never-used sessions, the oldest first, and
+     * keeps the one that works; it still never holds more than its share. */
+    nanosleep(&grace, NULL);
+    post_from = "192.0.2.1";
+    assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
+    assert_int_equal(mcp_post(port, first, call, NULL, body, sizeof(body)), 404);
+    assert_int_equal(mcp_post(port, worker, call, NULL, body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "alive"));
+    post_from = "192.0.2.2";
+    assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
+    post_from = NULL;
 
     front_stop(f);
     mcp_streamable_free(h);
@@ -788,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_tools_call_results),
         cmocka_unit_test(test_batches),
         cmocka_unit_test(test_batch_bounds),
+        cmocka_unit_test(test_batch_replies_count_in_the_budget),
         cmocka_unit_test(test_replies_are_utf8_with_the_id_sent),
         cmocka_unit_test(test_rate_limit_logs_bounded),
         cmocka_unit_test(test_cancellation),
@@ -796,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_http_origin_accept_listen),
         cmocka_unit_test(test_http_session_flood),
+        cmocka_unit_test(test_http_session_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
