@@ -367,7 +367,7 @@ static void reconcile_read_index(struct reconcile_ctx *ctx, struct reconcile_mem
     long judged_age = max_age - ctx->clock_offset_seconds;
     struct http_request req = {0};
     struct http_response resp = {0};
-    struct index_status idx;
+    struct index_status idx = {0}; /* freed on every failure, also before a parse filled it */
     struct zk_err err = {0};
     int rc;
 
