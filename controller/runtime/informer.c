@@ -50,6 +50,7 @@ struct informer {
     atomic_int cancel;
     pthread_mutex_t mu;
     struct informer_table *cache; /* guarded by mu; replaced whole by a relist */
+    struct informer_table *listing; /* the next cache while a list arrives; the watch thread's alone */
     int synced;
     /* The preset dictionary of every entry: set by the watch thread before the first entry is made,
      * never changed after, so readers of entries may read it. */
@@ -365,29 +366,31 @@ static struct informer_entry *informer_entry_new(struct informer *inf, const cJS
     return e;
 }
 
-/* Builds a table from a list's items. */
-static struct informer_table *informer_build(struct informer *inf, const cJSON *items)
-{
-    struct informer_table *t = informer_table_new();
-    const cJSON *it;
-
-    cJSON_ArrayForEach(it, items) {
-        struct informer_entry *e = informer_entry_new(inf, it);
-
-        if (e) {
-            /* A List names each object once; a duplicate would only replace itself. */
-            informer_entry_free(informer_table_detach(t, informer_entry_key(e)));
-            informer_table_add(t, e);
-        }
-    }
-    return t;
-}
-
-static void informer_on_list(void *ud, const cJSON *items)
+/* Builds the cache's next contents as a list arrives, one object at a time, and puts them in place
+ * when it is complete (watch.h). Only the informer's thread touches inf->listing. */
+static void informer_on_list(void *ud, enum watch_list_step step, const cJSON *item)
 {
     struct informer *inf = ud;
-    struct informer_table *fresh = informer_build(inf, items), *old;
+    struct informer_table *fresh, *old;
+    struct informer_entry *listed;
 
+    switch (step) {
+    case WATCH_LIST_BEGIN:
+        informer_table_free(inf->listing);
+        inf->listing = informer_table_new();
+        return;
+    case WATCH_LIST_ITEM:
+        if ((listed = informer_entry_new(inf, item)) != NULL) {
+            /* A List names each object once; a duplicate would only replace itself. */
+            informer_entry_free(informer_table_detach(inf->listing, informer_entry_key(listed)));
+            informer_table_add(inf->listing, listed);
+        }
+        return;
+    case WATCH_LIST_END:
+        break;
+    }
+    fresh = inf->listing;
+    inf->listing = NULL;
     pthread_mutex_lock(&inf->mu);
     old = inf->cache;
     inf->cache = fresh;
@@ -575,6 +578,7 @@ void informer_free(struct informer *inf)
         return;
     informer_stop(inf);
     informer_table_free(inf->cache);
+    informer_table_free(inf->listing);
     free(inf->dict);
     free(inf->namespace);
     free(inf->label_selector);

@@ -5,6 +5,7 @@
 #include "kube/client.h"
 
 #include "buf.h"
+#include "jscan.h"
 #include "json.h"
 #include "log.h"
 #include "mem.h"
@@ -315,17 +316,21 @@ static enum kube_reason kcli_reason(long status, const char *reason)
     }
 }
 
-/* Writes "field: message; field: message" from details.causes into out. */
-static void kcli_causes(const cJSON *details, char *out, size_t size)
+/* Writes "field: message; field: message" from details.causes into err->causes, and notes a cause
+ * that says the namespace is being deleted. */
+static void kcli_causes(const cJSON *details, struct kube_err *err)
 {
     const cJSON *causes = json_arr(details, "causes"), *cause;
-    size_t used = 0;
+    char *out = err->causes;
+    size_t used = 0, size = sizeof(err->causes);
 
     out[0] = '\0';
     cJSON_ArrayForEach(cause, causes) {
         const char *field = json_str(cause, "field", ""), *msg = json_str(cause, "message", "");
         int n;
 
+        if (strcmp(json_str(cause, "reason", ""), "NamespaceTerminating") == 0)
+            err->namespace_terminating = 1;
         if (used >= size)
             break;
         n = snprintf(out + used, size - used, "%s%s%s%s", used ? "; " : "", field, field[0] ? ": " : "", msg);
@@ -361,7 +366,7 @@ int kube_parse_status_json(long http_status, const cJSON *st, long retry_after_h
     snprintf(err->reason_text, sizeof(err->reason_text), "%s", reason ? reason : "");
     snprintf(err->message, sizeof(err->message), "%s",
              json_str(st, "message", st ? "the server's Status carries no message" : "no Status in the answer"));
-    kcli_causes(details, err->causes, sizeof(err->causes));
+    kcli_causes(details, err);
     retry = (long)json_int(details, "retryAfterSeconds", -1);
     err->retry_after = retry >= 0 ? retry : retry_after_header;
     return kcli_finish_status(what, err);
@@ -444,9 +449,11 @@ static void kcli_log_warnings(const char *method, const char *path, const struct
 }
 
 /* One request with the token and the 401 retry. When s is set the body streams to it. */
+/* One request. The answer's body goes to *out parsed (when out is set), or to *raw as it came (when raw
+ * is set: the caller frees it with buf_free), or to s's callback (a stream). */
 static int kcli_do(struct kube_client *c, const char *method, const char *url, const char *content_type,
                    const char *body, size_t body_len, const atomic_int *cancel, const struct kube_stream *s,
-                   cJSON **out, struct kube_err *err)
+                   cJSON **out, struct buf *raw, struct kube_err *err)
 {
     struct http_response resp = {0};
     struct kcli_stream_ctx sx = {s, &resp, {0}};
@@ -514,7 +521,10 @@ static int kcli_do(struct kube_client *c, const char *method, const char *url, c
         goto out;
     }
     err->http_status = resp.status;
-    if (out && resp.body.len > 0) {
+    if (raw) {
+        *raw = resp.body;
+        buf_init(&resp.body, resp.body.max);
+    } else if (out && resp.body.len > 0) {
         *out = json_parse(resp.body.data, resp.body.len);
         if (!*out)
             rc = kcli_fail(err, ZK_EPARSE, what, "the answer is not valid JSON");
@@ -528,12 +538,12 @@ out:
 int kube_request(struct kube_client *c, const char *method, const char *url, const char *content_type,
                  const char *body, size_t body_len, cJSON **out, struct kube_err *err)
 {
-    return kcli_do(c, method, url, content_type, body, body_len, NULL, NULL, out, err);
+    return kcli_do(c, method, url, content_type, body, body_len, NULL, NULL, out, NULL, err);
 }
 
 int kube_stream_get(struct kube_client *c, const struct kube_stream *s, struct kube_err *err)
 {
-    return kcli_do(c, "GET", s->url, NULL, NULL, 0, NULL, s, NULL, err);
+    return kcli_do(c, "GET", s->url, NULL, NULL, 0, NULL, s, NULL, NULL, err);
 }
 
 /* Serialises obj and sends it with method to url. */
@@ -570,9 +580,10 @@ int kube_get(struct kube_client *c, const struct kube_resource *r, const char *n
     return rc;
 }
 
-/* One page of a list. cont may be NULL (the first page). */
+/* One page of a list, as the server sent it (*page, freed by the caller with buf_free). cont may be
+ * NULL (the first page). */
 static int kcli_list_page(struct kube_client *c, const struct kube_resource *r, const char *ns,
-                          const struct kube_list_opts *o, const char *cont, cJSON **page, struct kube_err *err)
+                          const struct kube_list_opts *o, const char *cont, struct buf *page, struct kube_err *err)
 {
     char limit[32];
     const char *query[] = {"labelSelector", o ? o->label_selector : NULL,
@@ -590,67 +601,147 @@ static int kcli_list_page(struct kube_client *c, const struct kube_resource *r, 
     url = kube_url(c, r, ns, NULL, NULL, query);
     if (!url)
         return kcli_url_too_long(err);
-    rc = kcli_do(c, "GET", url, NULL, NULL, 0, o ? o->cancel : NULL, NULL, page, err);
+    rc = kcli_do(c, "GET", url, NULL, NULL, 0, o ? o->cancel : NULL, NULL, NULL, page, err);
     free(url);
-    if (!rc && (!*page || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(*page, "items")))) {
-        cJSON_Delete(*page);
-        *page = NULL;
-        rc = kcli_fail(err, ZK_EPARSE, r->plural, "the list answer has no items array");
-    }
     return rc;
 }
 
-int kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *o,
-              cJSON **out, struct kube_err *err)
+/* A string member of a page's metadata (the continue token, the collection's version), decoded, as a
+ * heap string; NULL when absent or empty. */
+static char *kcli_page_string(const struct jscan_doc *d, struct jscan meta, const char *name)
 {
-    cJSON *list = NULL, *page = NULL, *items, *item;
-    char *cont = NULL;
+    const char *names[] = {name};
+    struct jscan v;
+    cJSON *s;
+    char *out = NULL;
+
+    jscan_find(d, meta, names, 1, &v);
+    if (jscan_type(v) != JSCAN_STRING)
+        return NULL;
+    s = cJSON_ParseWithLength(v.p, v.len);
+    if (cJSON_IsString(s) && s->valuestring[0] != '\0')
+        out = mem_strdup(s->valuestring);
+    cJSON_Delete(s);
+    return out;
+}
+
+/* Hands each item of one page (text, len bytes) to on_item, each parsed on its own, and sets *cont to
+ * the page's continue token (NULL on the last page) and, when rv is set and still NULL, *rv to the
+ * collection's version. */
+static int kcli_page_items(const char *what, const char *text, size_t len, kube_item_fn *on_item, void *ud,
+                           char **cont, char **rv, struct kube_err *err)
+{
+    static const char *const top[] = {"items", "metadata"};
+    struct jscan_doc d;
+    struct jscan root, members[2], item;
+    struct jscan_iter it;
+    cJSON *obj;
+    int rc;
+
+    *cont = NULL;
+    rc = jscan_parse(&d, text, len, &root);
+    if (rc != ZK_OK) {
+        jscan_doc_free(&d);
+        return kcli_fail(err, ZK_EPARSE, what, "the answer is not valid JSON");
+    }
+    jscan_find(&d, root, top, 2, members);
+    if (jscan_type(members[0]) != JSCAN_ARRAY) {
+        jscan_doc_free(&d);
+        return kcli_fail(err, ZK_EPARSE, what, "the list answer has no items array");
+    }
+    *cont = kcli_page_string(&d, members[1], "continue");
+    if (rv && !*rv)
+        *rv = kcli_page_string(&d, members[1], "resourceVersion");
+    jscan_iter_init(&it, &d, members[0]);
+    while (jscan_next(&it, NULL, &item)) {
+        /* jscan accepted the page as cJSON would, so each item parses. */
+        obj = cJSON_ParseWithLength(item.p, item.len);
+        on_item(ud, obj);
+        cJSON_Delete(obj);
+    }
+    jscan_doc_free(&d);
+    return ZK_OK;
+}
+
+int kube_list_each(struct kube_client *c, const struct kube_resource *r, const char *ns,
+                   const struct kube_list_opts *o, kube_item_fn *on_item, void *ud, char **resource_version,
+                   struct kube_err *err)
+{
+    struct buf page = {0};
+    char *cont = NULL, *next = NULL, *rv = NULL;
     int rc, restarted = 0;
 
-    *out = NULL;
+    if (resource_version)
+        *resource_version = NULL;
     for (;;) {
         rc = kcli_list_page(c, r, ns, o, cont, &page, err);
         if (rc == ZK_EAPI && err->reason == KUBE_REASON_GONE && cont && !restarted) {
             /* The continue token outlived the server's history: start over, once, from a fresh snapshot. */
             log_info("Restarting a paged list after 410", "resource", r->plural, "message", err->message, NULL);
             restarted = 1;
-            cJSON_Delete(list);
-            list = NULL;
+            on_item(ud, NULL);
             free(cont);
             cont = NULL;
+            free(rv);
+            rv = NULL;
             continue;
         }
         if (rc)
             goto out;
+        rc = kcli_page_items(r->plural, page.data ? page.data : "", page.len, on_item, ud, &next, &rv, err);
+        buf_free(&page);
+        if (rc)
+            goto out;
         free(cont);
-        cont = NULL;
-        {
-            const char *next = json_path_str(page, "metadata.continue", "");
-
-            if (next[0])
-                cont = mem_strdup(next);
-        }
-        if (!list) {
-            list = page;
-        } else {
-            items = cJSON_GetObjectItemCaseSensitive(list, "items");
-            while ((item = cJSON_DetachItemFromArray(cJSON_GetObjectItemCaseSensitive(page, "items"), 0)))
-                cJSON_AddItemToArray(items, item);
-            cJSON_Delete(page);
-        }
-        page = NULL;
+        cont = next;
+        next = NULL;
         if (!cont)
             break;
     }
-    /* The merged list is complete: a leftover continue token would only mislead a reader. */
-    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue");
-    *out = list;
-    list = NULL;
+    if (resource_version) {
+        *resource_version = rv;
+        rv = NULL;
+    }
 out:
+    buf_free(&page);
     free(cont);
-    cJSON_Delete(page);
-    cJSON_Delete(list);
+    free(rv);
     return rc;
+}
+
+/* kube_list's collector: each item copied into the List it builds. */
+static void kcli_collect(void *ud, const cJSON *item)
+{
+    cJSON *items = ud;
+
+    if (!item) { /* the list started over */
+        while (cJSON_GetArraySize(items) > 0)
+            cJSON_DeleteItemFromArray(items, 0);
+        return;
+    }
+    cJSON_AddItemToArray(items, cJSON_Duplicate(item, 1));
+}
+
+int kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *o,
+              cJSON **out, struct kube_err *err)
+{
+    cJSON *list = cJSON_CreateObject(), *items = cJSON_CreateArray(), *meta = cJSON_CreateObject();
+    char *rv = NULL;
+    int rc;
+
+    *out = NULL;
+    cJSON_AddItemToObject(list, "items", items);
+    cJSON_AddItemToObject(list, "metadata", meta);
+    rc = kube_list_each(c, r, ns, o, kcli_collect, items, &rv, err);
+    if (rc) {
+        cJSON_Delete(list);
+        return rc;
+    }
+    if (rv)
+        cJSON_AddStringToObject(meta, "resourceVersion", rv);
+    free(rv);
+    *out = list;
+    return ZK_OK;
 }
 
 int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns, const cJSON *obj, cJSON **out,

@@ -53,6 +53,8 @@ struct kube_err {
     char reason_text[64];      /* the server's reason string, e.g. "AlreadyExists" */
     char message[1024];        /* the server's message, verbatim */
     char causes[1024];         /* "field: message; field: message" for Invalid, else empty */
+    int namespace_terminating; /* a cause says NamespaceTerminating: the namespace is being deleted,
+                                * and nothing new may be made in it */
     long retry_after;          /* seconds, from details.retryAfterSeconds or the header; -1 if none */
 };
 
@@ -105,9 +107,22 @@ struct kube_list_opts {
     const atomic_int *cancel; /* NULL, or a flag that aborts the list with ZK_ECANCELLED when set */
 };
 
+/* Called with each item of a list, parsed on its own and borrowed for the call; with NULL when the list
+ * starts over (below), meaning: forget the items handed in before. */
+typedef void kube_item_fn(void *ud, const cJSON *item);
+
 /* LISTs every page (following continue tokens; a 410 on a continue token restarts the list once) and
- * returns a List object whose "items" holds them all and whose metadata.resourceVersion is the
- * collection's version at the first page. ns NULL lists across namespaces. *out owned by the caller. */
+ * hands each item to on_item in order. A page is held only as its text while its items are handed over
+ * one at a time, so a list of thousands of objects costs one page's text and one object's tree, not a
+ * tree of every object (1,000 search Deployments as one tree took 38 MB). *resource_version (when not
+ * NULL) gets the collection's version at the first page, a heap string the caller frees (NULL when the
+ * server sent none). ns NULL lists across namespaces. */
+int kube_list_each(struct kube_client *c, const struct kube_resource *r, const char *ns,
+                   const struct kube_list_opts *o, kube_item_fn *on_item, void *ud, char **resource_version,
+                   struct kube_err *err);
+
+/* kube_list_each, collected into a List object whose "items" holds them all and whose
+ * metadata.resourceVersion is the collection's version at the first page. *out owned by the caller. */
 int kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *o,
               cJSON **out, struct kube_err *err);
 

@@ -22,6 +22,8 @@
 #define WATCH_DEFAULT_MAX_LINE (16u * 1024 * 1024)
 #define WATCH_DEFAULT_MAX_BACKOFF_MS 30000
 #define WATCH_MIN_BACKOFF_MS 200
+/* Objects per page of a list (watch_list). */
+#define WATCH_LIST_PAGE 100
 /* The client-side deadline of one watch request exceeds the server-side timeoutSeconds by this much,
  * so a connection that went silent (a half-open TCP session) is still abandoned eventually. */
 #define WATCH_SLACK_MS 30000
@@ -205,22 +207,32 @@ static long watch_next_backoff(long backoff, long max)
     return backoff > max / 2 ? max : backoff * 2;
 }
 
-/* Lists, hands the items to on_list and keeps the list's version. */
+/* Hands one listed item to on_list, or a new BEGIN when the list starts over (item NULL). */
+static void watch_list_item(void *ud, const cJSON *item)
+{
+    const struct watch_opts *o = ud;
+
+    o->on_list(o->ud, item ? WATCH_LIST_ITEM : WATCH_LIST_BEGIN, item);
+}
+
+/* Lists, hands the items to on_list and keeps the list's version. The pages are small, so that one
+ * page of the largest objects (search Deployments with their managed fields, about 10 KB of text
+ * each) stays about a megabyte. */
 static int watch_list(struct watch_state *st, struct kube_err *kerr)
 {
     const struct watch_opts *o = st->o;
-    struct kube_list_opts lo = {.label_selector = o->label_selector, .limit = 500, .cancel = o->cancel};
-    cJSON *list = NULL;
+    struct kube_list_opts lo = {.label_selector = o->label_selector, .limit = WATCH_LIST_PAGE, .cancel = o->cancel};
+    char *rv = NULL;
     int rc;
 
     kube_err_clear(kerr);
-    rc = kube_list(st->c, o->resource, o->namespace, &lo, &list, kerr);
-
+    o->on_list(o->ud, WATCH_LIST_BEGIN, NULL);
+    rc = kube_list_each(st->c, o->resource, o->namespace, &lo, watch_list_item, (void *)o, &rv, kerr);
     if (rc)
         return rc;
-    o->on_list(o->ud, cJSON_GetObjectItemCaseSensitive(list, "items"));
-    watch_set_rv(st, json_path_str(list, "metadata.resourceVersion", NULL));
-    cJSON_Delete(list);
+    o->on_list(o->ud, WATCH_LIST_END, NULL);
+    watch_set_rv(st, rv);
+    free(rv);
     log_debug("Listed", "resource", o->resource->plural, "resourceVersion", st->rv, NULL);
     return ZK_OK;
 }

@@ -1,12 +1,14 @@
 /* watch.h: list+watch, the reflector every informer stands on.
  *
- * watch_run LISTs a collection, hands the complete list to on_list (so a cache can replace its
- * contents), then WATCHes from the list's resourceVersion with bookmarks, handing each ADDED, MODIFIED
- * and DELETED object to on_event. It keeps the last resourceVersion seen (from events and bookmarks)
- * and, when the stream ends or breaks, watches again from there after a backoff (capped, with jitter);
- * when the server says that version is gone (410, or an ERROR event with reason Expired/Gone) it lists
- * again and calls on_list with the fresh complete list. No event is lost: what happened between the old
- * version and the relist is visible in the new list.
+ * watch_run LISTs a collection, handing its objects to on_list one at a time between a BEGIN and an END
+ * (so a cache can build its new contents and replace the old ones at the END), then WATCHes from the
+ * list's resourceVersion with bookmarks, handing each ADDED, MODIFIED and DELETED object to on_event.
+ * It keeps the last resourceVersion seen (from events and bookmarks) and, when the stream ends or
+ * breaks, watches again from there after a backoff (capped, with jitter); when the server says that
+ * version is gone (410, or an ERROR event with reason Expired/Gone) it lists again, the same way. No
+ * event is lost: what happened between the old version and the relist is visible in the new list.
+ * The list is read a page at a time and each object parsed on its own (kube_list_each), so listing
+ * thousands of objects never holds them all as one tree.
  *
  * Events are parsed incrementally from the chunked stream through a bounded line buffer: a line longer
  * than max_line is an error (the watch restarts), never unbounded memory. */
@@ -22,8 +24,12 @@
 
 enum watch_event_type { WATCH_ADDED, WATCH_MODIFIED, WATCH_DELETED };
 
-/* items is the List's "items" array, borrowed for the call. */
-typedef void watch_list_fn(void *ud, const cJSON *items);
+/* How a list reaches on_list: BEGIN (item NULL) when a list starts, and again when it starts over, so
+ * that what came since the last BEGIN is forgotten; ITEM for each object, borrowed for the call; END
+ * (item NULL) once the list is complete. A list that fails part way ends without END; the next attempt
+ * begins with BEGIN. */
+enum watch_list_step { WATCH_LIST_BEGIN, WATCH_LIST_ITEM, WATCH_LIST_END };
+typedef void watch_list_fn(void *ud, enum watch_list_step step, const cJSON *item);
 /* obj is borrowed for the call; copy what must outlive it. */
 typedef void watch_event_fn(void *ud, enum watch_event_type type, const cJSON *obj);
 

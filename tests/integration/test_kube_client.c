@@ -482,9 +482,9 @@ static void test_discovery(void **state)
     assert_int_equal(served, 0);
 }
 
-static void noop_list(void *ud, const cJSON *items)
+static void noop_list(void *ud, enum watch_list_step step, const cJSON *item)
 {
-    (void)ud, (void)items;
+    (void)ud, (void)step, (void)item;
 }
 
 static void noop_event(void *ud, enum watch_event_type type, const cJSON *obj)
@@ -801,22 +801,21 @@ struct mirror {
     struct zk_err err;
 };
 
-static void mirror_list(void *ud, const cJSON *items)
+static void mirror_list(void *ud, enum watch_list_step step, const cJSON *it)
 {
     struct mirror *m = ud;
-    const cJSON *it;
 
     pthread_mutex_lock(&m->mu);
-    m->n = 0;
-    m->lists++;
-    cJSON_ArrayForEach(it, items) {
-        if (m->n < MAX_OBJS) {
-            snprintf(m->objs[m->n].name, sizeof(m->objs[0].name), "%s", json_path_str(it, "metadata.name", ""));
-            snprintf(m->objs[m->n].value, sizeof(m->objs[0].value), "%s", json_path_str(it, "data.v", ""));
-            m->n++;
-        }
+    if (step == WATCH_LIST_BEGIN) {
+        m->n = 0;
+    } else if (step == WATCH_LIST_ITEM && m->n < MAX_OBJS) {
+        snprintf(m->objs[m->n].name, sizeof(m->objs[0].name), "%s", json_path_str(it, "metadata.name", ""));
+        snprintf(m->objs[m->n].value, sizeof(m->objs[0].value), "%s", json_path_str(it, "data.v", ""));
+        m->n++;
+    } else if (step == WATCH_LIST_END) {
+        m->lists++;
+        snprintf(m->log + strlen(m->log), sizeof(m->log) - strlen(m->log), "LIST(%d) ", m->n);
     }
-    snprintf(m->log + strlen(m->log), sizeof(m->log) - strlen(m->log), "LIST(%d) ", m->n);
     pthread_mutex_unlock(&m->mu);
 }
 
