@@ -6,6 +6,7 @@
  * backwards or blank because an observation is missing. */
 #include "controller/corpus/status.h"
 
+#include "controller/corpus/compare.h"
 #include "controller/runtime/informer.h"
 #include "jb.h"
 #include "json.h"
@@ -577,4 +578,6 @@ void status_prune_child(cJSON *obj)
         keep_only_condition(st, "ReplicaFailure");
     if (st && !st->child)
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+    /* Nothing reads a child's long texts but the comparison with what was applied (compare.h). */
+    compare_digest_strings(obj);
 }

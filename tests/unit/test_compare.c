@@ -120,6 +120,45 @@ static void test_quantity_parse(void **state)
     assert_false(compare_quantity_parse("inf", &v));
 }
 
+/* A ConfigMap as the cache keeps it: its long values as digests, its short ones as they are. The
+ * digest matches the text it was made of and nothing else, so a steady state still writes nothing
+ * and an edited script is still found. */
+static void test_long_strings_compare_by_digest(void **state)
+{
+    char script[4096], edited[4096], diff[128];
+    cJSON *desired, *observed, *changed;
+
+    (void)state;
+    memset(script, 'a', sizeof(script) - 1);
+    script[sizeof(script) - 1] = '\0';
+    memcpy(edited, script, sizeof(script));
+    edited[2000] = 'b';
+    desired = cJSON_CreateObject();
+    cJSON_AddItemToObject(desired, "data", cJSON_CreateObject());
+    cJSON_AddStringToObject(cJSON_GetObjectItem(desired, "data"), "indexer.sh", script);
+    cJSON_AddStringToObject(cJSON_GetObjectItem(desired, "data"), "repositories.txt", "https://x/r.git\n");
+    observed = cJSON_Duplicate(desired, 1);
+    compare_digest_strings(observed);
+    /* The long value became its digest, the short one stayed. */
+    assert_int_equal(strncmp(cJSON_GetObjectItem(cJSON_GetObjectItem(observed, "data"), "indexer.sh")->valuestring,
+                             COMPARE_DIGEST_MARK, strlen(COMPARE_DIGEST_MARK)), 0);
+    assert_true(strlen(cJSON_GetObjectItem(cJSON_GetObjectItem(observed, "data"), "indexer.sh")->valuestring) < 80);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(observed, "data"), "repositories.txt")->valuestring,
+                        "https://x/r.git\n");
+    assert_true(compare_subset(desired, observed, diff, sizeof(diff)));
+    /* Another text against that digest: a difference, named by its path. */
+    changed = cJSON_Duplicate(desired, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(changed, "data"), "indexer.sh", cJSON_CreateString(edited));
+    assert_false(compare_subset(changed, observed, diff, sizeof(diff)));
+    assert_string_equal(diff, "data.indexer.sh");
+    /* A short desired string never matches a digest, even one of itself. */
+    assert_false(subset("{\"a\":\"x\"}", "{\"a\":\"\\u0001sha256:2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881\"}",
+                        diff, sizeof(diff)));
+    cJSON_Delete(desired);
+    cJSON_Delete(observed);
+    cJSON_Delete(changed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -131,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_types_must_match_outside_quantities),
         cmocka_unit_test(test_quantities_compare_by_amount),
         cmocka_unit_test(test_quantity_parse),
+        cmocka_unit_test(test_long_strings_compare_by_digest),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
