@@ -220,10 +220,18 @@ struct operator {
     char identity[256]; /* this replica's name in the Lease and in Events */
 };
 
-/* An informer_enqueue_fn: a change to a corpus or one of its children queues the corpus. */
+/* An informer_enqueue_fn: a change to a corpus queues it, at once even while it fails (a fix is taken
+ * without waiting for the backoff). */
 static void main_enqueue(void *ud, const char *key)
 {
     queue_add(ud, key);
+}
+
+/* An informer_enqueue_fn: a change to one of a corpus's children queues the corpus, unless it is failing
+ * and waiting for its retry (queue_add_unless_retrying). */
+static void main_enqueue_owner(void *ud, const char *key)
+{
+    queue_add_unless_retrying(ud, key);
 }
 
 /* A controller_reconcile_fn: one reconcile of one corpus. */
@@ -326,7 +334,7 @@ static int main_start_informers(struct operator *op, struct zk_err *err)
     int rc;
 
     io.namespace = op->opt.namespace;
-    io.enqueue = main_enqueue;
+    io.enqueue = main_enqueue_owner;
     io.ud = op->queue;
     io.key_of = api_corpus_key;
     for (int k = 0; k < RK_COUNT; k++) {
@@ -341,6 +349,7 @@ static int main_start_informers(struct operator *op, struct zk_err *err)
         op->rctx.children[k] = op->informers[op->ninformers++];
     }
     io.resource = &api_corpus_resource;
+    io.enqueue = main_enqueue;
     io.key_of = informer_self_key;
     io.label_selector = NULL;
     io.prune = informer_prune_server_fields;

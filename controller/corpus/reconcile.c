@@ -11,6 +11,7 @@
 #include "json.h"
 #include "log.h"
 #include "mem.h"
+#include "monotime.h"
 #include "rfc3339.h"
 
 #include <openssl/evp.h>
@@ -133,6 +134,43 @@ static void reconcile_memo_drop(struct reconcile_ctx *ctx, const char *key)
             break;
         }
     }
+    pthread_mutex_unlock(&ctx->memo_mu);
+}
+
+/* Whether ns was noted as being deleted less than RECONCILE_TERMINATING_RECHECK_S ago (reconcile.h). */
+static int reconcile_ns_terminating(struct reconcile_ctx *ctx, const char *ns, double now)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&ctx->memo_mu);
+    for (size_t i = 0; i < RECONCILE_TERMINATING_MAX && !found; i++)
+        found = ctx->terminating[i].until > now && strcmp(ctx->terminating[i].ns, ns) == 0;
+    pthread_mutex_unlock(&ctx->memo_mu);
+    return found;
+}
+
+/* Notes ns as being deleted, from now until RECONCILE_TERMINATING_RECHECK_S later, in its own slot, a
+ * free or lapsed one, or the one that lapses first. */
+static void reconcile_note_terminating(struct reconcile_ctx *ctx, const char *ns, double now)
+{
+    struct reconcile_terminating *slot = &ctx->terminating[0];
+    size_t len = strlen(ns);
+
+    if (len >= sizeof(slot->ns)) /* not a namespace's name */
+        return;
+    pthread_mutex_lock(&ctx->memo_mu);
+    for (size_t i = 0; i < RECONCILE_TERMINATING_MAX; i++) {
+        struct reconcile_terminating *t = &ctx->terminating[i];
+
+        if (strcmp(t->ns, ns) == 0) {
+            slot = t;
+            break;
+        }
+        if (t->until < slot->until)
+            slot = t;
+    }
+    memcpy(slot->ns, ns, len + 1);
+    slot->until = now + RECONCILE_TERMINATING_RECHECK_S;
     pthread_mutex_unlock(&ctx->memo_mu);
 }
 
@@ -451,6 +489,7 @@ struct reconcile_pass {
     char endpoint[RECONCILE_URL_MAX];
     cJSON *children, *deployment, *cronjob, *jobs, *pods;
     struct zk_err apply_err; /* the first child the API server refused; code ZK_OK when none */
+    int ns_terminating;      /* a child was refused because the namespace is being deleted */
     double retry_after;      /* seconds: the next look at a missing Secret, 0 when none is missing */
     struct status_input in;
 };
@@ -487,7 +526,10 @@ static void reconcile_report_applies(struct reconcile_pass *p, struct reconcile_
             const struct reconcile_apply *a = &waves[w][i];
             const char *kind = a->res->kind, *name = json_path_str(a->child, "metadata.name", "");
 
-            if (a->rc != ZK_OK) {
+            if (a->rc != ZK_OK && a->kerr.namespace_terminating) {
+                /* No Event: the namespace refuses those too, and the corpus goes with it. */
+                p->ns_terminating = 1;
+            } else if (a->rc != ZK_OK) {
                 events_emit(p->ctx->events, p->corpus, "Warning", "ApplyFailed", "Could not apply %s %s: %s", kind,
                             name, a->kerr.base.msg);
                 /* The status gets the server's own words; the request line is for logs and Events. */
@@ -795,11 +837,19 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
         reconcile_memo_drop(ctx, key);
         return ZK_OK;
     }
-    /* Being deleted: the same, once the finalizers of others are done. */
-    if (!json_path(p.corpus, "metadata.deletionTimestamp")) {
+    /* Being deleted: the same, once the finalizers of others are done. In a namespace being deleted
+     * nothing can be made, and the corpus goes with the namespace (reconcile.h). */
+    if (!json_path(p.corpus, "metadata.deletionTimestamp") && !reconcile_ns_terminating(ctx, p.ns, monotime_s())) {
         p.in.corpus = p.corpus;
         p.in.now = reconcile_now(ctx);
         rc = reconcile_gather(&p, err);
+        if (rc == ZK_OK && p.ns_terminating) {
+            reconcile_note_terminating(ctx, p.ns, monotime_s());
+            log_warn("The namespace is being deleted; its corpora are left alone until it is gone", "namespace",
+                     p.ns, "corpus", p.name, NULL);
+            reconcile_pass_free(&p);
+            return ZK_OK;
+        }
         if (rc == ZK_OK)
             rc = reconcile_publish(&p, requeue_after, err);
         /* A refused child is in the status now, and is retried with backoff like any failure. */

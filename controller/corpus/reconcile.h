@@ -62,6 +62,20 @@ void reconcile_resources(struct kube_resource out[RK_COUNT]);
 /* Per-corpus memory between reconciles (reconcile.c). */
 struct reconcile_memo;
 
+/* A namespace being deleted refuses every new object (NamespaceTerminating), and its corpora are
+ * deleted soon with it; meanwhile the deletions of their children would start reconcile after reconcile
+ * of them, each refused again (1,000 corpora left in such a namespace once made 3,329 applies in two
+ * minutes and slowed healthy corpora elsewhere). Once an apply is refused so, the namespace is noted
+ * here, and its corpora are passed over without a request, an Event or a status write until
+ * RECONCILE_TERMINATING_RECHECK_S have passed; then the next reconcile tries once more. At most
+ * RECONCILE_TERMINATING_MAX namespaces are noted at once (the one noted longest ago gives way). */
+#define RECONCILE_TERMINATING_MAX 16
+#define RECONCILE_TERMINATING_RECHECK_S 30.0
+struct reconcile_terminating {
+    char ns[64]; /* a namespace's name is a DNS label: at most 63 characters */
+    double until; /* monotonic seconds; 0: the slot is free */
+};
+
 struct reconcile_ctx {
     struct kube_client *client;
     struct informer *corpora;
@@ -73,8 +87,9 @@ struct reconcile_ctx {
     long index_period_seconds;      /* 0: 300 */
     long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */
     struct spec_images default_images; /* for corpora that name none (--zoekt-image, ...) */
-    pthread_mutex_t memo_mu;        /* guards memos; reconcile_ctx_init sets it up */
+    pthread_mutex_t memo_mu;        /* guards memos and terminating; reconcile_ctx_init sets it up */
     struct reconcile_memo *memos;
+    struct reconcile_terminating terminating[RECONCILE_TERMINATING_MAX];
 };
 
 /* Sets up the parts of ctx that reconcile owns (the memo table); the caller fills the rest. */

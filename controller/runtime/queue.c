@@ -185,6 +185,17 @@ void queue_add_after(struct queue *q, const char *key, double delay)
     pthread_mutex_unlock(&q->mu);
 }
 
+void queue_add_unless_retrying(struct queue *q, const char *key)
+{
+    struct queue_item *it;
+
+    pthread_mutex_lock(&q->mu);
+    it = queue_find(q, key);
+    if (!it || it->failures == 0 || it->processing || (it->ready_at <= 0 && !it->dirty))
+        queue_add_locked(q, key, 0);
+    pthread_mutex_unlock(&q->mu);
+}
+
 /* The token bucket's delay for one more event, reserving a token (which may go negative: the debt is
  * what later callers wait for), as golang.org/x/time/rate's Reserve does. */
 static double queue_bucket_delay(struct queue *q)

@@ -6,7 +6,8 @@
  * - Exclusion: a key is never handed to two workers at once. A key added while it is being processed
  *   is remembered and handed out again after queue_done, so the change is not lost.
  * - Per-key exponential backoff for failures (queue_add_rate_limited): base_delay * 2^failures, capped
- *   at max_delay; queue_forget resets it after a success.
+ *   at max_delay; queue_forget resets it after a success. queue_add brings a failing key forward (a
+ *   user's fix is taken at once); queue_add_unless_retrying does not.
  * - An overall token bucket (qps, burst) on the rate-limited path, so that many failing keys cannot
  *   make the controller hammer the API server.
  * - Time-based requeues (queue_add_after) for changes that happen by themselves, such as an index
@@ -56,6 +57,12 @@ void queue_add(struct queue *q, const char *key);
 /* Adds key after delay seconds (at once when delay <= 0). An earlier pending delay for the same key
  * wins over a later one, so a requeue can only be brought forward. */
 void queue_add_after(struct queue *q, const char *key, double delay);
+
+/* Adds key as queue_add does, unless it is failing and waiting for its retry: then the retry its
+ * backoff set stands. For changes the key's reconcile only reacts to (its children's), so that a storm
+ * of them (a namespace's worth of deletions) cannot undo the backoff of a key that keeps failing; a
+ * key being processed is marked as queue_add would, so that no change it raced is lost. */
+void queue_add_unless_retrying(struct queue *q, const char *key);
 
 /* Adds key after max(its exponential backoff, the token bucket's delay) and counts one more failure
  * for it. */

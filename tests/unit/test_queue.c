@@ -144,6 +144,50 @@ static void test_backoff_doubles_and_is_capped(void **state)
     queue_free(q);
 }
 
+/* A failing key waits out its backoff however many of its children change meanwhile
+ * (queue_add_unless_retrying); a change to the key itself (queue_add) still brings it forward, and a
+ * key that is not failing is added at once either way. */
+static void test_children_changes_do_not_undo_the_backoff(void **state)
+{
+    struct queue *q = new_queue(1000, 1000);
+    char *k;
+
+    (void)state;
+    for (int i = 0; i < 4; i++) { /* four failures: the fifth retry comes 5 ms * 2^4 = 80 ms later */
+        queue_add_rate_limited(q, "ns/failing");
+        fake_now += 1.0;
+        k = take(q, "ns/failing");
+        queue_done(q, k);
+        free(k);
+    }
+    queue_add_rate_limited(q, "ns/failing");
+    for (int i = 0; i < 100; i++)
+        queue_add_unless_retrying(q, "ns/failing");
+    queue_add_unless_retrying(q, "ns/healthy");
+    k = take(q, "ns/healthy");
+    queue_done(q, k);
+    free(k);
+    fake_now += 0.079;
+    assert_empty(q);
+    fake_now += 0.002;
+    k = take(q, "ns/failing");
+    /* While it is processed, a change is remembered, as with queue_add. */
+    queue_add_unless_retrying(q, "ns/failing");
+    queue_done(q, k);
+    free(k);
+    k = take(q, "ns/failing");
+    queue_add_rate_limited(q, "ns/failing");
+    queue_done(q, k);
+    free(k);
+    assert_empty(q);
+    /* The corpus itself changed (a user's fix): at once, backoff or not. */
+    queue_add(q, "ns/failing");
+    k = take(q, "ns/failing");
+    queue_done(q, k);
+    free(k);
+    queue_free(q);
+}
+
 static void test_token_bucket_limits_many_keys(void **state)
 {
     /* Burst 2 at 1 qps: the first two failing keys wait only their backoff, the third a second. */
@@ -223,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_dedup_and_fifo),
         cmocka_unit_test(test_added_while_processing_comes_back_after_done),
         cmocka_unit_test(test_add_after_waits_for_the_clock),
+        cmocka_unit_test(test_children_changes_do_not_undo_the_backoff),
         cmocka_unit_test(test_backoff_doubles_and_is_capped),
         cmocka_unit_test(test_token_bucket_limits_many_keys),
         cmocka_unit_test(test_blocking_get_wakes_on_add_and_shutdown),

@@ -38,9 +38,21 @@ static int is_collection(const char *path)
 static const char *index_answer;
 static char index_query[256];
 
+/* Set: namespace ns is being deleted, and every apply in it is refused as the API server refuses it. */
+static int ns_terminating;
+
 static int answer(void *ud, const struct fakeapi_request *rq, char *out, size_t len)
 {
     (void)ud;
+    if (ns_terminating && strcmp(rq->method, "PATCH") == 0 && strstr(rq->path, "/namespaces/ns/")) {
+        snprintf(out, len, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+                           "\"message\":\"configmaps \\\"org-indexer\\\" is forbidden: unable to create new content in "
+                           "namespace ns because it is being terminated\",\"reason\":\"Forbidden\",\"details\":{"
+                           "\"name\":\"org-indexer\",\"kind\":\"configmaps\",\"causes\":[{\"reason\":"
+                           "\"NamespaceTerminating\",\"message\":\"namespace ns is being terminated\",\"field\":"
+                           "\"metadata.namespace\"}]},\"code\":403}");
+        return 403;
+    }
     if (strcmp(rq->method, "GET") == 0 && strcmp(rq->path, "/index-status") == 0 && index_answer) {
         snprintf(index_query, sizeof(index_query), "%s", rq->query);
         snprintf(out, len, "%s", index_answer);
@@ -181,6 +193,39 @@ static void test_refused_child_is_in_the_status(void **state)
     world_stop(&w);
 }
 
+/* The writes the fake has seen: applies, status updates, Events. */
+static int writes(struct world *w)
+{
+    return fakeapi_count(w->api, "PATCH", "/") + fakeapi_count(w->api, "PUT", "/") + fakeapi_count(w->api, "POST", "/");
+}
+
+/* In a namespace being deleted every apply is refused (NamespaceTerminating): the reconcile succeeds
+ * without a status write or an Event, and the corpus's next reconciles, which the deletions of its
+ * children would start one after another, send nothing at all. Before, each failed, wrote its Events
+ * and was retried, over and over for every corpus of the namespace. */
+static void test_namespace_being_deleted_is_left_alone(void **state)
+{
+    static struct world w;
+    struct zk_err err = {0};
+    double requeue = -1;
+    int before;
+
+    (void)state;
+    world_start(&w);
+    ns_terminating = 1;
+    assert_int_equal(reconcile(&w.ctx, "ns/org", &requeue, &err), ZK_OK);
+    assert_true(requeue == 0);
+    assert_int_equal(fakeapi_count(w.api, "PATCH", "/"), 10);
+    assert_int_equal(fakeapi_count(w.api, "PUT", CORPORA "/org/status"), 0);
+    before = writes(&w);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(reconcile(&w.ctx, "ns/org", &requeue, &err), ZK_OK);
+    assert_int_equal(writes(&w), before);
+    assert_int_equal(fakeapi_count(w.api, "POST", "/api/v1/namespaces/ns/events"), 0);
+    ns_terminating = 0;
+    world_stop(&w);
+}
+
 /* The connector judged each repository against the maxAge the operator passed (the corpus's default,
  * 36h): the status carries its count and names, and Fresh names them. */
 static void test_stale_repositories_reach_the_status(void **state)
@@ -248,6 +293,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_child_is_in_the_status),
+        cmocka_unit_test(test_namespace_being_deleted_is_left_alone),
         cmocka_unit_test(test_stale_repositories_reach_the_status),
         cmocka_unit_test(test_secret_token),
     };
