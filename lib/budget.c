@@ -22,8 +22,8 @@ int budget_grow(struct budget_hold *h, size_t want)
         return ZK_OK;
     if (want > h->b->limit)
         return ZK_ETOOBIG;
-    /* The doubled step first; when the others leave no room for it, what was asked is enough. */
-    step = h->held * 2 > want && h->held * 2 <= h->b->limit ? h->held * 2 : want;
+    /* An eighth more than asked first; when the others leave no room for it, what was asked is enough. */
+    step = want + want / 8 <= h->b->limit ? want + want / 8 : want;
     if (!budget_take(h->b, step - h->held)) {
         if (step == want || !budget_take(h->b, want - h->held))
             return ZK_EBUSY;

@@ -16,10 +16,11 @@ static void test_holds_add_up_to_the_limit(void **state)
     struct budget_hold one = BUDGET_HOLD(&b), two = BUDGET_HOLD(&b);
 
     (void)state;
-    assert_int_equal(budget_grow(&one, 600), ZK_OK);
-    assert_int_equal(budget_grow(&two, 300), ZK_OK);
+    assert_int_equal(budget_add(&one, 600), ZK_OK);
+    assert_int_equal(budget_add(&two, 300), ZK_OK);
     /* 600 + 300 + 200 passes 1,000: the second holder must wait, and keeps the 300 it had. */
     assert_int_equal(budget_grow(&two, 500), ZK_EBUSY);
+    assert_int_equal(budget_add(&two, 200), ZK_EBUSY);
     assert_int_equal(two.held, 300);
     assert_int_equal(atomic_load(&b.used), 900);
     budget_release(&one);
@@ -40,41 +41,43 @@ static void test_more_than_the_limit_is_too_big(void **state)
     assert_int_equal(h.held, 0);
 }
 
-/* Growing in small steps doubles the reservation, so a body arriving chunk by chunk touches the shared
- * count rarely; near the limit the step is what was asked, not the double. */
-static void test_growth_doubles_until_the_limit(void **state)
+/* Growing in small steps takes an eighth more than asked, so a body arriving chunk by chunk touches
+ * the shared count rarely; near the limit the step is what was asked. */
+static void test_growth_takes_a_little_slack_until_the_limit(void **state)
 {
     struct budget b = {.limit = 1000};
     struct budget_hold h = BUDGET_HOLD(&b), other = BUDGET_HOLD(&b);
 
     (void)state;
-    assert_int_equal(budget_grow(&h, 100), ZK_OK);
-    assert_int_equal(budget_grow(&h, 101), ZK_OK);
-    assert_int_equal(h.held, 200);
-    assert_int_equal(budget_grow(&h, 150), ZK_OK); /* already held */
-    assert_int_equal(h.held, 200);
-    assert_int_equal(budget_grow(&other, 700), ZK_OK);
-    /* Doubling to 400 would pass the limit beside the other's 700; the 250 asked for fits. */
-    assert_int_equal(budget_grow(&h, 250), ZK_OK);
-    assert_int_equal(h.held, 250);
+    assert_int_equal(budget_grow(&h, 200), ZK_OK);
+    assert_int_equal(h.held, 225);
+    assert_int_equal(budget_grow(&h, 220), ZK_OK); /* already held */
+    assert_int_equal(h.held, 225);
+    /* 776 (690 and an eighth) beside 225 would pass 1,000: the 690 asked for is taken. */
+    assert_int_equal(budget_grow(&other, 690), ZK_OK);
+    assert_int_equal(other.held, 690);
+    /* Likewise 337 beside 690 would; 300 fits. */
+    assert_int_equal(budget_grow(&h, 300), ZK_OK);
+    assert_int_equal(h.held, 300);
+    assert_int_equal(atomic_load(&b.used), 990);
     budget_release(&h);
     budget_release(&other);
     assert_int_equal(atomic_load(&b.used), 0);
 }
 
-/* An exact addition does not double: a reply added to a body's reservation costs its own size. */
+/* An exact addition takes no slack: a reply added to a body's reservation costs its own size. */
 static void test_add_is_exact(void **state)
 {
     struct budget b = {.limit = 1000};
     struct budget_hold h = BUDGET_HOLD(&b);
 
     (void)state;
-    assert_int_equal(budget_grow(&h, 300), ZK_OK);
+    assert_int_equal(budget_grow(&h, 200), ZK_OK); /* 225 with its slack */
     assert_int_equal(budget_add(&h, 10), ZK_OK);
-    assert_int_equal(h.held, 310);
-    assert_int_equal(atomic_load(&b.used), 310);
-    assert_int_equal(budget_add(&h, 691), ZK_ETOOBIG); /* 1,001 in this hold alone */
-    assert_int_equal(budget_add(&h, 690), ZK_OK);
+    assert_int_equal(h.held, 235);
+    assert_int_equal(atomic_load(&b.used), 235);
+    assert_int_equal(budget_add(&h, 766), ZK_ETOOBIG); /* 1,001 in this hold alone */
+    assert_int_equal(budget_add(&h, 765), ZK_OK);
     budget_release(&h);
     assert_int_equal(atomic_load(&b.used), 0);
 }
@@ -139,7 +142,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_holds_add_up_to_the_limit),
         cmocka_unit_test(test_more_than_the_limit_is_too_big),
-        cmocka_unit_test(test_growth_doubles_until_the_limit),
+        cmocka_unit_test(test_growth_takes_a_little_slack_until_the_limit),
         cmocka_unit_test(test_add_is_exact),
         cmocka_unit_test(test_no_budget_always_fits),
         cmocka_unit_test(test_racing_holders_stay_within_the_limit),
