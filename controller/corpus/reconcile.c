@@ -46,6 +46,10 @@ struct reconcile_memo {
     char *error;            /* why the last attempt failed (heap), NULL when it worked */
     char jobs_finished[40]; /* reconcile_jobs_finished at the last attempt */
     uint64_t settled;       /* reconcile_fingerprint when no child needed an apply; 0: not known */
+    /* The corpus's resourceVersion that the last status write replaced. While the cache still shows
+     * it, the cache has not seen that write yet: a status computed from it would only be refused as a
+     * Conflict (each new corpus met one), and the write's own watch event reconciles again. */
+    char status_written_over[32];
     struct reconcile_memo *next;
 };
 
@@ -641,16 +645,20 @@ static int reconcile_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, con
 }
 
 /* Writes status through /status when it differs from the cached one, and an Event for each condition
- * transition worth one. */
-static int reconcile_write_status(struct reconcile_ctx *ctx, const cJSON *corpus, cJSON *status, struct zk_err *err)
+ * transition worth one; nothing while the cache has not yet seen the last write (memo). */
+static int reconcile_write_status(struct reconcile_ctx *ctx, struct reconcile_memo *memo, const cJSON *corpus,
+                                  cJSON *status, struct zk_err *err)
 {
     const cJSON *old = json_obj(corpus, "status");
+    const char *rv = json_path_str(corpus, "metadata.resourceVersion", "");
     struct reconcile_run run = {ctx, corpus};
     struct kube_err kerr;
     cJSON *obj;
     int rc;
 
     if (old && cJSON_Compare(old, status, 1))
+        return ZK_OK;
+    if (rv[0] && strcmp(memo->status_written_over, rv) == 0)
         return ZK_OK;
     obj = cJSON_Duplicate(corpus, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
@@ -663,6 +671,8 @@ static int reconcile_write_status(struct reconcile_ctx *ctx, const cJSON *corpus
     cJSON_Delete(obj);
     if (rc != ZK_OK)
         return zk_err_set(err, rc, "%s", kerr.base.msg);
+    if (strlen(rv) < sizeof(memo->status_written_over))
+        memcpy(memo->status_written_over, rv, strlen(rv) + 1);
     reconcile_transitions(old, status, reconcile_condition_event, &run);
     return ZK_OK;
 }
@@ -809,7 +819,7 @@ static int reconcile_publish(struct reconcile_pass *p, double *requeue_after, st
 {
     long status_requeue;
     cJSON *status = status_compute(&p->in, &status_requeue);
-    int rc = reconcile_write_status(p->ctx, p->corpus, status, err);
+    int rc = reconcile_write_status(p->ctx, reconcile_memo_get(p->ctx, p->key), p->corpus, status, err);
 
     cJSON_Delete(status);
     if (rc == ZK_OK)

@@ -190,6 +190,10 @@ static void test_refused_child_is_in_the_status(void **state)
     assert_null(strstr(body, "created ConfigMap"));
     free(body);
     cJSON_Delete(put);
+    /* The cache has not seen that status write (the fake's corpus stays at resourceVersion 7): another
+     * pass does not write over it again, which the API server would refuse as a Conflict. */
+    assert_int_not_equal(reconcile(&w.ctx, "ns/org", &requeue, &err), ZK_OK);
+    assert_int_equal(fakeapi_count(w.api, "PUT", CORPORA "/org/status"), 1);
     world_stop(&w);
 }
 
