@@ -175,14 +175,15 @@ arm64:
 
 # The operator-scale section needs a control plane: the one of $KUBECONFIG, or one started (and
 # stopped) without a node. bench-scale adds the 1,000-corpus run: BENCH_SCALE_RUNS_1000 runs (default
-# one, since a run takes about ten minutes, most of it the plane deleting 20,000 objects afterwards).
+# one, since a run takes about ten minutes, most of it the plane deleting 20,000 objects afterwards),
+# and BENCH_SCALE_FAILING (default 500) failing corpora beside a healthy one.
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay build/rel/tests/tools/zoekt-replay
 	@tests/bench/run.sh
 	@tests/bench/scale.sh 1 100
 bench-scale: deps
 	@$(MAKE) --no-print-directory all
-	@tests/bench/scale.sh 1 100 1000:$${BENCH_SCALE_RUNS_1000:-1}
+	@BENCH_SCALE_FAILING=$${BENCH_SCALE_FAILING:-500} tests/bench/scale.sh 1 100 1000:$${BENCH_SCALE_RUNS_1000:-1}
 # Push to searchable through a corpus's Service on the local node (tests/bench/freshness.sh): the
 # images and the node, as make test has them, and about fifteen minutes.
 bench-freshness: deps
