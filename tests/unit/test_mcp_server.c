@@ -337,12 +337,49 @@ static void test_batches(void **state)
     mcp_session_free(s);
 }
 
+/* Writes into text a batch of MCP_BATCH_MAX calls of the fake tool "big", each asking for a 70 KB answer,
+ * and resets the count of its runs. */
+static void big_batch(char *text, size_t size)
+{
+    int i;
+
+    strcpy(text, "[");
+    for (i = 0; i < MCP_BATCH_MAX; i++)
+        snprintf(text + strlen(text), size - strlen(text),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"big\","
+                 "\"arguments\":{\"bytes\":70000}}},",
+                 i);
+    text[strlen(text) - 1] = ']';
+    atomic_store(&big_calls, 0);
+}
+
+/* Counts the results of a batch's reply (parsed: all), which must come first, in the order sent, and
+ * the short errors after them, whose message must hold why. Frees all. */
+static void count_batch_replies(cJSON *all, const char *why, int *ok, int *errors)
+{
+    const cJSON *r;
+
+    *ok = *errors = 0;
+    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
+    cJSON_ArrayForEach(r, all) {
+        assert_int_equal(json_int(r, "id", -1), *ok + *errors);
+        if (json_obj(r, "result") != NULL) {
+            assert_int_equal(*errors, 0);
+            (*ok)++;
+        } else {
+            assert_int_equal(json_int(json_obj(r, "error"), "code", 0), JSONRPC_SERVER_ERROR);
+            assert_non_null(strstr(json_path_str(r, "error.message", ""), why));
+            (*errors)++;
+        }
+    }
+    cJSON_Delete(all);
+}
+
 static void test_batch_bounds(void **state)
 {
     const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},";
     struct mcp_session *s = initialized("2025-03-26");
     char text[8192], *reply;
-    const cJSON *r;
     cJSON *all;
     int i, ok, errors;
 
@@ -368,35 +405,15 @@ static void test_batch_bounds(void **state)
 
     /* 32 answers of 70 KB would make a reply of 2.2 MB: those past MCP_BATCH_REPLY_MAX get a short
      * error under their own id instead, and do not run. */
-    strcpy(text, "[");
-    for (i = 0; i < MCP_BATCH_MAX; i++)
-        snprintf(text + strlen(text), sizeof(text) - strlen(text),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"big\","
-                 "\"arguments\":{\"bytes\":70000}}},",
-                 i);
-    text[strlen(text) - 1] = ']';
-    atomic_store(&big_calls, 0);
+    big_batch(text, sizeof(text));
     reply = send_raw(s, text);
     assert_non_null(reply);
     assert_true(strlen(reply) <= MCP_BATCH_REPLY_MAX + MCP_BATCH_MAX * 200);
     all = cJSON_Parse(reply);
     free(reply);
-    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
-    ok = errors = 0;
-    cJSON_ArrayForEach(r, all) {
-        assert_int_equal(json_int(r, "id", -1), ok + errors);
-        if (json_obj(r, "result") != NULL) {
-            assert_int_equal(errors, 0); /* the results come first */
-            ok++;
-        } else {
-            assert_int_equal(json_int(json_obj(r, "error"), "code", 0), JSONRPC_SERVER_ERROR);
-            assert_non_null(strstr(json_path_str(r, "error.message", ""), "on its own"));
-            errors++;
-        }
-    }
+    count_batch_replies(all, "on its own", &ok, &errors);
     assert_true(ok >= 10 && ok < MCP_BATCH_MAX);
     assert_int_equal(atomic_load(&big_calls), ok + 1); /* the one that did not fit ran; none after it */
-    cJSON_Delete(all);
     mcp_session_free(s);
 }
 
@@ -411,19 +428,11 @@ static void test_batch_replies_count_in_the_budget(void **state)
     struct budget_hold hold = BUDGET_HOLD(&b);
     struct mcp_call *call = NULL;
     char text[8192], *reply = NULL;
-    const cJSON *r;
     cJSON *all;
-    int i, ok = 0, errors = 0;
+    int ok, errors;
 
     (void)state;
-    strcpy(text, "[");
-    for (i = 0; i < MCP_BATCH_MAX; i++)
-        snprintf(text + strlen(text), sizeof(text) - strlen(text),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"big\","
-                 "\"arguments\":{\"bytes\":70000}}},",
-                 i);
-    text[strlen(text) - 1] = ']';
-    atomic_store(&big_calls, 0);
+    big_batch(text, sizeof(text));
     mcp_session_accept_json(s, jsonrpc_parse(text, strlen(text)), &hold, &reply, &call);
     assert_null(reply);
     assert_non_null(call);
@@ -432,18 +441,7 @@ static void test_batch_replies_count_in_the_budget(void **state)
     assert_non_null(reply);
     all = cJSON_Parse(reply);
     free(reply);
-    assert_int_equal(cJSON_GetArraySize(all), MCP_BATCH_MAX);
-    cJSON_ArrayForEach(r, all) {
-        if (json_obj(r, "result") != NULL) {
-            assert_int_equal(errors, 0);
-            ok++;
-        } else {
-            assert_int_equal(json_int(json_obj(r, "error"), "code", 0), JSONRPC_SERVER_ERROR);
-            assert_non_null(strstr(json_path_str(r, "error.message", ""), "memory allows"));
-            errors++;
-        }
-    }
-    cJSON_Delete(all);
+    count_batch_replies(all, "memory allows", &ok, &errors);
     assert_int_equal(ok, 2);
     assert_int_equal(atomic_load(&big_calls), 3); /* the one that found no room ran; none after it */
     assert_true(hold.held >= 2 * 2 * 70000 && hold.held <= b.limit);
@@ -775,38 +773,60 @@ static int mcp_post(int port, const char *sid, const char *body, char *sid_out, 
     return status;
 }
 
-static void test_http_session_flood(void **state)
+/* The session table's tests: an initialize, a tool call, and the transport on a front over loopback. */
+static const char http_init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                                "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
+static const char http_call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                                "{\"name\":\"echo\",\"arguments\":{\"text\":\"alive\"}}}";
+
+/* Long enough for a never-used session to have waited out its grace. */
+static const struct timespec past_grace = {MCP_STREAMABLE_UNUSED_GRACE_S, 500000000};
+
+struct http_fx {
+    struct mcp_streamable *h;
+    struct front_route route;
+    struct front *f;
+    int port;
+};
+
+static void http_fx_start(struct http_fx *x)
 {
-    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                               "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
-    static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-                               "{\"name\":\"echo\",\"arguments\":{\"text\":\"alive\"}}}";
     struct mcp_streamable_opts o = {.cfg = &test_cfg, .server_version = "9.9"};
     struct front_opts fo = {.cfg = &test_cfg, .listen = "127.0.0.1:0", .nroutes = 1};
-    struct timespec grace = {MCP_STREAMABLE_UNUSED_GRACE_S, 500000000};
-    char agent[40], sid[40], body[4096], flooder[32];
-    struct mcp_streamable *h = NULL;
-    struct front_route route;
-    struct front *f = NULL;
     struct zk_err err = {0};
-    int i, port;
+
+    assert_int_equal(mcp_streamable_new(&o, &x->h, &err), ZK_OK);
+    x->route = mcp_streamable_route(x->h);
+    fo.routes = &x->route;
+    assert_int_equal(front_start(&fo, &x->f, &err), ZK_OK);
+    x->port = front_port(x->f);
+}
+
+static void http_fx_stop(struct http_fx *x)
+{
+    front_stop(x->f);
+    mcp_streamable_free(x->h);
+    post_from = NULL;
+}
+
+static void test_http_session_flood(void **state)
+{
+    char agent[40], sid[40], body[4096], flooder[32];
+    struct http_fx x;
+    int i;
 
     (void)state;
-    assert_int_equal(mcp_streamable_new(&o, &h, &err), ZK_OK);
-    route = mcp_streamable_route(h);
-    fo.routes = &route;
-    assert_int_equal(front_start(&fo, &f, &err), ZK_OK);
-    port = front_port(f);
+    http_fx_start(&x);
 
     /* An agent that works, then a flood of sessions that never make a call fills the table. */
-    assert_int_equal(mcp_post(port, NULL, init, agent, NULL, 0), 200);
+    assert_int_equal(mcp_post(x.port, NULL, http_init, agent, NULL, 0), 200);
     assert_int_equal(strlen(agent), 32);
-    assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(x.port, agent, http_call, NULL, body, sizeof(body)), 200);
     assert_non_null(strstr(body, "alive"));
     for (i = 1; i < MCP_STREAMABLE_MAX_SESSIONS; i++) {
         snprintf(flooder, sizeof(flooder), "192.0.2.%d", i / MCP_STREAMABLE_SESSIONS_PER_CLIENT);
         post_from = flooder;
-        assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
+        assert_int_equal(mcp_post(x.port, NULL, http_init, NULL, NULL, 0), 200);
     }
     post_from = "192.0.2.100"; /* a client with no session yet */
     /* Within their grace the flood's sessions stay, so the table is full for now: refused at once,
@@ -820,7 +840,7 @@ static void test_http_session_flood(void **state)
         saved = dup(STDERR_FILENO);
         assert_true(saved >= 0 && dup2(fileno(logged), STDERR_FILENO) >= 0);
         for (i = 0; i < 100; i++)
-            assert_int_equal(mcp_post(port, NULL, init, NULL, body, sizeof(body)), 503);
+            assert_int_equal(mcp_post(x.port, NULL, http_init, NULL, body, sizeof(body)), 503);
         fflush(stderr);
         assert_true(dup2(saved, STDERR_FILENO) >= 0);
         close(saved);
@@ -830,17 +850,15 @@ static void test_http_session_flood(void **state)
     assert_non_null(strstr(body, "too many MCP sessions"));
 
     /* Past it, a new agent gets in, pushing out one of the flood's sessions, not the working one. */
-    nanosleep(&grace, NULL);
+    nanosleep(&past_grace, NULL);
     post_from = "198.51.100.7";
-    assert_int_equal(mcp_post(port, NULL, init, sid, NULL, 0), 200);
+    assert_int_equal(mcp_post(x.port, NULL, http_init, sid, NULL, 0), 200);
     assert_int_equal(strlen(sid), 32);
-    assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(x.port, sid, http_call, NULL, body, sizeof(body)), 200);
     post_from = NULL;
-    assert_int_equal(mcp_post(port, agent, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(x.port, agent, http_call, NULL, body, sizeof(body)), 200);
     assert_non_null(strstr(body, "alive"));
-
-    front_stop(f);
-    mcp_streamable_free(h);
+    http_fx_stop(&x);
 }
 
 /* One client holds at most MCP_STREAMABLE_SESSIONS_PER_CLIENT sessions, so that a flood from one
@@ -850,53 +868,36 @@ static void test_http_session_flood(void **state)
  * whole table, and then win every place that came free. */
 static void test_http_session_share(void **state)
 {
-    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                               "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}";
-    static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-                               "{\"name\":\"echo\",\"arguments\":{\"text\":\"alive\"}}}";
-    struct mcp_streamable_opts o = {.cfg = &test_cfg, .server_version = "9.9"};
-    struct front_opts fo = {.cfg = &test_cfg, .listen = "127.0.0.1:0", .nroutes = 1};
-    struct timespec grace = {MCP_STREAMABLE_UNUSED_GRACE_S, 500000000};
     char worker[40], first[40], sid[40], body[4096];
-    struct mcp_streamable *h = NULL;
-    struct front_route route;
-    struct front *f = NULL;
-    struct zk_err err = {0};
-    int i, port;
+    struct http_fx x;
+    int i;
 
     (void)state;
-    assert_int_equal(mcp_streamable_new(&o, &h, &err), ZK_OK);
-    route = mcp_streamable_route(h);
-    fo.routes = &route;
-    assert_int_equal(front_start(&fo, &f, &err), ZK_OK);
-    port = front_port(f);
+    http_fx_start(&x);
 
     post_from = "192.0.2.1";
-    assert_int_equal(mcp_post(port, NULL, init, worker, NULL, 0), 200);
-    assert_int_equal(mcp_post(port, worker, call, NULL, body, sizeof(body)), 200);
-    assert_int_equal(mcp_post(port, NULL, init, first, NULL, 0), 200);
+    assert_int_equal(mcp_post(x.port, NULL, http_init, worker, NULL, 0), 200);
+    assert_int_equal(mcp_post(x.port, worker, http_call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(x.port, NULL, http_init, first, NULL, 0), 200);
     for (i = 2; i < MCP_STREAMABLE_SESSIONS_PER_CLIENT; i++)
-        assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
-    assert_int_equal(mcp_post(port, NULL, init, NULL, body, sizeof(body)), 503);
+        assert_int_equal(mcp_post(x.port, NULL, http_init, NULL, NULL, 0), 200);
+    assert_int_equal(mcp_post(x.port, NULL, http_init, NULL, body, sizeof(body)), 503);
     assert_non_null(strstr(body, "too many MCP sessions from this client"));
     /* The table is far from full: another client is served. */
     post_from = "192.0.2.2";
-    assert_int_equal(mcp_post(port, NULL, init, sid, NULL, 0), 200);
-    assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(x.port, NULL, http_init, sid, NULL, 0), 200);
+    assert_int_equal(mcp_post(x.port, sid, http_call, NULL, body, sizeof(body)), 200);
     /* After the grace the first client replaces its own never-used sessions, the oldest first, and
      * keeps the one that works; it still never holds more than its share. */
-    nanosleep(&grace, NULL);
+    nanosleep(&past_grace, NULL);
     post_from = "192.0.2.1";
-    assert_int_equal(mcp_post(port, NULL, init, NULL, NULL, 0), 200);
-    assert_int_equal(mcp_post(port, first, call, NULL, body, sizeof(body)), 404);
-    assert_int_equal(mcp_post(port, worker, call, NULL, body, sizeof(body)), 200);
+    assert_int_equal(mcp_post(x.port, NULL, http_init, NULL, NULL, 0), 200);
+    assert_int_equal(mcp_post(x.port, first, http_call, NULL, body, sizeof(body)), 404);
+    assert_int_equal(mcp_post(x.port, worker, http_call, NULL, body, sizeof(body)), 200);
     assert_non_null(strstr(body, "alive"));
     post_from = "192.0.2.2";
-    assert_int_equal(mcp_post(port, sid, call, NULL, body, sizeof(body)), 200);
-    post_from = NULL;
-
-    front_stop(f);
-    mcp_streamable_free(h);
+    assert_int_equal(mcp_post(x.port, sid, http_call, NULL, body, sizeof(body)), 200);
+    http_fx_stop(&x);
 }
 
 int main(void)
