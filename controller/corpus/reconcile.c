@@ -492,6 +492,7 @@ struct reconcile_pass {
     struct render_names names;
     char endpoint[RECONCILE_URL_MAX];
     cJSON *children, *deployment, *cronjob, *jobs, *pods;
+    struct reconcile_memo *memo; /* the corpus's, looked up once per pass */
     struct zk_err apply_err; /* the first child the API server refused; code ZK_OK when none */
     int ns_terminating;      /* a child was refused because the namespace is being deleted */
     double retry_after;      /* seconds: the next look at a missing Secret, 0 when none is missing */
@@ -769,10 +770,9 @@ static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
 {
     struct reconcile_ctx *ctx = p->ctx;
     long period = ctx->index_period_seconds > 0 ? ctx->index_period_seconds : RECONCILE_DEFAULT_INDEX_PERIOD;
-    struct reconcile_memo *memo = reconcile_memo_get(ctx, p->key);
     int rc;
 
-    rc = reconcile_children(p, memo, err);
+    rc = reconcile_children(p, p->memo, err);
     if (rc == ZK_OK)
         rc = reconcile_reindex(ctx, p->corpus, p->spec, &p->in.reindex_honoured, err);
     if (rc != ZK_OK)
@@ -787,7 +787,7 @@ static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
     p->in.pods = p->pods;
     if (p->apply_err.code != ZK_OK)
         p->in.apply_failure = p->apply_err.msg;
-    reconcile_index(p, memo, period);
+    reconcile_index(p, p->memo, period);
     return ZK_OK;
 }
 
@@ -819,7 +819,7 @@ static int reconcile_publish(struct reconcile_pass *p, double *requeue_after, st
 {
     long status_requeue;
     cJSON *status = status_compute(&p->in, &status_requeue);
-    int rc = reconcile_write_status(p->ctx, reconcile_memo_get(p->ctx, p->key), p->corpus, status, err);
+    int rc = reconcile_write_status(p->ctx, p->memo, p->corpus, status, err);
 
     cJSON_Delete(status);
     if (rc == ZK_OK)
@@ -850,6 +850,7 @@ int reconcile(struct reconcile_ctx *ctx, const char *key, double *requeue_after,
     /* Being deleted: the same, once the finalizers of others are done. In a namespace being deleted
      * nothing can be made, and the corpus goes with the namespace (reconcile.h). */
     if (!json_path(p.corpus, "metadata.deletionTimestamp") && !reconcile_ns_terminating(ctx, p.ns, monotime_s())) {
+        p.memo = reconcile_memo_get(ctx, key);
         p.in.corpus = p.corpus;
         p.in.now = reconcile_now(ctx);
         rc = reconcile_gather(&p, err);
