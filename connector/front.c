@@ -438,10 +438,10 @@ static const struct front_route *find_route(const struct front *f, const char *u
     return NULL;
 }
 
-static enum MHD_Result serve(struct front *f, struct MHD_Connection *c, const char *url, const char *method,
-                             const struct req *r)
+/* Answers a complete request: route is find_route's for url (NULL: one of the front's own paths). */
+static enum MHD_Result serve(struct front *f, struct MHD_Connection *c, const struct front_route *route,
+                             const char *url, const char *method, const struct req *r)
 {
-    const struct front_route *route = find_route(f, url);
     struct front_body body = {.data = r->body.data, .len = r->body.len, .too_big = r->too_big};
     size_t i;
 
@@ -500,7 +500,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->busy = 1;
     if (r->busy)
         return front_respond_busy(c);
-    return serve(f, c, url, method, r);
+    return serve(f, c, route, url, method, r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode tc)
