@@ -225,8 +225,6 @@ static int http_budget_take(struct http_xfer *x, size_t n)
     /* Past max_body, buf_append refuses the bytes and says so, naming that bound. */
     if (resp->body.len + n > resp->body.max)
         return ZK_OK;
-    if (resp->hold.b == NULL)
-        resp->hold = BUDGET_HOLD(x->req->budget);
     rc = budget_grow(&resp->hold, (resp->body.len + n) * HTTP_BUDGET_FACTOR);
     if (rc == ZK_ETOOBIG)
         return zk_err_set(x->err, rc, "%s %s: the response body needs more memory than the %zu bytes this "
@@ -476,6 +474,7 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
     int rc = ZK_OK;
 
     memset(resp, 0, sizeof(*resp));
+    resp->hold = BUDGET_HOLD(req->budget);
     buf_init(&resp->body, req->max_body);
     resp->retry_after = -1;
     if (!req->on_data && req->max_body == 0)
