@@ -28,9 +28,10 @@ struct zlc;
 #define CONNECTOR_MCP_REQUEST_MAX (1u << 20)     /* bound on one MCP message */
 /* Bound on what the requests being served hold at once over the process (lib/budget.h): their bodies,
  * parses, batch replies and answers not yet sent (connector/front.h, "Memory"). The largest request
- * holds about 11 MiB (a 1 MiB batch, its tree, 2 MiB of replies and their copy); a tool call about
- * 100 KiB. With Zoekt's answers (128 MiB) and the process's own 16 MiB, 64 MiB stays below the
- * container's 256 MiB limit, and a flood past it gets 503s, not an OOM kill. */
+ * holds about 13 MiB: 2.25 for a 1 MiB body, 4.5 for its parse at the values' limit, 4 for 2 MiB of
+ * batch replies and the array joining them, 2 for the answer's copy. A 1 KiB tool call holds about
+ * 84 KiB and twice its reply. With Zoekt's answers (128 MiB) and the process's own 16 MiB, 64 MiB
+ * stays below the container's 256 MiB limit, and a flood past it gets 503s, not an OOM kill. */
 #define CONNECTOR_REQUESTS_MEMORY_MAX (64u << 20)
 /* Default limit on tools/call per Streamable HTTP session: a burst of this many calls, refilled at
  * this many per second. Generous for an agent (which waits for each answer), tight enough that a

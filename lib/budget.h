@@ -27,10 +27,11 @@ struct budget_hold {
 
 /* Grows h's reservation to at least want bytes. It takes an eighth more than asked, so that a body
  * growing chunk by chunk takes the shared atomic a few dozen times, not once per chunk, while holding
- * little more than it needs; the step is cut back to want when the others leave no room for the eighth. Returns ZK_OK (also when h already holds
- * want), ZK_ETOOBIG when want alone is more than the limit (waiting will not help), or ZK_EBUSY when
- * other holders have the room for now (retryable: their buffers go soon); on failure h keeps what it
- * held. A hold without a budget (h->b NULL) always succeeds. */
+ * little more than it needs; the step is cut back to want when the others leave no room for the
+ * eighth. Returns ZK_OK (also when h already holds want), ZK_ETOOBIG when want alone is more than the
+ * limit (waiting will not help), or ZK_EBUSY when other holders have the room for now (retryable:
+ * their buffers go soon); on failure h keeps what it held. A hold without a budget (h->b NULL) always
+ * succeeds. */
 int budget_grow(struct budget_hold *h, size_t want) BUDGET_MUST_USE;
 
 /* Adds exactly n bytes to h's reservation, for something of known size (a parse, a reply, a copy).

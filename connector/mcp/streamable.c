@@ -208,7 +208,7 @@ static struct hsession **session_victim_locked(struct mcp_streamable *h, double 
     return unused != NULL ? unused : idle;
 }
 
-/* Why a new session of client has no place, if it has none (h->mu held). */
+/* Where a new session of a client goes, or why it has none. */
 enum session_refusal { SESSION_PLACED, SESSION_TABLE_FULL, SESSION_CLIENT_FULL };
 
 /* Where a new session of client goes (h->mu held): *victim is set to the link of the session that must
