@@ -252,8 +252,14 @@ check "the failed requests are bounded (under 15 s of the load's failing)" \
 check "none hangs: each failure is refused at once, none waits for its 3 s timeout" \
   awk '$2 >= 3 { bad = 1 } END { exit bad }' "$NODE_TMP/load"
 reloaded=$(sed -n "$((reload_line + 1)),${end_line}p" "$NODE_TMP/load")
-echo "# nginx -s reload: $(wc -l <<<"$reloaded") requests over the reload, $(awk '$3 != 200' <<<"$reloaded" | wc -l) failed"
-check "a reload under load fails no request" test "$(awk '$3 != 200' <<<"$reloaded" | wc -l)" -eq 0
+failed_reload=$(awk '$3 != 200' <<<"$reloaded" | wc -l)
+echo "# nginx -s reload: $(wc -l <<<"$reloaded") requests over the reload, $failed_reload failed"
+# What failed, for the rare run where the reload does not go unnoticed (one run in six on 2026-12-02).
+[ "$failed_reload" -eq 0 ] ||
+  echo "#   ($(awk '$3 != 200 { print $3 }' <<<"$reloaded" | sort | uniq -c | tr -s ' ' | tr '\n' ',')) from" \
+    "$(awk '$3 != 200 { print $1; exit }' <<<"$reloaded") s to $(awk '$3 != 200 { t = $1 } END { print t }' <<<"$reloaded") s;" \
+    "bench_pod: $(tail -n 3 "$NODE_TMP/load.err" | tr '\n' ' ')"
+check "a reload under load fails no request" test "$failed_reload" -eq 0
 check "and the pod is Ready" pod_ready
 
 # The node's restart unmounts every mount under its folder, the small volume too: full goes first.
