@@ -55,10 +55,11 @@ need_zoekt() {
   rm -f "$err"
 }
 
-# check DESC CMD...: passes when CMD exits 0.
+# check DESC CMD...: passes when CMD exits 0. Returns CMD's verdict, so that `check ... || diagnose`
+# says more when it fails.
 check() {
   local desc=$1; shift
-  if "$@"; then ok "$desc"; else fail "$desc"; fi
+  if "$@"; then ok "$desc"; else fail "$desc"; return 1; fi
 }
 
 # eventually SECONDS CMD...: retries CMD every 0.2 s until it succeeds or time runs out.

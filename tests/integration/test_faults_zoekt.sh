@@ -94,7 +94,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$PID/status"; }
 rss0=$(rss_kib)
 
 ask "needle zk:hang"
-check "slow past the search timeout (3 s): a tool error, within 3 s + 10 s" [ "$RC" = 3 ] && [ "$SECS" -le 13 ]
+check "slow past the search timeout (3 s): a tool error, within 3 s + 10 s" test "$RC" = 3 -a "$SECS" -le 13
 check "slow past the search timeout: the error says it took too long and to retry" \
   bash -c 'grep -qiE "time|did not answer" <<<"$1" && grep -qi "retry\|try again" <<<"$1"' _ "$OUT"
 ask "needle zk:garbage"
