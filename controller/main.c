@@ -67,7 +67,10 @@ struct options {
     int workers;
     int log_level;
     long clock_offset;
-    struct spec_images default_images;
+    struct spec_defaults defaults;
+    const char *pull_secrets_flag, *pod_labels_flag; /* as given; parsed into defaults */
+    char **pull_secrets;                             /* owned: defaults.image_pull_secrets */
+    cJSON *pod_labels;                               /* owned: defaults.pod_labels */
 };
 
 /* How many stop signals arrived: set by the handler, read by the main thread. A lock-free atomic, so
@@ -115,6 +118,10 @@ static void usage(FILE *f)
             "                                 (default " SPEC_DEFAULT_CONNECTOR_IMAGE ")\n"
             "  --gateway-image REF            the gateway's image where a corpus names none\n"
             "                                 (default " SPEC_DEFAULT_NGINX_IMAGE ")\n"
+            "  --corpus-image-pull-secrets S  comma-separated Secrets every corpus pod pulls with (each must\n"
+            "                                 exist in the corpus's namespace)\n"
+            "  --corpus-priority-class NAME   the PriorityClass of every corpus pod\n"
+            "  --corpus-pod-labels K=V,...    labels added to every corpus pod (not app.kubernetes.io/)\n"
             "  --clock-offset SECONDS         shift the controller's clock; for tests only\n"
             "  --help                         show this help\n"
             "  --version                      print the version\n"
@@ -256,6 +263,32 @@ static int main_metrics(void *ud, struct buf *out)
     return metrics_render(op->metrics, &qs, out);
 }
 
+/* The corpus pods' settings (--corpus-*): parsed once here, so that a bad one stops the operator at
+ * start, and every corpus borrows them from o->defaults. An empty flag means none, as the chart passes
+ * its empty defaults. Returns MAIN_GO_ON, or 2 after a message on stderr. */
+static int main_parse_pod_settings(struct options *o)
+{
+    struct zk_err err = {0};
+
+    if (o->defaults.priority_class && !*o->defaults.priority_class)
+        o->defaults.priority_class = NULL;
+    if (o->defaults.priority_class && !spec_dns_subdomain(o->defaults.priority_class)) {
+        fprintf(stderr, "zoekt-operator: --corpus-priority-class \"%s\" is not a valid PriorityClass name\n",
+                o->defaults.priority_class);
+        return 2;
+    }
+    if ((o->pull_secrets_flag && *o->pull_secrets_flag &&
+         spec_parse_secret_names(o->pull_secrets_flag, &o->pull_secrets, &err) != ZK_OK) ||
+        (o->pod_labels_flag && *o->pod_labels_flag &&
+         spec_parse_pod_labels(o->pod_labels_flag, &o->pod_labels, &err) != ZK_OK)) {
+        fprintf(stderr, "zoekt-operator: %s\n", err.msg);
+        return 2;
+    }
+    o->defaults.image_pull_secrets = (const char *const *)o->pull_secrets;
+    o->defaults.pod_labels = o->pod_labels;
+    return MAIN_GO_ON;
+}
+
 /* Parses the flags into *o. Returns MAIN_GO_ON, or the exit status when the process is done: 0 after
  * --help or --version, 2 after a bad flag (with a message on stderr). */
 static int main_parse_flags(int argc, char **argv, struct options *o)
@@ -277,9 +310,12 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         {.name = "workers", .type = FLAG_INT, .dst = &o->workers, .lo = 1, .hi = CONTROLLER_MAX_WORKERS},
         {.name = "log-level", .type = FLAG_FUNC, .dst = &o->log_level, .parse = log_level_flag,
          .expected = LOG_LEVEL_NAMES},
-        {.name = "zoekt-image", .type = FLAG_STRING, .dst = &o->default_images.zoekt},
-        {.name = "connector-image", .type = FLAG_STRING, .dst = &o->default_images.connector},
-        {.name = "gateway-image", .type = FLAG_STRING, .dst = &o->default_images.gateway},
+        {.name = "zoekt-image", .type = FLAG_STRING, .dst = &o->defaults.zoekt},
+        {.name = "connector-image", .type = FLAG_STRING, .dst = &o->defaults.connector},
+        {.name = "gateway-image", .type = FLAG_STRING, .dst = &o->defaults.gateway},
+        {.name = "corpus-image-pull-secrets", .type = FLAG_STRING, .dst = &o->pull_secrets_flag},
+        {.name = "corpus-priority-class", .type = FLAG_STRING, .dst = &o->defaults.priority_class},
+        {.name = "corpus-pod-labels", .type = FLAG_STRING, .dst = &o->pod_labels_flag},
         {.name = "clock-offset", .type = FLAG_LONG, .dst = &o->clock_offset, .lo = LONG_MIN, .hi = LONG_MAX,
          .expected = "a whole number of seconds"},
         {.name = "help", .type = FLAG_SWITCH, .dst = &help},
@@ -299,7 +335,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         printf("zoekt-operator %s\n", ZK_VERSION);
         return 0;
     }
-    const char *images[] = {o->default_images.zoekt, o->default_images.connector, o->default_images.gateway};
+    const char *images[] = {o->defaults.zoekt, o->defaults.connector, o->defaults.gateway};
     for (size_t i = 0; i < sizeof(images) / sizeof(images[0]); i++) {
         if (images[i] && !*images[i]) {
             fprintf(stderr, "zoekt-operator: an image flag needs an image reference\n");
@@ -310,7 +346,7 @@ static int main_parse_flags(int argc, char **argv, struct options *o)
         fprintf(stderr, "zoekt-operator: need retry-period < renew-deadline < lease-duration\n");
         return 2;
     }
-    return MAIN_GO_ON;
+    return main_parse_pod_settings(o);
 }
 
 /* This replica's name in the Lease: the pod name, else host name and process id, so that two
@@ -338,11 +374,11 @@ static int main_start_informers(struct operator *op, struct zk_err *err)
     io.ud = op->queue;
     io.key_of = api_corpus_key;
     for (int k = 0; k < RK_COUNT; k++) {
-        /* Only the indexer's Pods matter (their termination messages); the search pods would only
-         * add traffic. */
-        io.label_selector = k == RK_POD ? API_INDEXER_POD_SELECTOR : API_CHILD_SELECTOR;
+        /* Pods: the indexer's termination messages, and why a search pod does not run. Their prune
+         * keeps only that, so a running pod's readiness and restarts change nothing cached. */
+        io.label_selector = API_CHILD_SELECTOR;
         io.resource = &op->rctx.resources[k];
-        io.prune = k == RK_JOB || k == RK_POD ? reconcile_prune_observed : status_prune_child;
+        io.prune = k == RK_POD ? status_prune_pod : k == RK_JOB ? reconcile_prune_observed : status_prune_child;
         rc = informer_start(op->client, &io, &op->informers[op->ninformers], err);
         if (rc != ZK_OK)
             return rc;
@@ -467,7 +503,7 @@ static int main_start(struct operator *op)
     op->rctx.index_url_template = op->opt.index_url_template;
     op->rctx.index_period_seconds = op->opt.index_period;
     op->rctx.clock_offset_seconds = op->opt.clock_offset;
-    op->rctx.default_images = op->opt.default_images;
+    op->rctx.defaults = op->opt.defaults;
     if (op->opt.clock_offset)
         log_warn("The controller's clock is shifted (--clock-offset): for tests only", NULL);
 
@@ -532,6 +568,12 @@ static int main_run(struct operator *op)
     return lost ? 1 : 0;
 }
 
+static void main_free_options(struct options *o)
+{
+    spec_strv_free(o->pull_secrets);
+    cJSON_Delete(o->pod_labels);
+}
+
 /* Stops and frees whatever main_discover and main_start started, in an order that matters: stop taking
  * work and let in-flight reconciles finish, then give the Lease up (the standby may take over at once),
  * then stop the watches. */
@@ -577,8 +619,10 @@ int main(int argc, char **argv)
         .log_level = LOG_INFO,
     };
     rc = main_parse_flags(argc, argv, &op.opt);
-    if (rc != MAIN_GO_ON)
+    if (rc != MAIN_GO_ON) {
+        main_free_options(&op.opt);
         return rc;
+    }
     log_setup("zoekt-operator", (enum log_level)op.opt.log_level);
     if (http_global_init() != ZK_OK) {
         log_error("Cannot initialise libcurl", NULL);
@@ -599,6 +643,7 @@ int main(int argc, char **argv)
     reconcile_ctx_init(&op.rctx);
     rc = main_discover(&op) == ZK_OK && main_start(&op) == ZK_OK ? main_run(&op) : 1;
     main_stop(&op);
+    main_free_options(&op.opt);
     log_info("Stopped", "exit", rc ? "1" : "0", NULL);
     http_global_cleanup();
     return rc;

@@ -169,7 +169,7 @@ start_apiserver() {
 start_controller_manager() {
   alive controller-manager && return 0
   start controller-manager "$bin/kube-controller-manager" --kubeconfig="$state/kubeconfig" --leader-elect=false \
-    --controllers=garbagecollector,cronjob,job,deployment,replicaset,namespace,serviceaccount-token,serviceaccount,root-ca-cert-publisher,resourcequota,$node_controllers \
+    --controllers=garbagecollector,cronjob,job,deployment,replicaset,disruption,namespace,serviceaccount-token,serviceaccount,root-ca-cert-publisher,resourcequota,$node_controllers \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
     --bind-address=127.0.0.1 --secure-port="$kcm_port"
 }

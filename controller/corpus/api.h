@@ -45,7 +45,6 @@
 /* The selector that lists every child the operator manages, and the one for the indexer's Pods only
  * (the search pods would only add watch traffic). */
 #define API_CHILD_SELECTOR API_LABEL_MANAGED_BY "=" API_MANAGER
-#define API_INDEXER_POD_SELECTOR API_CHILD_SELECTOR "," API_LABEL_COMPONENT "=indexer"
 
 /* The corpus resource, for the kube client and the informers. */
 extern const struct kube_resource api_corpus_resource;

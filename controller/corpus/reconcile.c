@@ -34,6 +34,8 @@
 
 static const struct kube_resource reconcile_secret = {"", "v1", "secrets", "Secret", 1};
 static const struct kube_resource reconcile_configmap = {"", "v1", "configmaps", "ConfigMap", 1};
+static const struct kube_resource reconcile_storageclass = {"storage.k8s.io", "v1", "storageclasses", "StorageClass",
+                                                            0};
 
 /* What a corpus's reconciles remember between them: the last /index-status read, and the
  * fingerprint under which every child was last found as desired. */
@@ -491,7 +493,7 @@ struct reconcile_pass {
     struct spec_errors errs;
     struct render_names names;
     char endpoint[RECONCILE_URL_MAX];
-    cJSON *children, *deployment, *cronjob, *jobs, *pods;
+    cJSON *children, *deployment, *cronjob, *jobs, *pods, *claim;
     struct reconcile_memo *memo; /* the corpus's, looked up once per pass */
     struct zk_err apply_err; /* the first child the API server refused; code ZK_OK when none */
     int ns_terminating;      /* a child was refused because the namespace is being deleted */
@@ -508,6 +510,7 @@ static void reconcile_pass_free(struct reconcile_pass *p)
     cJSON_Delete(p->cronjob);
     cJSON_Delete(p->jobs);
     cJSON_Delete(p->pods);
+    cJSON_Delete(p->claim);
 }
 
 /* The index (an enum reconcile_kind) of the children of kind that the controller watches, or -1. */
@@ -764,6 +767,28 @@ static void reconcile_index(struct reconcile_pass *p, struct reconcile_memo *mem
     }
 }
 
+/* Whether the storage class of the corpus's Pending claim exists: a claim of a class nobody created
+ * stays Pending for ever, and the scheduler's word for it is only "not found". Asked only while the
+ * claim is Pending, so a settled corpus costs no request; while the class is missing the pass comes
+ * back after RECONCILE_SECRET_RETRY_SECONDS, since its creation changes nothing the corpus watches. An
+ * error leaves the question open (0) and is logged: the status then says the claim waits for its
+ * class, which is still true. */
+static void reconcile_check_storage_class(struct reconcile_pass *p)
+{
+    const char *class = json_path_str(p->claim, "spec.storageClassName", NULL);
+    struct zk_err err = {0};
+    int missing = 0;
+
+    if (!class || strcmp(json_path_str(p->claim, "status.phase", ""), "Pending") != 0)
+        return;
+    if (reconcile_ref_exists(p->ctx, &reconcile_storageclass, NULL, class, &missing, &err) != ZK_OK)
+        log_warn("Could not look up the volume claim's storage class", "corpus", p->key, "storageClass", class,
+                 "error", err.msg, NULL);
+    p->in.storage_class_missing = missing;
+    if (missing)
+        p->retry_after = RECONCILE_SECRET_RETRY_SECONDS;
+}
+
 /* Everything a status needs of a corpus with a valid spec whose references exist: applies what
  * differs, starts a requested reindex, and observes the children and the index. */
 static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
@@ -781,6 +806,10 @@ static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
     p->cronjob = informer_get(ctx->children[RK_CRONJOB], p->ns, p->names.cronjob);
     p->jobs = informer_list_for(ctx->children[RK_JOB], p->key);
     p->pods = informer_list_for(ctx->children[RK_POD], p->key);
+    if (!p->spec->storage.existing_claim)
+        p->claim = informer_get(ctx->children[RK_PVC], p->ns, p->names.pvc);
+    reconcile_check_storage_class(p);
+    p->in.claim = p->claim;
     p->in.deployment = p->deployment;
     p->in.cronjob = p->cronjob;
     p->in.jobs = p->jobs;
@@ -798,7 +827,7 @@ static int reconcile_gather(struct reconcile_pass *p, struct zk_err *err)
 {
     int rc;
 
-    if (spec_parse(p->corpus, &p->ctx->default_images, &p->spec, &p->errs) != ZK_OK) {
+    if (spec_parse(p->corpus, &p->ctx->defaults, &p->spec, &p->errs) != ZK_OK) {
         p->in.spec_errors = &p->errs;
         return ZK_OK;
     }

@@ -36,7 +36,8 @@ int reconcile_stale_outdated(const struct index_status *idx, long judged_max_age
 
 /* The in-cluster address of a corpus's /index-status, and the default of --index-status-url-template. */
 #define RECONCILE_DEFAULT_INDEX_URL "http://{service}.{namespace}.svc:{port}"
-/* How soon to look again for a referenced Secret that is missing (Secrets are not watched). */
+/* How soon to look again for a referenced Secret, or a claim's storage class, that is missing (neither
+ * kind is watched). */
 #define RECONCILE_SECRET_RETRY_SECONDS 30
 
 /* The kinds of children, in render's apply order, plus the Jobs the CronJob and reindex create and
@@ -86,7 +87,7 @@ struct reconcile_ctx {
     const char *index_url_template; /* NULL: RECONCILE_DEFAULT_INDEX_URL */
     long index_period_seconds;      /* 0: 300 */
     long clock_offset_seconds;      /* added to the wall clock; tests only (--clock-offset) */
-    struct spec_images default_images; /* for corpora that name none (--zoekt-image, ...) */
+    struct spec_defaults defaults; /* images for corpora that name none, pod settings for all */
     pthread_mutex_t memo_mu;        /* guards memos and terminating; reconcile_ctx_init sets it up */
     struct reconcile_memo *memos;
     struct reconcile_terminating terminating[RECONCILE_TERMINATING_MAX];

@@ -140,6 +140,18 @@ static cJSON *labels(const struct rctx *c, const char *component)
     return l;
 }
 
+/* A pod template's labels: the object's, and the operator's --corpus-pod-labels (which never name the
+ * app.kubernetes.io/ keys, so they cannot change what a selector matches). */
+static cJSON *pod_labels(const struct rctx *c, const char *component)
+{
+    cJSON *l = labels(c, component);
+    const cJSON *kv;
+
+    cJSON_ArrayForEach(kv, c->spec->pods.labels)
+        jb_add_str(c->b, l, kv->string, kv->valuestring);
+    return l;
+}
+
 /* The labels a selector matches: managed-by is left out so a selector never depends on who manages. */
 static cJSON *selector_labels(const struct rctx *c, const char *component)
 {
@@ -329,6 +341,26 @@ static cJSON *volume_empty(struct jb *b, const char *volume)
 
 /* Node placement shared by the search pods and the indexer pods: both run the zoekt image, so both
  * need the architecture it was built for. */
+/* What every corpus pod needs on this cluster, from the operator's flags: the Secrets its images are
+ * pulled with and its PriorityClass. Nothing is rendered without them, so corpora keep the pods they had. */
+static void add_pod_settings(const struct rctx *c, cJSON *pod)
+{
+    const char *const *secret = c->spec->pods.image_pull_secrets;
+
+    if (secret && *secret) {
+        cJSON *list = jb_add_arr(c->b, pod, "imagePullSecrets");
+
+        for (; *secret; secret++) {
+            cJSON *ref = jb_object(c->b);
+
+            jb_add_str(c->b, ref, "name", *secret);
+            jb_push(c->b, list, ref);
+        }
+    }
+    if (c->spec->pods.priority_class)
+        jb_add_str(c->b, pod, "priorityClassName", c->spec->pods.priority_class);
+}
+
 static void add_placement(const struct rctx *c, cJSON *pod)
 {
     cJSON *sel = jb_add_obj(c->b, pod, "nodeSelector");
@@ -710,7 +742,7 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     jb_add_num(c->b, ru, "maxUnavailable", 0);
     tpl = jb_add_obj(c->b, spec, "template");
     md = jb_add_obj(c->b, tpl, "metadata");
-    jb_add(c->b, md, "labels", labels(c, "search"));
+    jb_add(c->b, md, "labels", pod_labels(c, "search"));
     ann = jb_add_obj(c->b, md, "annotations");
     jb_add_str(c->b, ann, API_ANN_CONFIG_HASH, config_hash);
     pod = jb_add_obj(c->b, tpl, "spec");
@@ -718,6 +750,7 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     jb_add_bool(c->b, pod, "enableServiceLinks", 0);
     jb_add(c->b, pod, "securityContext", pod_security(c->b));
     add_placement(c, pod);
+    add_pod_settings(c, pod);
     ctrs = jb_add_arr(c->b, pod, "containers");
     jb_push(c->b, ctrs, container_zoekt(c));
     jb_push(c->b, ctrs, container_nginx(c));
@@ -749,6 +782,7 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
     jb_add_bool(c->b, pod, "enableServiceLinks", 0);
     jb_add(c->b, pod, "securityContext", pod_security(c->b));
     add_placement(c, pod);
+    add_pod_settings(c, pod);
     ctrs = jb_add_arr(c->b, pod, "containers");
     k = jb_object(c->b);
     jb_add_str(c->b, k, "name", "indexer");
@@ -812,7 +846,7 @@ static cJSON *indexer_template(const struct rctx *c, const char *component, cons
 {
     cJSON *tpl = jb_object(c->b), *md = jb_add_obj(c->b, tpl, "metadata");
 
-    jb_add(c->b, md, "labels", labels(c, component));
+    jb_add(c->b, md, "labels", pod_labels(c, component));
     jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
     jb_add(c->b, tpl, "spec", indexer_pod(c, restart, poll_seconds));
     return tpl;

@@ -18,7 +18,7 @@
 
 struct pctx {
     struct spec_errors *errs;
-    struct spec_images images; /* every member set: the caller's defaults, else the built-in ones */
+    struct spec_defaults images; /* every image set: the caller's defaults, else the built-in ones */
 };
 
 static void field_error(struct pctx *c, const char *field, const char *fmt, ...)
@@ -966,10 +966,13 @@ static void parse_poll(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
     }
 }
 
-int spec_parse(const cJSON *corpus, const struct spec_images *defaults, struct corpus_spec **out,
+int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct corpus_spec **out,
                struct spec_errors *errs)
 {
-    struct pctx c = {errs, {SPEC_DEFAULT_ZOEKT_IMAGE, SPEC_DEFAULT_CONNECTOR_IMAGE, SPEC_DEFAULT_NGINX_IMAGE}};
+    struct pctx c = {.errs = errs,
+                     .images = {.zoekt = SPEC_DEFAULT_ZOEKT_IMAGE,
+                                .connector = SPEC_DEFAULT_CONNECTOR_IMAGE,
+                                .gateway = SPEC_DEFAULT_NGINX_IMAGE}};
     struct corpus_spec *s;
     const cJSON *spec, *fr;
     const char *v;
@@ -984,6 +987,11 @@ int spec_parse(const cJSON *corpus, const struct spec_images *defaults, struct c
     if (defaults && defaults->gateway)
         c.images.gateway = defaults->gateway;
     s = mem_calloc(1, sizeof(*s));
+    if (defaults) {
+        s->pods.image_pull_secrets = defaults->image_pull_secrets;
+        s->pods.priority_class = defaults->priority_class;
+        s->pods.labels = defaults->pod_labels;
+    }
     spec = cJSON_GetObjectItemCaseSensitive(corpus, "spec");
     if (!cJSON_IsObject(spec)) {
         field_error(&c, "spec", "is required and must be an object");
@@ -1104,4 +1112,112 @@ void spec_errors_format(const struct spec_errors *errs, char *dst, size_t len)
     }
     if (errs->dropped > 0 && used < len)
         snprintf(dst + used, len - used, "; and %d more", errs->dropped);
+}
+
+/* ---- the operator's pod settings -------------------------------------------------------------- */
+
+static int dns_subdomain_n(const char *s, size_t n)
+{
+    if (n == 0 || n > 253 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-' || s[i] == '.'))
+            return 0;
+    return 1;
+}
+
+int spec_dns_subdomain(const char *s)
+{
+    return dns_subdomain_n(s, strlen(s));
+}
+
+/* Whether s (n bytes) is a label's name or value: at most 63 of letters, digits, '-', '_' and '.',
+ * alphanumeric at both ends; only a value may be empty. */
+static int label_part(const char *s, size_t n, int value)
+{
+    if (n == 0)
+        return value;
+    if (n > 63 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.'))
+            return 0;
+    return 1;
+}
+
+void spec_strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+int spec_parse_secret_names(const char *csv, char ***names, struct zk_err *err)
+{
+    size_t n = 1, k = 0;
+    char **v;
+
+    for (const char *p = csv; *p; p++)
+        n += *p == ',';
+    v = mem_calloc(n + 1, sizeof(*v));
+    for (const char *p = csv;; p++) {
+        size_t len = strcspn(p, ",");
+
+        if (!dns_subdomain_n(p, len)) {
+            spec_strv_free(v);
+            return zk_err_set(err, ZK_EINVAL, "image pull Secret \"%.*s\" is not a valid Secret name", (int)len, p);
+        }
+        v[k++] = mem_strndup(p, len);
+        p += len;
+        if (!*p)
+            break;
+    }
+    *names = v;
+    return ZK_OK;
+}
+
+/* Whether the n bytes at key are a label key: a name, or a DNS-subdomain prefix, '/' and a name. */
+static int label_key(const char *key, size_t n)
+{
+    const char *slash = memchr(key, '/', n);
+
+    if (!slash)
+        return label_part(key, n, 0);
+    return dns_subdomain_n(key, (size_t)(slash - key)) && label_part(slash + 1, n - (size_t)(slash - key) - 1, 0);
+}
+
+int spec_parse_pod_labels(const char *csv, cJSON **labels, struct zk_err *err)
+{
+    struct jb b = {0};
+    cJSON *out = jb_object(&b);
+
+    for (const char *p = csv;; p++) {
+        size_t len = strcspn(p, ","), klen = strcspn(p, "=,");
+        char *key, *value;
+
+        if (klen >= len || !label_key(p, klen) || !label_part(p + klen + 1, len - klen - 1, 1)) {
+            cJSON_Delete(out);
+            return zk_err_set(err, ZK_EINVAL, "pod label \"%.*s\" is not key=value with a valid label key and value",
+                              (int)len, p);
+        }
+        if (strncmp(p, "app.kubernetes.io/", 18) == 0) {
+            cJSON_Delete(out);
+            return zk_err_set(err, ZK_EINVAL,
+                              "pod label \"%.*s\": the app.kubernetes.io/ labels are the operator's own (its "
+                              "selectors match them)",
+                              (int)len, p);
+        }
+        key = mem_strndup(p, klen);
+        value = mem_strndup(p + klen + 1, len - klen - 1);
+        /* A key given twice keeps its last value, as kubectl label --overwrite does. */
+        cJSON_DeleteItemFromObjectCaseSensitive(out, key);
+        jb_add_str(&b, out, key, value);
+        free(key);
+        free(value);
+        p += len;
+        if (!*p)
+            break;
+    }
+    *labels = jb_finish(&b, out);
+    return ZK_OK;
 }

@@ -111,24 +111,49 @@ struct corpus_spec {
     long freshness_max_age_seconds; /* default 36h */
     long poll_interval_seconds;     /* spec.poll.interval: default 5m; 0 ("0") turns polling off */
     char *webhook_secret;           /* spec.webhook.secretRef.name (key "secret"), or NULL: no /hooks/push */
+    struct {                        /* for every pod, borrowed from the spec_defaults parsed with */
+        const char *const *image_pull_secrets;
+        const char *priority_class;
+        const cJSON *labels;
+    } pods;
 };
 
-/* The images a corpus gets where its spec names none. A release's chart sets them (the operator's
- * --zoekt-image, --connector-image and --gateway-image flags) to that release's images pinned by
- * digest; a NULL member means the built-in SPEC_DEFAULT_* reference. */
-struct spec_images {
+/* What the operator gives every corpus. The images are those a corpus gets where its spec names none:
+ * a release's chart sets them (the operator's --zoekt-image, --connector-image and --gateway-image
+ * flags) to that release's images pinned by digest; a NULL member means the built-in SPEC_DEFAULT_*
+ * reference. The pod settings are what every corpus pod needs on the cluster it runs in
+ * (--corpus-image-pull-secrets, --corpus-priority-class, --corpus-pod-labels); NULL means none. A
+ * parsed spec borrows them, so they must outlive every spec parsed with them (the operator's are set
+ * once, at start). */
+struct spec_defaults {
     const char *zoekt;
     const char *connector;
     const char *gateway;
+    const char *const *image_pull_secrets; /* NULL-terminated Secret names in the corpus's namespace */
+    const char *priority_class;            /* a PriorityClass name */
+    const cJSON *pod_labels;               /* an object of string values, added to every pod's labels */
 };
 
 /* Parses corpus (the whole CodeSearchCorpus object) into *out, owned by the caller (spec_free), with
- * the default images of defaults (NULL: the built-in ones). Returns ZK_OK, or ZK_EINVAL with errs
+ * the defaults given (NULL: the built-in images and no pod settings). Returns ZK_OK, or ZK_EINVAL with errs
  * filled (then *out is NULL). */
-int spec_parse(const cJSON *corpus, const struct spec_images *defaults, struct corpus_spec **out,
+int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct corpus_spec **out,
                struct spec_errors *errs);
 
 void spec_free(struct corpus_spec *spec);
+
+/* The operator's pod settings from its flags. spec_parse_secret_names: csv is comma-separated Secret
+ * names (DNS subdomains); *names is a NULL-terminated heap array (spec_strv_free). spec_parse_pod_labels:
+ * csv is comma-separated key=value labels, keys with an optional DNS prefix, none under
+ * app.kubernetes.io/ (the operator's own, which selectors match); *labels is a new object. Both give
+ * ZK_EINVAL with err naming the item that is not valid, and set nothing then. */
+int spec_parse_secret_names(const char *csv, char ***names, struct zk_err *err) __attribute__((warn_unused_result));
+int spec_parse_pod_labels(const char *csv, cJSON **labels, struct zk_err *err) __attribute__((warn_unused_result));
+void spec_strv_free(char **v);
+
+/* Whether s is a DNS subdomain, the form of Secret and PriorityClass names: at most 253 lowercase
+ * letters, digits, '-' and '.', alphanumeric at both ends. */
+int spec_dns_subdomain(const char *s);
 
 /* "field: message; field: message" (with "and N more" when dropped), for conditions and Events.
  * Writes at most len bytes including the terminator. */

@@ -5,6 +5,7 @@
  * briefly unreachable) are carried over from the corpus's current status, so the status never goes
  * backwards or blank because an observation is missing. */
 #include "controller/corpus/status.h"
+#include "controller/corpus/api.h"
 
 #include "controller/corpus/compare.h"
 #include "controller/runtime/informer.h"
@@ -130,8 +131,10 @@ const cJSON *status_condition(const cJSON *status, const char *type)
 
 int status_reason_needs_user(const char *reason)
 {
-    static const char *const blocking[] = {"InvalidSpec", "SecretNotFound", "ConfigMapNotFound", STATUS_PODS_REFUSED,
-                                           STATUS_INDEXER_FAILING};
+    static const char *const blocking[] = {
+        "InvalidSpec",        "SecretNotFound",       "ConfigMapNotFound",     STATUS_PODS_REFUSED,
+        STATUS_INDEXER_FAILING, STATUS_UNSCHEDULABLE, STATUS_VOLUME_NOT_BOUND, STATUS_IMAGE_PULL_FAILED,
+    };
 
     for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
         if (strcmp(reason, blocking[i]) == 0)
@@ -440,6 +443,120 @@ static const char *deployment_pods_refused(const cJSON *deployment)
     return NULL;
 }
 
+/* The pod's condition of the given type, or NULL. */
+static const cJSON *pod_condition(const cJSON *pod, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, json_path(pod, "status.conditions"))
+        if (strcmp(json_str(c, "type", ""), type) == 0)
+            return c;
+    return NULL;
+}
+
+/* The spec field that names a search pod container's image, for a message that says what to change. */
+static const char *image_field(const char *container)
+{
+    if (strcmp(container, "nginx") == 0)
+        return "spec.gateway.image";
+    if (strcmp(container, "connector") == 0)
+        return "spec.connector.image";
+    return "spec.webserver.image";
+}
+
+/* The kubelet's words on an image it could not pull, without the parts that change from one attempt to
+ * the next (ImagePullBackOff's "Back-off pulling image ...: ErrImagePull:" wrapper alternates with the
+ * bare error), so that the status says the same thing across back-off cycles and is written once. */
+static const char *pull_error(const char *msg)
+{
+    static const char *const wrappers[] = {"ErrImagePull: ", "rpc error: code = "};
+    const char *p = msg;
+
+    if (strncmp(p, "Back-off pulling image \"", 24) == 0) {
+        const char *end = strstr(p + 24, "\": ");
+
+        p = end ? end + 3 : p;
+    }
+    for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++)
+        if (strncmp(p, wrappers[i], strlen(wrappers[i])) == 0) {
+            p += strlen(wrappers[i]);
+            if (i == 1 && strstr(p, " desc = "))
+                p = strstr(p, " desc = ") + 8;
+        }
+    return p;
+}
+
+/* Why the search pods do not run, when one of them says so: a pod the scheduler cannot place (no node
+ * of the corpus's architecture, or its volume claim not bound, with the claim's storage class checked
+ * by reconcile) or a container whose image cannot be pulled. Sets c and returns 1, or returns 0 when
+ * no search pod names a cause (they are starting, or none exists yet). */
+static int judge_search_pods(const struct status_input *in, struct cond *c)
+{
+    const cJSON *pod, *cs;
+
+    cJSON_ArrayForEach(pod, in->pods) {
+        const cJSON *scheduled = pod_condition(pod, "PodScheduled");
+        const char *said = json_str(scheduled, "message", "");
+
+        if (strcmp(json_str(json_path(pod, "metadata.labels"), API_LABEL_COMPONENT, ""), "search") != 0)
+            continue;
+        if (scheduled && strcmp(json_str(scheduled, "status", ""), "False") == 0) {
+            const char *claim = json_path_str(in->claim, "metadata.name", "");
+            const char *class = json_path_str(in->claim, "spec.storageClassName", "");
+
+            if (in->claim && strcmp(json_path_str(in->claim, "status.phase", ""), "Pending") == 0) {
+                if (in->storage_class_missing)
+                    cond_set(c, "False", STATUS_VOLUME_NOT_BOUND,
+                             "the volume claim %s is Pending: storage class \"%s\" does not exist (create it, "
+                             "or name another in spec.storage.storageClassName)",
+                             claim, class);
+                else
+                    cond_set(c, "False", STATUS_VOLUME_NOT_BOUND,
+                             "the volume claim %s is Pending: storage class \"%s\" has not provided a volume",
+                             claim, class);
+            } else if (strstr(said, "node affinity/selector")) {
+                cond_set(c, "False", STATUS_UNSCHEDULABLE,
+                         "no node matches the search pods' node selector (kubernetes.io/arch=%s from "
+                         "spec.webserver.architecture%s); the scheduler says: %.600s",
+                         in->spec->webserver.architecture,
+                         in->spec->webserver.node_selector ? ", and spec.webserver.nodeSelector" : "", said);
+            } else {
+                cond_set(c, "False", STATUS_UNSCHEDULABLE, "the search pods cannot be scheduled: %.800s",
+                         said[0] ? said : json_str(scheduled, "reason", "no reason given"));
+            }
+            return 1;
+        }
+        cJSON_ArrayForEach(cs, json_path(pod, "status.containerStatuses")) {
+            static const char *const pull_reasons[] = {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull",
+                                                       "InvalidImageName"};
+            const char *why = json_path_str(cs, "state.waiting.reason", "");
+            const char *name = json_str(cs, "name", "");
+
+            for (size_t i = 0; i < sizeof(pull_reasons) / sizeof(pull_reasons[0]); i++)
+                if (strcmp(why, pull_reasons[i]) == 0) {
+                    cond_set(c, "False", STATUS_IMAGE_PULL_FAILED,
+                             "container %s cannot get its image \"%.300s\" (%s): %.500s", name,
+                             json_str(cs, "image", ""), image_field(name),
+                             pull_error(json_path_str(cs, "state.waiting.message", why)));
+                    return 1;
+                }
+        }
+    }
+    return 0;
+}
+
+/* Ready when no search pod is available: the API server refused them, one of them says why it does
+ * not run, or they are on their way. */
+static void judge_unavailable(const struct status_input *in, struct cond *c)
+{
+    if (deployment_pods_refused(in->deployment))
+        cond_set(c, "False", STATUS_PODS_REFUSED, "the search pods are refused: %.900s",
+                 deployment_pods_refused(in->deployment));
+    else if (!judge_search_pods(in, c))
+        cond_set(c, "False", "DeploymentUnavailable", "0 of %d search pods are available",
+                 in->spec->webserver.replicas);
+}
+
 /* Ready: the first thing that is wrong, in the order an operator would fix it. */
 static void judge_ready(const struct status_input *in, const struct cond *indexed, struct cond *c)
 {
@@ -461,13 +578,8 @@ static void judge_ready(const struct status_input *in, const struct cond *indexe
         cond_set(c, "False", "Progressing", "the search Deployment has not been created yet");
     } else if (in->spec->webserver.replicas == 0) {
         cond_set(c, "False", "ScaledToZero", "spec.webserver.replicas is 0");
-    } else if (json_int(json_obj(in->deployment, "status"), "availableReplicas", 0) < 1 &&
-               deployment_pods_refused(in->deployment)) {
-        cond_set(c, "False", STATUS_PODS_REFUSED, "the search pods are refused: %.900s",
-                 deployment_pods_refused(in->deployment));
     } else if (json_int(json_obj(in->deployment, "status"), "availableReplicas", 0) < 1) {
-        cond_set(c, "False", "DeploymentUnavailable", "0 of %d search pods are available",
-                 in->spec->webserver.replicas);
+        judge_unavailable(in, c);
     } else if (!in->index && in->index_error) {
         cond_set(c, "False", "IndexUnreachable", "cannot read /index-status: %s", in->index_error);
     } else if (strcmp(indexed->status, "True") != 0) {
@@ -542,6 +654,23 @@ static void keep_only_condition(cJSON *st, const char *type)
         cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
 }
 
+/* Deletes every member of obj (an object, or NULL) not named in keep (NULL-terminated); deletes obj's
+ * members altogether when keep is NULL. */
+static void keep_members(cJSON *obj, const char *const *keep)
+{
+    cJSON *m, *next;
+
+    for (m = obj ? obj->child : NULL; m; m = next) {
+        size_t k = 0;
+
+        next = m->next;
+        while (keep && keep[k] && strcmp(keep[k], m->string) != 0)
+            k++;
+        if (!keep || !keep[k])
+            cJSON_Delete(cJSON_DetachItemViaPointer(obj, m));
+    }
+}
+
 void status_prune_child(cJSON *obj)
 {
     /* The status members status_compute reads, by kind; a kind not named keeps no status. */
@@ -551,10 +680,11 @@ void status_prune_child(cJSON *obj)
     } read[] = {
         {"Deployment", {"availableReplicas", "conditions", NULL}},
         {"CronJob", {"lastScheduleTime", "lastSuccessfulTime", NULL}},
+        {"PersistentVolumeClaim", {"phase", NULL}},
     };
     static const char *const server_meta[] = {"uid", "resourceVersion", "generation", "creationTimestamp"};
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status"), *m, *next;
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
     const char *kind = json_str(obj, "kind", "");
     const char *const *keep = NULL;
 
@@ -564,15 +694,7 @@ void status_prune_child(cJSON *obj)
     for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
         if (strcmp(kind, read[i].kind) == 0)
             keep = read[i].keep;
-    for (m = st ? st->child : NULL; m; m = next) {
-        size_t k = 0;
-
-        next = m->next;
-        while (keep && keep[k] && strcmp(keep[k], m->string) != 0)
-            k++;
-        if (!keep || !keep[k])
-            cJSON_Delete(cJSON_DetachItemViaPointer(st, m));
-    }
+    keep_members(st, keep);
     /* Available and Progressing change with every rollout step and are not read. */
     if (strcmp(kind, "Deployment") == 0)
         keep_only_condition(st, "ReplicaFailure");
@@ -580,4 +702,35 @@ void status_prune_child(cJSON *obj)
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
     /* Nothing reads a child's long texts but the comparison with what was applied (compare.h). */
     compare_digest_strings(obj);
+}
+
+void status_prune_pod(cJSON *obj)
+{
+    static const char *const status_keep[] = {"conditions", "containerStatuses", NULL};
+    static const char *const container_keep[] = {"name", "image", "state", NULL};
+    static const char *const state_keep[] = {"waiting", "terminated", NULL};
+    static const char *const terminated_keep[] = {"message", "finishedAt", NULL};
+    static const char *const condition_keep[] = {"type", "status", "reason", "message", NULL};
+    cJSON *st, *cs;
+    const cJSON *scheduled;
+
+    informer_prune_server_fields(obj);
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+    st = cJSON_GetObjectItemCaseSensitive(obj, "status");
+    keep_members(st, status_keep);
+    keep_only_condition(st, "PodScheduled");
+    scheduled = pod_condition(obj, "PodScheduled");
+    if (scheduled && strcmp(json_str(scheduled, "status", ""), "False") != 0)
+        cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
+    else if (scheduled)
+        keep_members(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "conditions"), 0), condition_keep);
+    cJSON_ArrayForEach(cs, cJSON_GetObjectItemCaseSensitive(st, "containerStatuses")) {
+        cJSON *state = cJSON_GetObjectItemCaseSensitive(cs, "state");
+
+        keep_members(cs, container_keep);
+        keep_members(state, state_keep);
+        keep_members(cJSON_GetObjectItemCaseSensitive(state, "terminated"), terminated_keep);
+    }
+    if (st && !st->child)
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
 }

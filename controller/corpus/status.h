@@ -42,9 +42,14 @@ struct status_input {
     const cJSON *deployment;         /* observed children, NULL when absent */
     const cJSON *cronjob;
     const cJSON *jobs;               /* array of the corpus's indexer Jobs, or NULL */
-    const cJSON *pods;               /* array of the indexer Jobs' Pods, or NULL: the newest finished
-                                        one's termination message (the indexer script's summary line)
-                                        names the repositories that failed */
+    const cJSON *pods;               /* array of the corpus's Pods (status_prune_pod), or NULL: the
+                                        newest finished indexer's termination message (the indexer
+                                        script's summary line) names the repositories that failed; a
+                                        search pod that cannot be scheduled or pull an image says why
+                                        none is available */
+    const cJSON *claim;              /* the rendered PersistentVolumeClaim as observed, or NULL (not yet
+                                        created, or spec.storage.existingClaim) */
+    int storage_class_missing;       /* the claim is Pending and its storage class does not exist */
     const struct index_status *index;/* NULL when not (yet) read */
     const char *index_error;         /* why /index-status could not be read, or NULL */
     const char *endpoint;            /* http://<svc>.<ns>.svc:<port> */
@@ -59,8 +64,10 @@ struct status_input {
  * (InvalidSpec), a missing Secret or ConfigMap (SecretNotFound, ConfigMapNotFound), a child the API
  * server refused (ApplyFailed: the children that did apply stay, and Indexed and Fresh are judged as
  * usual), the search Deployment not created, scaled to zero, its pods refused by the API server
- * (PodsRefused: the Deployment's ReplicaFailure condition, a quota or Pod Security rejection) or
- * otherwise unavailable, the index unreachable or not served. */
+ * (PodsRefused: the Deployment's ReplicaFailure condition, a quota or Pod Security rejection), a search
+ * pod that cannot run (Unschedulable: no node matches, VolumeNotBound: its claim is Pending, with
+ * whether the storage class exists; ImagePullFailed: a container's image cannot be pulled) or the
+ * pods otherwise unavailable (DeploymentUnavailable), the index unreachable or not served. */
 cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 
 /* Condition types and the reasons status_compute sets (reconcile names them in Events). */
@@ -70,6 +77,9 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 #define STATUS_APPLY_FAILED "ApplyFailed"
 #define STATUS_PODS_REFUSED "PodsRefused"
 #define STATUS_INDEXER_FAILING "IndexerFailing" /* the newest indexer run could index nothing (its error) */
+#define STATUS_UNSCHEDULABLE "Unschedulable"
+#define STATUS_VOLUME_NOT_BOUND "VolumeNotBound"
+#define STATUS_IMAGE_PULL_FAILED "ImagePullFailed"
 #define STATUS_MAX_FAILED_REPOS 20
 #define STATUS_MAX_STALE_REPOS 20
 #define STATUS_STALE_NAME_MAX 512
@@ -89,7 +99,14 @@ int status_reason_needs_user(const char *reason);
  * reads them, and they are what differs most between two objects of a kind, so they cost the deflated
  * cache most), and every member of status except those status_compute reads: a Deployment's
  * availableReplicas and its ReplicaFailure condition (the other conditions are dropped), a CronJob's
- * lastScheduleTime and lastSuccessfulTime. */
+ * lastScheduleTime and lastSuccessfulTime, a PersistentVolumeClaim's phase. */
 void status_prune_child(cJSON *obj);
+
+/* The informer's prune function for the corpus's Pods: of a Pod it keeps its metadata (less the server
+ * fields) and of its status only what status_compute reads: the PodScheduled condition while it is
+ * False, and per container its name, image, why it waits and its termination (the indexer's summary
+ * message). What changes while a pod merely runs (readiness, start times, restart counts, IDs) is
+ * dropped, so that a running pod's updates leave the cached object unchanged. */
+void status_prune_pod(cJSON *obj);
 
 #endif

@@ -403,6 +403,14 @@ static void informer_on_list(void *ud, enum watch_list_step step, const cJSON *i
     log_debug("Informer listed", "resource", inf->resource->plural, NULL);
 }
 
+/* Whether two entries hold the same key, owner and pruned object: deflate gives the same bytes for the
+ * same input and dictionary, so equal bytes mean an update that changed nothing the prune kept. */
+static int informer_entry_same(const struct informer_entry *a, const struct informer_entry *b)
+{
+    return a->len == b->len && a->zlen == b->zlen && a->key_len == b->key_len && a->owner_len == b->owner_len &&
+           memcmp(a->data, b->data, (size_t)a->key_len + 1 + a->owner_len + a->zlen) == 0;
+}
+
 static void informer_on_event(void *ud, enum watch_event_type type, const cJSON *obj)
 {
     struct informer *inf = ud;
@@ -418,6 +426,12 @@ static void informer_on_event(void *ud, enum watch_event_type type, const cJSON 
     if (e)
         informer_table_add(inf->cache, e);
     pthread_mutex_unlock(&inf->mu);
+    /* An update to what the prune drops (a pod's readiness, a Deployment's rollout counters) tells
+     * nobody: the owner would find nothing new. */
+    if (previous && e && informer_entry_same(previous, e)) {
+        informer_entry_free(previous);
+        return;
+    }
     /* An object whose owner changed belongs to two corpora for a moment: tell both. */
     if (previous)
         informer_notify_key(inf, informer_entry_owner(previous));

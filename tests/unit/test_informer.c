@@ -323,6 +323,34 @@ static void test_watch_events_and_fingerprints(void **state)
     world_stop(&w);
 }
 
+/* An update that changes only what the prune drops (here the managedFields) tells nobody, as the
+ * owner would find nothing new; the next real change does. */
+static void test_update_that_prunes_to_the_same(void **state)
+{
+    static struct world w;
+    struct expect changed = {&w, "a", "u"};
+    char line[3 * BIG], *item, *manager;
+
+    (void)state;
+    memset(&w, 0, sizeof(w));
+    world_start(&w);
+    item = cm_item("a", "x", "v", BIG);
+    manager = strstr(item, "\"kubectl\"");
+    assert_non_null(manager);
+    memcpy(manager, "\"kubelet\"", 9);
+    snprintf(line, sizeof(line), "{\"type\":\"MODIFIED\",\"object\":%s}", item);
+    free(item);
+    fakeapi_push(w.api, CM_PATH, line);
+    item = cm_item("a", "x", "u", BIG);
+    snprintf(line, sizeof(line), "{\"type\":\"MODIFIED\",\"object\":%s}", item);
+    free(item);
+    fakeapi_push(w.api, CM_PATH, line);
+    assert_true(fakeapi_wait_for(has_k, &changed, 10));
+    /* Two from the list and two from the real change: none from the first update. */
+    assert_int_equal(enqueued(&w, "ns/x"), 4);
+    world_stop(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_key_that_does_not_fit),
         cmocka_unit_test(test_first_list),
         cmocka_unit_test(test_watch_events_and_fingerprints),
+        cmocka_unit_test(test_update_that_prunes_to_the_same),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -546,6 +546,65 @@ static void test_refresh_deployment(void **state)
     assert_int_equal(refresh_replicas_with("suspend", "true", interval, sizeof(interval)), 0);
 }
 
+/* The operator's pod settings (--corpus-image-pull-secrets, --corpus-priority-class, --corpus-pod-labels)
+ * reach every pod template (search, refresh, the CronJob's), never a selector; without them nothing is
+ * rendered, which the golden files (rendered without) show. */
+static void test_pod_settings(void **state)
+{
+    struct zk_err err = {0};
+    char **secrets = NULL;
+    cJSON *labels = NULL;
+    struct spec_defaults d = {0};
+    struct spec_errors errs;
+    struct fixture fx;
+    const char *const templates[] = {"Deployment", "refresh", "CronJob"};
+
+    (void)state;
+    assert_int_equal(spec_parse_secret_names("regcred,mirror.pull", &secrets, &err), ZK_OK);
+    assert_int_equal(spec_parse_pod_labels("team=search,example.com/cost-centre=42", &labels, &err), ZK_OK);
+    d.image_pull_secrets = (const char *const *)secrets;
+    d.priority_class = "search-high";
+    d.pod_labels = labels;
+    fx.corpus = load_corpus();
+    assert_int_equal(spec_parse(fx.corpus, &d, &fx.spec, &errs), ZK_OK);
+    assert_int_equal(render_children(fx.corpus, fx.spec, &fx.children, &err), ZK_OK);
+    for (size_t i = 0; i < sizeof(templates) / sizeof(templates[0]); i++) {
+        const cJSON *o = strcmp(templates[i], "refresh") == 0 ? refresh_of(fx.children) : child(fx.children, templates[i]);
+        const cJSON *tpl = strcmp(templates[i], "CronJob") == 0 ? json_path(o, "spec.jobTemplate.spec.template")
+                                                                 : json_path(o, "spec.template");
+        const cJSON *pull = json_path(tpl, "spec.imagePullSecrets");
+
+        assert_int_equal(cJSON_GetArraySize(pull), 2);
+        assert_string_equal(json_str(cJSON_GetArrayItem(pull, 0), "name", ""), "regcred");
+        assert_string_equal(json_str(cJSON_GetArrayItem(pull, 1), "name", ""), "mirror.pull");
+        assert_string_equal(json_path_str(tpl, "spec.priorityClassName", ""), "search-high");
+        assert_string_equal(json_str(json_path(tpl, "metadata.labels"), "team", ""), "search");
+        assert_string_equal(json_str(json_path(tpl, "metadata.labels"), "example.com/cost-centre", ""), "42");
+        /* The object's own labels and its selector are the operator's alone. */
+        assert_null(json_str(json_path(o, "metadata.labels"), "team", NULL));
+        assert_null(json_str(json_path(o, "spec.selector.matchLabels"), "team", NULL));
+    }
+    fx_free(&fx);
+    spec_strv_free(secrets);
+    cJSON_Delete(labels);
+
+    /* What the flags refuse, naming the item. */
+    assert_int_equal(spec_parse_secret_names("ok,Not_A_Name", &secrets, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "\"Not_A_Name\""));
+    assert_int_equal(spec_parse_secret_names("a,,b", &secrets, &err), ZK_EINVAL);
+    assert_int_equal(spec_parse_pod_labels("team", &labels, &err), ZK_EINVAL);
+    assert_int_equal(spec_parse_pod_labels("team=a b", &labels, &err), ZK_EINVAL);
+    assert_int_equal(spec_parse_pod_labels("-x=1", &labels, &err), ZK_EINVAL);
+    assert_int_equal(spec_parse_pod_labels("Bad_Prefix/x=1", &labels, &err), ZK_EINVAL);
+    assert_int_equal(spec_parse_pod_labels("app.kubernetes.io/component=x", &labels, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "the operator's own"));
+    /* An empty value is a label's valid value; a repeated key keeps the last. */
+    assert_int_equal(spec_parse_pod_labels("tier=,tier=gold", &labels, &err), ZK_OK);
+    assert_string_equal(json_str(labels, "tier", ""), "gold");
+    assert_int_equal(cJSON_GetArraySize(labels), 1);
+    cJSON_Delete(labels);
+}
+
 /* spec.webhook: the connector serves /hooks/push with the Secret's key, the repository list and the
  * volume's request folder, and nginx routes it there; without it nothing of this is rendered (the
  * golden files, rendered without it, stay as they were). */
@@ -936,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_existing_claim),
         cmocka_unit_test(test_deployment),
         cmocka_unit_test(test_refresh_deployment),
+        cmocka_unit_test(test_pod_settings),
         cmocka_unit_test(test_webhook),
         cmocka_unit_test(test_cronjob),
         cmocka_unit_test(test_pdb),

@@ -87,10 +87,10 @@ static void test_defaults(void **state)
  * the images a corpus leaves out, and only those: an image the corpus names wins. */
 static void test_default_images(void **state)
 {
-    static const struct spec_images released = {
-        "reg.example/zoekt:1.2.3@sha256:aa", "reg.example/zoekt-connector:1.2.3@sha256:bb",
-        "reg.example/zoekt-gateway:1.2.3@sha256:cc"};
-    static const struct spec_images only_zoekt = {"reg.example/zoekt:1.2.3@sha256:aa", NULL, NULL};
+    static const struct spec_defaults released = {.zoekt = "reg.example/zoekt:1.2.3@sha256:aa",
+                                                  .connector = "reg.example/zoekt-connector:1.2.3@sha256:bb",
+                                                  .gateway = "reg.example/zoekt-gateway:1.2.3@sha256:cc"};
+    static const struct spec_defaults only_zoekt = {.zoekt = "reg.example/zoekt:1.2.3@sha256:aa"};
     char doc[512];
     cJSON *corpus;
     struct corpus_spec *s = NULL;

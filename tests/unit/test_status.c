@@ -414,6 +414,179 @@ static void test_pods_refused(void **state)
     world_free(&w);
 }
 
+/* A search pod as the API server sends it, with the parts a running pod changes (readiness, start
+ * times, IDs) that the prune must drop, and the status given. */
+static cJSON *search_pod(const char *status_json)
+{
+    char buf[4096];
+    cJSON *pod;
+
+    snprintf(buf, sizeof(buf),
+             "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"org-search-7c4b-d7x49\",\"namespace\":\"cs\","
+             "\"resourceVersion\":\"81\",\"labels\":{\"app.kubernetes.io/component\":\"search\","
+             "\"app.kubernetes.io/instance\":\"org\"}},\"spec\":{\"containers\":[{\"name\":\"nginx\"}]},"
+             "\"status\":%s}",
+             status_json);
+    pod = cJSON_Parse(buf);
+    assert_non_null(pod);
+    status_prune_pod(pod);
+    return pod;
+}
+
+/* The PodScheduled condition of a pod the scheduler cannot place, with the scheduler's message. */
+#define UNSCHEDULED(msg)                                                                                         \
+    "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"      \
+    "\"Unschedulable\",\"lastTransitionTime\":\"2026-12-02T20:03:53Z\",\"observedGeneration\":1,\"message\":\"" \
+    msg "\"}]}"
+
+static void world_pod(struct world *w, cJSON *pod)
+{
+    cJSON_Delete(w->pods);
+    w->pods = cJSON_CreateArray();
+    cJSON_AddItemToArray(w->pods, pod);
+    w->in.pods = w->pods;
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(w->deployment, "status"), "availableReplicas",
+                              cJSON_CreateNumber(0));
+}
+
+/* No node of the corpus's architecture (the default arm64 on an amd64 cluster): Ready names the
+ * architecture and the field that sets it, with the scheduler's words, instead of "0 of 1 available". */
+static void test_unschedulable_architecture(void **state)
+{
+    struct world w;
+    const cJSON *st;
+
+    (void)state;
+    world_init(&w);
+    world_pod(&w, search_pod(UNSCHEDULED("0/1 nodes are available: 1 node(s) didn't match Pod's node "
+                                         "affinity/selector. preemption: 0/1 nodes are available: 1 Preemption "
+                                         "is not helpful for scheduling.")));
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", STATUS_UNSCHEDULABLE);
+    assert_non_null(strstr(cond_msg(st, STATUS_READY), "kubernetes.io/arch=arm64 from spec.webserver.architecture"));
+    assert_non_null(strstr(cond_msg(st, STATUS_READY), "didn't match Pod's node affinity/selector"));
+    assert_true(status_reason_needs_user(STATUS_UNSCHEDULABLE));
+    /* Another reason to be unschedulable is reported in the scheduler's words. */
+    world_pod(&w, search_pod(UNSCHEDULED("0/1 nodes are available: 1 Insufficient memory.")));
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", STATUS_UNSCHEDULABLE);
+    assert_string_equal(cond_msg(st, STATUS_READY),
+                        "the search pods cannot be scheduled: 0/1 nodes are available: 1 Insufficient memory.");
+    world_free(&w);
+}
+
+/* A claim of a storage class that does not exist stays Pending, and the scheduler only says "not
+ * found": Ready names the claim, the class and the field. A class that exists but has not provided a
+ * volume is said differently. */
+static void test_volume_not_bound(void **state)
+{
+    cJSON *claim = cJSON_Parse("{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"org-index\","
+                               "\"uid\":\"u\",\"resourceVersion\":\"9\"},\"spec\":{\"storageClassName\":\"efs-sc\"},"
+                               "\"status\":{\"phase\":\"Pending\",\"accessModes\":[\"ReadWriteMany\"]}}");
+    struct world w;
+    const cJSON *st;
+
+    (void)state;
+    assert_non_null(claim);
+    status_prune_child(claim);
+    assert_string_equal(json_path_str(claim, "status.phase", ""), "Pending");
+    assert_null(json_path(claim, "status.accessModes"));
+    world_init(&w);
+    world_pod(&w, search_pod(UNSCHEDULED("0/1 nodes are available: pod has unbound immediate "
+                                         "PersistentVolumeClaims. not found")));
+    w.in.claim = claim;
+    w.in.storage_class_missing = 1;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", STATUS_VOLUME_NOT_BOUND);
+    assert_string_equal(cond_msg(st, STATUS_READY),
+                        "the volume claim org-index is Pending: storage class \"efs-sc\" does not exist (create "
+                        "it, or name another in spec.storage.storageClassName)");
+    w.in.storage_class_missing = 0;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", STATUS_VOLUME_NOT_BOUND);
+    assert_string_equal(cond_msg(st, STATUS_READY),
+                        "the volume claim org-index is Pending: storage class \"efs-sc\" has not provided a volume");
+    world_free(&w);
+    cJSON_Delete(claim);
+}
+
+/* An image that cannot be pulled: Ready names the container, the image, the field that sets it and
+ * the kubelet's reason; the back-off form and the bare error give one message, so the status is not
+ * rewritten at every retry. */
+static void test_image_pull_failed(void **state)
+{
+#define PULL_STATUS(reason, msg)                                                                                  \
+    "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},{\"type\":"        \
+    "\"Ready\",\"status\":\"False\",\"lastTransitionTime\":\"2026-12-02T20:03:53Z\"}],\"containerStatuses\":[" \
+    "{\"name\":\"zoekt-webserver\",\"image\":\"z:1\",\"imageID\":\"sha256:1\",\"ready\":false,\"restartCount\":" \
+    "3,\"state\":{\"running\":{\"startedAt\":\"2026-12-02T20:04:00Z\"}}},{\"name\":\"nginx\",\"image\":"     \
+    "\"localhost/nosuch/image:1\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"waiting\":" \
+    "{\"reason\":\"" reason "\",\"message\":\"" msg "\"}}}]}"
+    static const char *const detail =
+        "failed to pull and unpack image \\\"localhost/nosuch/image:1\\\": failed to resolve image: connection refused";
+    char backoff[1024], bare[1024];
+    struct world w;
+    const cJSON *st;
+    char first[1024];
+    cJSON *pod;
+
+    (void)state;
+    snprintf(backoff, sizeof(backoff),
+             PULL_STATUS("ImagePullBackOff", "Back-off pulling image \\\"localhost/nosuch/image:1\\\": ErrImagePull: %s"),
+             detail);
+    snprintf(bare, sizeof(bare), PULL_STATUS("ErrImagePull", "rpc error: code = NotFound desc = %s"), detail);
+    world_init(&w);
+    pod = search_pod(backoff);
+    /* The prune keeps why a container waits, and none of what a running container changes. */
+    assert_null(json_path(pod, "spec"));
+    assert_null(json_path(pod, "status.conditions"));
+    assert_null(json_path(cJSON_GetArrayItem(json_path(pod, "status.containerStatuses"), 0), "restartCount"));
+    assert_null(json_path(cJSON_GetArrayItem(json_path(pod, "status.containerStatuses"), 0), "state.running"));
+    world_pod(&w, pod);
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", STATUS_IMAGE_PULL_FAILED);
+    assert_string_equal(cond_msg(st, STATUS_READY),
+                        "container nginx cannot get its image \"localhost/nosuch/image:1\" (spec.gateway.image): "
+                        "failed to pull and unpack image \"localhost/nosuch/image:1\": failed to resolve image: "
+                        "connection refused");
+    snprintf(first, sizeof(first), "%s", cond_msg(st, STATUS_READY));
+    world_pod(&w, search_pod(bare));
+    st = step(&w, NULL);
+    assert_string_equal(cond_msg(st, STATUS_READY), first);
+    /* An indexer pod's troubles are not the search pods': only a search pod is judged. */
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(w.pods, 0), "metadata"), "labels"),
+                              "app.kubernetes.io/component", cJSON_CreateString("indexer"));
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", "DeploymentUnavailable");
+    world_free(&w);
+#undef PULL_STATUS
+}
+
+/* Two updates of a running pod that differ only in what the prune drops leave the same object, which
+ * is what lets the informer skip them. */
+static void test_prune_pod_running(void **state)
+{
+    cJSON *a = search_pod("{\"phase\":\"Running\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+                          "{\"type\":\"Ready\",\"status\":\"True\"}],\"containerStatuses\":[{\"name\":\"nginx\","
+                          "\"image\":\"g:1\",\"ready\":true,\"restartCount\":0,\"state\":{\"running\":{"
+                          "\"startedAt\":\"2026-12-02T20:04:00Z\"}}}]}");
+    cJSON *b = search_pod("{\"phase\":\"Running\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+                          "{\"type\":\"Ready\",\"status\":\"False\"}],\"containerStatuses\":[{\"name\":\"nginx\","
+                          "\"image\":\"g:1\",\"ready\":false,\"restartCount\":4,\"lastState\":{\"terminated\":{"
+                          "\"exitCode\":137}},\"state\":{\"running\":{\"startedAt\":\"2026-12-02T20:09:00Z\"}}}]}");
+    char *ja, *jb_;
+
+    (void)state;
+    ja = cJSON_PrintUnformatted(a);
+    jb_ = cJSON_PrintUnformatted(b);
+    assert_string_equal(ja, jb_);
+    free(ja);
+    free(jb_);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 static void test_empty_index(void **state)
 {
     struct world w;
@@ -743,6 +916,10 @@ int main(void)
         cmocka_unit_test(test_invalid_spec),
         cmocka_unit_test(test_missing_secret_and_deployment),
         cmocka_unit_test(test_pods_refused),
+        cmocka_unit_test(test_unschedulable_architecture),
+        cmocka_unit_test(test_volume_not_bound),
+        cmocka_unit_test(test_image_pull_failed),
+        cmocka_unit_test(test_prune_pod_running),
         cmocka_unit_test(test_apply_failed),
         cmocka_unit_test(test_empty_index),
         cmocka_unit_test(test_indexer_times),
