@@ -3,7 +3,8 @@
 # namespace, on the local node: it takes the Lease under the chart's ServiceAccount, and a corpus of a
 # public repository behind the git server's private CA fails on the certificate until the CA is given
 # (as a Secret key this time), then is indexed by a real Job and searched by an agent through the
-# Service's open gateway. `helm uninstall` then removes the operator.
+# Service's open gateway. `helm upgrade` with a changed value rolls the operator without disturbing the
+# corpus; `helm uninstall` then removes the operator and keeps the CRD and the corpus.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
 
@@ -15,8 +16,12 @@ on_exit "helm uninstall zoekt-operator -n zoekt-operator >/dev/null 2>&1; operat
 git_commit alpha main cmd/main.go 'package main' '' 'func main() {' '	println("helm-marker-6a0f")' '}'
 
 operator_uninstall # what a killed run may have left
+# The corpus pods' settings: a label and a pull Secret (which need not exist for an image the node
+# already holds).
 helm install zoekt-operator "$ZK_ROOT/charts/zoekt-operator" -n zoekt-operator --create-namespace \
-  --set watchNamespace="$NS" >"$NODE_TMP/helm.log" 2>&1 || bail "helm install: $(tail -3 "$NODE_TMP/helm.log")"
+  --set watchNamespace="$NS" --set corpusPods.labels.team=search \
+  --set 'corpusPods.imagePullSecrets[0].name=regcred' >"$NODE_TMP/helm.log" 2>&1 ||
+  bail "helm install: $(tail -3 "$NODE_TMP/helm.log")"
 check "the chart's operator runs and one replica holds the Lease" eventually 180 operator_ready
 sa=$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator -o jsonpath='{.items[0].spec.serviceAccountName}')
 check "its pods run under the chart's ServiceAccount ($sa)" test "$sa" = zoekt-operator
@@ -45,11 +50,31 @@ check "status.repositoryCount is 1" eventually 180 count_is 1 || node_diagnostic
 check "Ready=True" eventually 60 condition_is "$NS" tools Ready True
 check "Fresh=True" eventually 30 condition_is "$NS" tools Fresh True
 MCP=$(service_url "$NS" tools-search 8080 /mcp) || bail "the corpus's Service has an address"
+pod_field() { $KC -n "$NS" get pods -l app.kubernetes.io/instance=tools,app.kubernetes.io/component=search \
+  -o jsonpath="{.items[0]$1}"; }
+check "the search pod has the chart's corpusPods label" test "$(pod_field .metadata.labels.team)" = search
+check "and its pull Secret" test "$(pod_field '.spec.imagePullSecrets[*].name')" = regcred
 check "an agent finds the line through the open gateway" search_finds "$MCP" "" helm-marker-6a0f cmd/main.go
+
+# An upgrade with a changed value rolls the operator's pods and leaves the corpus serving.
+helm upgrade zoekt-operator "$ZK_ROOT/charts/zoekt-operator" -n zoekt-operator --reuse-values \
+  --set logLevel=debug >"$NODE_TMP/helm.log" 2>&1 || bail "helm upgrade: $(tail -3 "$NODE_TMP/helm.log")"
+all_debug() { # every operator pod runs with the new value, and one holds the Lease
+  local args
+  args=$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator \
+    -o jsonpath='{range .items[*]}{.spec.containers[0].args}{"\n"}{end}' 2>/dev/null)
+  [ -n "$args" ] && ! grep -v -q -- '--log-level=debug' <<<"$args" && operator_ready
+}
+check "helm upgrade --set logLevel=debug rolls the operator onto the new value" eventually 180 all_debug
+check "the operator's PodDisruptionBudget allows one disruption" eventually 30 bash -c \
+  "[ \"\$($KC -n zoekt-operator get pdb zoekt-operator -o jsonpath='{.status.disruptionsAllowed}')\" = 1 ]"
+check "the corpus stays Ready through the upgrade" condition_is "$NS" tools Ready True
 
 helm uninstall zoekt-operator -n zoekt-operator >"$NODE_TMP/helm.log" 2>&1
 gone() { [ -z "$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator -o name 2>/dev/null)" ]; }
 check "helm uninstall removes the operator" eventually 90 gone
 check "the corpus keeps serving without the operator" search_finds "$MCP" "" helm-marker-6a0f cmd/main.go
+check "helm uninstall keeps the CRD" $KC get crd codesearchcorpora.codesearch.dev
+check "and the corpus, with its status" test "$(csc "$NS" tools .status.repositoryCount)" = 1
 
 finish

@@ -111,4 +111,70 @@ check "helm template renders the Deployment and RBAC" bash -c \
   "helm template zo '$ZK_ROOT/charts/zoekt-operator' --namespace zo >'$TMP/helm.yaml' && grep -q 'kind: Deployment' '$TMP/helm.yaml' && grep -q 'kind: ClusterRole$' '$TMP/helm.yaml'"
 check "the chart's ClusterRole rules equal manifests/clusterrole.yaml's" bash -c \
   "diff <(sed -n '/^rules:/,\$p' '$ZK_ROOT/manifests/clusterrole.yaml' | grep -v '^\s*#') <(awk '/^kind: ClusterRole$/{f=1} f&&/^rules:/{p=1} p&&/^---/{exit} p' '$TMP/helm.yaml' | grep -v '^\s*#')"
+
+# values.schema.json refuses, naming the value, what would otherwise render and then fail: a
+# replica count or port that is not a number, a log level the operator exits 2 on, a duration it
+# cannot parse, a digest that is not one, a key nobody reads (a typo).
+refused() { # refused SET PATH: helm template --set SET fails and names PATH
+  local err
+  err=$(helm template zo "$ZK_ROOT/charts/zoekt-operator" --set "$1" 2>&1 >/dev/null) && return 1
+  grep -qF -- "$2" <<<"$err" || { echo "# $1: $err" | head -3; return 1; }
+}
+check "the chart refuses replicaCount=two" refused replicaCount=two /replicaCount
+check "the chart refuses metrics.port=abc" refused metrics.port=abc /metrics/port
+check "the chart refuses logLevel=verbose, naming the levels" refused logLevel=verbose "'debug', 'info', 'warn', 'error'"
+check "the chart refuses workers=0" refused workers=0 /workers
+check "the chart refuses resyncPeriod=5x" refused resyncPeriod=5x /resyncPeriod
+check "the chart refuses a digest that is not sha256" refused image.digest=latest /image/digest
+check "the chart refuses an unknown key (replicas for replicaCount)" refused replicas=3 replicas
+check "the chart refuses a renew deadline not shorter than the lease" \
+  refused leaderElection.renewDeadline=20 "renewDeadline must be shorter"
+# The levels the schema allows are the operator's own.
+for level in debug info warn error; do
+  check "the operator accepts --log-level $level" bash -c "'$OP' --log-level $level --version >/dev/null"
+done
+check "the chart accepts its defaults and durations such as 1h30m" bash -c \
+  "helm template zo '$ZK_ROOT/charts/zoekt-operator' --set resyncPeriod=1h30m --set indexStatus.period=300 >/dev/null"
+helm template zo "$ZK_ROOT/charts/zoekt-operator" --set fullnameOverride=cs >"$TMP/helm-names.yaml" 2>&1
+check "fullnameOverride names every object" bash -c \
+  "[ \"\$(grep -A3 '^metadata:' '$TMP/helm-names.yaml' | grep -c '^  name: cs')\" -eq \"\$(grep -c '^kind:' '$TMP/helm-names.yaml')\" ]"
+check "the chart has a PodDisruptionBudget of maxUnavailable 1 for two replicas" bash -c \
+  "grep -A12 '^kind: PodDisruptionBudget' '$TMP/helm.yaml' | grep -q 'maxUnavailable: 1'"
+check "and none for one replica, which it would keep from every drain" bash -c \
+  "! helm template zo '$ZK_ROOT/charts/zoekt-operator' --set replicaCount=1 | grep -q '^kind: PodDisruptionBudget'"
+check "the chart spreads its replicas over nodes" bash -c \
+  "grep -A6 'topologySpreadConstraints:' '$TMP/helm.yaml' | grep -q 'topologyKey: kubernetes.io/hostname'"
+check "priorityClassName and podLabels reach the operator's pods" bash -c \
+  "helm template zo '$ZK_ROOT/charts/zoekt-operator' --set priorityClassName=ops-critical --set podLabels.team=search |
+   grep -A40 '^kind: Deployment' | grep -q 'priorityClassName: ops-critical' &&
+   helm template zo '$ZK_ROOT/charts/zoekt-operator' --set podLabels.team=search | grep -q 'team: search'"
+
+check "corpusPods values become the operator's --corpus-* flags" bash -c \
+  "helm template zo '$ZK_ROOT/charts/zoekt-operator' --set 'corpusPods.imagePullSecrets[0].name=regcred' \
+     --set corpusPods.priorityClassName=search-high --set corpusPods.labels.team=search >'$TMP/pods.yaml' &&
+   grep -q -- '--corpus-image-pull-secrets=regcred$' '$TMP/pods.yaml' &&
+   grep -q -- '--corpus-priority-class=search-high$' '$TMP/pods.yaml' &&
+   grep -q -- '--corpus-pod-labels=team=search$' '$TMP/pods.yaml'"
+check "the chart refuses a corpus pod label under app.kubernetes.io/" bash -c \
+  "! helm template zo '$ZK_ROOT/charts/zoekt-operator' --set-string 'corpusPods.labels.app\\.kubernetes\\.io/part-of=x' >/dev/null 2>&1"
+check "the operator refuses the same label itself, naming it" bash -c \
+  "'$OP' --corpus-pod-labels app.kubernetes.io/part-of=x 2>&1 | grep -q 'app.kubernetes.io/part-of=x'; [ \${PIPESTATUS[0]} -eq 2 ]"
+
+# kustomize: an image override in an overlay reaches the images the operator gives corpus pods.
+# (kustomize takes a relative path only.)
+mkdir -p "$TMP/ko" && cat >"$TMP/ko/kustomization.yaml" <<YAML
+resources: [$(realpath --relative-to="$TMP/ko" "$ZK_ROOT/manifests")]
+images:
+  - {name: ghcr.io/zoekt-operator/zoekt-gateway, newName: mirror.invalid/gw, newTag: "7"}
+  - {name: ghcr.io/zoekt-operator/zoekt, newName: mirror.invalid/zoekt}
+YAML
+kubectl kustomize "$TMP/ko" >"$TMP/ko.yaml" 2>&1
+check "an overlay's images: entry changes the corpus gateway image" \
+  bash -c "grep -A1 'name: CORPUS_GATEWAY_IMAGE' '$TMP/ko.yaml' | grep -q 'value: mirror.invalid/gw:7'"
+check "and the corpus zoekt image, keeping its tag" \
+  bash -c "grep -A1 'name: CORPUS_ZOEKT_IMAGE' '$TMP/ko.yaml' | grep -q 'value: mirror.invalid/zoekt:0'"
+check "the operator's flags take them from the environment" \
+  grep -qF -- '--gateway-image=$(CORPUS_GATEWAY_IMAGE)' "$TMP/ko.yaml"
+check "manifests/ has a PodDisruptionBudget for the operator" bash -c \
+  "grep -A12 '^kind: PodDisruptionBudget' '$TMP/kustomized.yaml' | grep -q 'maxUnavailable: 1'"
 finish
