@@ -133,7 +133,7 @@ int status_reason_needs_user(const char *reason)
 {
     static const char *const blocking[] = {
         "InvalidSpec",        "SecretNotFound",       "ConfigMapNotFound",     STATUS_PODS_REFUSED,
-        STATUS_INDEXER_FAILING, STATUS_UNSCHEDULABLE, STATUS_VOLUME_NOT_BOUND, STATUS_IMAGE_PULL_FAILED,
+        STATUS_INDEXER_FAILING, STATUS_UNSCHEDULABLE, STATUS_STORAGE_CLASS_NOT_FOUND, STATUS_IMAGE_PULL_FAILED,
     };
 
     for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
@@ -504,9 +504,11 @@ static int judge_search_pods(const struct status_input *in, struct cond *c)
             const char *claim = json_path_str(in->claim, "metadata.name", "");
             const char *class = json_path_str(in->claim, "spec.storageClassName", "");
 
+            /* A claim being provisioned is the way of a new corpus; only a class that does not exist
+             * needs somebody (status_reason_needs_user). */
             if (in->claim && strcmp(json_path_str(in->claim, "status.phase", ""), "Pending") == 0) {
                 if (in->storage_class_missing)
-                    cond_set(c, "False", STATUS_VOLUME_NOT_BOUND,
+                    cond_set(c, "False", STATUS_STORAGE_CLASS_NOT_FOUND,
                              "the volume claim %s is Pending: storage class \"%s\" does not exist (create it, "
                              "or name another in spec.storage.storageClassName)",
                              claim, class);
@@ -514,6 +516,10 @@ static int judge_search_pods(const struct status_input *in, struct cond *c)
                     cond_set(c, "False", STATUS_VOLUME_NOT_BOUND,
                              "the volume claim %s is Pending: storage class \"%s\" has not provided a volume",
                              claim, class);
+            } else if (strstr(said, "unbound immediate PersistentVolumeClaims")) {
+                /* The scheduler saw the claim unbound before the cached claim says Pending or Bound. */
+                cond_set(c, "False", STATUS_VOLUME_NOT_BOUND, "the search pods wait for their volume claim: %.800s",
+                         said);
             } else if (strstr(said, "node affinity/selector")) {
                 cond_set(c, "False", STATUS_UNSCHEDULABLE,
                          "no node matches the search pods' node selector (kubernetes.io/arch=%s from "

@@ -65,8 +65,9 @@ struct status_input {
  * server refused (ApplyFailed: the children that did apply stay, and Indexed and Fresh are judged as
  * usual), the search Deployment not created, scaled to zero, its pods refused by the API server
  * (PodsRefused: the Deployment's ReplicaFailure condition, a quota or Pod Security rejection), a search
- * pod that cannot run (Unschedulable: no node matches, VolumeNotBound: its claim is Pending, with
- * whether the storage class exists; ImagePullFailed: a container's image cannot be pulled) or the
+ * pod that cannot run (Unschedulable: no node matches; StorageClassNotFound: its claim is Pending on a
+ * class that does not exist; VolumeNotBound: the claim is not bound yet, which a new corpus passes
+ * through; ImagePullFailed: a container's image cannot be pulled) or the
  * pods otherwise unavailable (DeploymentUnavailable), the index unreachable or not served. */
 cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 
@@ -78,7 +79,8 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 #define STATUS_PODS_REFUSED "PodsRefused"
 #define STATUS_INDEXER_FAILING "IndexerFailing" /* the newest indexer run could index nothing (its error) */
 #define STATUS_UNSCHEDULABLE "Unschedulable"
-#define STATUS_VOLUME_NOT_BOUND "VolumeNotBound"
+#define STATUS_VOLUME_NOT_BOUND "VolumeNotBound"               /* on its way: the claim is being provisioned */
+#define STATUS_STORAGE_CLASS_NOT_FOUND "StorageClassNotFound" /* the claim's class does not exist */
 #define STATUS_IMAGE_PULL_FAILED "ImagePullFailed"
 #define STATUS_MAX_FAILED_REPOS 20
 #define STATUS_MAX_STALE_REPOS 20

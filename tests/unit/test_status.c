@@ -497,15 +497,22 @@ static void test_volume_not_bound(void **state)
     w.in.claim = claim;
     w.in.storage_class_missing = 1;
     st = step(&w, NULL);
-    expect_cond(st, STATUS_READY, "False", STATUS_VOLUME_NOT_BOUND);
+    expect_cond(st, STATUS_READY, "False", STATUS_STORAGE_CLASS_NOT_FOUND);
+    assert_true(status_reason_needs_user(STATUS_STORAGE_CLASS_NOT_FOUND));
     assert_string_equal(cond_msg(st, STATUS_READY),
                         "the volume claim org-index is Pending: storage class \"efs-sc\" does not exist (create "
                         "it, or name another in spec.storage.storageClassName)");
+    /* A class that exists and has not provided a volume yet is the way of a new corpus: no Warning. */
     w.in.storage_class_missing = 0;
     st = step(&w, NULL);
     expect_cond(st, STATUS_READY, "False", STATUS_VOLUME_NOT_BOUND);
+    assert_false(status_reason_needs_user(STATUS_VOLUME_NOT_BOUND));
     assert_string_equal(cond_msg(st, STATUS_READY),
                         "the volume claim org-index is Pending: storage class \"efs-sc\" has not provided a volume");
+    /* Before the cached claim says Pending, the scheduler's word for it is the same state. */
+    w.in.claim = NULL;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_READY, "False", STATUS_VOLUME_NOT_BOUND);
     world_free(&w);
     cJSON_Delete(claim);
 }
