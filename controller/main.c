@@ -11,6 +11,7 @@
  * watches, lets in-flight reconciles finish, releases the Lease and exits 0; a second signal exits 1
  * at once. Losing the Lease exits 1, and the Deployment restarts the process as a fresh candidate. */
 #include "controller/corpus/api.h"
+#include "controller/corpus/gauges.h"
 #include "controller/corpus/reconcile.h"
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
@@ -254,13 +255,46 @@ static int main_ready(void *ud)
     return informer_all_synced(op->informers, op->ninformers);
 }
 
+/* The per-corpus gauges (gauges.h), from the corpora's cached statuses. */
+static int main_corpus_gauges(struct operator *op, struct buf *out)
+{
+    cJSON *keys = informer_keys(op->rctx.corpora);
+    const cJSON *key;
+    size_t n = 0;
+    struct corpus_gauges *g = mem_calloc((size_t)cJSON_GetArraySize(keys) + 1, sizeof(*g));
+    int rc;
+
+    cJSON_ArrayForEach(key, keys) {
+        const char *slash = strchr(key->valuestring, '/');
+        char ns[256];
+        cJSON *corpus;
+
+        if (!slash || (size_t)(slash - key->valuestring) >= sizeof(ns))
+            continue;
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key->valuestring), key->valuestring);
+        if ((corpus = informer_get(op->rctx.corpora, ns, slash + 1)) != NULL)
+            gauges_observe(corpus, &g[n++]);
+        cJSON_Delete(corpus);
+    }
+    rc = gauges_render(g, n, out);
+    free(g);
+    cJSON_Delete(keys);
+    return rc;
+}
+
+/* /metrics: the controller's own metrics, and the corpora's gauges from the leader only, so that each
+ * corpus has one series per gauge whichever replica is scraped. */
 static int main_metrics(void *ud, struct buf *out)
 {
     struct operator *op = ud;
     struct queue_stats qs;
+    int rc;
 
     queue_stats(op->queue, &qs);
-    return metrics_render(op->metrics, &qs, out);
+    rc = metrics_render(op->metrics, &qs, out);
+    if (rc == ZK_OK && op->rctx.corpora && metrics_is_leader(op->metrics))
+        rc = main_corpus_gauges(op, out);
+    return rc;
 }
 
 /* The corpus pods' settings (--corpus-*): parsed once here, so that a bad one stops the operator at

@@ -111,12 +111,25 @@ void metrics_set_leader(struct metrics *m, int leading)
     pthread_mutex_unlock(&m->mu);
 }
 
+int metrics_is_leader(struct metrics *m)
+{
+    int leading;
+
+    pthread_mutex_lock(&m->mu);
+    leading = m->leader;
+    pthread_mutex_unlock(&m->mu);
+    return leading;
+}
+
 int metrics_render(struct metrics *m, const struct queue_stats *qs, struct buf *b)
 {
     int rc = ZK_OK;
 
     pthread_mutex_lock(&m->mu);
     rc = buf_printf(b,
+                    "# HELP zoekt_operator_build_info The operator's version; always 1.\n"
+                    "# TYPE zoekt_operator_build_info gauge\n"
+                    "zoekt_operator_build_info{version=\"%s\"} 1\n"
                     "# HELP zoekt_operator_reconcile_total Reconciles finished, by result.\n"
                     "# TYPE zoekt_operator_reconcile_total counter\n"
                     "zoekt_operator_reconcile_total{result=\"success\"} %llu\n"
@@ -126,7 +139,7 @@ int metrics_render(struct metrics *m, const struct queue_stats *qs, struct buf *
                     "zoekt_operator_reconcile_errors_total %llu\n"
                     "# HELP zoekt_operator_reconcile_duration_seconds Time spent in one reconcile.\n"
                     "# TYPE zoekt_operator_reconcile_duration_seconds histogram\n",
-                    m->reconcile_ok, m->reconcile_err, m->reconcile_err);
+                    ZK_VERSION, m->reconcile_ok, m->reconcile_err, m->reconcile_err);
     for (size_t i = 0; rc == ZK_OK && i < METRICS_NBUCKETS; i++)
         rc = buf_printf(b, "zoekt_operator_reconcile_duration_seconds_bucket{le=\"%g\"} %llu\n",
                         metrics_buckets[i], m->bucket[i]);

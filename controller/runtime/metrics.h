@@ -33,7 +33,12 @@ unsigned long long metrics_api_count(struct metrics *m, const char *verb);
 
 void metrics_set_leader(struct metrics *m, int leading);
 
-/* Appends the Prometheus text exposition (format 0.0.4) to out; qs may be NULL when no queue runs.
+/* Whether this replica leads, as last set (always, without leader election): what the operator
+ * exports only while leading is decided by it. */
+int metrics_is_leader(struct metrics *m);
+
+/* Appends the Prometheus text exposition (format 0.0.4) to out, with zoekt_operator_build_info; qs may
+ * be NULL when no queue runs.
  * Returns ZK_OK or the buf error (then out is emptied, per buf.h). */
 int metrics_render(struct metrics *m, const struct queue_stats *qs, struct buf *out);
 

@@ -11,7 +11,8 @@
 #include <string.h>
 
 /* The metrics text is a few kilobytes; the bound only stops a runaway. */
-#define SERVE_METRICS_MAX (1024 * 1024)
+/* The bound on one /metrics answer: the per-corpus gauges are about 1 KB a corpus. */
+#define SERVE_METRICS_MAX (4 * 1024 * 1024)
 
 struct serve {
     struct MHD_Daemon *daemon;

@@ -114,6 +114,20 @@ check "the fresh index makes Fresh True again" eventually 10 cond_is "$NS" fresh
 check "the indexer's last success time is published" eventually 10 bash -c \
   "[ -n \"\$(kubectl -n $NS get csc fresh -o jsonpath='{.status.indexer.lastSuccessfulTime}')\" ]"
 
+# ---- the same figures as Prometheus gauges on the leader's /metrics ----
+G="{namespace=\"$NS\",name=\"fresh\"}"
+check "/metrics exports the corpus's repository count" eventually 10 bash -c \
+  "[ \"\$(curl -fsS http://127.0.0.1:${OP_PORT[a]}/metrics | awk -v m='zoekt_corpus_repositories$G' 'index(\$0, m \" \") == 1 {print \$2}')\" = 5 ]"
+check "and Ready and Fresh as 1 or 0, like the conditions" bash -c \
+  "[ \"\$(curl -fsS http://127.0.0.1:${OP_PORT[a]}/metrics | grep -c '^zoekt_corpus_\(ready\|fresh\)$G [01]$')\" = 2 ]"
+last_success=$(date -d "$(st '{.status.indexer.lastSuccessfulTime}')" +%s)
+check "the indexer's last success as the status's time in Unix seconds ($last_success)" bash -c \
+  "curl -fsS http://127.0.0.1:${OP_PORT[a]}/metrics | grep -qx 'zoekt_corpus_indexer_last_success_timestamp_seconds$G $last_success'"
+check "the maxAge of 1m as 60 seconds" bash -c \
+  "curl -fsS http://127.0.0.1:${OP_PORT[a]}/metrics | grep -qx 'zoekt_corpus_max_age_seconds$G 60'"
+check "and the operator's build" bash -c \
+  "curl -fsS http://127.0.0.1:${OP_PORT[a]}/metrics | grep -q '^zoekt_operator_build_info{version=\"[0-9.]*\"} 1$'"
+
 # ---- the injected clock: an operator whose clock is an hour ahead sees the same index as stale ----
 check "operator a stops cleanly" op_stop a
 op_start b "$KC" "$NS" --index-status-url-template "$URL" --index-status-period 1h --clock-offset 3600

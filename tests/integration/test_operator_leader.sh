@@ -36,6 +36,11 @@ corpus one | kubectl apply -f - >/dev/null
 check "the leader reconciles" eventually 30 exists "$NS" deployment one-search
 check "the standby reconciled nothing" [ "$(op_metric b 'zoekt_operator_reconcile_total{result="success"}')" = 0 ]
 check "the standby wrote nothing" [ "$(op_api_count b apply)" = 0 ]
+G="zoekt_corpus_ready{namespace=\"$NS\",name=\"one\"}"
+check "the leader exports the corpus's gauges" eventually 10 bash -c \
+  "curl -fsS http://127.0.0.1:${OP_PORT[a]}/metrics | grep -q '^$G '"
+check "the standby exports none, so each corpus has one series" bash -c \
+  "! curl -fsS http://127.0.0.1:${OP_PORT[b]}/metrics | grep -q '^zoekt_corpus_'"
 
 # ---- failover after kill -9 ----
 T0=$(date +%s.%N)
@@ -43,6 +48,8 @@ kill -9 "${OP_PID[a]}"
 check "the standby takes over after the leader is killed" eventually 20 bash -c \
   "[ \"\$(curl -fsS http://127.0.0.1:${OP_PORT[b]}/metrics | awk '/^zoekt_operator_leader /{print \$2}')\" = 1 ]"
 T1=$(date +%s.%N)
+check "the new leader exports the gauges" eventually 10 bash -c \
+  "curl -fsS http://127.0.0.1:${OP_PORT[b]}/metrics | grep -q '^$G '"
 SECS=$(awk "BEGIN{print $T1 - $T0}")
 echo "# measured: failover took $SECS s (lease duration 4 s, retry period 1 s)"
 check "failover within the lease duration plus two retry periods (+1 s test polling)" \
