@@ -12,7 +12,8 @@
 #
 # PART is one of: kube (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 # kubectl at KUBE_VERSION), etcd, containerd (containerd, its runc shim and ctr), runc, cni (bridge,
-# loopback, host-local, portmap), helm, actionlint (the GitHub Actions workflow checker).
+# loopback, host-local, portmap), helm, actionlint (the GitHub Actions workflow checker), prometheus
+# (prometheus and promtool).
 #
 # Everything lands in $ZK_CACHE/upstream/PART-VERSION-RECIPE/, written beside and renamed into place, so
 # a warm machine builds nothing and a running cluster keeps its executables. The module and build
@@ -39,7 +40,8 @@ cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 zoekt_default_dir=/opt/zoekt-operator/zoekt
 . "$root/scripts/versions.sh"
 # Bump a part's recipe when its build below changes what it builds, so that the old output is rebuilt.
-declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1 [actionlint]=r1)
+declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1 [actionlint]=r1
+  [prometheus]=r1)
 
 export GOMODCACHE=$cache/go/mod GOCACHE=$cache/go/build GOTOOLCHAIN=auto GOFLAGS=-mod=mod
 export PATH=$cache/go/bin:$PATH:/usr/local/go/bin
@@ -164,6 +166,14 @@ build_actionlint() {
   goinstall "$out" 0 "" "-s -w -X $m.version=v$v" "$m/cmd/actionlint@v$v"
 }
 
+# Without the builtinassets tag the web UI is not compiled in (it would need npm); the HTTP API, the
+# scraper and the rule engine, which the tests use, are all there.
+build_prometheus() {
+  local v=$1 out=$2 m=github.com/prometheus/prometheus
+  goinstall "$out" 0 "" "-s -w -X github.com/prometheus/common/version.Version=$v" \
+    "$m/cmd/prometheus@v$v" "$m/cmd/promtool@v$v"
+}
+
 build_zoekt() { # build_zoekt COMMIT OUT ARCH
   local c=$1 out=$2 arch=$3 m=github.com/sourcegraph/zoekt
   mkdir -p "$out.new"
@@ -187,6 +197,7 @@ version_of() {
   cni) echo "$cni_plugins_version" ;;
   helm) echo "$helm_version" ;;
   actionlint) echo "$actionlint_version" ;;
+  prometheus) echo "$prometheus_version" ;;
   *) log "unknown part $1"; exit 2 ;;
   esac
 }

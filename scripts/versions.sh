@@ -14,6 +14,9 @@ cni_plugins_version=1.9.1
 helm_version=3.22.0
 # Checks .github/workflows/ in `make test` (tests/integration/test_release_workflow.sh).
 actionlint_version=1.7.12
+# Prometheus and promtool (the Go module's v0.X.Y is Prometheus 3.X.Y): they scrape the operator and
+# test its alerts in `make test` (tests/integration/test_monitoring.sh).
+prometheus_version=0.316.0
 # Zoekt has no release tags: a commit of github.com/sourcegraph/zoekt, resolved by the go command.
 zoekt_commit=c4d8f3537f7a
 

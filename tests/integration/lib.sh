@@ -55,6 +55,9 @@ need_zoekt() {
   rm -f "$err"
 }
 
+# bail MESSAGE: a step that everything after it depends on failed; report it and stop.
+bail() { fail "$*"; finish; exit 1; }
+
 # check DESC CMD...: passes when CMD exits 0. Returns CMD's verdict, so that `check ... || diagnose`
 # says more when it fails.
 check() {

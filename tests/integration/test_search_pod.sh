@@ -57,8 +57,6 @@ stop_all() {
 on_exit stop_all
 if [ -n "${SEARCH_POD_KEEP:-}" ]; then echo "# keeping $W"; else on_exit "rm -rf '$W'"; fi
 
-bail() { fail "$*"; finish; exit 1; }
-
 echo "# namespaces: $SEARCH_POD_NS; corpus: $CORPUS"
 for f in "$OP" "$CONNECTOR" "$REPLAY" "$NGINX"; do
   [ -x "$f" ] || bail "$f is built (make build/san/bin/zoekt-operator build/san/bin/zoekt-connector build/san/tests/tools/zoekt-replay)"

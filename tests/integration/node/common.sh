@@ -27,8 +27,6 @@ node_preflight() {
     { fail "the images load into the node: $(tail -3 "$NODE_TMP/load.log")"; finish; exit 1; }
 }
 
-# bail MESSAGE: a step that everything after it depends on failed; report it and stop.
-bail() { fail "$*"; finish; exit 1; }
 
 # git_server_start: sets GIT_URL, GIT_CA, GIT_USER, GIT_PASSWORD.
 git_server_start() {
