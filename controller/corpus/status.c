@@ -443,17 +443,6 @@ static const char *deployment_pods_refused(const cJSON *deployment)
     return NULL;
 }
 
-/* The pod's condition of the given type, or NULL. */
-static const cJSON *pod_condition(const cJSON *pod, const char *type)
-{
-    const cJSON *c;
-
-    cJSON_ArrayForEach(c, json_path(pod, "status.conditions"))
-        if (strcmp(json_str(c, "type", ""), type) == 0)
-            return c;
-    return NULL;
-}
-
 /* The spec field that names a search pod container's image, for a message that says what to change. */
 static const char *image_field(const char *container)
 {
@@ -495,7 +484,7 @@ static int judge_search_pods(const struct status_input *in, struct cond *c)
     const cJSON *pod, *cs;
 
     cJSON_ArrayForEach(pod, in->pods) {
-        const cJSON *scheduled = pod_condition(pod, "PodScheduled");
+        const cJSON *scheduled = status_condition(json_obj(pod, "status"), "PodScheduled");
         const char *said = json_str(scheduled, "message", "");
 
         if (strcmp(json_str(json_path(pod, "metadata.labels"), API_LABEL_COMPONENT, ""), "search") != 0)
@@ -725,7 +714,7 @@ void status_prune_pod(cJSON *obj)
     st = cJSON_GetObjectItemCaseSensitive(obj, "status");
     keep_members(st, status_keep);
     keep_only_condition(st, "PodScheduled");
-    scheduled = pod_condition(obj, "PodScheduled");
+    scheduled = status_condition(st, "PodScheduled");
     if (scheduled && strcmp(json_str(scheduled, "status", ""), "False") != 0)
         cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
     else if (scheduled)

@@ -43,11 +43,7 @@ check "nothing is left in namespace zoekt-operator" bash -c "! grep -q 'zoekt-op
 
 kubectl apply -f "$NODE_TMP/overlay.yaml" >"$NODE_TMP/apply.log" 2>&1 ||
   bail "kubectl apply of the overlay: $(tail -3 "$NODE_TMP/apply.log")"
-moved_ready() {
-  [ "$($KC -n "$OPNS" get deployment zoekt-operator -o jsonpath='{.status.availableReplicas}' 2>/dev/null)" -ge 1 ] 2>/dev/null &&
-    [ -n "$($KC -n "$OPNS" get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" ]
-}
-check "the operator runs in $OPNS and one replica holds the Lease there" eventually 180 moved_ready ||
+check "the operator runs in $OPNS and one replica holds the Lease there" eventually 180 operator_ready "$OPNS" ||
   $KC -n "$OPNS" get pods,events 2>&1 | sed 's/^/# /' | tail -20
 
 cat <<YAML | $KC apply -f - >/dev/null || bail "the corpus is accepted"

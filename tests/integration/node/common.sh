@@ -231,10 +231,12 @@ operator_uninstall() {
   eventually 120 bash -c "! $KC get namespace zoekt-operator >/dev/null 2>&1"
 }
 
-# operator_ready: the in-cluster operator's Deployment is available and one replica holds the Lease.
+# operator_ready [NS]: the in-cluster operator's Deployment in NS (default zoekt-operator) is available
+# and one replica holds the Lease there.
 operator_ready() {
-  [ "$($KC -n zoekt-operator get deployment -o jsonpath='{.items[0].status.availableReplicas}' 2>/dev/null)" -ge 1 ] 2>/dev/null &&
-    [ -n "$($KC -n zoekt-operator get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" ]
+  local ns=${1:-zoekt-operator}
+  [ "$($KC -n "$ns" get deployment -o jsonpath='{.items[0].status.availableReplicas}' 2>/dev/null)" -ge 1 ] 2>/dev/null &&
+    [ -n "$($KC -n "$ns" get lease zoekt-operator-leader -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" ]
 }
 
 # node_diagnostics NS: what a failure needs to be understood, written to the suite's log.
