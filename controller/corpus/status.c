@@ -443,6 +443,27 @@ static const char *deployment_pods_refused(const cJSON *deployment)
     return NULL;
 }
 
+/* The search pod's PodScheduled condition when it is False (the scheduler could not place it), else NULL. */
+static const cJSON *search_pod_unscheduled(const cJSON *pod)
+{
+    const cJSON *scheduled = status_condition(json_obj(pod, "status"), "PodScheduled");
+
+    if (strcmp(json_str(json_path(pod, "metadata.labels"), API_LABEL_COMPONENT, ""), "search") != 0 || !scheduled ||
+        strcmp(json_str(scheduled, "status", ""), "False") != 0)
+        return NULL;
+    return scheduled;
+}
+
+int status_search_pod_unscheduled(const cJSON *pods)
+{
+    const cJSON *pod;
+
+    cJSON_ArrayForEach(pod, pods)
+        if (search_pod_unscheduled(pod))
+            return 1;
+    return 0;
+}
+
 /* The spec field that names a search pod container's image, for a message that says what to change. */
 static const char *image_field(const char *container)
 {
@@ -484,12 +505,12 @@ static int judge_search_pods(const struct status_input *in, struct cond *c)
     const cJSON *pod, *cs;
 
     cJSON_ArrayForEach(pod, in->pods) {
-        const cJSON *scheduled = status_condition(json_obj(pod, "status"), "PodScheduled");
+        const cJSON *scheduled = search_pod_unscheduled(pod);
         const char *said = json_str(scheduled, "message", "");
 
         if (strcmp(json_str(json_path(pod, "metadata.labels"), API_LABEL_COMPONENT, ""), "search") != 0)
             continue;
-        if (scheduled && strcmp(json_str(scheduled, "status", ""), "False") == 0) {
+        if (scheduled) {
             const char *claim = json_path_str(in->claim, "metadata.name", "");
             const char *class = json_path_str(in->claim, "spec.storageClassName", "");
 

@@ -71,6 +71,10 @@ struct status_input {
  * pods otherwise unavailable (DeploymentUnavailable), the index unreachable or not served. */
 cJSON *status_compute(const struct status_input *in, long *requeue_seconds);
 
+/* Whether one of pods (the corpus's, as status_input.pods) is a search pod the scheduler could not
+ * place: only then does status_compute read storage_class_missing, so only then is it worth a request. */
+int status_search_pod_unscheduled(const cJSON *pods);
+
 /* Condition types and the reasons status_compute sets (reconcile names them in Events). */
 #define STATUS_READY "Ready"
 #define STATUS_INDEXED "Indexed"

@@ -463,6 +463,8 @@ static void test_unschedulable_architecture(void **state)
                                          "is not helpful for scheduling.")));
     st = step(&w, NULL);
     expect_cond(st, STATUS_READY, "False", STATUS_UNSCHEDULABLE);
+    /* What makes reconcile look the claim's storage class up (only then is the answer read). */
+    assert_true(status_search_pod_unscheduled(w.pods));
     assert_non_null(strstr(cond_msg(st, STATUS_READY), "kubernetes.io/arch=arm64 from spec.webserver.architecture"));
     assert_non_null(strstr(cond_msg(st, STATUS_READY), "didn't match Pod's node affinity/selector"));
     assert_true(status_reason_needs_user(STATUS_UNSCHEDULABLE));
@@ -550,6 +552,7 @@ static void test_image_pull_failed(void **state)
     assert_null(json_path(cJSON_GetArrayItem(json_path(pod, "status.containerStatuses"), 0), "restartCount"));
     assert_null(json_path(cJSON_GetArrayItem(json_path(pod, "status.containerStatuses"), 0), "state.running"));
     world_pod(&w, pod);
+    assert_false(status_search_pod_unscheduled(w.pods));
     st = step(&w, NULL);
     expect_cond(st, STATUS_READY, "False", STATUS_IMAGE_PULL_FAILED);
     assert_string_equal(cond_msg(st, STATUS_READY),
