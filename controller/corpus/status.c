@@ -443,13 +443,17 @@ static const char *deployment_pods_refused(const cJSON *deployment)
     return NULL;
 }
 
+static int is_search_pod(const cJSON *pod)
+{
+    return strcmp(json_str(json_path(pod, "metadata.labels"), API_LABEL_COMPONENT, ""), "search") == 0;
+}
+
 /* The search pod's PodScheduled condition when it is False (the scheduler could not place it), else NULL. */
 static const cJSON *search_pod_unscheduled(const cJSON *pod)
 {
     const cJSON *scheduled = status_condition(json_obj(pod, "status"), "PodScheduled");
 
-    if (strcmp(json_str(json_path(pod, "metadata.labels"), API_LABEL_COMPONENT, ""), "search") != 0 || !scheduled ||
-        strcmp(json_str(scheduled, "status", ""), "False") != 0)
+    if (!is_search_pod(pod) || !scheduled || strcmp(json_str(scheduled, "status", ""), "False") != 0)
         return NULL;
     return scheduled;
 }
@@ -489,9 +493,11 @@ static const char *pull_error(const char *msg)
     }
     for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++)
         if (strncmp(p, wrappers[i], strlen(wrappers[i])) == 0) {
+            const char *desc;
+
             p += strlen(wrappers[i]);
-            if (i == 1 && strstr(p, " desc = "))
-                p = strstr(p, " desc = ") + 8;
+            if (i == 1 && (desc = strstr(p, " desc = ")) != NULL)
+                p = desc + 8;
         }
     return p;
 }
@@ -508,7 +514,7 @@ static int judge_search_pods(const struct status_input *in, struct cond *c)
         const cJSON *scheduled = search_pod_unscheduled(pod);
         const char *said = json_str(scheduled, "message", "");
 
-        if (strcmp(json_str(json_path(pod, "metadata.labels"), API_LABEL_COMPONENT, ""), "search") != 0)
+        if (!is_search_pod(pod))
             continue;
         if (scheduled) {
             const char *claim = json_path_str(in->claim, "metadata.name", "");
