@@ -538,6 +538,9 @@ static int main_start(struct operator *op)
     op->rctx.index_period_seconds = op->opt.index_period;
     op->rctx.clock_offset_seconds = op->opt.clock_offset;
     op->rctx.defaults = op->opt.defaults;
+    /* Its pod's namespace (or its kubeconfig context's): the corpora's NetworkPolicies let it in from
+     * there to read /index-status. */
+    op->rctx.defaults.operator_namespace = kube_client_namespace(op->client);
     if (op->opt.clock_offset)
         log_warn("The controller's clock is shifted (--clock-offset): for tests only", NULL);
 

@@ -10,6 +10,8 @@
 #   scripts/cluster.sh status             exit 0 when it runs
 #   scripts/cluster.sh load [IMAGE...]    import the project's images (scripts/images.sh names) into
 #                                         the node's containerd, building what is missing
+#   scripts/cluster.sh netpol-up|netpol-down  start or stop NetworkPolicy enforcement on the node
+#                                         (kube-router's firewall; scripts/node.sh)
 #   scripts/cluster.sh restart-apiserver  stop and start only the API server (watch resilience tests)
 #   scripts/cluster.sh restart-node       stop the node as `down` does and start it again, keeping the
 #                                         control plane (tests/integration/test_host_safety.sh)
@@ -291,6 +293,13 @@ down)
   done
   log "stopped"
   ;;
+netpol-up)
+  alive kubelet || { log "the node is not running (scripts/cluster.sh up)"; exit 1; }
+  node_netpol_up
+  ;;
+netpol-down)
+  node_netpol_down
+  ;;
 load)
   # Images are built (or taken from the cache) for this machine's architecture and imported.
   shift
@@ -319,5 +328,5 @@ user)
   echo "$state/users/$name.kubeconfig"
   ;;
 *)
-  sed -n '2,15p' "$0" >&2; exit 2 ;;
+  sed -n '2,17p' "$0" >&2; exit 2 ;;
 esac

@@ -16,6 +16,8 @@ apt_pkgs=(build-essential pkg-config git openssl curl ca-certificates
           libseccomp-dev
           # the local node (scripts/node.sh) and the images it runs (scripts/images.sh)
           iptables conntrack dnsmasq-base
+          # kube-router's NetworkPolicy enforcement on the test node (test_node_netpol.sh)
+          ipset
           buildah mmdebstrap arch-test qemu-user-static binfmt-support uidmap)
 
 missing=()

@@ -286,6 +286,7 @@ node_down() {
   fi
   stop containerd
   stop proxy
+  stop netpol
   node_scrub "$node_dir"
   [ "$(cat "$owner_file" 2>/dev/null)" = "$state" ] && rm -f "$owner_file"
   return 0
@@ -342,18 +343,47 @@ node_chains='^(ZK-NODE-[A-Z-]+|KUBE-FIREWALL|KUBE-KUBELET-CANARY|KUBE-IPTABLES-H
 node_chains+='|KUBE-(SERVICES|EXTERNAL-SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ|FORWARD|PROXY-FIREWALL|PROXY-CANARY)'
 # mawk, Debian's awk, has no {16}: the hash's sixteen characters are spelled out.
 node_chains+="|KUBE-(SVC|SEP|EXT|FW|SVL)-$(printf '[A-Z0-9]%.0s' {1..16}))\$"
+node_unguard() { node_unchain "$node_chains"; node_netpol_scrub; }
+
+# node_unchain RE: removes the chains whose whole name matches RE, with the rules that jump to them.
 # The kubelet and kube-proxy make theirs for IPv6 too, where the machine has it.
-node_unguard() {
-  local ipt t chain chains
+node_unchain() {
+  local re=$1 ipt t chain chains
   for ipt in iptables ip6tables; do
     command -v "$ipt" >/dev/null || continue
     for t in filter nat mangle; do
-      { "$ipt" -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-A" && $(NF - 1) == "-j" && $NF ~ re' || true; } |
+      { "$ipt" -t "$t" -S 2>/dev/null | awk -v re="$re" '$1 == "-A" && $(NF - 1) == "-j" && $NF ~ re' || true; } |
         while read -r _ c rest; do eval "$ipt -t $t -D $c $rest" 2>/dev/null || true; done
-      chains=$("$ipt" -t "$t" -S 2>/dev/null | awk -v re="$node_chains" '$1 == "-N" && $2 ~ re { print $2 }')
+      chains=$("$ipt" -t "$t" -S 2>/dev/null | awk -v re="$re" '$1 == "-N" && $2 ~ re { print $2 }')
       # All are emptied before any goes: a chain cannot be deleted while another still jumps to it.
       for chain in $chains; do "$ipt" -t "$t" -F "$chain" 2>/dev/null || true; done
       for chain in $chains; do "$ipt" -t "$t" -X "$chain" 2>/dev/null || true; done
     done
   done
+}
+
+# kube-router's NetworkPolicy controller enforces NetworkPolicies on the node while a suite asks for it
+# (`scripts/cluster.sh netpol-up`, test_node_netpol.sh): a host process beside kube-proxy, with the
+# router and the service proxy off. Its iptables chains and ipsets, named below, go when it stops and
+# with the node; `kube-router --cleanup-config` is not used, since it also clears the machine's IPVS
+# services, whoever made them.
+h16=$(printf '[A-Z0-9]%.0s' {1..16})
+netpol_chains="^(KUBE-ROUTER-(INPUT|FORWARD|OUTPUT)|KUBE-NWPLCY-(DEFAULT|$h16)|KUBE-POD-FW-$h16)\$"
+netpol_sets="^(KUBE-(SRC|DST)-$h16|inet6?:KUBE-(SRC|DST)-$h16|kube-router-[a-z-]+)\$"
+node_netpol_up() {
+  local dir port
+  alive netpol && return 0
+  dir=$("$root/scripts/upstream.sh" bin kube-router) || { log "kube-router cannot be built"; return 1; }
+  port=$("$root/scripts/free-port.sh")
+  start netpol "$dir/kube-router" --run-firewall=true --run-router=false --run-service-proxy=false \
+    --kubeconfig="$state/kubeconfig" --hostname-override="$node_name" \
+    --service-cluster-ip-range="$service_cidr" --health-port="$port" --metrics-port=0
+  wait_for 60 "kube-router's first sync of the NetworkPolicies" curl -fs -o /dev/null "http://127.0.0.1:$port/healthz"
+}
+node_netpol_down() { stop netpol; node_netpol_scrub; }
+node_netpol_scrub() {
+  local set
+  node_unchain "$netpol_chains"
+  command -v ipset >/dev/null || return 0
+  for set in $(ipset list -n 2>/dev/null | grep -E "$netpol_sets"); do ipset destroy "$set" 2>/dev/null || true; done
 }

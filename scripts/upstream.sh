@@ -13,7 +13,7 @@
 # PART is one of: kube (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 # kubectl at KUBE_VERSION), etcd, containerd (containerd, its runc shim and ctr), runc, cni (bridge,
 # loopback, host-local, portmap), helm, actionlint (the GitHub Actions workflow checker), prometheus
-# (prometheus and promtool).
+# (prometheus and promtool), kube-router (its NetworkPolicy controller enforces policies on the test node).
 #
 # Everything lands in $ZK_CACHE/upstream/PART-VERSION-RECIPE/, written beside and renamed into place, so
 # a warm machine builds nothing and a running cluster keeps its executables. The module and build
@@ -41,7 +41,7 @@ zoekt_default_dir=/opt/zoekt-operator/zoekt
 . "$root/scripts/versions.sh"
 # Bump a part's recipe when its build below changes what it builds, so that the old output is rebuilt.
 declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1 [actionlint]=r1
-  [prometheus]=r1)
+  [prometheus]=r1 [kube-router]=r1)
 
 export GOMODCACHE=$cache/go/mod GOCACHE=$cache/go/build GOTOOLCHAIN=auto GOFLAGS=-mod=mod
 export PATH=$cache/go/bin:$PATH:/usr/local/go/bin
@@ -174,6 +174,11 @@ build_prometheus() {
     "$m/cmd/prometheus@v$v" "$m/cmd/promtool@v$v"
 }
 
+build_kube-router() {
+  local v=$1 out=$2 m=github.com/cloudnativelabs/kube-router/v2
+  goinstall "$out" 0 "" "-s -w -X $m/pkg/version.Version=v$v" "$m/cmd/kube-router@v$v"
+}
+
 build_zoekt() { # build_zoekt COMMIT OUT ARCH
   local c=$1 out=$2 arch=$3 m=github.com/sourcegraph/zoekt
   mkdir -p "$out.new"
@@ -198,6 +203,7 @@ version_of() {
   helm) echo "$helm_version" ;;
   actionlint) echo "$actionlint_version" ;;
   prometheus) echo "$prometheus_version" ;;
+  kube-router) echo "$kube_router_version" ;;
   *) log "unknown part $1"; exit 2 ;;
   esac
 }

@@ -17,6 +17,12 @@ actionlint_version=1.7.12
 # Prometheus and promtool (the Go module's v0.X.Y is Prometheus 3.X.Y): they scrape the operator and
 # test its alerts in `make test` (tests/integration/test_monitoring.sh).
 prometheus_version=0.316.0
+# kube-router's NetworkPolicy controller (iptables and ipsets) enforces the corpora's NetworkPolicies on
+# the local node in tests/integration/test_node_netpol.sh. kube-network-policies, the reference
+# implementation, needs the kernel's nft_queue, which this workplace's kernel lacks (CONFIG_NFT_QUEUE
+# is not set); kube-router needs only xt_set and ipsets. v2.1.0 is the one version the module proxy
+# here serves; it runs only on the test node, on this machine's own traffic.
+kube_router_version=2.1.0
 # Zoekt has no release tags: a commit of github.com/sourcegraph/zoekt, resolved by the go command.
 zoekt_commit=c4d8f3537f7a
 

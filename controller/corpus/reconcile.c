@@ -63,6 +63,7 @@ void reconcile_resources(struct kube_resource out[RK_COUNT])
         [RK_SERVICEACCOUNT] = {"", "v1", "serviceaccounts", "ServiceAccount", 1},
         [RK_ROLE] = {"rbac.authorization.k8s.io", "v1", "roles", "Role", 1},
         [RK_ROLEBINDING] = {"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", 1},
+        [RK_NETPOL] = {"networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", 1},
         [RK_SERVICE] = {"", "v1", "services", "Service", 1},
         [RK_DEPLOYMENT] = {"apps", "v1", "deployments", "Deployment", 1},
         [RK_PDB] = {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", 1},
@@ -592,6 +593,45 @@ static int reconcile_apply_children(struct reconcile_pass *p, size_t *applied, s
     return ZK_OK;
 }
 
+/* Deletes the NetworkPolicies the operator made for this corpus once spec.networkPolicy.enabled is
+ * false: render leaves them out, and an apply never removes an object. One that another controller of
+ * the same name owns is left alone. *deleted counts the requests sent, so the pass is not taken as
+ * settled until the cache has seen them go. */
+static void reconcile_delete_policies(struct reconcile_pass *p, size_t *deleted)
+{
+    const char *names[] = {p->names.search_policy, p->names.indexer_policy};
+    const char *uid = json_path_str(p->corpus, "metadata.uid", "");
+
+    *deleted = 0;
+    if (p->spec->network_policy.enabled || !p->ctx->children[RK_NETPOL])
+        return;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        cJSON *observed = informer_get(p->ctx->children[RK_NETPOL], p->ns, names[i]);
+        const cJSON *ref;
+        struct kube_err kerr;
+        int ours = 0, rc;
+
+        cJSON_ArrayForEach(ref, json_path(observed, "metadata.ownerReferences"))
+            ours |= json_bool(ref, "controller", 0) && strcmp(json_str(ref, "uid", ""), uid) == 0;
+        cJSON_Delete(observed);
+        if (!ours)
+            continue;
+        rc = kube_delete(p->ctx->client, &p->ctx->resources[RK_NETPOL], p->ns, names[i], NULL, &kerr);
+        metrics_api_result(p->ctx->metrics, "delete", rc, kerr.http_status);
+        (*deleted)++;
+        if (rc == ZK_OK || kerr.reason == KUBE_REASON_NOT_FOUND) {
+            events_emit(p->ctx->events, p->corpus, "Normal", "Deleted",
+                        "Deleted NetworkPolicy %s: spec.networkPolicy.enabled is false", names[i]);
+        } else {
+            events_emit(p->ctx->events, p->corpus, "Warning", "DeleteFailed", "Could not delete NetworkPolicy %s: %s",
+                        names[i], kerr.base.msg);
+            if (p->apply_err.code == ZK_OK)
+                zk_err_set(&p->apply_err, rc, "NetworkPolicy %s: %s", names[i],
+                           kerr.message[0] ? kerr.message : kerr.base.msg);
+        }
+    }
+}
+
 /* A fingerprint of what decides whether a child needs an apply: the cached corpus (corpus_fp) and
  * the cached object under every name a child of it could have (render_child_name), present or not.
  * The rendered children depend on the corpus alone, so while this is unchanged they and the observed
@@ -609,9 +649,12 @@ static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus
         if (child && ctx->children[k])
             h = (h ^ informer_fingerprint(ctx->children[k], ns, child)) * 0x100000001b3u;
     }
-    /* The second Deployment, which render_child_name does not name (it names the search one). */
+    /* The second Deployment and NetworkPolicy, which render_child_name does not name (it names the
+     * search pods' ones). */
     if (ctx->children[RK_DEPLOYMENT])
         h = (h ^ informer_fingerprint(ctx->children[RK_DEPLOYMENT], ns, names->refresh)) * 0x100000001b3u;
+    if (ctx->children[RK_NETPOL])
+        h = (h ^ informer_fingerprint(ctx->children[RK_NETPOL], ns, names->indexer_policy)) * 0x100000001b3u;
     return h ? h : 1;
 }
 
@@ -724,7 +767,7 @@ static int reconcile_check_refs(struct reconcile_pass *p, struct zk_err *err)
 static int reconcile_children(struct reconcile_pass *p, struct reconcile_memo *memo, struct zk_err *err)
 {
     uint64_t fp = reconcile_fingerprint(p->ctx, p->corpus_fp, p->ns, &p->names);
-    size_t applied = 0;
+    size_t applied = 0, deleted = 0;
     int rc;
 
     if (fp == memo->settled)
@@ -733,7 +776,9 @@ static int reconcile_children(struct reconcile_pass *p, struct reconcile_memo *m
     rc = render_children(p->corpus, p->spec, &p->children, err);
     if (rc == ZK_OK)
         rc = reconcile_apply_children(p, &applied, err);
-    if (rc == ZK_OK && applied == 0)
+    if (rc == ZK_OK)
+        reconcile_delete_policies(p, &deleted);
+    if (rc == ZK_OK && applied == 0 && deleted == 0)
         memo->settled = fp;
     return rc;
 }

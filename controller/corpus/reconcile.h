@@ -48,6 +48,7 @@ enum reconcile_kind {
     RK_SERVICEACCOUNT,
     RK_ROLE,
     RK_ROLEBINDING,
+    RK_NETPOL,
     RK_SERVICE,
     RK_DEPLOYMENT,
     RK_PDB,

@@ -81,6 +81,8 @@ void render_child_names(const char *corpus_name, struct render_names *names)
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->rolebinding);
     child_name(corpus_name, "-search", NAME_MAX_LABEL, names->pdb);
     child_name(corpus_name, "-refresh", NAME_MAX_LABEL, names->refresh);
+    child_name(corpus_name, "-search", NAME_MAX_LABEL, names->search_policy);
+    child_name(corpus_name, "-indexer", NAME_MAX_LABEL, names->indexer_policy);
 }
 
 const char *render_child_name(const struct render_names *names, const char *kind)
@@ -93,7 +95,7 @@ const char *render_child_name(const struct render_names *names, const char *kind
         {"ServiceAccount", names->serviceaccount}, {"Role", names->role},
         {"RoleBinding", names->rolebinding}, {"Service", names->service},
         {"Deployment", names->deployment}, {"PodDisruptionBudget", names->pdb},
-        {"CronJob", names->cronjob},
+        {"CronJob", names->cronjob}, {"NetworkPolicy", names->search_policy},
     };
 
     for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -570,6 +572,121 @@ static cJSON *render_service(const struct rctx *c)
     return o;
 }
 
+/* ---- NetworkPolicies ------------------------------------------------------------------------ */
+
+/* The most git ports listed one by one; more open every TCP port (still nothing but TCP and DNS). */
+#define RENDER_POLICY_PORTS_MAX 16
+
+static cJSON *policy_port(struct jb *b, const char *protocol, int port)
+{
+    cJSON *p = jb_object(b);
+
+    jb_add_str(b, p, "protocol", protocol);
+    jb_add_num(b, p, "port", port);
+    return p;
+}
+
+/* A peer that selects every pod of one namespace, by the label the API server sets on each. */
+static cJSON *namespace_peer(struct jb *b, const char *ns)
+{
+    cJSON *peer = jb_object(b), *sel = jb_add_obj(b, peer, "namespaceSelector");
+
+    jb_add_str(b, jb_add_obj(b, sel, "matchLabels"), "kubernetes.io/metadata.name", ns);
+    return peer;
+}
+
+/* Who may reach the search pods: the gateway's port only, from the peers in spec.networkPolicy.from
+ * (the pods of the corpus's own namespace when it names none), and from the operator's namespace,
+ * which reads /index-status through the Service for the corpus's status. The webserver and the
+ * connector listen on the pod's loopback, so the gateway's port is the only one there is to allow. */
+static cJSON *render_search_policy(const struct rctx *c)
+{
+    const struct corpus_spec *s = c->spec;
+    cJSON *o = new_object(c, "networking.k8s.io/v1", "NetworkPolicy", c->names.search_policy, "search", 1);
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *rule, *from, *types, *own;
+    const cJSON *peer;
+
+    jb_add(c->b, jb_add_obj(c->b, spec, "podSelector"), "matchLabels", selector_labels(c, "search"));
+    types = jb_add_arr(c->b, spec, "policyTypes");
+    jb_push(c->b, types, jb_string(c->b, "Ingress"));
+    rule = jb_object(c->b);
+    jb_push(c->b, jb_add_arr(c->b, rule, "ports"), policy_port(c->b, "TCP", s->gateway.port));
+    from = jb_add_arr(c->b, rule, "from");
+    if (s->network_policy.from) {
+        cJSON_ArrayForEach(peer, s->network_policy.from)
+            jb_push(c->b, from, cJSON_Duplicate(peer, 1));
+    } else {
+        own = jb_object(c->b);
+        jb_add_obj(c->b, own, "podSelector"); /* every pod of the corpus's namespace */
+        jb_push(c->b, from, own);
+    }
+    if (s->operator_namespace && *s->operator_namespace)
+        jb_push(c->b, from, namespace_peer(c->b, s->operator_namespace));
+    jb_push(c->b, jb_add_arr(c->b, spec, "ingress"), rule);
+    return o;
+}
+
+/* What the indexer and refresh pods may do on the network: nothing reaches them, and they reach DNS
+ * and the git hosts' ports (each repository URL's, so a host on a port of its own works); NetworkPolicy
+ * names no host, so any address on those ports. Anything else (the Kubernetes API, other pods) is
+ * refused: a compromised fetch cannot go further than a git server could already make it go. */
+static cJSON *render_indexer_policy(const struct rctx *c)
+{
+    const struct corpus_spec *s = c->spec;
+    cJSON *o = new_object(c, "networking.k8s.io/v1", "NetworkPolicy", c->names.indexer_policy, "indexer", 1);
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *ml, *expr, *types, *egress, *dns, *git, *ports;
+    static const char *const components[] = {"indexer", "refresh", NULL};
+    int seen[RENDER_POLICY_PORTS_MAX] = {0}, nseen = 0;
+
+    sel = jb_add_obj(c->b, spec, "podSelector");
+    ml = jb_add_obj(c->b, sel, "matchLabels");
+    jb_add_str(c->b, ml, API_LABEL_NAME, API_APP_NAME);
+    jb_add_str(c->b, ml, API_LABEL_INSTANCE, c->instance);
+    expr = jb_object(c->b);
+    jb_add_str(c->b, expr, "key", API_LABEL_COMPONENT);
+    jb_add_str(c->b, expr, "operator", "In");
+    jb_add(c->b, expr, "values", strv(c->b, components));
+    jb_push(c->b, jb_add_arr(c->b, sel, "matchExpressions"), expr);
+    types = jb_add_arr(c->b, spec, "policyTypes");
+    jb_push(c->b, types, jb_string(c->b, "Ingress"));
+    jb_push(c->b, types, jb_string(c->b, "Egress"));
+    /* No ingress rule: nothing may connect to them. (An empty list would read back as absent, and the
+     * comparison would then apply it on every pass.) */
+    egress = jb_add_arr(c->b, spec, "egress");
+    dns = jb_object(c->b);
+    ports = jb_add_arr(c->b, dns, "ports");
+    jb_push(c->b, ports, policy_port(c->b, "UDP", 53));
+    jb_push(c->b, ports, policy_port(c->b, "TCP", 53));
+    jb_push(c->b, egress, dns);
+    for (int i = 0; i < s->nrepos && nseen <= RENDER_POLICY_PORTS_MAX; i++) {
+        int port = spec_url_port(s->repos[i].url), k = 0;
+
+        while (k < nseen && seen[k] != port)
+            k++;
+        if (port == 0 || k < nseen)
+            continue;
+        if (nseen < RENDER_POLICY_PORTS_MAX)
+            seen[nseen] = port;
+        nseen++;
+    }
+    if (nseen == 0) /* every repository is a file:// path */
+        return o;
+    git = jb_object(c->b);
+    ports = jb_add_arr(c->b, git, "ports");
+    if (nseen > RENDER_POLICY_PORTS_MAX) {
+        /* So many git ports that listing them says little: every TCP port, and still nothing else. */
+        cJSON *all = policy_port(c->b, "TCP", 1);
+
+        jb_add_num(c->b, all, "endPort", 65535);
+        jb_push(c->b, ports, all);
+    } else {
+        for (int k = 0; k < nseen; k++)
+            jb_push(c->b, ports, policy_port(c->b, "TCP", seen[k]));
+    }
+    jb_push(c->b, egress, git);
+    return o;
+}
+
 /* At most one search pod down at a time through voluntary disruptions (node drains, cluster
  * upgrades): with two or more replicas the corpus stays searchable during a drain. It allows evicting a
  * single replica, so a one-replica corpus never blocks a drain. */
@@ -950,6 +1067,10 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON *
     jb_push(&b, arr, render_serviceaccount(&c));
     jb_push(&b, arr, render_role(&c));
     jb_push(&b, arr, render_rolebinding(&c));
+    if (spec->network_policy.enabled) {
+        jb_push(&b, arr, render_search_policy(&c));
+        jb_push(&b, arr, render_indexer_policy(&c));
+    }
     jb_push(&b, arr, render_service(&c));
     jb_push(&b, arr, render_deployment(&c, hash));
     jb_push(&b, arr, render_pdb(&c));

@@ -37,12 +37,15 @@ struct render_names {
     char rolebinding[RENDER_NAME_MAX];/* <name>-search */
     char pdb[RENDER_NAME_MAX];        /* <name>-search */
     char refresh[RENDER_NAME_MAX];    /* <name>-refresh: the Deployment that polls and drains the queue */
+    char search_policy[RENDER_NAME_MAX];  /* <name>-search: the NetworkPolicy of the search pods */
+    char indexer_policy[RENDER_NAME_MAX]; /* <name>-indexer: the NetworkPolicy of the indexer and refresh pods */
 };
 void render_child_names(const char *corpus_name, struct render_names *names);
 
 /* The name render_children gives its child of kind (a Kubernetes kind, e.g. "Deployment"): a string
  * in names, or NULL for a kind it does not render. For a Deployment that is the search Deployment;
- * names->refresh is the other one. */
+ * names->refresh is the other one; for a NetworkPolicy the search pods' one (names->indexer_policy is
+ * the other). */
 const char *render_child_name(const struct render_names *names, const char *kind);
 
 /* The app.kubernetes.io/instance label value for a corpus: its name when that is a valid label value
@@ -59,12 +62,13 @@ int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char 
  * branches comma-separated (absent for the remote HEAD). *list is a heap string the caller frees. */
 int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err *err);
 
-/* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, Service,
- * Deployment, PodDisruptionBudget, CronJob, then the refresh Deployment: one replica, or none when
- * the corpus is suspended or neither polls (spec.poll.interval 0) nor takes webhooks, so that turning
- * them off needs no delete). *children is a new cJSON array owned by the caller. The PVC is omitted when
- * spec->storage.existing_claim is set. Returns ZK_OK, or ZK_EINVAL for an unusable corpus
- * object (no name/uid). */
+/* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, the two
+ * NetworkPolicies, Service, Deployment, PodDisruptionBudget, CronJob, then the refresh Deployment: one
+ * replica, or none when the corpus is suspended or neither polls (spec.poll.interval 0) nor takes
+ * webhooks, so that turning them off needs no delete). *children is a new cJSON array owned by the
+ * caller. The PVC is omitted when spec->storage.existing_claim is set, the NetworkPolicies when
+ * spec->network_policy.enabled is 0 (the reconciler then deletes those it made). Returns ZK_OK, or
+ * ZK_EINVAL for an unusable corpus object (no name/uid). */
 int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON **children, struct zk_err *err);
 
 /* A Job created from the CronJob's job template, for the reindex annotation: named deterministically

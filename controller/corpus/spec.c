@@ -210,6 +210,31 @@ static const char *url_problem(const char *url)
     return NULL;
 }
 
+int spec_url_port(const char *url)
+{
+    const char *auth, *end, *at, *colon;
+    int https = strncmp(url, "https://", 8) == 0;
+    long port = 0;
+
+    if (strncmp(url, "file://", 7) == 0)
+        return 0;
+    if (!https && strncmp(url, "ssh://", 6) != 0)
+        return 22; /* user@host:path, where what follows the colon is a path, never a port */
+    auth = url + (https ? 8 : 6);
+    end = strchr(auth, '/');
+    if (!end)
+        end = auth + strlen(auth);
+    at = memchr(auth, '@', (size_t)(end - auth));
+    if (at)
+        auth = at + 1;
+    colon = memchr(auth, ':', (size_t)(end - auth));
+    for (const char *d = colon ? colon + 1 : end; d < end && port <= 65535; d++)
+        port = port * 10 + (*d - '0'); /* url_problem has checked the digits */
+    if (port >= 1 && port <= 65535)
+        return (int)port;
+    return https ? 443 : 22;
+}
+
 int spec_name_from_url(const char *url, char *dst, size_t len)
 {
     char tmp[SPEC_MAX_URL + 1];
@@ -966,6 +991,43 @@ static void parse_poll(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
     }
 }
 
+/* spec.networkPolicy: whether the operator restricts the corpus's pods, and the peers (NetworkPolicy
+ * peers, checked here for shape only; the API server checks the selectors when the policy is applied,
+ * and a refusal shows in the status like any child's) that may reach the gateway. */
+static void parse_network_policy(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
+{
+    const cJSON *np = opt_obj(c, spec, "networkPolicy", "spec.networkPolicy");
+    const cJSON *from = opt_arr(c, np, "from", "spec.networkPolicy.from"), *peer, *member;
+    static const char *const peer_keys[] = {"namespaceSelector", "podSelector", "ipBlock"};
+    char path[64];
+    int i = 0;
+
+    s->network_policy.enabled = opt_bool(c, np, "enabled", "spec.networkPolicy.enabled", 1);
+    if (cJSON_GetArraySize(from) > SPEC_MAX_POLICY_PEERS) {
+        field_error(c, "spec.networkPolicy.from", "must hold at most %d peers", SPEC_MAX_POLICY_PEERS);
+        return;
+    }
+    cJSON_ArrayForEach(peer, from) {
+        snprintf(path, sizeof(path), "spec.networkPolicy.from[%d]", i++);
+        if (!cJSON_IsObject(peer) || !peer->child) {
+            field_error(c, path, "must be an object with namespaceSelector, podSelector or ipBlock");
+            return;
+        }
+        cJSON_ArrayForEach(member, peer) {
+            size_t k = 0;
+
+            while (k < sizeof(peer_keys) / sizeof(peer_keys[0]) && strcmp(member->string, peer_keys[k]) != 0)
+                k++;
+            if (k == sizeof(peer_keys) / sizeof(peer_keys[0]) || !cJSON_IsObject(member)) {
+                field_error(c, path, "%s: only namespaceSelector, podSelector and ipBlock objects are allowed",
+                            member->string);
+                return;
+            }
+        }
+    }
+    s->network_policy.from = from && from->child ? cJSON_Duplicate(from, 1) : NULL;
+}
+
 int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct corpus_spec **out,
                struct spec_errors *errs)
 {
@@ -991,6 +1053,7 @@ int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct
         s->pods.image_pull_secrets = defaults->image_pull_secrets;
         s->pods.priority_class = defaults->priority_class;
         s->pods.labels = defaults->pod_labels;
+        s->operator_namespace = defaults->operator_namespace;
     }
     spec = cJSON_GetObjectItemCaseSensitive(corpus, "spec");
     if (!cJSON_IsObject(spec)) {
@@ -1042,6 +1105,7 @@ int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct
         parse_poll(&c, spec, s);
         s->webhook_secret = secret_ref(&c, opt_obj(&c, spec, "webhook", "spec.webhook"), "secretRef",
                                        "spec.webhook.secretRef");
+        parse_network_policy(&c, spec, s);
     }
     if (errs->count > 0) {
         spec_free(s);
@@ -1088,6 +1152,7 @@ void spec_free(struct corpus_spec *spec)
     free(spec->webserver.architecture);
     cJSON_Delete(spec->webserver.node_selector);
     cJSON_Delete(spec->webserver.tolerations);
+    cJSON_Delete(spec->network_policy.from);
     free(spec->gateway.image);
     free(spec->gateway.tokens_secret);
     free(spec->webhook_secret);

@@ -19,6 +19,7 @@
 #define SPEC_MAX_EXTRA_FLAGS 32
 #define SPEC_MAX_REPO_NAME 200
 #define SPEC_MAX_URL 2048
+#define SPEC_MAX_POLICY_PEERS 32 /* spec.networkPolicy.from */
 
 /* Defaults for what the CRD leaves unset. Images are not defaulted by the CRD on purpose: a new
  * operator release can then move every corpus that did not pin an image. The zoekt image is the
@@ -111,11 +112,17 @@ struct corpus_spec {
     long freshness_max_age_seconds; /* default 36h */
     long poll_interval_seconds;     /* spec.poll.interval: default 5m; 0 ("0") turns polling off */
     char *webhook_secret;           /* spec.webhook.secretRef.name (key "secret"), or NULL: no /hooks/push */
+    struct {
+        int enabled;                /* spec.networkPolicy.enabled, default 1 */
+        cJSON *from;                /* spec.networkPolicy.from: NetworkPolicy peers (owned copy), or NULL:
+                                     * the pods of the corpus's own namespace */
+    } network_policy;
     struct {                        /* for every pod, borrowed from the spec_defaults parsed with */
         const char *const *image_pull_secrets;
         const char *priority_class;
         const cJSON *labels;
     } pods;
+    const char *operator_namespace; /* borrowed from the spec_defaults, or NULL */
 };
 
 /* What the operator gives every corpus. The images are those a corpus gets where its spec names none:
@@ -132,6 +139,8 @@ struct spec_defaults {
     const char *const *image_pull_secrets; /* NULL-terminated Secret names in the corpus's namespace */
     const char *priority_class;            /* a PriorityClass name */
     const cJSON *pod_labels;               /* an object of string values, added to every pod's labels */
+    const char *operator_namespace;        /* where the operator runs: its NetworkPolicies let it read
+                                            * /index-status from there; NULL when not known */
 };
 
 /* Parses corpus (the whole CodeSearchCorpus object) into *out, owned by the caller (spec_free), with
@@ -178,5 +187,9 @@ int spec_quantity_canonical(const char *s, char *dst, size_t len);
 /* Derives a repository name from a clone URL ("https://github.com/org/repo.git" -> "github.com/org/repo").
  * Returns 1 and writes at most len bytes into dst, or 0 when the URL has no usable path. */
 int spec_name_from_url(const char *url, char *dst, size_t len);
+
+/* The TCP port git connects to for a URL that url_problem accepts: the one written in it, else 443 for
+ * https://, 22 for ssh:// and user@host:path; 0 for file:// (no network). */
+int spec_url_port(const char *url);
 
 #endif

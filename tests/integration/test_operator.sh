@@ -41,7 +41,7 @@ corpus org Retain | kubectl apply -f - >/dev/null
 # ---- every child, with the fields issue 3 lists ----
 check "Deployment org-search appears" eventually 30 exists "$NS" deployment org-search
 for kind_name in persistentvolumeclaim/org-index configmap/org-indexer cronjob/org-indexer service/org-search \
-  poddisruptionbudget/org-search \
+  poddisruptionbudget/org-search networkpolicy.networking.k8s.io/org-search networkpolicy.networking.k8s.io/org-indexer \
   serviceaccount/org-search role.rbac.authorization.k8s.io/org-search rolebinding.rbac.authorization.k8s.io/org-search; do
   check "child $kind_name exists" eventually 10 exists "$NS" "${kind_name%%/*}" "${kind_name#*/}"
 done

@@ -61,7 +61,7 @@ spec:
 YAML
 "$OP" render -f "$TMP/corpus.yaml" >"$TMP/out.yaml" 2>"$TMP/err"
 check "render exits 0 for a valid corpus" [ $? -eq 0 ]
-for kind in PersistentVolumeClaim ConfigMap ServiceAccount Role RoleBinding Service Deployment PodDisruptionBudget CronJob; do
+for kind in PersistentVolumeClaim ConfigMap ServiceAccount Role RoleBinding NetworkPolicy Service Deployment PodDisruptionBudget CronJob; do
   check "render prints the $kind" grep -q "^kind: $kind" "$TMP/out.yaml"
 done
 check "render uses batch/v1 CronJobs" grep -q "^apiVersion: batch/v1$" "$TMP/out.yaml"
@@ -75,9 +75,10 @@ check "every example in examples/ that is a corpus renders" bash -c \
   "for f in '$ZK_ROOT'/examples/corpus-*.yaml; do '$OP' render -f \"\$f\" >/dev/null || exit 1; done"
 # kustomize parses the objects without a server: a malformed stream or object fails here.
 mkdir -p "$TMP/k" && cp "$TMP/out.yaml" "$TMP/k/out.yaml" && printf 'resources: [out.yaml]\n' >"$TMP/k/kustomization.yaml"
-# Ten objects: the nine above and the refresh Deployment (spec.poll's default is on).
+# Twelve objects: the ten kinds above, the second NetworkPolicy (the indexer pods') and the refresh
+# Deployment (spec.poll's default is on).
 check "render output parses as Kubernetes objects" bash -c \
-  "[ \"\$(kubectl kustomize '$TMP/k' 2>/dev/null | grep -c '^kind:')\" -eq 10 ]"
+  "[ \"\$(kubectl kustomize '$TMP/k' 2>/dev/null | grep -c '^kind:')\" -eq 12 ]"
 check "render prints the refresh Deployment" grep -qx "  name: org-refresh" "$TMP/out.yaml"
 
 cat >"$TMP/bad.yaml" <<'YAML'

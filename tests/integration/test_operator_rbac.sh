@@ -19,10 +19,11 @@ cannot() { ! can "$@"; }
 check "may watch corpora in any namespace" can watch codesearchcorpora.codesearch.dev -n "$OTHER"
 check "may update corpus status" can update codesearchcorpora.codesearch.dev --subresource=status -n "$OTHER"
 for r in deployments.apps poddisruptionbudgets.policy cronjobs.batch configmaps services serviceaccounts persistentvolumeclaims \
-  roles.rbac.authorization.k8s.io rolebindings.rbac.authorization.k8s.io; do
+  roles.rbac.authorization.k8s.io rolebindings.rbac.authorization.k8s.io networkpolicies.networking.k8s.io; do
   check "may patch (server-side apply) $r" can patch "$r" -n "$OTHER"
 done
 check "may create Jobs (reindex)" can create jobs.batch -n "$OTHER"
+check "may delete NetworkPolicies (spec.networkPolicy.enabled false)" can delete networkpolicies.networking.k8s.io -n "$OTHER"
 check "may create Events" can create events -n "$OTHER"
 check "may check that a Secret exists" can get secrets -n "$OTHER"
 check "may take the Lease in its own namespace" can update leases.coordination.k8s.io -n "$NS"

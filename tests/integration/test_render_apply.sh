@@ -40,7 +40,7 @@ for c in minimal private tz; do
   check "$c: every child passes a server-side dry run" \
     kubectl apply --validate=false --dry-run=server -f "$tmp/$c.out"
   check "$c: the kinds, in apply order" bash -c \
-    "grep '^kind:' '$tmp/$c.out' | tr '\n' ' ' | grep -q 'ConfigMap kind: ServiceAccount kind: Role kind: RoleBinding kind: Service kind: Deployment kind: PodDisruptionBudget kind: CronJob'"
+    "grep '^kind:' '$tmp/$c.out' | tr '\n' ' ' | grep -q 'ConfigMap kind: ServiceAccount kind: Role kind: RoleBinding kind: NetworkPolicy kind: NetworkPolicy kind: Service kind: Deployment kind: PodDisruptionBudget kind: CronJob'"
 done
 check "existingClaim: no PVC rendered" bash -c "! grep -q '^kind: PersistentVolumeClaim' '$tmp/private.out'"
 check "names stay within 63 characters" bash -c \

@@ -147,7 +147,7 @@ static void world_stop(struct world *w)
     reconcile_ctx_free(&w->ctx);
 }
 
-/* The API server refuses the Service: the other nine children are still applied, the status says
+/* The API server refuses the Service: the other eleven children are still applied, the status says
  * Ready=False/ApplyFailed naming the Service and the server's answer, with observedGeneration, and the
  * reconcile fails so that it is retried with backoff. */
 static void test_refused_child_is_in_the_status(void **state)
@@ -164,7 +164,7 @@ static void test_refused_child_is_in_the_status(void **state)
     assert_int_not_equal(reconcile(&w.ctx, "ns/org", &requeue, &err), ZK_OK);
     assert_non_null(strstr(err.msg, "Service org-search"));
     assert_non_null(strstr(err.msg, "range is full"));
-    assert_int_equal(fakeapi_count(w.api, "PATCH", "/"), 10);
+    assert_int_equal(fakeapi_count(w.api, "PATCH", "/"), 12);
 
     assert_int_equal(fakeapi_count(w.api, "PUT", CORPORA "/org/status"), 1);
     body = fakeapi_last_body(w.api, "PUT", CORPORA "/org/status");
@@ -219,7 +219,7 @@ static void test_namespace_being_deleted_is_left_alone(void **state)
     ns_terminating = 1;
     assert_int_equal(reconcile(&w.ctx, "ns/org", &requeue, &err), ZK_OK);
     assert_true(requeue == 0);
-    assert_int_equal(fakeapi_count(w.api, "PATCH", "/"), 10);
+    assert_int_equal(fakeapi_count(w.api, "PATCH", "/"), 12);
     assert_int_equal(fakeapi_count(w.api, "PUT", CORPORA "/org/status"), 0);
     before = writes(&w);
     for (int i = 0; i < 5; i++)

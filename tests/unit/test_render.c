@@ -217,15 +217,15 @@ static void test_deterministic(void **state)
 static void test_order_labels_owners(void **state)
 {
     static const char *const kinds[] = {"PersistentVolumeClaim", "ConfigMap", "ServiceAccount", "Role",
-                                        "RoleBinding", "Service", "Deployment", "PodDisruptionBudget",
-                                        "CronJob", "Deployment"};
+                                        "RoleBinding", "NetworkPolicy", "NetworkPolicy", "Service",
+                                        "Deployment", "PodDisruptionBudget", "CronJob", "Deployment"};
     struct fixture fx;
     const cJSON *c;
     int i = 0;
 
     (void)state;
     render_fx(&fx, load_corpus());
-    assert_int_equal(cJSON_GetArraySize(fx.children), 10);
+    assert_int_equal(cJSON_GetArraySize(fx.children), 12);
     cJSON_ArrayForEach(c, fx.children) {
         const cJSON *l = json_path(c, "metadata.labels");
         const cJSON *owners = json_path(c, "metadata.ownerReferences");
@@ -284,7 +284,7 @@ static void test_existing_claim(void **state)
     cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(corpus, "spec"), "storage"), "existingClaim",
                             "shared-index");
     render_fx(&fx, corpus);
-    assert_int_equal(cJSON_GetArraySize(fx.children), 9);
+    assert_int_equal(cJSON_GetArraySize(fx.children), 11);
     assert_null(child(fx.children, "PersistentVolumeClaim"));
     dep = child(fx.children, "Deployment");
     vol = cJSON_GetArrayItem(json_path(dep, "spec.template.spec.volumes"), 0);
@@ -549,6 +549,177 @@ static void test_refresh_deployment(void **state)
 /* The operator's pod settings (--corpus-image-pull-secrets, --corpus-priority-class, --corpus-pod-labels)
  * reach every pod template (search, refresh, the CronJob's), never a selector; without them nothing is
  * rendered, which the golden files (rendered without) show. */
+/* The first NetworkPolicy of kind with component label component. */
+static const cJSON *policy(const cJSON *children, const char *component)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, children)
+        if (strcmp(json_str(c, "kind", ""), "NetworkPolicy") == 0 &&
+            strcmp(json_str(json_path(c, "metadata.labels"), API_LABEL_COMPONENT, ""), component) == 0)
+            return c;
+    return NULL;
+}
+
+/* Whether a NetworkPolicy's podSelector (matchLabels, and In expressions) selects a pod with labels. */
+static int selects(const cJSON *np, const cJSON *labels)
+{
+    const cJSON *kv, *e, *v;
+
+    cJSON_ArrayForEach(kv, json_path(np, "spec.podSelector.matchLabels"))
+        if (strcmp(json_str(labels, kv->string, ""), kv->valuestring) != 0)
+            return 0;
+    cJSON_ArrayForEach(e, json_path(np, "spec.podSelector.matchExpressions")) {
+        int in = 0;
+
+        assert_string_equal(json_str(e, "operator", ""), "In");
+        cJSON_ArrayForEach(v, json_arr(e, "values"))
+            in |= strcmp(json_str(labels, json_str(e, "key", ""), ""), v->valuestring) == 0;
+        if (!in)
+            return 0;
+    }
+    return 1;
+}
+
+/* The TCP ports of one egress rule, "443,22", in order. */
+static void rule_ports(const cJSON *rule, const char *protocol, char *dst, size_t len)
+{
+    const cJSON *p;
+
+    dst[0] = '\0';
+    cJSON_ArrayForEach(p, json_arr(rule, "ports"))
+        if (strcmp(json_str(p, "protocol", ""), protocol) == 0)
+            snprintf(dst + strlen(dst), len - strlen(dst), "%s%lld", dst[0] ? "," : "", (long long)json_int(p, "port", -1));
+}
+
+/* The search pods take the gateway port from their namespace and the operator's; the indexer and
+ * refresh pods take nothing and reach DNS and each repository URL's port; the two select exactly
+ * those pods; spec.networkPolicy.from replaces the namespace default; enabled false renders neither. */
+static void test_network_policies(void **state)
+{
+    struct spec_defaults d = {.operator_namespace = "zoekt-system"};
+    struct spec_errors errs;
+    struct zk_err err = {0};
+    struct fixture fx;
+    const cJSON *search, *indexer, *rule, *from, *egress;
+    const cJSON *search_pod, *job_pod, *refresh_pod;
+    char ports[128];
+
+    (void)state;
+    fx.corpus = load_corpus();
+    assert_int_equal(spec_parse(fx.corpus, &d, &fx.spec, &errs), ZK_OK);
+    assert_int_equal(render_children(fx.corpus, fx.spec, &fx.children, &err), ZK_OK);
+    search = policy(fx.children, "search");
+    indexer = policy(fx.children, "indexer");
+    assert_non_null(search);
+    assert_non_null(indexer);
+    search_pod = json_path(child(fx.children, "Deployment"), "spec.template.metadata.labels");
+    job_pod = json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.metadata.labels");
+    refresh_pod = json_path(refresh_of(fx.children), "spec.template.metadata.labels");
+    assert_true(selects(search, search_pod));
+    assert_false(selects(search, job_pod));
+    assert_false(selects(search, refresh_pod));
+    assert_true(selects(indexer, job_pod));
+    assert_true(selects(indexer, refresh_pod));
+    assert_false(selects(indexer, search_pod));
+
+    assert_int_equal(cJSON_GetArraySize(json_path(search, "spec.policyTypes")), 1);
+    assert_int_equal(cJSON_GetArraySize(json_path(search, "spec.ingress")), 1);
+    rule = cJSON_GetArrayItem(json_path(search, "spec.ingress"), 0);
+    rule_ports(rule, "TCP", ports, sizeof(ports));
+    assert_string_equal(ports, "8080");
+    from = json_arr(rule, "from");
+    assert_int_equal(cJSON_GetArraySize(from), 2);
+    assert_non_null(json_obj(cJSON_GetArrayItem(from, 0), "podSelector"));
+    assert_null(json_obj(cJSON_GetArrayItem(from, 0), "namespaceSelector"));
+    assert_string_equal(json_str(json_path(cJSON_GetArrayItem(from, 1), "namespaceSelector.matchLabels"),
+                                 "kubernetes.io/metadata.name", ""), "zoekt-system");
+
+    assert_int_equal(cJSON_GetArraySize(json_path(indexer, "spec.policyTypes")), 2);
+    assert_null(json_path(indexer, "spec.ingress"));
+    egress = json_path(indexer, "spec.egress");
+    assert_int_equal(cJSON_GetArraySize(egress), 2);
+    for (int i = 0; i < 2; i++)
+        assert_null(json_arr(cJSON_GetArrayItem(egress, i), "to")); /* git hosts have no fixed address */
+    rule_ports(cJSON_GetArrayItem(egress, 0), "UDP", ports, sizeof(ports));
+    assert_string_equal(ports, "53");
+    rule_ports(cJSON_GetArrayItem(egress, 0), "TCP", ports, sizeof(ports));
+    assert_string_equal(ports, "53");
+    /* Two https://github.com URLs and one user@host:path: 443 once, then 22. */
+    rule_ports(cJSON_GetArrayItem(egress, 1), "TCP", ports, sizeof(ports));
+    assert_string_equal(ports, "443,22");
+    fx_free(&fx);
+
+    /* The spec's peers replace the namespace default; the operator's namespace stays. */
+    fx.corpus = load_corpus();
+    cJSON_AddItemToObject(cJSON_GetObjectItem(fx.corpus, "spec"), "networkPolicy",
+                          cJSON_Parse("{\"from\":[{\"namespaceSelector\":{\"matchLabels\":{\"team\":\"agents\"}}},"
+                                      "{\"ipBlock\":{\"cidr\":\"192.0.2.0/24\"}}]}"));
+    assert_int_equal(spec_parse(fx.corpus, &d, &fx.spec, &errs), ZK_OK);
+    assert_int_equal(render_children(fx.corpus, fx.spec, &fx.children, &err), ZK_OK);
+    from = json_arr(cJSON_GetArrayItem(json_path(policy(fx.children, "search"), "spec.ingress"), 0), "from");
+    assert_int_equal(cJSON_GetArraySize(from), 3);
+    assert_string_equal(json_str(json_path(cJSON_GetArrayItem(from, 0), "namespaceSelector.matchLabels"), "team", ""),
+                        "agents");
+    assert_string_equal(json_path_str(cJSON_GetArrayItem(from, 1), "ipBlock.cidr", ""), "192.0.2.0/24");
+    assert_null(json_obj(cJSON_GetArrayItem(from, 2), "podSelector"));
+    fx_free(&fx);
+
+    /* Off: neither is rendered (the reconciler deletes those it made). */
+    fx.corpus = load_corpus();
+    cJSON_AddItemToObject(cJSON_GetObjectItem(fx.corpus, "spec"), "networkPolicy", cJSON_Parse("{\"enabled\":false}"));
+    render_fx(&fx, fx.corpus);
+    assert_null(child(fx.children, "NetworkPolicy"));
+    assert_int_equal(cJSON_GetArraySize(fx.children), 10);
+    fx_free(&fx);
+}
+
+/* The port each URL form connects to, which the indexer pods' egress lists; past
+ * RENDER_POLICY_PORTS_MAX distinct ports, one range of every TCP port. */
+static void test_policy_ports(void **state)
+{
+    cJSON *corpus = load_corpus(), *repos = cJSON_CreateArray();
+    struct fixture fx;
+    const cJSON *egress, *p;
+    char url[64], ports[128];
+
+    (void)state;
+    assert_int_equal(spec_url_port("https://git.example/a/b"), 443);
+    assert_int_equal(spec_url_port("https://git.example:3000/a/b"), 3000);
+    assert_int_equal(spec_url_port("ssh://git@git.example:2222/a/b"), 2222);
+    assert_int_equal(spec_url_port("ssh://git.example/a/b"), 22);
+    assert_int_equal(spec_url_port("git@git.example:a/b.git"), 22);
+    assert_int_equal(spec_url_port("file:///srv/git/a"), 0);
+
+    /* Only file:// repositories: DNS alone. */
+    cJSON_AddItemToArray(repos, cJSON_Parse("{\"url\":\"file:///srv/git/a\"}"));
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(corpus, "spec"), "repositories", repos);
+    render_fx(&fx, corpus);
+    egress = json_path(policy(fx.children, "indexer"), "spec.egress");
+    assert_int_equal(cJSON_GetArraySize(egress), 1);
+    fx_free(&fx);
+
+    /* Seventeen ports: every TCP port, and still DNS apart. */
+    corpus = load_corpus();
+    repos = cJSON_CreateArray();
+    for (int i = 0; i < 17; i++) {
+        snprintf(url, sizeof(url), "https://git.example:%d/a/r%d", 3000 + i, i);
+        cJSON_AddItemToArray(repos, cJSON_CreateObject());
+        cJSON_AddStringToObject(cJSON_GetArrayItem(repos, i), "url", url);
+    }
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(corpus, "spec"), "repositories", repos);
+    render_fx(&fx, corpus);
+    egress = json_path(policy(fx.children, "indexer"), "spec.egress");
+    assert_int_equal(cJSON_GetArraySize(egress), 2);
+    p = cJSON_GetArrayItem(json_arr(cJSON_GetArrayItem(egress, 1), "ports"), 0);
+    assert_int_equal(cJSON_GetArraySize(json_arr(cJSON_GetArrayItem(egress, 1), "ports")), 1);
+    assert_int_equal(json_int(p, "port", -1), 1);
+    assert_int_equal(json_int(p, "endPort", -1), 65535);
+    rule_ports(cJSON_GetArrayItem(egress, 0), "UDP", ports, sizeof(ports));
+    assert_string_equal(ports, "53");
+    fx_free(&fx);
+}
+
 static void test_pod_settings(void **state)
 {
     struct zk_err err = {0};
@@ -778,28 +949,36 @@ static void test_names(void **state)
 }
 
 /* render_child_name names every rendered child as render_children does, but for the refresh
- * Deployment, which is names.refresh: the controller looks the children up by those names to tell,
+ * Deployment, which is names.refresh, and the indexer pods' NetworkPolicy, names.indexer_policy: the controller looks the children up by those names to tell,
  * without rendering, whether any of them changed. */
 static void check_child_names(const struct fixture *fx, const char *corpus_name)
 {
     struct render_names names;
     const cJSON *c;
-    int n = 0, refresh = 0;
+    int n = 0, refresh = 0, indexer_policy = 0;
 
     render_child_names(corpus_name, &names);
     cJSON_ArrayForEach(c, fx->children) {
-        const char *want = render_child_name(&names, json_str(c, "kind", ""));
+        const char *kind = json_str(c, "kind", "");
+        const char *want = render_child_name(&names, kind);
 
         assert_non_null(want);
         if (strcmp(json_str(json_path(c, "metadata.labels"), API_LABEL_COMPONENT, ""), "refresh") == 0) {
             want = names.refresh;
             refresh++;
         }
+        if (strcmp(kind, "NetworkPolicy") == 0 &&
+            strcmp(json_str(json_path(c, "metadata.labels"), API_LABEL_COMPONENT, ""), "indexer") == 0) {
+            want = names.indexer_policy;
+            indexer_policy++;
+        }
         assert_string_equal(json_path_str(c, "metadata.name", ""), want);
         n++;
     }
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 12);
     assert_int_equal(refresh, 1);
+    assert_int_equal(indexer_policy, 1);
+    assert_true(dns1035(names.indexer_policy));
     assert_true(dns1035(names.refresh));
     assert_string_not_equal(names.refresh, names.deployment);
     assert_null(render_child_name(&names, "Job"));
@@ -979,7 +1158,7 @@ static void test_yaml_parses(void **state)
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&p);
-    assert_int_equal(docs, 10);
+    assert_int_equal(docs, 12);
     assert_false(quoted_port); /* numbers stay numbers */
     free(yaml);
     fx_free(&fx);
@@ -996,6 +1175,8 @@ int main(void)
         cmocka_unit_test(test_deployment),
         cmocka_unit_test(test_refresh_deployment),
         cmocka_unit_test(test_pod_settings),
+        cmocka_unit_test(test_network_policies),
+        cmocka_unit_test(test_policy_ports),
         cmocka_unit_test(test_webhook),
         cmocka_unit_test(test_cronjob),
         cmocka_unit_test(test_pdb),

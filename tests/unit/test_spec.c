@@ -445,6 +445,15 @@ static void test_field_errors(void **state)
     expect_one_error("{" ONE_REPO ",\"webserver\":{\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}}}",
                      "spec.webserver.nodeSelector", "architecture");
     expect_one_error("{" ONE_REPO ",\"webserver\":{\"tolerations\":[\"x\"]}}", "spec.webserver.tolerations", "objects");
+    expect_one_error("{" ONE_REPO ",\"networkPolicy\":{\"enabled\":\"no\"}}", "spec.networkPolicy.enabled",
+                     "true or false");
+    expect_one_error("{" ONE_REPO ",\"networkPolicy\":{\"from\":{}}}", "spec.networkPolicy.from", "list");
+    expect_one_error("{" ONE_REPO ",\"networkPolicy\":{\"from\":[{}]}}", "spec.networkPolicy.from[0]",
+                     "namespaceSelector, podSelector or ipBlock");
+    expect_one_error("{" ONE_REPO ",\"networkPolicy\":{\"from\":[{\"podSelector\":{}},{\"ports\":{}}]}}",
+                     "spec.networkPolicy.from[1]", "ports: only");
+    expect_one_error("{" ONE_REPO ",\"networkPolicy\":{\"from\":[{\"ipBlock\":\"10.0.0.0/8\"}]}}",
+                     "spec.networkPolicy.from[0]", "ipBlock: only");
     expect_one_error("{" ONE_REPO ",\"gateway\":{\"port\":80}}", "spec.gateway.port", "between");
     expect_one_error("{" ONE_REPO ",\"gateway\":{\"port\":6070}}", "spec.gateway.port", "inside the pod");
     expect_one_error("{" ONE_REPO ",\"connector\":{\"maxFiles\":0}}", "spec.connector.maxFiles", "between 1 and 200");
