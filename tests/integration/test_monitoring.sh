@@ -9,11 +9,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/operator/common.sh"
 
-RULES=$ZK_ROOT/charts/zoekt-operator/files/prometheus-rules.yaml
-dir=$("$ZK_ROOT/scripts/upstream.sh" bin prometheus 2>"$OP_TMP/build.log") ||
-  skip_suite "Prometheus cannot be built from its Go module: $(tail -1 "$OP_TMP/build.log")"
-PROMTOOL=$dir/promtool
-PROMETHEUS=$dir/prometheus
+source "$(dirname "$0")/monitoring/prometheus.sh"
+RULES=$PROM_RULES
 quiet() { "$@" >/dev/null 2>&1; }
 
 # ---- the rule file, its copies and its unit tests ----------------------------------------------------
@@ -78,32 +75,12 @@ check "which pass promtool check metrics, with the operator's own" \
   bash -c "'$PROMTOOL' check metrics <'$OP_TMP/metrics.txt' >'$OP_TMP/lint.txt' 2>&1" ||
   sed 's/^/# /' "$OP_TMP/lint.txt" | head -20
 
-# The same rules, firing without waiting out their `for`.
-sed -E 's/^( *)for: .*/\1for: 0s/' "$RULES" >"$OP_TMP/rules.yaml"
-PROM_PORT=$(free_port)
-cat >"$OP_TMP/prometheus.yml" <<YAML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: [$OP_TMP/rules.yaml]
-scrape_configs:
-  - job_name: zoekt-operator
-    static_configs: [{targets: ["127.0.0.1:${OP_PORT[mon]}"]}]
-YAML
-"$PROMETHEUS" --config.file="$OP_TMP/prometheus.yml" --storage.tsdb.path="$OP_TMP/tsdb" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" >"$OP_TMP/prometheus.log" 2>&1 &
-on_exit "kill $!"
-check "Prometheus starts and scrapes the operator" eventually 60 bash -c \
-  "curl -fsS 'http://127.0.0.1:$PROM_PORT/api/v1/targets' 2>/dev/null | grep -q '\"health\":\"up\"'" ||
-  tail -5 "$OP_TMP/prometheus.log" | sed 's/^/# /'
-firing() { # firing ALERT NAME: Prometheus has ALERT firing for corpus NAME of $NS
-  curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/alerts" | python3 -c '
-import json, sys
-alerts = json.load(sys.stdin)["data"]["alerts"]
-sys.exit(not any(a["labels"].get("alertname") == sys.argv[1] and a["labels"].get("namespace") == sys.argv[2]
-                 and a["labels"].get("name") == sys.argv[3] and a["state"] == "firing" for a in alerts))' "$1" "$NS" "$2"
-}
+prom_start "  - job_name: zoekt-operator
+    static_configs: [{targets: [\"127.0.0.1:${OP_PORT[mon]}\"]}]"
+check "Prometheus starts and scrapes the operator" eventually 60 prom_up || prom_log
 check "ZoektCorpusIndexStale fires for the corpus whose index is past its maxAge" \
-  eventually 60 firing ZoektCorpusIndexStale stale
-quiet_for_fresh() { ! firing ZoektCorpusIndexStale fresh; }
+  eventually 60 prom_firing ZoektCorpusIndexStale "$NS" stale
+quiet_for_fresh() { ! prom_firing ZoektCorpusIndexStale "$NS" fresh; }
 check "and not for the fresh corpus beside it" quiet_for_fresh
 check "ZoektOperatorNoLeader stays quiet while the operator leads" bash -c \
   "! curl -fsS 'http://127.0.0.1:$PROM_PORT/api/v1/alerts' | grep -q ZoektOperatorNoLeader"

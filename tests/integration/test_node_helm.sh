@@ -7,6 +7,7 @@
 # corpus; `helm uninstall` then removes the operator and keeps the CRD and the corpus.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
+source "$(dirname "$0")/monitoring/prometheus.sh"
 
 node_preflight
 git_server_start
@@ -38,6 +39,19 @@ check "without gitCABundleRef the repository fails on the certificate" \
   bash -c "grep -F '\"repository\":\"local/alpha\"' '$NODE_TMP/no-ca.log' | grep -q 'certificate'"
 named_failed() { [ "$(csc "$NS" tools '.status.indexer.failedRepositories[*]')" = local/alpha ]; }
 check "and status.indexer.failedRepositories names it" eventually 60 named_failed
+# A real Prometheus finds the operator's pods as a ServiceMonitor would, through the endpoints of the
+# chart's metrics Service (the API server's, with the admin kubeconfig), scrapes each, and with the
+# shipped rules fires ZoektCorpusRepositoriesFailing for this corpus: the gauge comes from the leader,
+# out of the failure a real indexer Job reported.
+prom_start "  - job_name: zoekt-operator
+    kubernetes_sd_configs: [{role: endpoints, kubeconfig_file: $KUBECONFIG, namespaces: {names: [zoekt-operator]}}]
+    relabel_configs:
+      - {source_labels: [__meta_kubernetes_service_name], regex: zoekt-operator-metrics, action: keep}
+      - {source_labels: [__meta_kubernetes_endpoint_port_name], regex: metrics, action: keep}"
+two_up() { prom_up && [ "$(curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/targets" | grep -o '"health":"up"' | wc -l)" = 2 ]; }
+check "Prometheus scrapes both operator pods through the metrics Service's endpoints" eventually 60 two_up || prom_log
+check "ZoektCorpusRepositoriesFailing fires for the corpus with the failing repository" \
+  eventually 60 prom_firing ZoektCorpusRepositoriesFailing "$NS" tools || prom_log
 
 $KC -n "$NS" create secret generic git-ca --from-file=bundle.pem="$GIT_CA" >/dev/null
 corpus "  gitCABundleRef: {kind: Secret, name: git-ca, key: bundle.pem}" || bail "the corpus with its CA is accepted"

@@ -1,0 +1,43 @@
+# A real Prometheus for the suites that watch the operator with it (test_monitoring.sh,
+# test_node_helm.sh): built from its Go module at the pinned version (scripts/upstream.sh), run on
+# loopback with the shipped alert rules, their `for` cut to 0s so that an alert fires on the first
+# evaluation that finds its condition. Source after tests/integration/lib.sh; it sets PROMETHEUS and
+# PROMTOOL, or skips the suite with the reason when Prometheus cannot be built.
+
+PROM_RULES=$ZK_ROOT/charts/zoekt-operator/files/prometheus-rules.yaml
+PROM_TMP=$(mktemp -d /tmp/zk-prometheus.XXXXXX)
+on_exit "rm -rf $PROM_TMP"
+_prom_dir=$("$ZK_ROOT/scripts/upstream.sh" bin prometheus 2>"$PROM_TMP/build.log") ||
+  skip_suite "Prometheus cannot be built from its Go module: $(tail -1 "$PROM_TMP/build.log")"
+PROMTOOL=$_prom_dir/promtool
+PROMETHEUS=$_prom_dir/prometheus
+
+# prom_start SCRAPE_CONFIGS: starts Prometheus scraping every second with SCRAPE_CONFIGS (the YAML list
+# items under scrape_configs:, indented by two) and the rules; sets PROM_PORT. Stopped when the suite ends.
+prom_start() {
+  sed -E 's/^( *)for: .*/\1for: 0s/' "$PROM_RULES" >"$PROM_TMP/rules.yaml"
+  PROM_PORT=$("$ZK_ROOT/scripts/free-port.sh")
+  printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nrule_files: [%s]\nscrape_configs:\n%s\n' \
+    "$PROM_TMP/rules.yaml" "$1" >"$PROM_TMP/prometheus.yml"
+  "$PROMETHEUS" --config.file="$PROM_TMP/prometheus.yml" --storage.tsdb.path="$PROM_TMP/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" >"$PROM_TMP/prometheus.log" 2>&1 &
+  on_exit "kill $!"
+}
+
+# prom_up: every target Prometheus has found is scraped successfully, and there is at least one.
+prom_up() {
+  curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["data"]["activeTargets"]
+sys.exit(not t or any(x["health"] != "up" for x in t))'
+}
+prom_log() { tail -n "${1:-5}" "$PROM_TMP/prometheus.log" | sed 's/^/# /'; }
+
+# prom_firing ALERT NS NAME: Prometheus has ALERT firing for corpus NS/NAME.
+prom_firing() {
+  curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/alerts" | python3 -c '
+import json, sys
+alerts = json.load(sys.stdin)["data"]["alerts"]
+sys.exit(not any(a["labels"].get("alertname") == sys.argv[1] and a["labels"].get("namespace") == sys.argv[2]
+                 and a["labels"].get("name") == sys.argv[3] and a["state"] == "firing" for a in alerts))' "$1" "$2" "$3"
+}
