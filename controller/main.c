@@ -71,6 +71,7 @@ struct options {
     struct spec_defaults defaults;
     const char *pull_secrets_flag, *pod_labels_flag; /* as given; parsed into defaults */
     char **pull_secrets;                             /* owned: defaults.image_pull_secrets */
+    char **namespaces;                               /* owned: --namespace, split; NULL: all */
     cJSON *pod_labels;                               /* owned: defaults.pod_labels */
 };
 
@@ -98,7 +99,8 @@ static void usage(FILE *f)
             "Flags:\n"
             "  --kubeconfig PATH              kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, then\n"
             "                                 the in-cluster service account)\n"
-            "  --namespace NS                 watch only this namespace (default: all namespaces)\n"
+            "  --namespace NS[,NS...]         watch only these namespaces, one watch per kind in each, so\n"
+            "                                 that Roles in them are all the RBAC it needs (default: all)\n"
             "  --metrics-addr HOST:PORT       serve /healthz, /readyz and /metrics here (default :8080)\n"
             "  --leader-elect[=true|false]    take part in Lease leader election (default true)\n"
             "  --lease-namespace NS           namespace of the Lease (default: the pod's or context's namespace)\n"
@@ -311,7 +313,8 @@ static int main_parse_pod_settings(struct options *o)
                 o->defaults.priority_class);
         return 2;
     }
-    if ((o->pull_secrets_flag && *o->pull_secrets_flag &&
+    if ((o->namespace && *o->namespace && spec_parse_namespaces(o->namespace, &o->namespaces, &err) != ZK_OK) ||
+        (o->pull_secrets_flag && *o->pull_secrets_flag &&
          spec_parse_secret_names(o->pull_secrets_flag, &o->pull_secrets, &err) != ZK_OK) ||
         (o->pod_labels_flag && *o->pod_labels_flag &&
          spec_parse_pod_labels(o->pod_labels_flag, &o->pod_labels, &err) != ZK_OK)) {
@@ -403,7 +406,7 @@ static int main_start_informers(struct operator *op, struct zk_err *err)
     struct informer_opts io = {0};
     int rc;
 
-    io.namespace = op->opt.namespace;
+    io.namespaces = (const char *const *)op->opt.namespaces;
     io.enqueue = main_enqueue_owner;
     io.ud = op->queue;
     io.key_of = api_corpus_key;
@@ -608,6 +611,7 @@ static int main_run(struct operator *op)
 static void main_free_options(struct options *o)
 {
     spec_strv_free(o->pull_secrets);
+    spec_strv_free(o->namespaces);
     cJSON_Delete(o->pod_labels);
 }
 

@@ -1217,7 +1217,17 @@ void spec_strv_free(char **v)
     free(v);
 }
 
-int spec_parse_secret_names(const char *csv, char ***names, struct zk_err *err)
+/* A namespace's name: a DNS label, at most 63 of lowercase letters, digits and '-', alphanumeric at
+ * both ends. */
+static int dns_label_n(const char *s, size_t n)
+{
+    return n <= 63 && dns_subdomain_n(s, n) && !memchr(s, '.', n);
+}
+
+/* Splits csv at commas into a NULL-terminated heap array of names that valid accepts; what names
+ * them in the error ("image pull Secret", "namespace"). */
+static int parse_name_list(const char *csv, int (*valid)(const char *, size_t), const char *what, char ***names,
+                           struct zk_err *err)
 {
     size_t n = 1, k = 0;
     char **v;
@@ -1228,9 +1238,9 @@ int spec_parse_secret_names(const char *csv, char ***names, struct zk_err *err)
     for (const char *p = csv;; p++) {
         size_t len = strcspn(p, ",");
 
-        if (!dns_subdomain_n(p, len)) {
+        if (!valid(p, len)) {
             spec_strv_free(v);
-            return zk_err_set(err, ZK_EINVAL, "image pull Secret \"%.*s\" is not a valid Secret name", (int)len, p);
+            return zk_err_set(err, ZK_EINVAL, "%s \"%.*s\" is not a valid name", what, (int)len, p);
         }
         v[k++] = mem_strndup(p, len);
         p += len;
@@ -1239,6 +1249,16 @@ int spec_parse_secret_names(const char *csv, char ***names, struct zk_err *err)
     }
     *names = v;
     return ZK_OK;
+}
+
+int spec_parse_secret_names(const char *csv, char ***names, struct zk_err *err)
+{
+    return parse_name_list(csv, dns_subdomain_n, "image pull Secret", names, err);
+}
+
+int spec_parse_namespaces(const char *csv, char ***names, struct zk_err *err)
+{
+    return parse_name_list(csv, dns_label_n, "namespace", names, err);
 }
 
 /* Whether the n bytes at key are a label key: a name, or a DNS-subdomain prefix, '/' and a name. */

@@ -158,6 +158,9 @@ void spec_free(struct corpus_spec *spec);
  * ZK_EINVAL with err naming the item that is not valid, and set nothing then. */
 int spec_parse_secret_names(const char *csv, char ***names, struct zk_err *err) __attribute__((warn_unused_result));
 int spec_parse_pod_labels(const char *csv, cJSON **labels, struct zk_err *err) __attribute__((warn_unused_result));
+/* The namespaces of --namespace: comma-separated namespace names (DNS labels), as
+ * spec_parse_secret_names gives Secret names. */
+int spec_parse_namespaces(const char *csv, char ***names, struct zk_err *err) __attribute__((warn_unused_result));
 void spec_strv_free(char **v);
 
 /* Whether s is a DNS subdomain, the form of Secret and PriorityClass names: at most 253 lowercase

@@ -56,6 +56,10 @@ struct informer {
      * never changed after, so readers of entries may read it. */
     unsigned char *dict;
     size_t dict_len;
+    /* With informer_opts.namespaces: one informer per namespace, which do all of the above, and this
+     * one only hands each call to the part of the namespace it names. */
+    struct informer **parts;
+    int nparts;
 };
 
 /* One allocation: with the keys and the deflated text in allocations of their own, malloc's headers
@@ -471,11 +475,53 @@ static void *informer_main(void *arg)
     return NULL;
 }
 
-int informer_start(struct kube_client *c, const struct informer_opts *o, struct informer **out, struct zk_err *err)
+/* The part watching ns, or NULL. */
+static struct informer *informer_part(struct informer *inf, const char *ns, size_t ns_len)
+{
+    for (int i = 0; i < inf->nparts; i++)
+        if (strlen(inf->parts[i]->namespace) == ns_len && memcmp(inf->parts[i]->namespace, ns, ns_len) == 0)
+            return inf->parts[i];
+    return NULL;
+}
+
+/* An informer of several namespaces: a part for each, started in turn; on a failure the parts
+ * started so far are stopped and freed with the whole. */
+static int informer_start_parts(struct kube_client *c, const struct informer_opts *o, struct informer **out,
+                                struct zk_err *err)
 {
     struct informer *inf = mem_calloc(1, sizeof(*inf));
+    struct informer_opts one = *o;
+    int n = 0, rc = ZK_OK;
+
+    while (o->namespaces[n])
+        n++;
+    inf->resource = o->resource;
+    mem_mutex_init(&inf->mu);
+    inf->parts = mem_calloc((size_t)n, sizeof(*inf->parts));
+    one.namespaces = NULL;
+    for (int i = 0; i < n && rc == ZK_OK; i++) {
+        one.namespace = o->namespaces[i];
+        rc = informer_start(c, &one, &inf->parts[i], err);
+        if (rc == ZK_OK)
+            inf->nparts++;
+    }
+    if (rc != ZK_OK) {
+        informer_free(inf);
+        return rc;
+    }
+    inf->started = 1;
+    *out = inf;
+    return ZK_OK;
+}
+
+int informer_start(struct kube_client *c, const struct informer_opts *o, struct informer **out, struct zk_err *err)
+{
+    struct informer *inf;
 
     *out = NULL;
+    if (o->namespaces && o->namespaces[0] && o->namespaces[1])
+        return informer_start_parts(c, o, out, err);
+    inf = mem_calloc(1, sizeof(*inf));
     inf->client = c;
     inf->resource = o->resource;
     inf->key_of = o->key_of;
@@ -484,7 +530,10 @@ int informer_start(struct kube_client *c, const struct informer_opts *o, struct 
     inf->ud = o->ud;
     mem_mutex_init(&inf->mu);
     inf->cache = informer_table_new();
-    inf->namespace = o->namespace ? mem_strdup(o->namespace) : NULL;
+    if (o->namespaces && o->namespaces[0])
+        inf->namespace = mem_strdup(o->namespaces[0]);
+    else
+        inf->namespace = o->namespace ? mem_strdup(o->namespace) : NULL;
     inf->label_selector = o->label_selector ? mem_strdup(o->label_selector) : NULL;
     if (pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
         informer_free(inf);
@@ -499,6 +548,8 @@ int informer_has_synced(struct informer *inf)
 {
     int s;
 
+    if (inf->nparts)
+        return informer_all_synced(inf->parts, inf->nparts);
     pthread_mutex_lock(&inf->mu);
     s = inf->synced;
     pthread_mutex_unlock(&inf->mu);
@@ -519,6 +570,11 @@ cJSON *informer_get(struct informer *inf, const char *ns, const char *name)
     const struct informer_entry *hit;
     cJSON *copy = NULL;
 
+    if (inf->nparts) {
+        struct informer *part = ns ? informer_part(inf, ns, strlen(ns)) : NULL;
+
+        return part ? informer_get(part, ns, name) : NULL;
+    }
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
     pthread_mutex_lock(&inf->mu);
     hit = informer_table_find(inf->cache, key);
@@ -534,6 +590,11 @@ uint64_t informer_fingerprint(struct informer *inf, const char *ns, const char *
     const struct informer_entry *hit;
     uint64_t h = 0;
 
+    if (inf->nparts) {
+        struct informer *part = ns ? informer_part(inf, ns, strlen(ns)) : NULL;
+
+        return part ? informer_fingerprint(part, ns, name) : 0;
+    }
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
     pthread_mutex_lock(&inf->mu);
     hit = informer_table_find(inf->cache, key);
@@ -549,8 +610,16 @@ uint64_t informer_fingerprint(struct informer *inf, const char *ns, const char *
 cJSON *informer_list_for(struct informer *inf, const char *key)
 {
     struct jb b = {0};
-    cJSON *arr = jb_array(&b);
+    cJSON *arr;
 
+    if (inf->nparts) {
+        /* Owner keys are "namespace/name", and an owner lives in the namespace of what it owns. */
+        const char *slash = strchr(key, '/');
+        struct informer *part = slash ? informer_part(inf, key, (size_t)(slash - key)) : NULL;
+
+        return part ? informer_list_for(part, key) : cJSON_CreateArray();
+    }
+    arr = jb_array(&b);
     pthread_mutex_lock(&inf->mu);
     INFORMER_TABLE_EACH(inf->cache, e) {
         if (informer_entry_owner(e) && strcmp(informer_entry_owner(e), key) == 0)
@@ -563,8 +632,16 @@ cJSON *informer_list_for(struct informer *inf, const char *key)
 cJSON *informer_keys(struct informer *inf)
 {
     struct jb b = {0};
-    cJSON *arr = jb_array(&b);
+    cJSON *arr = jb_array(&b), *part_keys, *k;
 
+    for (int i = 0; i < inf->nparts; i++) {
+        part_keys = informer_keys(inf->parts[i]);
+        while ((k = cJSON_DetachItemFromArray(part_keys, 0)) != NULL)
+            jb_push(&b, arr, k);
+        cJSON_Delete(part_keys);
+    }
+    if (inf->nparts)
+        return jb_finish(&b, arr);
     pthread_mutex_lock(&inf->mu);
     INFORMER_TABLE_EACH(inf->cache, e) jb_push(&b, arr, jb_string(&b, informer_entry_key(e)));
     pthread_mutex_unlock(&inf->mu);
@@ -573,8 +650,11 @@ cJSON *informer_keys(struct informer *inf)
 
 void informer_cancel(struct informer *inf)
 {
-    if (inf)
-        http_cancel(&inf->cancel);
+    if (!inf)
+        return;
+    for (int i = 0; i < inf->nparts; i++)
+        informer_cancel(inf->parts[i]);
+    http_cancel(&inf->cancel);
 }
 
 void informer_stop(struct informer *inf)
@@ -582,7 +662,10 @@ void informer_stop(struct informer *inf)
     if (!inf || !inf->started)
         return;
     informer_cancel(inf);
-    pthread_join(inf->thread, NULL);
+    for (int i = 0; i < inf->nparts; i++)
+        informer_stop(inf->parts[i]);
+    if (!inf->nparts)
+        pthread_join(inf->thread, NULL);
     inf->started = 0;
 }
 
@@ -591,6 +674,9 @@ void informer_free(struct informer *inf)
     if (!inf)
         return;
     informer_stop(inf);
+    for (int i = 0; i < inf->nparts; i++)
+        informer_free(inf->parts[i]);
+    free(inf->parts);
     informer_table_free(inf->cache);
     informer_table_free(inf->listing);
     free(inf->dict);

@@ -38,6 +38,10 @@ typedef void informer_enqueue_fn(void *ud, const char *key);
 struct informer_opts {
     const struct kube_resource *resource; /* must outlive the informer */
     const char *namespace;                /* NULL: all namespaces; copied */
+    /* Or several namespaces (NULL-terminated, copied; more than one entry): one list+watch per
+     * namespace, as the API offers no other way to watch a set of them, behind the one informer, so
+     * that a controller allowed only those namespaces (Roles, no ClusterRole) needs nothing else. */
+    const char *const *namespaces;
     const char *label_selector;           /* NULL: none; copied */
     informer_key_fn *key_of;              /* required; informer_self_key for the objects themselves */
     informer_prune_fn *prune;             /* NULL: cache objects whole */

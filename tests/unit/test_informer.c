@@ -325,6 +325,88 @@ static void test_watch_events_and_fingerprints(void **state)
 
 /* An update that changes only what the prune drops (here the managedFields) tells nobody, as the
  * owner would find nothing new; the next real change does. */
+/* Two namespaces' Lists: "a" and "b" in ns (both owned by x), "a" in ns2 (owned by y). */
+static int answer_two_namespaces(void *ud, const struct fakeapi_request *rq, char *out, size_t len)
+{
+    static const char *const item = "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"resourceVersion\":\"5\","
+                                    "\"labels\":{\"owner\":\"%s\"}},\"data\":{\"k\":\"%s\"}}";
+    char a[256], b[256];
+
+    (void)ud;
+    if (strcmp(rq->method, "GET") != 0)
+        return 0;
+    if (strcmp(rq->path, CM_PATH) == 0) {
+        snprintf(a, sizeof(a), item, "a", "ns", "x", "ns-a");
+        snprintf(b, sizeof(b), item, "b", "ns", "x", "ns-b");
+    } else if (strcmp(rq->path, "/api/v1/namespaces/ns2/configmaps") == 0) {
+        snprintf(a, sizeof(a), item, "a", "ns2", "y", "ns2-a");
+        b[0] = '\0';
+    } else {
+        return 0;
+    }
+    snprintf(out, len, "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                       "\"items\":[%s%s%s]}", a, b[0] ? "," : "", b);
+    return 200;
+}
+
+/* Maps a ConfigMap to "<its namespace>/<its owner label>", as a child maps to its corpus. */
+static int ns_owner_key(const cJSON *obj, char *key, size_t len)
+{
+    const char *owner = json_str(json_path(obj, "metadata.labels"), "owner", NULL);
+
+    return owner && (size_t)snprintf(key, len, "%s/%s", json_path_str(obj, "metadata.namespace", ""), owner) < len;
+}
+
+/* An informer of a list of namespaces (the operator's --namespace a,b): one watch in each, no request
+ * for all namespaces (which Roles in them would not allow), and each lookup answered from the part of
+ * the namespace it names. */
+static void test_several_namespaces(void **state)
+{
+    static const char *const namespaces[] = {"ns", "ns2", NULL};
+    static struct world w;
+    struct informer_opts o = {.resource = &CONFIGMAPS, .namespaces = namespaces, .key_of = ns_owner_key,
+                              .enqueue = record_key, .ud = &w};
+    struct zk_err err = {0};
+    cJSON *got, *list, *keys;
+
+    (void)state;
+    memset(&w, 0, sizeof(w));
+    pthread_mutex_init(&w.mu, NULL);
+    w.api = fakeapi_start(answer_two_namespaces, &w);
+    w.client = fakeapi_client(w.api);
+    assert_int_equal(informer_start(w.client, &o, &w.inf, &err), ZK_OK);
+    assert_true(fakeapi_wait_for(synced, &w, 10));
+    assert_int_equal(fakeapi_count(w.api, "GET", "/api/v1/configmaps"), 0);
+
+    got = informer_get(w.inf, "ns", "a");
+    assert_string_equal(json_path_str(got, "data.k", ""), "ns-a");
+    cJSON_Delete(got);
+    got = informer_get(w.inf, "ns2", "a");
+    assert_string_equal(json_path_str(got, "data.k", ""), "ns2-a");
+    cJSON_Delete(got);
+    assert_null(informer_get(w.inf, "ns2", "b"));
+    assert_null(informer_get(w.inf, "ns3", "a"));
+    assert_int_not_equal(informer_fingerprint(w.inf, "ns2", "a"), 0);
+    assert_int_not_equal(informer_fingerprint(w.inf, "ns", "a"), informer_fingerprint(w.inf, "ns2", "a"));
+    assert_int_equal(informer_fingerprint(w.inf, "ns3", "a"), 0);
+
+    list = informer_list_for(w.inf, "ns/x");
+    assert_int_equal(cJSON_GetArraySize(list), 2);
+    cJSON_Delete(list);
+    list = informer_list_for(w.inf, "ns2/y");
+    assert_int_equal(cJSON_GetArraySize(list), 1);
+    cJSON_Delete(list);
+    list = informer_list_for(w.inf, "ns3/x");
+    assert_int_equal(cJSON_GetArraySize(list), 0);
+    cJSON_Delete(list);
+    keys = informer_keys(w.inf);
+    assert_int_equal(cJSON_GetArraySize(keys), 3);
+    cJSON_Delete(keys);
+    assert_int_equal(enqueued(&w, "ns/x"), 2);
+    assert_int_equal(enqueued(&w, "ns2/y"), 1);
+    world_stop(&w);
+}
+
 static void test_update_that_prunes_to_the_same(void **state)
 {
     static struct world w;
@@ -362,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_first_list),
         cmocka_unit_test(test_watch_events_and_fingerprints),
         cmocka_unit_test(test_update_that_prunes_to_the_same),
+        cmocka_unit_test(test_several_namespaces),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

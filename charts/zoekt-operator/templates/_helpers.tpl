@@ -46,3 +46,69 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- printf "%s:%s" $img.repository ($img.tag | default $root.Chart.AppVersion) -}}
 {{- with $img.digest }}@{{ . }}{{ end -}}
 {{- end -}}
+
+{{/* The namespaces the operator watches, comma-separated: watchNamespace and watchNamespaces; empty
+for all of them. */}}
+{{- define "zoekt-operator.watchNamespaces" -}}
+{{- $all := .Values.watchNamespaces | default list -}}
+{{- with .Values.watchNamespace }}{{ $all = prepend $all . }}{{ end -}}
+{{- $all | uniq | join "," -}}
+{{- end -}}
+
+{{/* The operator's RBAC rules, for the ClusterRole or (given "namespaced") each namespace's Role,
+which cannot grant the one cluster-scoped read, StorageClasses. */}}
+{{- define "zoekt-operator.rules" -}}
+  # Corpora: watched; the spec is never written, status only through /status (PUT). get is not
+  # used by the controller itself, but RBAC lets it create the connector's Role (get, list, watch on
+  # its own corpus) only when it holds those permissions: without get that would be an escalation.
+  - apiGroups: ["codesearch.dev"]
+    resources: ["codesearchcorpora"]
+    verbs: ["get", "list", "watch"]
+  - apiGroups: ["codesearch.dev"]
+    resources: ["codesearchcorpora/status"]
+    verbs: ["update"]
+  # Children: watched, and written with server-side apply (patch; create when the object is new).
+  - apiGroups: [""]
+    resources: ["configmaps", "persistentvolumeclaims", "serviceaccounts", "services"]
+    verbs: ["list", "watch", "create", "patch"]
+  - apiGroups: ["apps"]
+    resources: ["deployments"]
+    verbs: ["list", "watch", "create", "patch"]
+  - apiGroups: ["policy"]
+    resources: ["poddisruptionbudgets"]
+    verbs: ["list", "watch", "create", "patch"]
+  - apiGroups: ["batch"]
+    resources: ["cronjobs"]
+    verbs: ["list", "watch", "create", "patch"]
+  # Jobs: watched for index freshness; created for the reindex annotation.
+  - apiGroups: ["batch"]
+    resources: ["jobs"]
+    verbs: ["list", "watch", "create"]
+  # The corpora's Pods: the indexer's termination messages name the repositories that failed to
+  # index; a search pod that cannot be scheduled or pull its image says why none runs.
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["list", "watch"]
+{{- if ne . "namespaced" }}
+  # The storage class of a volume claim that stays Pending: whether it exists at all.
+  - apiGroups: ["storage.k8s.io"]
+    resources: ["storageclasses"]
+    verbs: ["get"]
+{{- end }}
+  # The connector's Role and RoleBinding (read its own corpus).
+  - apiGroups: ["rbac.authorization.k8s.io"]
+    resources: ["roles", "rolebindings"]
+    verbs: ["list", "watch", "create", "patch"]
+  # The corpora's NetworkPolicies; delete for a corpus that turns them off (spec.networkPolicy.enabled).
+  - apiGroups: ["networking.k8s.io"]
+    resources: ["networkpolicies"]
+    verbs: ["list", "watch", "create", "patch", "delete"]
+  # Referenced Secrets (and the ConfigMap of a git CA bundle) are checked for existence only; their
+  # contents are never copied anywhere.
+  - apiGroups: [""]
+    resources: ["secrets", "configmaps"]
+    verbs: ["get"]
+  - apiGroups: [""]
+    resources: ["events"]
+    verbs: ["create", "patch"]
+{{- end -}}
