@@ -17,6 +17,10 @@
 #include "connector/tools/tools.h"
 #include "err.h"
 
+#define ERRORS "zoekt_connector_tool_errors_total"
+#define DURATION "zoekt_connector_tool_duration_seconds"
+#define DELIVERIES "zoekt_connector_webhook_deliveries_total"
+
 static void assert_contains(const char *text, const char *line)
 {
     if (!strstr(text, line))
@@ -77,11 +81,11 @@ static void test_fresh_exposition(void **state)
                           "\"} 1\n");
     /* Every tool and kind from the start, so that rate() sees the first failure. */
     assert_int_equal(count_lines(text, "zoekt_connector_tool_calls_total{"), TOOL_COUNT);
-    assert_int_equal(count_lines(text, "zoekt_connector_tool_errors_total{"), TOOL_COUNT * CMETRICS_KINDS);
-    assert_int_equal(count_lines(text, "zoekt_connector_tool_duration_seconds_bucket{"), TOOL_COUNT * 15);
-    assert_contains(text, "zoekt_connector_tool_errors_total{tool=\"corpus_status\",kind=\"internal\"} 0\n");
-    assert_contains(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"find_symbol\",le=\"0.001\"} 0\n");
-    assert_contains(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"find_symbol\",le=\"30\"} 0\n");
+    assert_int_equal(count_lines(text, ERRORS "{"), TOOL_COUNT * CMETRICS_KINDS);
+    assert_int_equal(count_lines(text, DURATION "_bucket{"), TOOL_COUNT * 15);
+    assert_contains(text, ERRORS "{tool=\"corpus_status\",kind=\"internal\"} 0\n");
+    assert_contains(text, DURATION "_bucket{tool=\"find_symbol\",le=\"0.001\"} 0\n");
+    assert_contains(text, DURATION "_bucket{tool=\"find_symbol\",le=\"30\"} 0\n");
     assert_contains(text, "zoekt_connector_unknown_tool_calls_total 0\n");
     assert_null(strstr(text, "webhook"));
     /* Each family is announced once, before its samples. */
@@ -92,8 +96,8 @@ static void test_fresh_exposition(void **state)
 
     m = cmetrics_new(1);
     text = render(m);
-    assert_int_equal(count_lines(text, "zoekt_connector_webhook_deliveries_total{"), CMETRICS_SCHEMES * CMETRICS_OUTCOMES);
-    assert_contains(text, "zoekt_connector_webhook_deliveries_total{scheme=\"none\",outcome=\"refused_signature\"} 0\n");
+    assert_int_equal(count_lines(text, DELIVERIES "{"), CMETRICS_SCHEMES * CMETRICS_OUTCOMES);
+    assert_contains(text, DELIVERIES "{scheme=\"none\",outcome=\"refused_signature\"} 0\n");
     free(text);
     cmetrics_free(m);
 }
@@ -125,29 +129,28 @@ static void test_recorded_calls(void **state)
     assert_int_equal(sample(text, "zoekt_connector_tool_calls_total{tool=\"search_code\"}"), 3);
     assert_int_equal(sample(text, "zoekt_connector_tool_calls_total{tool=\"read_file\"}"), 2);
     assert_int_equal(sample(text, "zoekt_connector_tool_calls_total{tool=\"list_files\"}"), 0);
-    assert_int_equal(sample(text, "zoekt_connector_tool_errors_total{tool=\"search_code\",kind=\"unavailable\"}"), 1);
-    assert_int_equal(sample(text, "zoekt_connector_tool_errors_total{tool=\"search_code\",kind=\"timeout\"}"), 1);
-    assert_int_equal(sample(text, "zoekt_connector_tool_errors_total{tool=\"search_code\",kind=\"internal\"}"), 0);
-    assert_int_equal(sample(text, "zoekt_connector_tool_errors_total{tool=\"read_file\",kind=\"invalid_argument\"}"), 1);
+    assert_int_equal(sample(text, ERRORS "{tool=\"search_code\",kind=\"unavailable\"}"), 1);
+    assert_int_equal(sample(text, ERRORS "{tool=\"search_code\",kind=\"timeout\"}"), 1);
+    assert_int_equal(sample(text, ERRORS "{tool=\"search_code\",kind=\"internal\"}"), 0);
+    assert_int_equal(sample(text, ERRORS "{tool=\"read_file\",kind=\"invalid_argument\"}"), 1);
     assert_int_equal(sample(text, "zoekt_connector_tool_output_bytes_total{tool=\"search_code\"}"), 1530);
     assert_int_equal(sample(text, "zoekt_connector_tool_rate_limited_total{tool=\"search_code\"}"), 1);
     assert_int_equal(sample(text, "zoekt_connector_unknown_tool_calls_total"), 4);
     assert_null(strstr(text, "grep"));
     assert_null(strstr(text, "fake_metric"));
     /* 3 ms, 200 ms and 31 s: the last above every bound. */
-    assert_int_equal(sample(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"search_code\",le=\"0.0025\"}"), 0);
-    assert_int_equal(sample(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"search_code\",le=\"0.005\"}"), 1);
-    assert_int_equal(sample(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"search_code\",le=\"0.25\"}"), 2);
-    assert_int_equal(sample(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"search_code\",le=\"30\"}"), 2);
-    assert_int_equal(sample(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"search_code\",le=\"+Inf\"}"), 3);
-    assert_contains(text, "zoekt_connector_tool_duration_seconds_sum{tool=\"search_code\"} 31.203000\n");
-    assert_contains(text, "zoekt_connector_tool_duration_seconds_count{tool=\"search_code\"} 3\n");
-    assert_contains(text, "zoekt_connector_tool_duration_seconds_sum{tool=\"read_file\"} 0.000100\n");
-    assert_int_equal(sample(text, "zoekt_connector_tool_duration_seconds_bucket{tool=\"read_file\",le=\"0.001\"}"), 2);
-    assert_int_equal(sample(text, "zoekt_connector_webhook_deliveries_total{scheme=\"github\",outcome=\"accepted\"}"), 2);
-    assert_int_equal(
-        sample(text, "zoekt_connector_webhook_deliveries_total{scheme=\"none\",outcome=\"refused_signature\"}"), 1);
-    assert_int_equal(sample(text, "zoekt_connector_webhook_deliveries_total{scheme=\"gitlab\",outcome=\"accepted\"}"), 0);
+    assert_int_equal(sample(text, DURATION "_bucket{tool=\"search_code\",le=\"0.0025\"}"), 0);
+    assert_int_equal(sample(text, DURATION "_bucket{tool=\"search_code\",le=\"0.005\"}"), 1);
+    assert_int_equal(sample(text, DURATION "_bucket{tool=\"search_code\",le=\"0.25\"}"), 2);
+    assert_int_equal(sample(text, DURATION "_bucket{tool=\"search_code\",le=\"30\"}"), 2);
+    assert_int_equal(sample(text, DURATION "_bucket{tool=\"search_code\",le=\"+Inf\"}"), 3);
+    assert_contains(text, DURATION "_sum{tool=\"search_code\"} 31.203000\n");
+    assert_contains(text, DURATION "_count{tool=\"search_code\"} 3\n");
+    assert_contains(text, DURATION "_sum{tool=\"read_file\"} 0.000100\n");
+    assert_int_equal(sample(text, DURATION "_bucket{tool=\"read_file\",le=\"0.001\"}"), 2);
+    assert_int_equal(sample(text, DELIVERIES "{scheme=\"github\",outcome=\"accepted\"}"), 2);
+    assert_int_equal(sample(text, DELIVERIES "{scheme=\"none\",outcome=\"refused_signature\"}"), 1);
+    assert_int_equal(sample(text, DELIVERIES "{scheme=\"gitlab\",outcome=\"accepted\"}"), 0);
     free(text);
     cmetrics_free(m);
 }
@@ -278,7 +281,7 @@ static void test_concurrent_counting(void **state)
     assert_int_equal(errors, (unsigned long long)WORKERS * (CALLS / 4));
     assert_int_equal(sample(text, "zoekt_connector_tool_output_bytes_total{tool=\"search_code\"}"),
                      10 * sample(text, "zoekt_connector_tool_calls_total{tool=\"search_code\"}"));
-    assert_int_equal(sample(text, "zoekt_connector_webhook_deliveries_total{scheme=\"gitlab\",outcome=\"accepted\"}"),
+    assert_int_equal(sample(text, DELIVERIES "{scheme=\"gitlab\",outcome=\"accepted\"}"),
                      (unsigned long long)WORKERS * (CALLS / 10));
     free(text);
     cmetrics_free(sh.m);
