@@ -657,10 +657,18 @@ static cJSON *container_nginx(const struct rctx *c)
     return k;
 }
 
+/* The connector's /metrics on the pod's address, for Prometheus (a PodMonitor selects the port by its
+ * name): the front agents use listens on the loopback, which nothing outside the pod reaches, and nginx
+ * routes no /metrics to it. The port is the loopback front's own, on another address, so no port is
+ * taken that spec.gateway.port could want (6070 and 8081 are refused there already). The kubelet
+ * expands $(POD_IP) in the command from the env below. */
+#define CONNECTOR_METRICS_PORT 8081
+#define CONNECTOR_METRICS_LISTEN "$(POD_IP):8081"
+
 static cJSON *container_connector(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *k = jb_object(c->b), *cmd, *mounts;
+    cJSON *k = jb_object(c->b), *cmd, *mounts, *env, *e, *from, *ports, *p;
     static const char *const probe[] = {"zoekt-connector", "probe", "http://" CONNECTOR_LISTEN "/healthz", NULL};
     char corpus[320], num[32];
 
@@ -671,6 +679,8 @@ static cJSON *container_connector(const struct rctx *c)
     jb_push(c->b, cmd, jb_string(c->b, "zoekt-connector"));
     jb_push(c->b, cmd, jb_string(c->b, "--listen"));
     jb_push(c->b, cmd, jb_string(c->b, CONNECTOR_LISTEN));
+    jb_push(c->b, cmd, jb_string(c->b, "--metrics-listen"));
+    jb_push(c->b, cmd, jb_string(c->b, CONNECTOR_METRICS_LISTEN));
     jb_push(c->b, cmd, jb_string(c->b, "--zoekt-url"));
     jb_push(c->b, cmd, jb_string(c->b, "http://" ZOEKT_LISTEN));
     jb_push(c->b, cmd, jb_string(c->b, "--corpus"));
@@ -703,6 +713,19 @@ static cJSON *container_connector(const struct rctx *c)
         for (const char *const *f = hook_flags; *f; f++)
             jb_push(c->b, cmd, jb_string(c->b, *f));
     }
+    env = jb_add_arr(c->b, k, "env");
+    e = jb_object(c->b);
+    jb_add_str(c->b, e, "name", "POD_IP");
+    from = jb_add_obj(c->b, jb_add_obj(c->b, e, "valueFrom"), "fieldRef");
+    jb_add_str(c->b, from, "apiVersion", "v1");
+    jb_add_str(c->b, from, "fieldPath", "status.podIP");
+    jb_push(c->b, env, e);
+    ports = jb_add_arr(c->b, k, "ports");
+    p = jb_object(c->b);
+    jb_add_str(c->b, p, "name", "metrics");
+    jb_add_num(c->b, p, "containerPort", CONNECTOR_METRICS_PORT);
+    jb_add_str(c->b, p, "protocol", "TCP");
+    jb_push(c->b, ports, p);
     jb_add(c->b, k, "resources", resources(c->b, NULL, "50m", "64Mi", "256Mi"));
     /* /mcp depends on the connector, so the pod is Ready only while the connector answers; the connector
      * checks itself with its own binary, so its image needs no HTTP client. */
