@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 struct budget;
+struct cmetrics;
 struct http_pool;
 struct zlc;
 
@@ -68,6 +69,7 @@ struct connector_config {
     struct budget *request_budget;    /* CONNECTOR_REQUESTS_MEMORY_MAX over the requests served; may be NULL */
     struct zlc *zoekt_list_cache;     /* Zoekt's repository list as search_code's "Indexed:" line reads it
                                        * (connector/zoekt/listcache.h); NULL: that line shows no ages */
+    struct cmetrics *metrics;         /* what /metrics shows (connector/metrics.h); NULL: nothing is counted */
 };
 
 #endif

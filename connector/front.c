@@ -3,12 +3,14 @@
 
 #include "budget.h"
 #include "buf.h"
+#include "connector/metrics.h"
 #include "connector/tools/tools.h"
 #include "flag.h"
 #include "json.h"
 #include "log.h"
 #include "mem.h"
 #include "monotime.h"
+#include "prom.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -46,6 +48,7 @@ struct front {
     int reaper_started;
     pthread_t reaper;
     unsigned deadline_s; /* FRONT_REQUEST_DEADLINE_S, or the test's */
+    int metrics_only;    /* front_opts.metrics_only */
 };
 
 /* One HTTP request's state across libmicrohttpd's calls. */
@@ -322,6 +325,26 @@ static enum MHD_Result serve_healthz(struct front *f, struct MHD_Connection *c)
     return front_respond(c, MHD_HTTP_OK, "text/plain", "ok\n", NULL);
 }
 
+/* Renders the metrics at each scrape: they are counters read in place, so a scrape costs the text and
+ * nothing else. */
+static enum MHD_Result serve_metrics(struct front *f, struct MHD_Connection *c)
+{
+    struct buf b;
+    enum MHD_Result ret;
+
+    if (f->cfg == NULL || f->cfg->metrics == NULL)
+        return front_respond(c, MHD_HTTP_NOT_FOUND, "text/plain", "no metrics are kept\n", NULL);
+    buf_init(&b, CMETRICS_TEXT_MAX);
+    if (cmetrics_render(f->cfg->metrics, &b) != ZK_OK) {
+        /* The bound is above the largest exposition (test_cmetrics): only a change that outgrew it. */
+        log_error("The metrics do not fit their bound", NULL);
+        return front_respond(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", "metrics unavailable\n", NULL);
+    }
+    ret = front_respond(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, b.data, NULL);
+    buf_free(&b);
+    return ret;
+}
+
 /* The front's own paths. /auth answers any method because nginx's auth_request subrequest carries the
  * method of the request it guards. */
 static const struct {
@@ -332,6 +355,7 @@ static const struct {
     {"/auth", 1, serve_auth},
     {"/index-status", 0, serve_index_status},
     {"/healthz", 0, serve_healthz},
+    {"/metrics", 0, serve_metrics},
 };
 
 /* ---- libmicrohttpd callbacks ---------------------------------------------------------------- */
@@ -447,6 +471,8 @@ static enum MHD_Result serve(struct front *f, struct MHD_Connection *c, const st
 
     if (route != NULL)
         return route->serve(route->ctx, c, method, &body);
+    if (f->metrics_only && strcmp(url, "/metrics") != 0)
+        return front_respond(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n", NULL);
     for (i = 0; i < sizeof(own_routes) / sizeof(own_routes[0]); i++)
         if (own_routes[i].any_method && strcmp(url, own_routes[i].path) == 0)
             return own_routes[i].serve(f, c);
@@ -571,10 +597,12 @@ int front_start(const struct front_opts *opts, struct front **out, struct zk_err
     f = mem_calloc(1, sizeof(*f));
     mem_mutex_init(&f->conns_mu);
     mem_cond_init(&f->stop_cv, 1);
-    f->routes = mem_calloc(opts->nroutes, sizeof(*f->routes));
-    if (opts->nroutes > 0)
-        memcpy(f->routes, opts->routes, opts->nroutes * sizeof(*f->routes));
-    f->nroutes = opts->nroutes;
+    /* A metrics_only front takes no routes: it serves /metrics and nothing an agent uses. */
+    f->nroutes = opts->metrics_only ? 0 : opts->nroutes;
+    f->routes = mem_calloc(f->nroutes, sizeof(*f->routes));
+    if (f->nroutes > 0)
+        memcpy(f->routes, opts->routes, f->nroutes * sizeof(*f->routes));
+    f->metrics_only = opts->metrics_only;
     f->cfg = opts->cfg;
     f->auth = opts->auth;
     f->deadline_s = opts->request_deadline_s ? opts->request_deadline_s : FRONT_REQUEST_DEADLINE_S;
@@ -585,7 +613,8 @@ int front_start(const struct front_opts *opts, struct front **out, struct zk_err
     f->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, f, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
                             on_completed, f, MHD_OPTION_NOTIFY_CONNECTION, on_connection, f,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)FRONT_MAX_CONNECTIONS,
+                            MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)(f->metrics_only ? FRONT_METRICS_CONNECTIONS : FRONT_MAX_CONNECTIONS),
                             MHD_OPTION_CONNECTION_TIMEOUT, f->deadline_s,
                             MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
     if (f->d == NULL) {

@@ -10,9 +10,15 @@
  *                           ?maxAge=36h adds the stale repositories, ?repositories=all the list of
  *                           every one (400 for another value)
  *   GET    /healthz         200 while the process serves
+ *   GET    /metrics         the connector's metrics (connector/metrics.h) as Prometheus text; 404 when
+ *                           none are kept
  *
  * Other paths answer 404, and other methods than GET and HEAD on the front's own paths (and on unknown
  * ones) answer 405.
+ *
+ * A front started with metrics_only serves GET /metrics alone (404 for every other path): the listener
+ * on the pod's address that Prometheus scrapes (--metrics-listen), while the front that serves agents
+ * stays on the loopback behind nginx, which routes no /metrics to it.
  *
  * Each connection has its own thread, so a slow search never holds up other clients. The front knows
  * nothing of MCP: a route is a path and a few functions, so that the layers stay apart
@@ -30,6 +36,9 @@
 #include <sys/socket.h>
 
 #define FRONT_MAX_CONNECTIONS 128
+/* A metrics_only front has one client, Prometheus, which scrapes over one connection at a time: a few
+ * connections are enough, and a peer on the network that opens more cannot hold more threads. */
+#define FRONT_METRICS_CONNECTIONS 8
 /* Slow clients: a connection has this long, from its opening or from its last answer, to deliver a
  * complete request (headers and body); then it is shut down, whatever trickles in. Also the idle
  * timeout between two requests; nginx in the search pod closes its idle connections to the connector
@@ -82,6 +91,7 @@ struct front_opts {
     const struct front_route *routes; /* copied; what they point to must outlive the front */
     size_t nroutes;
     unsigned request_deadline_s; /* 0: FRONT_REQUEST_DEADLINE_S (tests use less) */
+    int metrics_only; /* serve GET /metrics alone, on at most FRONT_METRICS_CONNECTIONS; no routes */
 };
 
 struct front;

@@ -2,8 +2,10 @@
  *
  * Parses the flags into a connector_config, then serves MCP either on stdin/stdout (--stdio, for an
  * agent that starts the connector itself) or over Streamable HTTP (--listen, in the search Deployment
- * behind nginx), where the HTTP front door (connector/front) serves /auth, /index-status and /healthz
- * and hands /mcp to the MCP transport (connector/mcp/streamable). SIGTERM and SIGINT end either mode cleanly.
+ * behind nginx), where the HTTP front door (connector/front) serves /auth, /index-status, /healthz and
+ * /metrics and hands /mcp to the MCP transport (connector/mcp/streamable); --metrics-listen adds a second
+ * front that serves /metrics alone, for Prometheus on the pod's address. SIGTERM and SIGINT end either
+ * mode cleanly.
  *
  * main is four steps, as the operator's is: main_parse_flags, main_start, main_run and main_stop. */
 #include "connector/auth.h"
@@ -11,6 +13,7 @@
 #include "connector/front.h"
 #include "connector/mcp/streamable.h"
 #include "connector/mcp/stdio.h"
+#include "connector/metrics.h"
 #include "connector/webhook.h"
 #include "connector/zoekt/listcache.h"
 #include "err.h"
@@ -49,6 +52,7 @@ struct connector {
     struct connector_config cfg;
     int use_stdio;
     const char *listen; /* HTTP only: DEFAULT_LISTEN unless --listen */
+    const char *metrics_listen; /* --metrics-listen: a second front serving /metrics alone, or NULL */
     const char *zoekt_token_file;
     int log_level;
     char *origins, *zoekt_url, *zoekt_token, *corpus; /* heap; cfg points into them */
@@ -58,6 +62,8 @@ struct connector {
     struct webhook_opts webhook_opts; /* --webhook-*: all three, or none */
     struct webhook *webhook;
     struct front *front;
+    struct front *metrics_front;     /* on metrics_listen */
+    struct cmetrics *metrics;        /* cfg.metrics */
     struct budget zoekt_budget;      /* cfg.zoekt_budget */
     struct budget request_budget;    /* cfg.request_budget */
     sigset_t stop_signals; /* blocked in every thread, awaited by main_run */
@@ -82,8 +88,10 @@ static void usage(FILE *f)
             "MCP server giving coding agents compact Zoekt code search results.\n\n"
             "  --zoekt-url URL          zoekt-webserver (or nginx in front of it) (default %s)\n"
             "  --stdio                  serve MCP on stdin/stdout (one JSON-RPC message per line)\n"
-            "  --listen HOST:PORT       serve Streamable HTTP on /mcp, plus /auth, /index-status, /healthz\n"
-            "                           (default %s; port 0 picks a free port)\n"
+            "  --listen HOST:PORT       serve Streamable HTTP on /mcp, plus /auth, /index-status, /healthz,\n"
+            "                           /metrics (default %s; port 0 picks a free port)\n"
+            "  --metrics-listen HOST:PORT  also serve /metrics, and nothing else, there: for Prometheus on\n"
+            "                           the pod's address (with --listen; default: none)\n"
             "  --token-file FILE        accepted bearer tokens, one per line (# comments); default: none,\n"
             "                           no authentication\n"
             "  --token-dir DIR          accepted bearer tokens, one per file (a mounted Secret)\n"
@@ -213,6 +221,7 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
          .expected = "an http:// or https:// URL"},
         {.name = "stdio", .type = FLAG_SWITCH, .dst = &c->use_stdio},
         {.name = "listen", .type = FLAG_STRING, .dst = &c->listen},
+        {.name = "metrics-listen", .type = FLAG_STRING, .dst = &c->metrics_listen},
         {.name = "token-file", .type = FLAG_STRING, .dst = &cfg->token_file},
         {.name = "token-dir", .type = FLAG_STRING, .dst = &cfg->token_dir},
         {.name = "zoekt-token-file", .type = FLAG_STRING, .dst = &c->zoekt_token_file},
@@ -257,6 +266,10 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
     }
     if (c->use_stdio && c->listen != NULL) {
         fprintf(stderr, "zoekt-connector: --stdio and --listen exclude each other\n");
+        return 2;
+    }
+    if (c->use_stdio && c->metrics_listen != NULL) {
+        fprintf(stderr, "zoekt-connector: --metrics-listen goes with HTTP, not --stdio\n");
         return 2;
     }
     n = !!c->webhook_opts.secret_file + !!c->webhook_opts.repos_file + !!c->webhook_opts.queue_dir;
@@ -309,8 +322,16 @@ static int main_start_http(struct connector *c)
      * main_run. */
     sig_stop_set(&c->stop_signals);
     pthread_sigmask(SIG_BLOCK, &c->stop_signals, NULL);
-    if ((rc = front_start(&fo, &c->front, &err)) != ZK_OK)
+    if ((rc = front_start(&fo, &c->front, &err)) != ZK_OK) {
         log_error("Cannot serve HTTP", "error", err.msg, NULL);
+        goto out;
+    }
+    if (c->metrics_listen) {
+        struct front_opts mfo = {.cfg = &c->cfg, .listen = c->metrics_listen, .metrics_only = 1};
+
+        if ((rc = front_start(&mfo, &c->metrics_front, &err)) != ZK_OK)
+            log_error("Cannot serve /metrics on --metrics-listen", "error", err.msg, NULL);
+    }
 out:
     return rc;
 }
@@ -347,6 +368,10 @@ static int main_start(struct connector *c)
     c->cfg.zoekt_budget = &c->zoekt_budget;
     c->request_budget.limit = CONNECTOR_REQUESTS_MEMORY_MAX;
     c->cfg.request_budget = &c->request_budget;
+    /* Counted over stdio too, though only HTTP serves them: the counting costs a few atomic adds. */
+    c->metrics = cmetrics_new(c->webhook_opts.secret_file != NULL);
+    c->cfg.metrics = c->metrics;
+    c->webhook_opts.metrics = c->metrics;
     if (c->use_stdio) {
         if (c->cfg.token_file != NULL || c->cfg.token_dir != NULL || c->cfg.allowed_origins != NULL)
             log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);
@@ -378,19 +403,25 @@ static int main_run(struct connector *c)
     snprintf(port, sizeof(port), "%d", front_port(c->front));
     log_info("Serving MCP over Streamable HTTP", "listen", c->listen, "port", port, "zoekt", c->cfg.zoekt_url,
              NULL);
+    if (c->metrics_front) {
+        snprintf(port, sizeof(port), "%d", front_port(c->metrics_front));
+        log_info("Serving /metrics", "listen", c->metrics_listen, "port", port, NULL);
+    }
     sigwait(&c->stop_signals, &sig);
     log_info("Shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
     return 0;
 }
 
-/* Stops and frees whatever main_parse_flags and main_start made, in an order that matters: the front
- * first (it cancels the tool calls in flight and waits for its connection threads), then the
- * transport and the tokens those threads used. */
+/* Stops and frees whatever main_parse_flags and main_start made, in an order that matters: the fronts
+ * first (the main one cancels the tool calls in flight; both wait for their connection threads), then
+ * the transport, the tokens and the metrics those threads used. */
 static void main_stop(struct connector *c)
 {
     front_stop(c->front);
+    front_stop(c->metrics_front);
     mcp_streamable_free(c->mcp);
     webhook_free(c->webhook);
+    cmetrics_free(c->metrics);
     auth_free(c->auth);
     http_pool_free(c->cfg.zoekt_pool);
     zlc_free(c->cfg.zoekt_list_cache);

@@ -17,6 +17,7 @@
 
 struct webhook {
     char *secret_file, *repos_file, *queue_dir;
+    struct cmetrics *metrics;
 };
 
 int webhook_new(const struct webhook_opts *opts, struct webhook **out, struct zk_err *err)
@@ -30,6 +31,7 @@ int webhook_new(const struct webhook_opts *opts, struct webhook **out, struct zk
     w->secret_file = mem_strdup(opts->secret_file);
     w->repos_file = mem_strdup(opts->repos_file);
     w->queue_dir = mem_strdup(opts->queue_dir);
+    w->metrics = opts->metrics;
     *out = w;
     return ZK_OK;
 }
@@ -44,7 +46,8 @@ void webhook_free(struct webhook *w)
     free(w);
 }
 
-static void answer(struct webhook_answer *a, unsigned status, const char *key, const char *value)
+static void answer(struct webhook_answer *a, unsigned status, enum cmetrics_outcome outcome, const char *key,
+                   const char *value)
 {
     cJSON *o = cJSON_CreateObject();
     char *text;
@@ -52,6 +55,7 @@ static void answer(struct webhook_answer *a, unsigned status, const char *key, c
     cJSON_AddStringToObject(o, key, value);
     text = cJSON_PrintUnformatted(o);
     a->status = status;
+    a->outcome = outcome;
     snprintf(a->body, sizeof(a->body), "%s", text);
     free(text);
     cJSON_Delete(o);
@@ -134,13 +138,14 @@ void webhook_handle(struct webhook *w, const struct hook_proof *proof, const cha
     size_t slen;
 
     if (too_big) {
-        answer(a, 413, "error", "the body is larger than the connector accepts; the next poll finds the push");
+        answer(a, 413, CMETRICS_TOO_LARGE, "error",
+               "the body is larger than the connector accepts; the next poll finds the push");
         return;
     }
     buf_init(&secret, WEBHOOK_SECRET_MAX);
     buf_init(&list, WEBHOOK_LIST_MAX);
     if (!read_small(&secret, w->secret_file, "secret")) {
-        answer(a, 503, "error", "the webhook secret cannot be read");
+        answer(a, 503, CMETRICS_FAILED, "error", "the webhook secret cannot be read");
         goto out;
     }
     /* A Secret written with a trailing newline (echo secret > file) means the secret without it. */
@@ -148,52 +153,69 @@ void webhook_handle(struct webhook *w, const struct hook_proof *proof, const cha
     while (slen > 0 && (secret.data[slen - 1] == '\n' || secret.data[slen - 1] == '\r'))
         slen--;
     if (!hook_verify(proof, secret.data, slen, body, len)) {
-        answer(a, 401, "error", "missing or wrong signature");
+        answer(a, 401, CMETRICS_REFUSED_SIGNATURE, "error", "missing or wrong signature");
         goto out;
     }
     if (hook_parse_push(body, len, &push, &err) != ZK_OK) {
-        answer(a, 400, "error", err.msg);
+        answer(a, 400, CMETRICS_BAD_REQUEST, "error", err.msg);
         goto out;
     }
     if (push.ref && strncmp(push.ref, "refs/heads/", 11) != 0) {
-        answer(a, 202, "ignored", "not a branch");
+        answer(a, 202, CMETRICS_IGNORED, "ignored", "not a branch");
         goto out;
     }
     if (!read_small(&list, w->repos_file, "repository list")) {
-        answer(a, 503, "error", "the repository list cannot be read");
+        answer(a, 503, CMETRICS_FAILED, "error", "the repository list cannot be read");
         goto out;
     }
     if (!find_listed(list.data ? list.data : "", &push, name, sizeof(name))) {
-        answer(a, 202, "ignored", "the corpus does not list this repository");
+        answer(a, 202, CMETRICS_IGNORED, "ignored", "the corpus does not list this repository");
         goto out;
     }
     if (!enqueue(w, name)) {
-        answer(a, 503, "error", "the request cannot be written");
+        answer(a, 503, CMETRICS_FAILED, "error", "the request cannot be written");
         goto out;
     }
     log_info("Webhook push queued", "repository", name, NULL);
-    answer(a, 202, "queued", name);
+    answer(a, 202, CMETRICS_ACCEPTED, "queued", name);
 out:
     hook_push_free(&push);
     buf_free(&secret);
     buf_free(&list);
 }
 
+/* The host whose proof a delivery carries, for the metrics: Gitea and Forgejo send GitHub's header
+ * beside their own, so their own header decides. */
+static enum cmetrics_scheme webhook_scheme(const struct hook_proof *p)
+{
+    if (p->gitlab_token)
+        return CMETRICS_GITLAB;
+    if (p->gitea_signature)
+        return CMETRICS_GITEA;
+    if (p->hub_signature_256)
+        return CMETRICS_GITHUB;
+    return CMETRICS_NO_PROOF;
+}
+
 static enum MHD_Result webhook_serve(void *ctx, struct MHD_Connection *c, const char *method,
                                      const struct front_body *body)
 {
+    struct webhook *w = ctx;
     struct hook_proof proof;
     struct webhook_answer a;
     const char *gitea;
 
-    if (strcmp(method, "POST") != 0)
-        return front_respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "application/json",
-                             "{\"error\":\"POST a push event\"}", MHD_HTTP_HEADER_ALLOW, "POST", NULL);
     gitea = front_header(c, "X-Gitea-Signature");
     proof.hub_signature_256 = front_header(c, "X-Hub-Signature-256");
     proof.gitea_signature = gitea ? gitea : front_header(c, "X-Forgejo-Signature");
     proof.gitlab_token = front_header(c, "X-Gitlab-Token");
-    webhook_handle(ctx, &proof, body->data, body->len, body->too_big, &a);
+    if (strcmp(method, "POST") != 0) {
+        cmetrics_webhook(w->metrics, webhook_scheme(&proof), CMETRICS_BAD_REQUEST);
+        return front_respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "application/json",
+                             "{\"error\":\"POST a push event\"}", MHD_HTTP_HEADER_ALLOW, "POST", NULL);
+    }
+    webhook_handle(w, &proof, body->data, body->len, body->too_big, &a);
+    cmetrics_webhook(w->metrics, webhook_scheme(&proof), a.outcome);
     return front_respond(c, a.status, "application/json", a.body, NULL);
 }
 

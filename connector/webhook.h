@@ -14,12 +14,14 @@
  *
  * The secret and the repository list are read on every delivery (both small, both mounted from the
  * API and updated in place), so a rotated secret or an edited list takes effect without a restart.
- * Safe from several threads: a webhook holds only paths. */
+ * Every delivery is counted by the proof it carried and what became of it (connector/metrics.h). Safe
+ * from several threads: a webhook holds only paths, and the metrics are atomic. */
 #ifndef ZK_CONNECTOR_WEBHOOK_H
 #define ZK_CONNECTOR_WEBHOOK_H
 
 #include "connector/front.h"
 #include "connector/hook.h"
+#include "connector/metrics.h"
 #include "err.h"
 
 #define WEBHOOK_PATH "/hooks/push"
@@ -30,6 +32,7 @@ struct webhook_opts {
     const char *secret_file; /* the Secret's key, mounted */
     const char *repos_file;  /* the indexer's repository list: "name url [branches]" lines */
     const char *queue_dir;   /* the indexer's request folder on the shared volume */
+    struct cmetrics *metrics; /* where each delivery is counted; NULL: nowhere. Must outlive the webhook */
 };
 
 struct webhook;
@@ -39,10 +42,11 @@ int webhook_new(const struct webhook_opts *opts, struct webhook **out, struct zk
     __attribute__((warn_unused_result));
 void webhook_free(struct webhook *w);
 
-/* The answer to one delivery: an HTTP status and a small JSON body. */
+/* The answer to one delivery: an HTTP status, a small JSON body, and the outcome the metrics count. */
 struct webhook_answer {
     unsigned status;
     char body[384];
+    enum cmetrics_outcome outcome;
 };
 
 /* Handles one delivery of body[0..len) (too_big: it was longer than the front's bound) with the given

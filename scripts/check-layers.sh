@@ -4,8 +4,8 @@
 #   controller/runtime/                   a generic controller runtime; includes only lib/
 #   controller/corpus/, controller/main.c the domain and the program
 #   connector/zoekt/, connector/format.*  Zoekt and its rendering; know nothing of MCP
-#   connector/tools/, connector/front.*   the tools, and the HTTP front door that serves routes handed
-#                                         to it; knows nothing of MCP
+#   connector/tools/, connector/front.*,  the tools, the HTTP front door that serves routes handed to
+#   connector/metrics.*                   it, and the metrics; know nothing of MCP
 #   connector/mcp/, connector/main.c      the protocol and the program, which plugs /mcp into the front
 # and neither program includes the other's code. Includes are written from the tree's root
 # ("controller/corpus/api.h") or, for lib/, by their lib-relative name ("json.h"), so a prefix names
@@ -38,6 +38,8 @@ report=$(
     "connector/zoekt/ and connector/format know nothing of the MCP transport"
   check connector/front.[ch] -- 'connector/mcp/' \
     "connector/front serves the routes handed to it and knows nothing of the MCP transport"
+  check connector/metrics.[ch] -- 'connector/mcp/' \
+    "connector/metrics counts what the transports report and knows nothing of them"
 )
 [ -z "$report" ] && exit 0
 echo "$report"

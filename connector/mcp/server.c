@@ -2,6 +2,7 @@
 #include "connector/mcp/server.h"
 
 #include "connector/mcp/jsonrpc.h"
+#include "connector/metrics.h"
 #include "connector/tools/tools.h"
 #include "budget.h"
 #include "buf.h"
@@ -114,6 +115,12 @@ int mcp_bucket_take(struct mcp_bucket *b, double now, double *wait_s)
     if (wait_s != NULL)
         *wait_s = b->rate > 0 ? (1.0 - b->tokens) / b->rate : -1;
     return 0;
+}
+
+/* The metrics the session's calls are counted in, or NULL. */
+static struct cmetrics *session_metrics(const struct mcp_session *s)
+{
+    return s->cfg != NULL ? s->cfg->metrics : NULL;
 }
 
 struct mcp_session *mcp_session_new(const struct mcp_session_opts *opts)
@@ -349,6 +356,7 @@ static cJSON *admit_tool_call(struct mcp_session *s, const struct jsonrpc_msg *m
         if (first)
             log_warn("Tool call rate-limited; the refusals that follow are counted until a call is admitted",
                      "tool", name->valuestring, NULL);
+        cmetrics_tool_rate_limited(session_metrics(s), name->valuestring);
         return jsonrpc_result(m->id, tool_result_json(text, NULL, 1));
     }
     refused = s->refused;
@@ -607,7 +615,9 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
     struct tool_result res;
     struct zk_err err;
     cJSON *reply = NULL;
-    double t0 = monotime_s();
+    double t0 = monotime_s(), seconds;
+    enum cmetrics_kind kind = CMETRICS_NO_ERROR;
+    size_t text_bytes = 0;
     char ms[32];
     int rc, cancelled;
 
@@ -615,16 +625,22 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
     tool_result_init(&res);
     rc = tools_call(&ctx, name, args, &res, &err);
     cancelled = inflight_remove(s, &job->fl);
-    snprintf(ms, sizeof(ms), "%.0f", (monotime_s() - t0) * 1000);
+    seconds = monotime_s() - t0;
+    snprintf(ms, sizeof(ms), "%.0f", seconds * 1000);
     if (cancelled) {
+        kind = CMETRICS_CANCELLED;
         log_info("Tool call ended after cancellation; no reply sent", "tool", name, "ms", ms, NULL);
     } else if (rc == ZK_EINVAL) {
+        /* No tool has that name: the metrics count it apart, under no tool's label. */
+        kind = CMETRICS_INVALID_ARGUMENT;
         char shown[JSONRPC_SHOW_SIZE], msg[JSONRPC_SHOW_SIZE + 32];
 
         jsonrpc_show(shown, sizeof(shown), name);
         snprintf(msg, sizeof(msg), "Unknown tool: %s", shown);
         reply = jsonrpc_error(id, JSONRPC_INVALID_PARAMS, msg, NULL);
     } else if (rc != ZK_OK) {
+        /* The tool could not answer at all (a -32603): whatever the code, a fault of the connector's. */
+        kind = CMETRICS_INTERNAL;
         log_error("Tool call failed", "tool", name, "error", err.msg, NULL);
         reply = jsonrpc_error(id, JSONRPC_INTERNAL_ERROR, err.msg[0] ? err.msg : zk_strerror(rc), NULL);
     } else {
@@ -635,10 +651,17 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
             cJSON_Delete(structured);
             structured = NULL;
         }
-        log_info("Tool call", "tool", name, "ms", ms, "isError", res.is_error ? "true" : "false", NULL);
+        text_bytes = res.text.len;
+        if (res.is_error) {
+            kind = cmetrics_kind_of(res.code);
+            log_info("Tool call", "tool", name, "ms", ms, "isError", "true", "kind", cmetrics_kind_name(kind), NULL);
+        } else {
+            log_info("Tool call", "tool", name, "ms", ms, "isError", "false", NULL);
+        }
         reply = jsonrpc_result(id, tool_result_json(res.text.data ? res.text.data : "", structured,
                                                     res.is_error));
     }
+    cmetrics_tool_call(session_metrics(s), name, kind, seconds, text_bytes);
     tool_result_free(&res);
     return reply;
 }

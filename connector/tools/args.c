@@ -14,20 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-int targ_fail(struct tool_result *r, const char *fmt, ...)
+/* targ_fail and targ_fail_code: r failed with code, and the message fmt with ap. */
+__attribute__((format(printf, 3, 0))) static int targ_vfail(struct tool_result *r, int code, const char *fmt,
+                                                            va_list ap)
 {
     char msg[2048];
     size_t n;
     int rc = ZK_OK;
-    va_list ap;
 
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     buf_reset(&r->text);
     cJSON_Delete(r->structured);
     r->structured = NULL;
     r->is_error = 1;
+    r->code = code;
     /* A precision such as %.200s, or the message's own bound, can cut a character of an argument in
      * two: such bytes are dropped, so that the reply stays UTF-8. An argument echoed in the message
      * (an unknown name, a query) may hold control bytes: all but line breaks and tabs, which messages
@@ -43,6 +43,28 @@ int targ_fail(struct tool_result *r, const char *fmt, ...)
         else if (k)
             rc = buf_append(&r->text, msg + i, k);
     }
+    return rc;
+}
+
+int targ_fail(struct tool_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = targ_vfail(r, ZK_EINVAL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int targ_fail_code(struct tool_result *r, int code, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = targ_vfail(r, code, fmt, ap);
+    va_end(ap);
     return rc;
 }
 
@@ -467,9 +489,10 @@ int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, co
 {
     struct zc_conn c = targ_conn(ctx, ctx->cfg->search_timeout_ms);
     struct zk_err err = {0};
+    int rc = zc_search(&c, zq, so, ro, res, &err);
 
-    if (zc_search(&c, zq, so, ro, res, &err) == ZK_OK)
+    if (rc == ZK_OK)
         return ZK_OK;
-    (void)targ_fail(r, "%s failed: %s\nQuery sent: %s", tool, err.msg, zq);
+    (void)targ_fail_code(r, rc, "%s failed: %s\nQuery sent: %s", tool, err.msg, zq);
     return ZK_EINVAL;
 }

@@ -13,10 +13,15 @@
 #include <cjson/cJSON.h>
 #include <time.h>
 
-/* Marks r as failed and sets its text to the formatted message (replacing what was there). Returns
- * ZK_OK, because a failure the agent should read is still a successful call (the message, at most
- * 2 KiB, always fits the text buffer). */
+/* Marks r as failed, with code ZK_EINVAL (the caller's arguments, or a name that selects nothing: the
+ * call must change to succeed), and sets its text to the formatted message (replacing what was there).
+ * Returns ZK_OK, because a failure the agent should read is still a successful call (the message, at
+ * most 2 KiB, always fits the text buffer). */
 int targ_fail(struct tool_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* targ_fail for a failure of something else than the arguments: code is the lib/err.h code of what
+ * failed (the Zoekt client's, the list cache's), which tool_result.code keeps for the metrics. */
+int targ_fail_code(struct tool_result *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The argument checks below (targ_check_known to targ_repo_pattern) return ZK_OK, or fail r with a
  * message for the agent and return ZK_EINVAL. The tools answer that failure with r as it is: the agent
@@ -63,7 +68,8 @@ void targ_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
 
 /* Runs the Zoekt query zq for tool (its name, for the message) with the configured search timeout:
  * ZK_OK with *res filled (the caller frees it with zr_search_free, also after a failure), or fails r
- * with "<tool> failed: <why>\nQuery sent: <zq>" and returns ZK_EINVAL, as the argument checks do. */
+ * with "<tool> failed: <why>\nQuery sent: <zq>" and the client's code, and returns ZK_EINVAL, as the
+ * argument checks do. */
 int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,
                 const struct zr_opts *ro, struct zr_search *res, struct tool_result *r);
 

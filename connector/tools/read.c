@@ -53,8 +53,8 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
     buf_init(&msg, 8192);
     rc = targ_list_get(ctx, &l, &lerr);
     if (rc)
-        rc = targ_fail(r, "no file \"%.300s\" in a repository \"%.200s\" selects; listing the repositories to "
-                          "tell which is missing failed: %s", path, repo, lerr.msg);
+        rc = targ_fail_code(r, rc, "no file \"%.300s\" in a repository \"%.200s\" selects; listing the "
+                               "repositories to tell which is missing failed: %s", path, repo, lerr.msg);
     else if (!targ_repo_indexed(l, pattern) && (rc = targ_no_repo(l, repo, pattern, &msg)) == ZK_OK)
         rc = targ_fail(r, "%s", msg.data);
     else if (rc == ZK_OK)
@@ -128,8 +128,10 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
         goto out;
     }
     if (!res.files[0].content) {
-        rc = targ_fail(r, "Zoekt found %s/%s but sent %s its content (retrying will not help)", res.files[0].repo,
-                       res.files[0].path, res.files[0].has_content ? "an undecodable copy of" : "none of");
+        /* Zoekt's answer is not in the shape asked for ("Whole": true): ZK_EPARSE, as the client says. */
+        rc = targ_fail_code(r, ZK_EPARSE, "Zoekt found %s/%s but sent %s its content (retrying will not help)",
+                            res.files[0].repo, res.files[0].path,
+                            res.files[0].has_content ? "an undecodable copy of" : "none of");
         goto out;
     }
     {

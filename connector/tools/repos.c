@@ -46,7 +46,7 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
         return ZK_OK;
     rc = targ_list_get(ctx, &l, &lerr);
     if (rc) {
-        rc = targ_fail(r, "listing repositories failed: %s", lerr.msg);
+        rc = targ_fail_code(r, rc, "listing repositories failed: %s", lerr.msg);
         goto out;
     }
     buf_reset(&r->text);

@@ -11,6 +11,7 @@ void tool_result_init(struct tool_result *r)
     buf_init(&r->text, TOOLS_TEXT_MAX);
     r->structured = NULL;
     r->is_error = 0;
+    r->code = ZK_OK;
 }
 
 void tool_result_free(struct tool_result *r)
@@ -19,4 +20,5 @@ void tool_result_free(struct tool_result *r)
     cJSON_Delete(r->structured);
     r->structured = NULL;
     r->is_error = 0;
+    r->code = ZK_OK;
 }

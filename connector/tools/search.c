@@ -192,7 +192,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
             rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
         }
         if (rc) {
-            rc = targ_fail(r, "search failed: %s\nQuery sent: %s", qerr.msg, zq);
+            rc = targ_fail_code(r, rc, "search failed: %s\nQuery sent: %s", qerr.msg, zq);
             goto out;
         }
     }

@@ -296,9 +296,11 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     if (rc) {
         cJSON_AddNullToObject(root, "index");
         cJSON_AddStringToObject(root, "indexError", lerr.msg);
-        rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, lerr.msg);
-        /* Neither source answered: the agent cannot rely on the index at all. */
+        /* Neither source answered: the agent cannot rely on the index at all. The webserver's failure is
+         * the one counted: it is what every other tool depends on. */
         r->is_error = corpus_failed;
+        r->code = corpus_failed ? rc : ZK_OK;
+        rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, lerr.msg);
         goto done;
     }
     targ_summarise(l, &s);

@@ -23,7 +23,28 @@ struct tool_result {
     struct buf text;    /* the text content block shown to the agent */
     cJSON *structured;  /* structuredContent, or NULL */
     int is_error;       /* isError: the call failed in a way the agent should read and act on */
+    int code;           /* with is_error, the lib/err.h code of what failed: ZK_EINVAL for the caller's
+                         * arguments, the Zoekt client's code for Zoekt's failures. The metrics count
+                         * failures by it (connector/metrics.h), never by the text. */
 };
+
+/* The tools, in the order tools/list shows them. Their names are a fixed list, kept in
+ * connector/tools/names.c apart from the tools themselves, so that the metrics (which use the names
+ * as a label's only values) and the tests that replace the tools with fakes can both link them. */
+enum tool_id {
+    TOOL_SEARCH_CODE,
+    TOOL_LIST_REPOSITORIES,
+    TOOL_READ_FILE,
+    TOOL_LIST_FILES,
+    TOOL_FIND_REFERENCES,
+    TOOL_FIND_SYMBOL,
+    TOOL_CORPUS_STATUS,
+    TOOL_COUNT
+};
+extern const char *const tools_names[TOOL_COUNT];
+
+/* The id of the tool called name, or -1 when no tool has that name (or name is NULL). */
+int tools_id(const char *name);
 
 /* The tool catalogue for tools/list: a new array of Tool objects owned by the caller (cJSON_Delete). */
 cJSON *tools_list(void);

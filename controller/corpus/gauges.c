@@ -4,6 +4,7 @@
 #include "controller/corpus/status.h"
 #include "err.h"
 #include "json.h"
+#include "prom.h"
 #include "rfc3339.h"
 
 #include <stdio.h>
@@ -86,12 +87,13 @@ int gauges_render(const struct corpus_gauges *g, size_t n, struct buf *out)
     int rc = ZK_OK;
 
     for (int f = 0; f < GAUGE_COUNT && rc == ZK_OK; f++) {
-        rc = buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", gauges_family[f].name, gauges_family[f].help,
-                        gauges_family[f].name);
-        for (size_t i = 0; i < n && rc == ZK_OK; i++)
+        rc = prom_family(out, gauges_family[f].name, "gauge", gauges_family[f].help);
+        for (size_t i = 0; i < n && rc == ZK_OK; i++) {
+            const struct prom_label labels[] = {{"namespace", g[i].ns}, {"name", g[i].name}};
+
             if (g[i].present & (1u << f))
-                rc = buf_printf(out, "%s{namespace=\"%s\",name=\"%s\"} %.17g\n", gauges_family[f].name, g[i].ns,
-                                g[i].name, g[i].value[f]);
+                rc = prom_gauge(out, gauges_family[f].name, labels, 2, g[i].value[f]);
+        }
     }
     return rc;
 }

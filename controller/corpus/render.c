@@ -23,6 +23,13 @@
 #define POD_UID 65532          /* the conventional "nonroot" uid; no image here needs a fixed one */
 #define ZOEKT_LISTEN "127.0.0.1:6070"
 #define CONNECTOR_LISTEN "127.0.0.1:8081"
+/* The connector's /metrics on the pod's address, for Prometheus (a PodMonitor selects the port by its
+ * name): the front agents use listens on the loopback, which nothing outside the pod reaches, and nginx
+ * routes no /metrics to it. The port is the loopback front's own, on another address, so no port is
+ * taken that spec.gateway.port could want (6070 and 8081 are refused there already). The kubelet
+ * expands $(POD_IP) in the command from the connector's env. */
+#define CONNECTOR_METRICS_PORT 8081
+#define CONNECTOR_METRICS_LISTEN "$(POD_IP):8081"
 #define CONFIG_MAX (1u << 20)  /* a ConfigMap holds at most 1 MiB */
 #define WEBHOOK_PATH_TEXT "/hooks/push" /* the connector's route (connector/webhook.h) */
 
@@ -595,15 +602,16 @@ static cJSON *namespace_peer(struct jb *b, const char *ns)
     return peer;
 }
 
-/* Who may reach the search pods: the gateway's port only, from the peers in spec.networkPolicy.from
- * (the pods of the corpus's own namespace when it names none), and from the operator's namespace,
- * which reads /index-status through the Service for the corpus's status. The webserver and the
- * connector listen on the pod's loopback, so the gateway's port is the only one there is to allow. */
+/* Who may reach the search pods: the gateway's port, from the peers in spec.networkPolicy.from (the
+ * pods of the corpus's own namespace when it names none) and from the operator's namespace, which
+ * reads /index-status through the Service for the corpus's status; and the connector's metrics port,
+ * from spec.networkPolicy.metricsFrom (every namespace when it names none). The webserver and the
+ * connector's own front listen on the pod's loopback, so there is nothing else to allow. */
 static cJSON *render_search_policy(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *o = new_object(c, "networking.k8s.io/v1", "NetworkPolicy", c->names.search_policy, "search", 1);
-    cJSON *spec = jb_add_obj(c->b, o, "spec"), *rule, *from, *types, *own;
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *rule, *from, *types, *own, *ingress;
     const cJSON *peer;
 
     jb_add(c->b, jb_add_obj(c->b, spec, "podSelector"), "matchLabels", selector_labels(c, "search"));
@@ -622,7 +630,22 @@ static cJSON *render_search_policy(const struct rctx *c)
     }
     if (s->operator_namespace && *s->operator_namespace)
         jb_push(c->b, from, namespace_peer(c->b, s->operator_namespace));
-    jb_push(c->b, jb_add_arr(c->b, spec, "ingress"), rule);
+    ingress = jb_add_arr(c->b, spec, "ingress");
+    jb_push(c->b, ingress, rule);
+    /* The connector's /metrics, for Prometheus wherever it runs: counts by tool, error kind and
+     * webhook outcome, which name no repository, query or token. */
+    rule = jb_object(c->b);
+    jb_push(c->b, jb_add_arr(c->b, rule, "ports"), policy_port(c->b, "TCP", CONNECTOR_METRICS_PORT));
+    from = jb_add_arr(c->b, rule, "from");
+    if (s->network_policy.metrics_from) {
+        cJSON_ArrayForEach(peer, s->network_policy.metrics_from)
+            jb_push(c->b, from, cJSON_Duplicate(peer, 1));
+    } else {
+        own = jb_object(c->b);
+        jb_add_obj(c->b, own, "namespaceSelector"); /* every namespace */
+        jb_push(c->b, from, own);
+    }
+    jb_push(c->b, ingress, rule);
     return o;
 }
 
@@ -777,7 +800,7 @@ static cJSON *container_nginx(const struct rctx *c)
 static cJSON *container_connector(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
-    cJSON *k = jb_object(c->b), *cmd, *mounts;
+    cJSON *k = jb_object(c->b), *cmd, *mounts, *env, *e, *from, *ports, *p;
     static const char *const probe[] = {"zoekt-connector", "probe", "http://" CONNECTOR_LISTEN "/healthz", NULL};
     char corpus[320], num[32];
 
@@ -788,6 +811,8 @@ static cJSON *container_connector(const struct rctx *c)
     jb_push(c->b, cmd, jb_string(c->b, "zoekt-connector"));
     jb_push(c->b, cmd, jb_string(c->b, "--listen"));
     jb_push(c->b, cmd, jb_string(c->b, CONNECTOR_LISTEN));
+    jb_push(c->b, cmd, jb_string(c->b, "--metrics-listen"));
+    jb_push(c->b, cmd, jb_string(c->b, CONNECTOR_METRICS_LISTEN));
     jb_push(c->b, cmd, jb_string(c->b, "--zoekt-url"));
     jb_push(c->b, cmd, jb_string(c->b, "http://" ZOEKT_LISTEN));
     jb_push(c->b, cmd, jb_string(c->b, "--corpus"));
@@ -820,6 +845,19 @@ static cJSON *container_connector(const struct rctx *c)
         for (const char *const *f = hook_flags; *f; f++)
             jb_push(c->b, cmd, jb_string(c->b, *f));
     }
+    env = jb_add_arr(c->b, k, "env");
+    e = jb_object(c->b);
+    jb_add_str(c->b, e, "name", "POD_IP");
+    from = jb_add_obj(c->b, jb_add_obj(c->b, e, "valueFrom"), "fieldRef");
+    jb_add_str(c->b, from, "apiVersion", "v1");
+    jb_add_str(c->b, from, "fieldPath", "status.podIP");
+    jb_push(c->b, env, e);
+    ports = jb_add_arr(c->b, k, "ports");
+    p = jb_object(c->b);
+    jb_add_str(c->b, p, "name", "metrics");
+    jb_add_num(c->b, p, "containerPort", CONNECTOR_METRICS_PORT);
+    jb_add_str(c->b, p, "protocol", "TCP");
+    jb_push(c->b, ports, p);
     jb_add(c->b, k, "resources", resources(c->b, NULL, "50m", "64Mi", "256Mi"));
     /* /mcp depends on the connector, so the pod is Ready only while the connector answers; the connector
      * checks itself with its own binary, so its image needs no HTTP client. */

@@ -994,38 +994,53 @@ static void parse_poll(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
 /* spec.networkPolicy: whether the operator restricts the corpus's pods, and the peers (NetworkPolicy
  * peers, checked here for shape only; the API server checks the selectors when the policy is applied,
  * and a refusal shows in the status like any child's) that may reach the gateway. */
-static void parse_network_policy(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
+/* A list of NetworkPolicy peers at key of spec.networkPolicy, checked for shape only: the API server
+ * checks the selectors when the policy is applied, and a refusal shows in the status like any
+ * child's. An owned copy, or NULL when absent, empty or wrong. */
+static cJSON *policy_peers(struct pctx *c, const cJSON *np, const char *key)
 {
-    const cJSON *np = opt_obj(c, spec, "networkPolicy", "spec.networkPolicy");
-    const cJSON *from = opt_arr(c, np, "from", "spec.networkPolicy.from"), *peer, *member;
     static const char *const peer_keys[] = {"namespaceSelector", "podSelector", "ipBlock"};
-    char path[64];
+    const size_t nkeys = sizeof(peer_keys) / sizeof(peer_keys[0]);
+    const cJSON *list, *peer, *member;
+    char path[80];
     int i = 0;
 
-    s->network_policy.enabled = opt_bool(c, np, "enabled", "spec.networkPolicy.enabled", 1);
-    if (cJSON_GetArraySize(from) > SPEC_MAX_POLICY_PEERS) {
-        field_error(c, "spec.networkPolicy.from", "must hold at most %d peers", SPEC_MAX_POLICY_PEERS);
-        return;
+    snprintf(path, sizeof(path), "spec.networkPolicy.%s", key);
+    list = opt_arr(c, np, key, path);
+    if (cJSON_GetArraySize(list) > SPEC_MAX_POLICY_PEERS) {
+        field_error(c, path, "must hold at most %d peers", SPEC_MAX_POLICY_PEERS);
+        return NULL;
     }
-    cJSON_ArrayForEach(peer, from) {
-        snprintf(path, sizeof(path), "spec.networkPolicy.from[%d]", i++);
+    cJSON_ArrayForEach(peer, list) {
+        snprintf(path, sizeof(path), "spec.networkPolicy.%s[%d]", key, i++);
         if (!cJSON_IsObject(peer) || !peer->child) {
             field_error(c, path, "must be an object with namespaceSelector, podSelector or ipBlock");
-            return;
+            return NULL;
         }
         cJSON_ArrayForEach(member, peer) {
             size_t k = 0;
 
-            while (k < sizeof(peer_keys) / sizeof(peer_keys[0]) && strcmp(member->string, peer_keys[k]) != 0)
+            while (k < nkeys && strcmp(member->string, peer_keys[k]) != 0)
                 k++;
-            if (k == sizeof(peer_keys) / sizeof(peer_keys[0]) || !cJSON_IsObject(member)) {
+            if (k == nkeys || !cJSON_IsObject(member)) {
                 field_error(c, path, "%s: only namespaceSelector, podSelector and ipBlock objects are allowed",
                             member->string);
-                return;
+                return NULL;
             }
         }
     }
-    s->network_policy.from = from && from->child ? cJSON_Duplicate(from, 1) : NULL;
+    return list && list->child ? cJSON_Duplicate(list, 1) : NULL;
+}
+
+/* spec.networkPolicy: whether the operator restricts the corpus's pods, and who may reach the gateway
+ * and the connector's metrics. */
+static void parse_network_policy(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
+{
+    const cJSON *np = opt_obj(c, spec, "networkPolicy", "spec.networkPolicy");
+
+    s->network_policy.enabled = opt_bool(c, np, "enabled", "spec.networkPolicy.enabled", 1);
+    s->network_policy.from = policy_peers(c, np, "from");
+    s->network_policy.metrics_from = policy_peers(c, np, "metricsFrom");
 }
 
 int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct corpus_spec **out,
@@ -1153,6 +1168,7 @@ void spec_free(struct corpus_spec *spec)
     cJSON_Delete(spec->webserver.node_selector);
     cJSON_Delete(spec->webserver.tolerations);
     cJSON_Delete(spec->network_policy.from);
+    cJSON_Delete(spec->network_policy.metrics_from);
     free(spec->gateway.image);
     free(spec->gateway.tokens_secret);
     free(spec->webhook_secret);

@@ -116,6 +116,7 @@ struct corpus_spec {
         int enabled;                /* spec.networkPolicy.enabled, default 1 */
         cJSON *from;                /* spec.networkPolicy.from: NetworkPolicy peers (owned copy), or NULL:
                                      * the pods of the corpus's own namespace */
+        cJSON *metrics_from;        /* spec.networkPolicy.metricsFrom: the same, or NULL: every namespace */
     } network_policy;
     struct {                        /* for every pod, borrowed from the spec_defaults parsed with */
         const char *const *image_pull_secrets;

@@ -2,8 +2,10 @@
 #include "controller/runtime/metrics.h"
 
 #include "mem.h"
+#include "prom.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +27,7 @@ struct metrics_api {
 struct metrics {
     pthread_mutex_t mu;
     unsigned long long reconcile_ok, reconcile_err;
-    unsigned long long bucket[METRICS_NBUCKETS];
-    unsigned long long count;
+    unsigned long long bucket[METRICS_NBUCKETS + 1]; /* per bucket, the last above every bound (prom.h) */
     double sum;
     int leader;
     struct metrics_api api[METRICS_MAX_API];
@@ -57,10 +58,7 @@ void metrics_reconcile_done(struct metrics *m, double seconds, int ok)
         m->reconcile_ok++;
     else
         m->reconcile_err++;
-    for (size_t i = 0; i < METRICS_NBUCKETS; i++)
-        if (seconds <= metrics_buckets[i])
-            m->bucket[i]++;
-    m->count++;
+    m->bucket[prom_bucket(metrics_buckets, METRICS_NBUCKETS, seconds)]++;
     m->sum += seconds;
     pthread_mutex_unlock(&m->mu);
 }
@@ -121,60 +119,78 @@ int metrics_is_leader(struct metrics *m)
     return leading;
 }
 
+/* The reconcile and leader families, read under m->mu. */
+static int metrics_render_locked(struct metrics *m, struct buf *b)
+{
+    const struct prom_label version = {"version", ZK_VERSION};
+    struct prom_label result = {"result", "success"}, api[2] = {{"verb", NULL}, {"code", NULL}};
+    char code[24];
+    int rc;
+
+    rc = prom_family(b, "zoekt_operator_build_info", "gauge", "The operator's version; always 1.");
+    if (rc == ZK_OK)
+        rc = prom_gauge(b, "zoekt_operator_build_info", &version, 1, 1);
+    if (rc == ZK_OK)
+        rc = prom_family(b, "zoekt_operator_reconcile_total", "counter", "Reconciles finished, by result.");
+    if (rc == ZK_OK)
+        rc = prom_counter(b, "zoekt_operator_reconcile_total", &result, 1, m->reconcile_ok);
+    result.value = "error";
+    if (rc == ZK_OK)
+        rc = prom_counter(b, "zoekt_operator_reconcile_total", &result, 1, m->reconcile_err);
+    if (rc == ZK_OK)
+        rc = prom_family(b, "zoekt_operator_reconcile_errors_total", "counter",
+                         "Reconciles that failed and were retried.");
+    if (rc == ZK_OK)
+        rc = prom_counter(b, "zoekt_operator_reconcile_errors_total", NULL, 0, m->reconcile_err);
+    if (rc == ZK_OK)
+        rc = prom_family(b, "zoekt_operator_reconcile_duration_seconds", "histogram", "Time spent in one reconcile.");
+    if (rc == ZK_OK)
+        rc = prom_histogram(b, "zoekt_operator_reconcile_duration_seconds", NULL, 0, metrics_buckets,
+                            METRICS_NBUCKETS, m->bucket, m->sum);
+    if (rc == ZK_OK)
+        rc = prom_family(b, "zoekt_operator_leader", "gauge", "Whether this replica holds the leader lease.");
+    if (rc == ZK_OK)
+        rc = prom_gauge(b, "zoekt_operator_leader", NULL, 0, m->leader);
+    if (rc == ZK_OK)
+        rc = prom_family(b, "zoekt_operator_api_requests_total", "counter",
+                         "API requests made by the controller, by verb and HTTP status (0: no answer).");
+    for (size_t i = 0; rc == ZK_OK && i < m->napi; i++) {
+        snprintf(code, sizeof(code), "%ld", m->api[i].code);
+        api[0].value = m->api[i].verb;
+        api[1].value = code;
+        rc = prom_counter(b, "zoekt_operator_api_requests_total", api, 2, m->api[i].n);
+    }
+    if (rc == ZK_OK && m->api_overflow) {
+        api[0].value = "other";
+        api[1].value = "0";
+        rc = prom_counter(b, "zoekt_operator_api_requests_total", api, 2, m->api_overflow);
+    }
+    return rc;
+}
+
 int metrics_render(struct metrics *m, const struct queue_stats *qs, struct buf *b)
 {
-    int rc = ZK_OK;
+    int rc;
 
     pthread_mutex_lock(&m->mu);
-    rc = buf_printf(b,
-                    "# HELP zoekt_operator_build_info The operator's version; always 1.\n"
-                    "# TYPE zoekt_operator_build_info gauge\n"
-                    "zoekt_operator_build_info{version=\"%s\"} 1\n"
-                    "# HELP zoekt_operator_reconcile_total Reconciles finished, by result.\n"
-                    "# TYPE zoekt_operator_reconcile_total counter\n"
-                    "zoekt_operator_reconcile_total{result=\"success\"} %llu\n"
-                    "zoekt_operator_reconcile_total{result=\"error\"} %llu\n"
-                    "# HELP zoekt_operator_reconcile_errors_total Reconciles that failed and were retried.\n"
-                    "# TYPE zoekt_operator_reconcile_errors_total counter\n"
-                    "zoekt_operator_reconcile_errors_total %llu\n"
-                    "# HELP zoekt_operator_reconcile_duration_seconds Time spent in one reconcile.\n"
-                    "# TYPE zoekt_operator_reconcile_duration_seconds histogram\n",
-                    ZK_VERSION, m->reconcile_ok, m->reconcile_err, m->reconcile_err);
-    for (size_t i = 0; rc == ZK_OK && i < METRICS_NBUCKETS; i++)
-        rc = buf_printf(b, "zoekt_operator_reconcile_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                        metrics_buckets[i], m->bucket[i]);
-    if (rc == ZK_OK)
-        rc = buf_printf(b,
-                        "zoekt_operator_reconcile_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-                        "zoekt_operator_reconcile_duration_seconds_sum %.6f\n"
-                        "zoekt_operator_reconcile_duration_seconds_count %llu\n"
-                        "# HELP zoekt_operator_leader Whether this replica holds the leader lease.\n"
-                        "# TYPE zoekt_operator_leader gauge\n"
-                        "zoekt_operator_leader %d\n"
-                        "# HELP zoekt_operator_api_requests_total API requests made by the controller, by verb and "
-                        "HTTP status (0: no answer).\n"
-                        "# TYPE zoekt_operator_api_requests_total counter\n",
-                        m->count, m->sum, m->count, m->leader);
-    for (size_t i = 0; rc == ZK_OK && i < m->napi; i++)
-        rc = buf_printf(b, "zoekt_operator_api_requests_total{verb=\"%s\",code=\"%ld\"} %llu\n", m->api[i].verb,
-                        m->api[i].code, m->api[i].n);
-    if (rc == ZK_OK && m->api_overflow)
-        rc = buf_printf(b, "zoekt_operator_api_requests_total{verb=\"other\",code=\"0\"} %llu\n", m->api_overflow);
+    rc = metrics_render_locked(m, b);
     pthread_mutex_unlock(&m->mu);
     if (rc == ZK_OK && qs)
-        rc = buf_printf(b,
-                        "# HELP zoekt_operator_workqueue_depth Keys ready to be reconciled now.\n"
-                        "# TYPE zoekt_operator_workqueue_depth gauge\n"
-                        "zoekt_operator_workqueue_depth %zu\n"
-                        "# HELP zoekt_operator_workqueue_waiting Keys waiting for a delayed requeue.\n"
-                        "# TYPE zoekt_operator_workqueue_waiting gauge\n"
-                        "zoekt_operator_workqueue_waiting %zu\n"
-                        "# HELP zoekt_operator_workqueue_adds_total Keys added to the work queue.\n"
-                        "# TYPE zoekt_operator_workqueue_adds_total counter\n"
-                        "zoekt_operator_workqueue_adds_total %llu\n"
-                        "# HELP zoekt_operator_workqueue_retries_total Keys re-added after a failed reconcile.\n"
-                        "# TYPE zoekt_operator_workqueue_retries_total counter\n"
-                        "zoekt_operator_workqueue_retries_total %llu\n",
-                        qs->depth, qs->waiting, qs->adds, qs->retries);
+        rc = prom_family(b, "zoekt_operator_workqueue_depth", "gauge", "Keys ready to be reconciled now.");
+    if (rc == ZK_OK && qs)
+        rc = prom_gauge(b, "zoekt_operator_workqueue_depth", NULL, 0, (double)qs->depth);
+    if (rc == ZK_OK && qs)
+        rc = prom_family(b, "zoekt_operator_workqueue_waiting", "gauge", "Keys waiting for a delayed requeue.");
+    if (rc == ZK_OK && qs)
+        rc = prom_gauge(b, "zoekt_operator_workqueue_waiting", NULL, 0, (double)qs->waiting);
+    if (rc == ZK_OK && qs)
+        rc = prom_family(b, "zoekt_operator_workqueue_adds_total", "counter", "Keys added to the work queue.");
+    if (rc == ZK_OK && qs)
+        rc = prom_counter(b, "zoekt_operator_workqueue_adds_total", NULL, 0, qs->adds);
+    if (rc == ZK_OK && qs)
+        rc = prom_family(b, "zoekt_operator_workqueue_retries_total", "counter",
+                         "Keys re-added after a failed reconcile.");
+    if (rc == ZK_OK && qs)
+        rc = prom_counter(b, "zoekt_operator_workqueue_retries_total", NULL, 0, qs->retries);
     return rc;
 }

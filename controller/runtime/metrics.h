@@ -37,9 +37,9 @@ void metrics_set_leader(struct metrics *m, int leading);
  * exports only while leading is decided by it. */
 int metrics_is_leader(struct metrics *m);
 
-/* Appends the Prometheus text exposition (format 0.0.4) to out, with zoekt_operator_build_info; qs may
- * be NULL when no queue runs.
+/* Appends the Prometheus text exposition (format 0.0.4, written through lib/prom.h) to out, with
+ * zoekt_operator_build_info; qs may be NULL when no queue runs.
  * Returns ZK_OK or the buf error (then out is emptied, per buf.h). */
-int metrics_render(struct metrics *m, const struct queue_stats *qs, struct buf *out);
+int metrics_render(struct metrics *m, const struct queue_stats *qs, struct buf *out) __attribute__((warn_unused_result));
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "log.h"
 #include "mem.h"
+#include "prom.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -100,7 +101,7 @@ static enum MHD_Result serve_handle(void *cls, struct MHD_Connection *conn, cons
         }
         len = b.len;
         body = buf_steal(&b);
-        return serve_reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
+        return serve_reply(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, body, len);
     }
     return serve_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }

@@ -68,6 +68,8 @@ static void check_outcome(int rc, const struct tool_result *r, const char *name)
 {
     FUZZ_CHECK(rc == ZK_OK || rc == ZK_EINVAL);
     FUZZ_CHECK(r->is_error == (rc == ZK_EINVAL));
+    /* An argument that fails a check is the caller's fault, and is counted so (connector/metrics.h). */
+    FUZZ_CHECK(r->code == (rc == ZK_EINVAL ? ZK_EINVAL : ZK_OK));
     if (rc == ZK_OK)
         return;
     FUZZ_CHECK(r->text.data != NULL && r->text.len > 0 && strlen(r->text.data) == r->text.len);
@@ -80,6 +82,7 @@ static void reset(struct tool_result *r)
 {
     buf_reset(&r->text);
     r->is_error = 0;
+    r->code = ZK_OK;
 }
 
 static const char *const known[] = {"query",     "repo",           "file",      "exclude_file", "context_lines",

@@ -25,6 +25,7 @@ check "the connector including the operator is caught" planted connector/tools/s
 check "connector/zoekt/ including connector/mcp/ is caught" planted connector/zoekt/query.c connector/mcp/server.h
 check "connector/format including connector/mcp/ is caught" planted connector/format.h connector/mcp/jsonrpc.h
 check "connector/front including connector/mcp/ is caught" planted connector/front.c connector/mcp/streamable.h
+check "connector/metrics including connector/mcp/ is caught" planted connector/metrics.c connector/mcp/server.h
 check "an include within the layer passes" bash -c \
   "cp -r '$ZK_ROOT/lib' '$ZK_ROOT/controller' '$ZK_ROOT/connector' '$TMP/' &&
    printf '#include \"controller/runtime/queue.h\"\n' >>'$TMP/controller/corpus/status.c' && '$CHECK' '$TMP'"

@@ -4,7 +4,8 @@
 # namespace is served by the gateway and a pod of another namespace is refused; spec.networkPolicy.from
 # turns that round; an indexer pod reaches DNS and its git server's port and nothing else (not the
 # search pods, not the API server on the same machine); spec.networkPolicy.enabled false makes the
-# operator delete both policies, and everything is reachable again. The operator is the sanitized
+# operator delete both policies, and everything is reachable again. The connector's metrics port is
+# open to every namespace by default. The operator is the sanitized
 # build, under the identity the shipped RBAC grants.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
@@ -101,6 +102,8 @@ done
 # ---- the default: the corpus's own namespace ------------------------------------------------------
 check "a pod of the corpus's namespace is served by the gateway" eventually 90 served "$NS" inside "$IP" 8080
 check "a pod of another namespace is refused" eventually 30 refused "$OTHER" outside "$IP" 8080
+check "while the connector's metrics port takes it (Prometheus may run anywhere)" \
+  eventually 30 connects "$OTHER" outside "$IP" 8081
 
 # ---- the indexer's egress: DNS and the git server's port only -------------------------------------
 check "an indexer pod resolves names (DNS)" \

@@ -119,8 +119,17 @@ conf=$(q "$W/plan.json" "(a => a[a.indexOf('-c') + 1])(d.containers.find(c => c.
 check "nginx.conf's zoekt upstream is zoekt-webserver's -listen" grep -qE "server +$ZOEKT_ADDR;" "$conf"
 check "nginx.conf's connector upstream is the connector's --listen" grep -qE "server +$CONN_ADDR;" "$conf"
 check "nginx.conf listens on the declared containerPort" grep -qE "listen +([^;]*:)?${HTTP_PORT}[ ;]" "$conf"
-check "nginx is the only container that declares a port" \
-  [ "$(q "$W/plan.json" 'd.containers.filter(c => Object.keys(c.ports).length).map(c => c.name).join(",")')" = nginx ]
+check "nginx and the connector are the containers that declare ports" \
+  [ "$(q "$W/plan.json" 'd.containers.filter(c => Object.keys(c.ports).length).map(c => c.name).join(",")')" = nginx,connector ]
+# The connector's /metrics, for Prometheus: its loopback port again, on the pod's address (the kubelet
+# puts it in for $(POD_IP); pod.mjs stands 127.0.0.2 in for it), in a port named for a PodMonitor.
+POD_IP=$(q "$W/plan.json" 'd.podIP')
+METRICS_PORT=$(q "$W/plan.json" "String(d.containers.find(c => c.name === 'connector').ports.metrics ?? '')")
+check "the connector declares the port named metrics, its --listen port ($METRICS_PORT)" [ "$METRICS_PORT" = "$CONN_PORT" ]
+check "the connector serves /metrics alone on the pod's address (--metrics-listen $(arg_after connector --metrics-listen))" \
+  [ "$(arg_after connector --metrics-listen)" = "\$(POD_IP):$METRICS_PORT" ]
+check "the Service does not expose the metrics port" \
+  [ "$(q "$W/children.json" "d.find(o => o.kind === 'Service').spec.ports.length")" = 1 ]
 check "the Service sends its traffic to nginx's port" [ "$(q "$W/children.json" "(p => p === 'http' || p === $HTTP_PORT)(d.find(o => o.kind === 'Service').spec.ports[0].targetPort)")" = true ]
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -142,6 +151,7 @@ code() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"; }
 up() { [ "$(code "$1")" != 000 ]; }
 check "zoekt stand-in answers on $ZOEKT_ADDR" eventually 10 up "http://$ZOEKT_ADDR/api/list"
 check "connector answers on $CONN_ADDR" eventually 10 up "http://$CONN_ADDR/healthz"
+check "connector answers /metrics on $POD_IP:$METRICS_PORT" eventually 10 up "http://$POD_IP:$METRICS_PORT/metrics"
 check "nginx answers on :$HTTP_PORT as uid $(q "$W/plan.json" "String(d.containers.find(c => c.name === 'nginx').uid)")" \
   eventually 10 up "http://127.0.0.1:$HTTP_PORT/healthz"
 for n in zoekt-webserver connector nginx; do
@@ -207,6 +217,29 @@ if [ -s "$W/mcp.json" ]; then
     [ "$(q "$W/mcp.json" 'd.search.repositories.join(",")')" = alpha,beta,gamma ]
   check "search_code shows the query that ran" [ "$(q "$W/mcp.json" 'd.search.text.split("\n")[0]')" = "Query: needle" ]
 fi
+
+# The connector's metrics: served on the pod's address alone, where a call made through nginx is
+# counted, and never through the gateway (a /metrics there is Zoekt's path, behind the bearer check).
+M=http://$POD_IP:$METRICS_PORT
+mcp_call() { # mcp_call BODY [SESSION]: POSTs BODY to /mcp through nginx; prints the headers and the body
+  curl -s -D - --max-time 30 -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    ${2:+-H "Mcp-Session-Id: $2"} "${AUTH[@]}" --data "$1" "$G/mcp"
+}
+sid=$(mcp_call "$INIT" | tr -d '\r' | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *//p')
+mcp_call '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_code","arguments":{"query":"needle"}}}' \
+  "$sid" >/dev/null
+metrics=$(curl -s --max-time 10 "$M/metrics")
+check "the connector's /metrics counts a search_code call made through nginx" \
+  grep -qE '^zoekt_connector_tool_calls_total\{tool="search_code"\} [1-9]' <<<"$metrics"
+check "the metrics port serves nothing else: POST /mcp is 404 there" \
+  [ "$(code -X POST -H 'Content-Type: application/json' --data "$INIT" "${AUTH[@]}" "$M/mcp")" = 404 ]
+check "the metrics port serves nothing else: /index-status is 404 there" [ "$(code "$M/index-status")" = 404 ]
+for who in "without a token" "${TOKEN:+with the token}"; do
+  [ -n "$who" ] || continue
+  args=(); [ "$who" != "without a token" ] && args=("${AUTH[@]}")
+  check "GET /metrics through nginx $who does not reach the connector's metrics" \
+    bash -c "! curl -s --max-time 10 ${args[*]:+$(printf '%q ' "${args[@]}")} '$G/metrics' | grep -q zoekt_connector_"
+done
 
 body=$(curl -s --max-time 10 "${AUTH[@]}" -H 'Content-Type: application/json' --data '{"Q":"needle"}' "$G/api/search")
 check "/api/search${TOKEN:+ with the token} returns Zoekt's JSON with files" \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "connector/front.h"
+#include "connector/metrics.h"
 #include "connector/tools/tools.h"
 #include "http.h"
 #include "mem.h"
@@ -153,10 +154,10 @@ static int teardown(void **state)
     return rc;
 }
 
-/* Sends METHOD path with an optional bearer token and body; returns the status and copies the start
- * of the answer's body into out. */
-static long call(struct fx *fx, const char *method, const char *path, const char *token, const char *body,
-                 size_t body_len, char *out, size_t size)
+/* Sends METHOD path to the front f with an optional bearer token and body; returns the status and
+ * copies the start of the answer's body into out. */
+static long call_front(struct front *f, const char *method, const char *path, const char *token, const char *body,
+                       size_t body_len, char *out, size_t size)
 {
     struct http_request req = {0};
     struct http_response resp;
@@ -164,7 +165,7 @@ static long call(struct fx *fx, const char *method, const char *path, const char
     char url[96];
     long status;
 
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", front_port(fx->f), path);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", front_port(f), path);
     req.method = method;
     req.url = url;
     req.accept = "*/*";
@@ -180,6 +181,13 @@ static long call(struct fx *fx, const char *method, const char *path, const char
     snprintf(out, size, "%s", resp.body.data ? resp.body.data : "");
     http_response_free(&resp);
     return status;
+}
+
+/* call_front to the fixture's front. */
+static long call(struct fx *fx, const char *method, const char *path, const char *token, const char *body,
+                 size_t body_len, char *out, size_t size)
+{
+    return call_front(fx->f, method, path, token, body, body_len, out, size);
 }
 
 /* ---- tests --------------------------------------------------------------------------------- */
@@ -263,6 +271,40 @@ static void test_healthz_unknown_and_methods(void **state)
     assert_int_equal(call(fx, "DELETE", "/index-status", NULL, NULL, 0, body, sizeof(body)), 405);
     assert_int_equal(call(fx, "POST", "/nowhere", NULL, "x", 1, body, sizeof(body)), 405);
     assert_int_equal(fx->fr.gated + fx->fr.served, 0);
+}
+
+/* /metrics on the front agents use, and a metrics_only front (--metrics-listen) that serves nothing
+ * else: no route, none of the front's other paths. */
+static void test_metrics(void **state)
+{
+    struct fx *fx = *state;
+    struct front_route route = {.path = "/r", .ctx = &fx->fr, .gate = fake_gate, .serve = fake_serve};
+    struct front_opts o = {.cfg = &fx->cfg, .auth = fx->auth, .listen = "127.0.0.1:0", .routes = &route,
+                           .nroutes = 1, .metrics_only = 1};
+    struct front *mf = NULL;
+    struct zk_err err = {0};
+    char body[4096];
+
+    assert_int_equal(call(fx, "GET", "/metrics", NULL, NULL, 0, body, sizeof(body)), 404);
+    assert_string_equal(body, "no metrics are kept\n");
+    fx->cfg.metrics = cmetrics_new(0);
+    assert_int_equal(call(fx, "GET", "/metrics", NULL, NULL, 0, body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "# TYPE zoekt_connector_build_info gauge\n"));
+    assert_int_equal(call(fx, "POST", "/metrics", NULL, "x", 1, body, sizeof(body)), 405);
+
+    assert_int_equal(front_start(&o, &mf, &err), ZK_OK);
+    assert_int_equal(call_front(mf, "GET", "/metrics", NULL, NULL, 0, body, sizeof(body)), 200);
+    assert_non_null(strstr(body, "zoekt_connector_tool_calls_total{tool=\"search_code\"} 0\n"));
+    assert_int_equal(call_front(mf, "GET", "/r", "secret", NULL, 0, body, sizeof(body)), 404);
+    assert_int_equal(call_front(mf, "POST", "/r", "secret", "{}", 2, body, sizeof(body)), 404);
+    assert_int_equal(call_front(mf, "GET", "/auth", "secret", NULL, 0, body, sizeof(body)), 404);
+    assert_int_equal(call_front(mf, "GET", "/index-status", NULL, NULL, 0, body, sizeof(body)), 404);
+    assert_int_equal(call_front(mf, "GET", "/healthz", NULL, NULL, 0, body, sizeof(body)), 404);
+    assert_int_equal(fx->fr.gated + fx->fr.served, 0);
+    front_stop(mf);
+    assert_int_equal(fx->fr.cancelled, 0); /* it had no route to cancel */
+    cmetrics_free(fx->cfg.metrics);
+    fx->cfg.metrics = NULL;
 }
 
 static void test_route_gets_method_and_body(void **state)
@@ -531,6 +573,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_auth_endpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_healthz_unknown_and_methods, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_route_gets_method_and_body, setup, teardown),
         cmocka_unit_test_setup_teardown(test_route_gate_refuses_before_serve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_route_body_bounded, setup, teardown),

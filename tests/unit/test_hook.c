@@ -7,12 +7,19 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "connector/front.h"
 #include "connector/hook.h"
+#include "connector/metrics.h"
 #include "connector/webhook.h"
 #include "err.h"
 #include "mem.h"
@@ -167,10 +174,11 @@ static const char *queued(const char *dir, char *out, size_t len)
     return out;
 }
 
-static struct webhook *new_webhook(const char *dir)
+/* A webhook on dir's files, counting in metrics (may be NULL). */
+static struct webhook *new_counting_webhook(const char *dir, struct cmetrics *metrics)
 {
     char secret[128], list[128], queue[128];
-    struct webhook_opts o = {secret, list, queue};
+    struct webhook_opts o = {secret, list, queue, metrics};
     struct webhook *w;
     struct zk_err err = {0};
 
@@ -183,6 +191,11 @@ static struct webhook *new_webhook(const char *dir)
     assert_int_equal(mkdir(queue, 0755), 0);
     assert_int_equal(webhook_new(&o, &w, &err), ZK_OK);
     return w;
+}
+
+static struct webhook *new_webhook(const char *dir)
+{
+    return new_counting_webhook(dir, NULL);
 }
 
 static void deliver(struct webhook *w, const char *hub, const char *gitlab, const char *body, struct webhook_answer *a)
@@ -202,6 +215,7 @@ static void test_webhook_queues_a_listed_push(void **state)
     sign(push_api, sig);
     deliver(w, sig, NULL, push_api, &a);
     assert_int_equal(a.status, 202);
+    assert_int_equal(a.outcome, CMETRICS_ACCEPTED);
     assert_string_equal(a.body, "{\"queued\":\"github.com/org/api\"}");
     assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
     /* Ten more deliveries leave one request: the indexer runs once. */
@@ -228,6 +242,7 @@ static void test_webhook_refuses_and_ignores(void **state)
     sign(push_api, sig);
     deliver(w, NULL, NULL, push_api, &a);
     assert_int_equal(a.status, 401);
+    assert_int_equal(a.outcome, CMETRICS_REFUSED_SIGNATURE);
     deliver(w, sig, NULL, other, &a); /* a signature of another body */
     assert_int_equal(a.status, 401);
     deliver(w, NULL, "wrong", push_api, &a);
@@ -242,17 +257,96 @@ static void test_webhook_refuses_and_ignores(void **state)
     deliver(w, sig, NULL, tag, &a);
     assert_int_equal(a.status, 202);
     assert_string_equal(a.body, "{\"ignored\":\"not a branch\"}");
+    assert_int_equal(a.outcome, CMETRICS_IGNORED);
     sign("not json", sig);
     deliver(w, sig, NULL, "not json", &a);
     assert_int_equal(a.status, 400);
+    assert_int_equal(a.outcome, CMETRICS_BAD_REQUEST);
     {
         struct hook_proof p = {sig, NULL, NULL};
 
         webhook_handle(w, &p, NULL, 0, 1, &a);
         assert_int_equal(a.status, 413);
+        assert_int_equal(a.outcome, CMETRICS_TOO_LARGE);
     }
     assert_string_equal(queued(t->dir, names, sizeof(names)), "");
     webhook_free(w);
+}
+
+/* Sends request (a whole HTTP/1.1 request, which asks to close the connection) to 127.0.0.1:port and
+ * returns the answer's status. */
+static int http_status(int port, const char *request)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    char answer[512];
+    size_t got = 0;
+    ssize_t n;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+    while (got < sizeof(answer) - 1 && (n = read(fd, answer + got, sizeof(answer) - 1 - got)) > 0)
+        got += (size_t)n;
+    answer[got] = '\0';
+    close(fd);
+    assert_int_equal(strncmp(answer, "HTTP/1.1 ", 9), 0);
+    return atoi(answer + 9);
+}
+
+/* A POST of push_api to /hooks/push with the proof headers given (each a "Name: value\r\n" line, or
+ * ""), as a whole request. */
+static const char *push_request(char *out, size_t size, const char *headers)
+{
+    snprintf(out, size,
+             "POST " WEBHOOK_PATH " HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\n%s\r\n%s",
+             strlen(push_api), headers, push_api);
+    return out;
+}
+
+#define DELIVERIES "zoekt_connector_webhook_deliveries_total"
+
+/* Through the front, each delivery is counted by the proof it carried (Gitea's header wins over the
+ * GitHub header Gitea also sends) and by what became of it. */
+static void test_webhook_counts_deliveries(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct cmetrics *m = cmetrics_new(1);
+    struct webhook *w = new_counting_webhook(t->dir, m);
+    struct front_route route = webhook_route(w);
+    struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1};
+    struct front *f = NULL;
+    struct zk_err err = {0};
+    struct buf b;
+    char sig[80], headers[256], req[1024];
+
+    assert_int_equal(front_start(&o, &f, &err), ZK_OK);
+    sign(push_api, sig);
+    assert_int_equal(http_status(front_port(f), push_request(req, sizeof(req), "X-Gitlab-Token: " SECRET "\r\n")),
+                     202);
+    snprintf(headers, sizeof(headers), "X-Hub-Signature-256: %s\r\nX-Gitea-Signature: %s\r\n", sig, sig + 7);
+    assert_int_equal(http_status(front_port(f), push_request(req, sizeof(req), headers)), 202);
+    snprintf(headers, sizeof(headers), "X-Hub-Signature-256: %s\r\n", sig);
+    assert_int_equal(http_status(front_port(f), push_request(req, sizeof(req), headers)), 202);
+    assert_int_equal(http_status(front_port(f), push_request(req, sizeof(req), "")), 401);
+    assert_int_equal(http_status(front_port(f), push_request(req, sizeof(req), "X-Gitlab-Token: no\r\n")), 401);
+    assert_int_equal(
+        http_status(front_port(f), "GET " WEBHOOK_PATH " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 405);
+    front_stop(f);
+
+    buf_init(&b, CMETRICS_TEXT_MAX);
+    assert_int_equal(cmetrics_render(m, &b), ZK_OK);
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"gitlab\",outcome=\"accepted\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"gitea\",outcome=\"accepted\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"github\",outcome=\"accepted\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"none\",outcome=\"refused_signature\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"gitlab\",outcome=\"refused_signature\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"none\",outcome=\"bad_request\"} 1\n"));
+    buf_free(&b);
+    webhook_free(w);
+    cmetrics_free(m);
 }
 
 int main(void)
@@ -263,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_url_keys),
         cmocka_unit_test_setup_teardown(test_webhook_queues_a_listed_push, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_refuses_and_ignores, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_counts_deliveries, tmpdir_setup, tmpdir_teardown),
     };
 
     mem_setup();

@@ -24,6 +24,7 @@
 #include "connector/mcp/streamable.h"
 #include "connector/mcp/jsonrpc.h"
 #include "connector/mcp/server.h"
+#include "connector/metrics.h"
 #include "connector/tools/tools.h"
 #include "json.h"
 
@@ -58,6 +59,17 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
         out->is_error = 1;
         return buf_puts(&out->text, "boom");
     }
+    /* Real tools' names, for the metrics, which count only those: one that finds Zoekt down, one that
+     * answers, one whose answer does not fit (a -32603). */
+    if (strcmp(name, "search_code") == 0) {
+        out->is_error = 1;
+        out->code = ZK_ECONNECT;
+        return buf_puts(&out->text, "Zoekt is not reachable");
+    }
+    if (strcmp(name, "read_file") == 0)
+        return buf_puts(&out->text, "12345");
+    if (strcmp(name, "list_files") == 0)
+        return zk_err_set(err, ZK_ETOOBIG, "the answer does not fit");
     if (strcmp(name, "big") == 0) {
         /* A text of arguments.bytes letters (at most the largest output budget and its notes), for the
          * bound on a batch's reply. */
@@ -647,6 +659,61 @@ static void test_close_cancels_and_refuses(void **state)
     mcp_session_free(s);
 }
 
+/* Each call that ran is counted under its tool with how it ended, its time and the text it showed; a
+ * name that is no tool's only in the unknown counter; a refused call only as rate-limited. */
+static void test_calls_counted(void **state)
+{
+    struct connector_config cfg = test_cfg;
+    struct mcp_session_opts o = {.cfg = &cfg, .server_version = "9.9", .rate = {3, 0.001}};
+    struct mcp_session *s;
+    struct buf b;
+    cJSON *r;
+
+    (void)state;
+    cfg.metrics = cmetrics_new(0);
+    s = mcp_session_new(&o);
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                    "\"2025-06-18\"}}");
+    cJSON_Delete(r);
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_code\"}}");
+    assert_true(cJSON_IsTrue(json_path(r, "result.isError")));
+    cJSON_Delete(r);
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\"}}");
+    assert_true(cJSON_IsFalse(json_path(r, "result.isError")));
+    cJSON_Delete(r);
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+                             "\"list_files\"}}"),
+                 JSONRPC_INTERNAL_ERROR);
+    r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\"}}");
+    assert_non_null(strstr(json_str(cJSON_GetArrayItem(json_path(r, "result.content"), 0), "text", ""), "Rate limit"));
+    cJSON_Delete(r);
+    mcp_session_free(s);
+    o.rate.burst = 0;
+    s = mcp_session_new(&o);
+    cJSON_Delete(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                             "\"protocolVersion\":\"2025-06-18\"}}"));
+    assert_error(send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}"),
+                 JSONRPC_INVALID_PARAMS);
+    mcp_session_free(s);
+
+    buf_init(&b, CMETRICS_TEXT_MAX);
+    assert_int_equal(cmetrics_render(cfg.metrics, &b), ZK_OK);
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_calls_total{tool=\"search_code\"} 1\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_errors_total{tool=\"search_code\",kind=\"unavailable\"} 1\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_output_bytes_total{tool=\"search_code\"} 22\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_calls_total{tool=\"read_file\"} 1\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_output_bytes_total{tool=\"read_file\"} 5\n"));
+    assert_non_null(
+        strstr(b.data, "zoekt_connector_tool_errors_total{tool=\"read_file\",kind=\"invalid_argument\"} 0\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_rate_limited_total{tool=\"read_file\"} 1\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_errors_total{tool=\"list_files\",kind=\"internal\"} 1\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_tool_output_bytes_total{tool=\"list_files\"} 0\n"));
+    assert_non_null(strstr(b.data, "zoekt_connector_unknown_tool_calls_total 1\n"));
+    assert_null(strstr(b.data, "nope"));
+    buf_free(&b);
+    cmetrics_free(cfg.metrics);
+}
+
 static void test_rate_limit(void **state)
 {
     const char *call = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
@@ -917,6 +984,7 @@ int main(void)
         cmocka_unit_test(test_call_cancel_from_another_thread),
         cmocka_unit_test(test_close_cancels_and_refuses),
         cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_calls_counted),
         cmocka_unit_test(test_http_origin_accept_listen),
         cmocka_unit_test(test_http_session_flood),
         cmocka_unit_test(test_http_session_share),

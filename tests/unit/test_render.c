@@ -143,6 +143,31 @@ static const char *config_hash(const cJSON *children)
                     API_ANN_CONFIG_HASH, NULL);
 }
 
+/* Checks that conf sends to the connector only from the locations named in want (the whole "location
+ * ... {" lines, NULL-terminated), so that nothing routes /metrics, or any path but these, to it. */
+static void check_connector_locations(const char *conf, const char *const *want)
+{
+    size_t found = 0, n = 0;
+
+    for (const char *p = strstr(conf, "\n        location "); p; p = strstr(p + 1, "\n        location ")) {
+        const char *next = strstr(p + 1, "\n        location "), *line = p + 9, *eol = strchr(line, '\n');
+        const char *to = strstr(line, "proxy_pass http://connector");
+        size_t i;
+
+        if (!to || (next && to > next))
+            continue;
+        for (i = 0; want[i]; i++)
+            if (strncmp(line, want[i], (size_t)(eol - line)) == 0 && strlen(want[i]) == (size_t)(eol - line))
+                break;
+        if (!want[i])
+            fail_msg("unexpected location to the connector: %.*s", (int)(eol - line), line);
+        found++;
+    }
+    while (want[n])
+        n++;
+    assert_int_equal(found, n);
+}
+
 static void test_golden(void **state)
 {
     struct fixture fx;
@@ -343,16 +368,25 @@ static void test_deployment(void **state)
     free(cmdline);
     assert_non_null(json_obj(z, "livenessProbe"));
     assert_null(json_arr(z, "ports"));
-    assert_null(json_arr(c, "ports"));
 
-    /* nginx is the only container with a port, the Service's target. */
+    /* nginx's port is the Service's target; the connector's, named for a PodMonitor, serves /metrics
+     * alone on the pod's address (the kubelet puts the address in for $(POD_IP)). */
     assert_int_equal(json_int(cJSON_GetArrayItem(json_arr(n, "ports"), 0), "containerPort", 0), 8080);
+    assert_int_equal(cJSON_GetArraySize(json_arr(c, "ports")), 1);
+    assert_string_equal(json_str(cJSON_GetArrayItem(json_arr(c, "ports"), 0), "name", ""), "metrics");
+    assert_int_equal(json_int(cJSON_GetArrayItem(json_arr(c, "ports"), 0), "containerPort", 0), 8081);
+    assert_string_equal(json_str(cJSON_GetArrayItem(json_arr(c, "env"), 0), "name", ""), "POD_IP");
+    assert_string_equal(json_path_str(cJSON_GetArrayItem(json_arr(c, "env"), 0), "valueFrom.fieldRef.fieldPath", ""),
+                        "status.podIP");
+    /* The Service carries the gateway alone: agents never reach the metrics port through it. */
+    assert_int_equal(cJSON_GetArraySize(json_path(child(fx.children, "Service"), "spec.ports")), 1);
     assert_string_equal(json_path_str(n, "readinessProbe.httpGet.path", ""), "/readyz");
     assert_string_equal(json_path_str(n, "livenessProbe.httpGet.path", ""), "/healthz");
 
     cmd = json_arr(c, "command");
     cmdline = json_print(cmd);
-    assert_non_null(strstr(cmdline, "\"--listen\",\"127.0.0.1:8081\",\"--zoekt-url\",\"http://127.0.0.1:6070\""));
+    assert_non_null(strstr(cmdline, "\"--listen\",\"127.0.0.1:8081\",\"--metrics-listen\",\"$(POD_IP):8081\","
+                                    "\"--zoekt-url\",\"http://127.0.0.1:6070\""));
     assert_non_null(strstr(cmdline, "\"--corpus\",\"codesearch/org\""));
     assert_non_null(strstr(cmdline, "\"--max-files\",\"30\""));
     assert_non_null(strstr(cmdline, "\"--mirror-prefix\",\"github.com/example/\""));
@@ -624,7 +658,23 @@ static void test_network_policies(void **state)
     assert_false(selects(indexer, search_pod));
 
     assert_int_equal(cJSON_GetArraySize(json_path(search, "spec.policyTypes")), 1);
-    assert_int_equal(cJSON_GetArraySize(json_path(search, "spec.ingress")), 1);
+    assert_int_equal(cJSON_GetArraySize(json_path(search, "spec.ingress")), 2);
+    /* The connector's metrics port: the container port named metrics, from every namespace. */
+    rule = cJSON_GetArrayItem(json_path(search, "spec.ingress"), 1);
+    rule_ports(rule, "TCP", ports, sizeof(ports));
+    {
+        const cJSON *conn = container(json_path(child(fx.children, "Deployment"), "spec.template.spec"), "connector");
+        const cJSON *port = cJSON_GetArrayItem(json_arr(conn, "ports"), 0);
+        char want[16];
+
+        assert_string_equal(json_str(port, "name", ""), "metrics");
+        snprintf(want, sizeof(want), "%lld", (long long)json_int(port, "containerPort", -1));
+        assert_string_equal(ports, want);
+    }
+    from = json_arr(rule, "from");
+    assert_int_equal(cJSON_GetArraySize(from), 1);
+    assert_non_null(json_obj(cJSON_GetArrayItem(from, 0), "namespaceSelector"));
+    assert_null(json_obj(json_obj(cJSON_GetArrayItem(from, 0), "namespaceSelector"), "matchLabels"));
     rule = cJSON_GetArrayItem(json_path(search, "spec.ingress"), 0);
     rule_ports(rule, "TCP", ports, sizeof(ports));
     assert_string_equal(ports, "8080");
@@ -654,7 +704,8 @@ static void test_network_policies(void **state)
     fx.corpus = load_corpus();
     cJSON_AddItemToObject(cJSON_GetObjectItem(fx.corpus, "spec"), "networkPolicy",
                           cJSON_Parse("{\"from\":[{\"namespaceSelector\":{\"matchLabels\":{\"team\":\"agents\"}}},"
-                                      "{\"ipBlock\":{\"cidr\":\"192.0.2.0/24\"}}]}"));
+                                      "{\"ipBlock\":{\"cidr\":\"192.0.2.0/24\"}}],"
+                                      "\"metricsFrom\":[{\"namespaceSelector\":{\"matchLabels\":{\"team\":\"obs\"}}}]}"));
     assert_int_equal(spec_parse(fx.corpus, &d, &fx.spec, &errs), ZK_OK);
     assert_int_equal(render_children(fx.corpus, fx.spec, &fx.children, &err), ZK_OK);
     from = json_arr(cJSON_GetArrayItem(json_path(policy(fx.children, "search"), "spec.ingress"), 0), "from");
@@ -663,6 +714,10 @@ static void test_network_policies(void **state)
                         "agents");
     assert_string_equal(json_path_str(cJSON_GetArrayItem(from, 1), "ipBlock.cidr", ""), "192.0.2.0/24");
     assert_null(json_obj(cJSON_GetArrayItem(from, 2), "podSelector"));
+    from = json_arr(cJSON_GetArrayItem(json_path(policy(fx.children, "search"), "spec.ingress"), 1), "from");
+    assert_int_equal(cJSON_GetArraySize(from), 1);
+    assert_string_equal(json_str(json_path(cJSON_GetArrayItem(from, 0), "namespaceSelector.matchLabels"), "team", ""),
+                        "obs");
     fx_free(&fx);
 
     /* Off: neither is rendered (the reconciler deletes those it made). */
@@ -808,6 +863,12 @@ static void test_webhook(void **state)
     assert_int_equal(render_nginx_conf(fx.spec, "/tmp", &conf, &err), ZK_OK);
     assert_non_null(strstr(conf, "location = /hooks/push {"));
     assert_true(strstr(conf, "location = /hooks/push {") < strstr(conf, "location / {"));
+    {
+        static const char *const to_connector[] = {"location = /index-status {", "location = /auth {",
+                                                   "location /mcp {", "location = /hooks/push {", NULL};
+
+        check_connector_locations(conf, to_connector);
+    }
     assert_null(strstr(conf, "@HOOKS@"));
     free(cmd);
     free(mounts);
@@ -1099,6 +1160,15 @@ static void test_nginx_conf(void **state)
     assert_null(strstr(conf, "@PORT@"));
     assert_null(strstr(conf, "@RUN_DIR@"));
     assert_null(strstr(conf, "@AUTH@"));
+    {
+        /* The connector's /metrics is for Prometheus on its own port: no location of the gateway reaches
+         * it (a /metrics goes to zoekt-webserver, behind the bearer check, like any other path). */
+        static const char *const to_connector[] = {"location = /index-status {", "location = /auth {",
+                                                   "location /mcp {", NULL};
+
+        check_connector_locations(conf, to_connector);
+        assert_null(strstr(conf, "location = /metrics"));
+    }
     free(conf);
     free(fx.spec->gateway.tokens_secret);
     fx.spec->gateway.tokens_secret = NULL;

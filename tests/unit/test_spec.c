@@ -454,6 +454,8 @@ static void test_field_errors(void **state)
                      "spec.networkPolicy.from[1]", "ports: only");
     expect_one_error("{" ONE_REPO ",\"networkPolicy\":{\"from\":[{\"ipBlock\":\"10.0.0.0/8\"}]}}",
                      "spec.networkPolicy.from[0]", "ipBlock: only");
+    expect_one_error("{" ONE_REPO ",\"networkPolicy\":{\"metricsFrom\":[{\"pods\":{}}]}}",
+                     "spec.networkPolicy.metricsFrom[0]", "pods: only");
     expect_one_error("{" ONE_REPO ",\"gateway\":{\"port\":80}}", "spec.gateway.port", "between");
     expect_one_error("{" ONE_REPO ",\"gateway\":{\"port\":6070}}", "spec.gateway.port", "inside the pod");
     expect_one_error("{" ONE_REPO ",\"connector\":{\"maxFiles\":0}}", "spec.connector.maxFiles", "between 1 and 200");

@@ -83,6 +83,15 @@ static void test_catalogue(void **state)
     assert_non_null(strstr(desc->valuestring, "It is a text search, not a semantic one"));
     desc = cJSON_GetObjectItem(find_tool(list, "list_files"), "description");
     assert_non_null(strstr(desc->valuestring, "sorted by path"));
+    /* The names the metrics label calls with are the catalogue's, in its order. */
+    assert_int_equal(TOOL_COUNT, 7);
+    for (int i = 0; i < TOOL_COUNT; i++) {
+        assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(list, i), "name")->valuestring, tools_names[i]);
+        assert_int_equal(tools_id(tools_names[i]), i);
+    }
+    assert_int_equal(tools_id("grep"), -1);
+    assert_int_equal(tools_id("search_cod"), -1);
+    assert_int_equal(tools_id(NULL), -1);
     cJSON_Delete(list);
 }
 
@@ -202,6 +211,8 @@ static void test_bad_arguments(void **state)
         if (!r.is_error || !r.text.data || !strstr(r.text.data, cases[i].msg))
             fail_msg("%s %s: got \"%s\", want \"%s\"", cases[i].tool, cases[i].args,
                      r.text.data ? r.text.data : "", cases[i].msg);
+        /* The caller's fault, whatever the argument: the metrics count it as invalid_argument. */
+        assert_int_equal(r.code, ZK_EINVAL);
         assert_null(r.structured);
         tool_result_free(&r);
         cJSON_Delete(args);
@@ -222,6 +233,42 @@ static void test_parse_keeps_nul(void **state)
     assert_string_equal(cJSON_GetObjectItem(root, "c")->valuestring, "\"\xc0\x80");
     cJSON_Delete(root);
     assert_null(jsonrpc_parse("{\"a\":\"\\u0000", 11));
+}
+
+/* A Zoekt that cannot be reached fails the call for the agent with the client's code, which the metrics
+ * count as unavailable rather than as the caller's fault. */
+static void test_unreachable_zoekt_code(void **state)
+{
+    static const struct {
+        const char *tool;
+        const char *args;
+    } cases[] = {
+        {"search_code", "{\"query\":\"x\"}"},
+        {"list_repositories", "{}"},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"b\"}"},
+        {"list_files", "{\"repo\":\"a\"}"},
+        {"find_references", "{\"symbol\":\"x\"}"},
+        {"find_symbol", "{\"name\":\"X\"}"},
+        /* No corpus configured and no webserver: neither source answers. */
+        {"corpus_status", "{}"},
+    };
+    struct connector_config cfg = unreachable_cfg();
+    struct tool_ctx ctx = {&cfg, NULL};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        struct tool_result r;
+        cJSON *args = cJSON_Parse(cases[i].args);
+
+        tool_result_init(&r);
+        assert_int_equal(tools_call(&ctx, cases[i].tool, args, &r, &err), ZK_OK);
+        if (!r.is_error || r.code != ZK_ECONNECT)
+            fail_msg("%s: is_error %d, code %d (%s), text \"%s\"", cases[i].tool, r.is_error, r.code,
+                     zk_strerror(r.code), r.text.data ? r.text.data : "");
+        tool_result_free(&r);
+        cJSON_Delete(args);
+    }
 }
 
 static void test_unknown_tool(void **state)
@@ -503,6 +550,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalogue),    cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_unknown_tool), cmocka_unit_test(test_search_body),
+        cmocka_unit_test(test_unreachable_zoekt_code),
         cmocka_unit_test(test_parse_keeps_nul),
         cmocka_unit_test(test_output_schema_matches_format),
         cmocka_unit_test(test_output_schema_new_tools),

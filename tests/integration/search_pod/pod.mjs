@@ -9,7 +9,7 @@
 //   WORKDIR        an empty directory; receives vol/<volume>/ (the materialised volumes) and
 //                  ctr/<container>/ (per-container copies of configuration files, paths mapped)
 // Prints the plan as JSON on stdout:
-//   {deployment, uid, gid, fsGroup, problems: [..],
+//   {deployment, uid, gid, fsGroup, podIP, problems: [..],
 //    containers: [{name, argv, renderedArgv, env: ["NAME=value"], uid, gid, ports: {name: port},
 //                  probes: {liveness, readiness, startup}, mounts}]}
 // argv is the rendered command + args with every path under a volume mount replaced by the directory
@@ -17,6 +17,12 @@
 // break in the cluster and can be seen without running anything (a file the container must write that
 // is not on a writable mount, while the root file system is read-only; a volume that cannot be
 // prepared); the test fails on each one.
+//
+// The downward API gives what a kubelet would: status.podIP is 127.0.0.2 (POD_IP below), a loopback
+// address other than the pod's own 127.0.0.1, so that what listens on the pod's address and what listens
+// on its loopback stay apart as they do in a cluster; metadata.name, metadata.namespace and
+// spec.serviceAccountName their rendered values. As the kubelet does, $(NAME) in the command and args
+// is replaced by the container's variable NAME when it has one ($$ stands for $).
 //
 // Volumes are prepared like the kubelet does: configMap and secret volumes in the atomic-writer layout
 // (a timestamped directory, a `..data` link to it and one link per key), files with the volume's
@@ -157,6 +163,20 @@ function mapNginxConf(ctrName, mounts, text, readOnlyRoot) {
   }).join('\n');
 }
 
+const POD_IP = '127.0.0.2';
+const FIELD_REFS = {
+  'status.podIP': POD_IP,
+  'metadata.name': `${deployment.metadata.name}-test`,
+  'metadata.namespace': deployment.metadata.namespace ?? 'default',
+  'spec.serviceAccountName': podSpec.serviceAccountName ?? 'default',
+};
+
+// A kubelet's expansion of $(NAME) in a command or argument: vars holds the container's variables.
+function expand(arg, vars) {
+  return arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name) =>
+    m === '$$' ? '$' : Object.hasOwn(vars, name) ? vars[name] : m);
+}
+
 const containers = [];
 for (const c of podSpec.containers) {
   const sec = { ...podSec, ...(c.securityContext ?? {}) };
@@ -177,10 +197,23 @@ for (const c of podSpec.containers) {
     }
     mounts.push({ mountPath: vm.mountPath, hostPath, readOnly: !!vm.readOnly || !vol.writable });
   }
+  // Literal values and the downward API's fields: values from Secrets or ConfigMaps need a cluster.
+  const env = [];
+  const vars = {};
+  for (const e of c.env ?? []) {
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    if (e.valueFrom && !(field in FIELD_REFS)) {
+      problems.push(`${c.name}: env ${e.name} comes from a valueFrom this test cannot provide`);
+      continue;
+    }
+    vars[e.name] = e.valueFrom ? FIELD_REFS[field] : expand(e.value ?? '', vars);
+    env.push(`${e.name}=${vars[e.name]}`);
+  }
+  if ((c.envFrom ?? []).length) problems.push(`${c.name}: envFrom, which this test cannot provide`);
   const argv = [...(c.command ?? []), ...(c.args ?? [])];
   if (argv.length === 0) problems.push(`${c.name}: no command (the image's entrypoint would run)`);
   const ctrDir = join(work, 'ctr', c.name);
-  const mapped = argv.map((a, i) => {
+  const mapped = argv.map(a => expand(a, vars)).map((a, i) => {
     if (i === 0) return a;
     const eq = /^(--?[A-Za-z0-9-]+=)(\/.*)$/.exec(a);
     const [prefix, path] = eq ? [eq[1], eq[2]] : ['', a];
@@ -214,13 +247,6 @@ for (const c of podSpec.containers) {
       problems.push(`${c.name}: ${kind} probe of a kind this test cannot run`);
     }
   }
-  // Literal values only: values from Secrets, ConfigMaps or the downward API need a cluster.
-  const env = [];
-  for (const e of c.env ?? []) {
-    if (e.valueFrom) problems.push(`${c.name}: env ${e.name} comes from valueFrom, which this test cannot provide`);
-    else env.push(`${e.name}=${e.value ?? ''}`);
-  }
-  if ((c.envFrom ?? []).length) problems.push(`${c.name}: envFrom, which this test cannot provide`);
   containers.push({
     name: c.name, argv: mapped, renderedArgv: argv, ports, probes, mounts, env,
     uid: sec.runAsUser ?? null, gid: sec.runAsGroup ?? null,
@@ -228,5 +254,5 @@ for (const c of podSpec.containers) {
 }
 
 process.stdout.write(JSON.stringify({
-  deployment: deployment.metadata.name, fsGroup, problems, containers,
+  deployment: deployment.metadata.name, fsGroup, podIP: POD_IP, problems, containers,
 }, null, 1) + '\n');
