@@ -13,7 +13,8 @@
 # PART is one of: kube (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy,
 # kubectl at KUBE_VERSION), etcd, containerd (containerd, its runc shim and ctr), runc, cni (bridge,
 # loopback, host-local, portmap), helm, actionlint (the GitHub Actions workflow checker), prometheus
-# (prometheus and promtool), kube-router (its NetworkPolicy controller enforces policies on the test node).
+# (prometheus and promtool), kube-router (its NetworkPolicy controller enforces policies on the test node),
+# prometheus-operator (the operator, and the CRDs of the objects the chart ships for it).
 #
 # Everything lands in $ZK_CACHE/upstream/PART-VERSION-RECIPE/, written beside and renamed into place, so
 # a warm machine builds nothing and a running cluster keeps its executables. The module and build
@@ -41,7 +42,7 @@ zoekt_default_dir=/opt/zoekt-operator/zoekt
 . "$root/scripts/versions.sh"
 # Bump a part's recipe when its build below changes what it builds, so that the old output is rebuilt.
 declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1 [actionlint]=r1
-  [prometheus]=r1 [kube-router]=r1)
+  [prometheus]=r1 [kube-router]=r1 [prometheus-operator]=r2)
 
 export GOMODCACHE=$cache/go/mod GOCACHE=$cache/go/build GOTOOLCHAIN=auto GOFLAGS=-mod=mod
 export PATH=$cache/go/bin:$PATH:/usr/local/go/bin
@@ -179,6 +180,25 @@ build_kube-router() {
   goinstall "$out" 0 "" "-s -w -X $m/pkg/version.Version=v$v" "$m/cmd/kube-router@v$v"
 }
 
+# Its go.mod points its API and client modules at folders of its repository, so it is built through a
+# wrapper module; the CRDs come from the same module's example/ folder.
+build_prometheus-operator() {
+  local v=$1 out=$2 w gomod dir m=github.com/prometheus-operator/prometheus-operator k
+  w=$(mktemp -d)
+  go mod download -json "$m@v$v" >"$w/info.json"
+  gomod=$(sed -n 's/.*"GoMod": *"\([^"]*\)".*/\1/p' "$w/info.json")
+  dir=$(sed -n 's/.*"Dir": *"\([^"]*\)".*/\1/p' "$w/info.json")
+  wrapper "$w/mod" "$m" "v$v" "$gomod" "v$v"
+  mkdir -p "$out.new/crds"
+  (cd "$w/mod" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/prometheus/common/version.Version=$v" \
+    -o "$out.new/prometheus-operator" "$m/cmd/operator") || { rm -rf "$w"; return 1; }
+  # The operator lists Probes and ScrapeConfigs too, and waits for their CRDs.
+  for k in servicemonitors podmonitors prometheusrules prometheuses probes scrapeconfigs; do
+    cp "$dir/example/prometheus-operator-crd/monitoring.coreos.com_$k.yaml" "$out.new/crds/"
+  done
+  rm -rf "$w"
+}
+
 build_zoekt() { # build_zoekt COMMIT OUT ARCH
   local c=$1 out=$2 arch=$3 m=github.com/sourcegraph/zoekt
   mkdir -p "$out.new"
@@ -204,6 +224,7 @@ version_of() {
   actionlint) echo "$actionlint_version" ;;
   prometheus) echo "$prometheus_version" ;;
   kube-router) echo "$kube_router_version" ;;
+  prometheus-operator) echo "$prometheus_operator_version" ;;
   *) log "unknown part $1"; exit 2 ;;
   esac
 }

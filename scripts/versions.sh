@@ -23,6 +23,10 @@ prometheus_version=0.316.0
 # is not set); kube-router needs only xt_set and ipsets. v2.1.0 is the one version the module proxy
 # here serves; it runs only on the test node, on this machine's own traffic.
 kube_router_version=2.1.0
+# The Prometheus Operator (its Go module's v0.88.0, the newest the module proxy here serves): it turns
+# the chart's ServiceMonitor, PodMonitor and PrometheusRule into a Prometheus configuration in
+# tests/integration/test_prometheus_operator.sh, which a real Prometheus then runs.
+prometheus_operator_version=0.88.0
 # Zoekt has no release tags: a commit of github.com/sourcegraph/zoekt, resolved by the go command.
 zoekt_commit=c4d8f3537f7a
 

@@ -3,7 +3,10 @@
 # namespace, on the local node: it takes the Lease under the chart's ServiceAccount, and a corpus of a
 # public repository behind the git server's private CA fails on the certificate until the CA is given
 # (as a Secret key this time), then is indexed by a real Job and searched by an agent through the
-# Service's open gateway. `helm upgrade` with a changed value rolls the operator without disturbing the
+# Service's open gateway. The chart's ServiceMonitor, PodMonitor and PrometheusRule go through the
+# Prometheus Operator (built from its Go module) into a configuration that a real Prometheus runs: it
+# scrapes the operator and the corpus's connector and fires ZoektCorpusRepositoriesFailing for the
+# failing repository. `helm upgrade` with a changed value rolls the operator without disturbing the
 # corpus; `helm uninstall` then removes the operator and keeps the CRD and the corpus.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
@@ -17,12 +20,29 @@ on_exit "helm uninstall zoekt-operator -n zoekt-operator >/dev/null 2>&1; operat
 git_commit alpha main cmd/main.go 'package main' '' 'func main() {' '	println("helm-marker-6a0f")' '}'
 
 operator_uninstall # what a killed run may have left
+# The Prometheus Operator, built from its Go module, as a process on this machine watching the release's
+# namespace: its CRDs first (removed at the end unless they were there before), so that the chart can
+# ship its ServiceMonitor, PodMonitor and PrometheusRule.
+PO_DIR=$("$ZK_ROOT/scripts/upstream.sh" bin prometheus-operator 2>"$NODE_TMP/po-build.log") ||
+  bail "the Prometheus Operator builds from its Go module: $(tail -1 "$NODE_TMP/po-build.log")"
+for f in "$PO_DIR"/crds/*.yaml; do
+  crd=$(sed -n 's/^  name: //p' "$f" | head -n 1)
+  $KC get crd "$crd" >/dev/null 2>&1 || on_exit "$KC delete crd $crd --wait=false"
+done
+$KC apply --server-side -f "$PO_DIR/crds/" >/dev/null && $KC wait --for condition=established --timeout=60s \
+  crd/servicemonitors.monitoring.coreos.com crd/prometheuses.monitoring.coreos.com >/dev/null ||
+  bail "the Prometheus Operator's CRDs are served"
+$KC create namespace zoekt-operator >/dev/null 2>&1 || true
+KUBECONFIG=$KUBECONFIG "$PO_DIR/prometheus-operator" --namespaces=zoekt-operator \
+  --web.listen-address="127.0.0.1:$("$ZK_ROOT/scripts/free-port.sh")" >"$NODE_TMP/prometheus-operator.log" 2>&1 &
+on_exit "kill $!"
 # The corpus pods' settings: a label and a pull Secret (which need not exist for an image the node
-# already holds).
+# already holds). The monitoring objects for the Prometheus Operator.
 helm install zoekt-operator "$ZK_ROOT/charts/zoekt-operator" -n zoekt-operator --create-namespace \
   --set watchNamespace="$NS" --set corpusPods.labels.team=search \
-  --set 'corpusPods.imagePullSecrets[0].name=regcred' >"$NODE_TMP/helm.log" 2>&1 ||
-  bail "helm install: $(tail -3 "$NODE_TMP/helm.log")"
+  --set 'corpusPods.imagePullSecrets[0].name=regcred' --set monitoring.serviceMonitor.enabled=true \
+  --set monitoring.podMonitor.enabled=true --set monitoring.prometheusRule.enabled=true \
+  >"$NODE_TMP/helm.log" 2>&1 || bail "helm install: $(tail -3 "$NODE_TMP/helm.log")"
 check "the chart's operator runs and one replica holds the Lease" eventually 180 operator_ready
 sa=$($KC -n zoekt-operator get pods -l app.kubernetes.io/name=zoekt-operator -o jsonpath='{.items[0].spec.serviceAccountName}')
 check "its pods run under the chart's ServiceAccount ($sa)" test "$sa" = zoekt-operator
@@ -39,17 +59,55 @@ check "without gitCABundleRef the repository fails on the certificate" \
   bash -c "grep -F '\"repository\":\"local/alpha\"' '$NODE_TMP/no-ca.log' | grep -q 'certificate'"
 named_failed() { [ "$(csc "$NS" tools '.status.indexer.failedRepositories[*]')" = local/alpha ]; }
 check "and status.indexer.failedRepositories names it" eventually 60 named_failed
-# A real Prometheus finds the operator's pods as a ServiceMonitor would, through the endpoints of the
-# chart's metrics Service (the API server's, with the admin kubeconfig), scrapes each, and with the
-# shipped rules fires ZoektCorpusRepositoriesFailing for this corpus: the gauge comes from the leader,
-# out of the failure a real indexer Job reported.
-prom_start "  - job_name: zoekt-operator
-    kubernetes_sd_configs: [{role: endpoints, kubeconfig_file: $KUBECONFIG, namespaces: {names: [zoekt-operator]}}]
-    relabel_configs:
-      - {source_labels: [__meta_kubernetes_service_name], regex: zoekt-operator-metrics, action: keep}
-      - {source_labels: [__meta_kubernetes_endpoint_port_name], regex: metrics, action: keep}"
-two_up() { prom_up && [ "$(curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/targets" | grep -o '"health":"up"' | wc -l)" = 2 ]; }
-check "Prometheus scrapes both operator pods through the metrics Service's endpoints" eventually 60 two_up || prom_log
+# A Prometheus object (no replicas: the image would come from a registry) makes the Prometheus
+# Operator write the configuration it generates from the chart's ServiceMonitor and PodMonitor, and
+# the rule files from its PrometheusRule. A real Prometheus runs exactly those here, with only what a
+# process outside the cluster needs changed: the API server's address and credentials for service
+# discovery (the admin kubeconfig), the rule files' folder, and every `for` cut to 0s.
+$KC apply -f - >/dev/null <<YAML || bail "the Prometheus object is created"
+apiVersion: monitoring.coreos.com/v1
+kind: Prometheus
+metadata: {name: zk, namespace: zoekt-operator}
+spec: {replicas: 0, serviceMonitorSelector: {}, podMonitorSelector: {}, ruleSelector: {}}
+YAML
+generated() {
+  $KC -n zoekt-operator get secret prometheus-zk -o jsonpath='{.data.prometheus\.yaml\.gz}' 2>/dev/null |
+    base64 -d 2>/dev/null | gunzip >"$NODE_TMP/generated.yaml" 2>/dev/null &&
+    grep -q 'job_name: podMonitor/zoekt-operator/zoekt-operator-search/0' "$NODE_TMP/generated.yaml" &&
+    grep -q 'job_name: serviceMonitor/zoekt-operator/zoekt-operator/0' "$NODE_TMP/generated.yaml"
+}
+check "the Prometheus Operator turns the chart's ServiceMonitor and PodMonitor into scrape jobs" \
+  eventually 90 generated || sed 's/^/# /' "$NODE_TMP/prometheus-operator.log" | tail -5
+mkdir -p "$NODE_TMP/rules"
+rule_files() {
+  $KC -n zoekt-operator get configmap prometheus-zk-rulefiles-0 -o json 2>/dev/null | python3 -c '
+import json, os, sys
+data = json.load(sys.stdin).get("data", {})
+for name, text in data.items():
+    open(os.path.join(sys.argv[1], name), "w").write(text)
+sys.exit(not data)' "$NODE_TMP/rules"
+}
+check "and the chart's PrometheusRule into a rule file" eventually 60 rule_files
+alerts_of() { sed -n 's/^ *- alert: //p' "$@" | sort | tr '\n' ' '; }
+check "which holds every alert of files/prometheus-rules.yaml" \
+  test "$(alerts_of "$NODE_TMP"/rules/*)" = "$(alerts_of "$PROM_RULES")"
+for f in "$NODE_TMP"/rules/*; do prom_cut_for <"$f" >"$f.cut" && mv "$f.cut" "$f"; done
+python3 - "$NODE_TMP/generated.yaml" "$KUBECONFIG" "$NODE_TMP/rules" >"$NODE_TMP/prometheus.yml" <<'PY'
+import sys, yaml
+cfg = yaml.safe_load(open(sys.argv[1]))
+cfg["global"]["scrape_interval"] = cfg["global"]["evaluation_interval"] = "1s"
+cfg["rule_files"] = [sys.argv[3] + "/*"]
+for job in cfg["scrape_configs"]:
+    job["scrape_interval"] = "1s"
+    for sd in job.get("kubernetes_sd_configs", []):
+        sd["kubeconfig_file"] = sys.argv[2]
+print(yaml.safe_dump(cfg))
+PY
+prom_run "$NODE_TMP/prometheus.yml"
+check "Prometheus runs the generated configuration: both operator pods through the metrics Service" \
+  eventually 60 prom_up serviceMonitor/zoekt-operator/zoekt-operator/0 2 || prom_log
+check "and the corpus's connector through the PodMonitor" \
+  eventually 60 prom_up podMonitor/zoekt-operator/zoekt-operator-search/0 1 || prom_log
 check "ZoektCorpusRepositoriesFailing fires for the corpus with the failing repository" \
   eventually 60 prom_firing ZoektCorpusRepositoriesFailing "$NS" tools || prom_log
 

@@ -71,8 +71,13 @@ check "nginx, the only listener, has readiness and liveness probes" bash -c \
   "kubectl -n $NS get deploy org-search -o jsonpath='{range .spec.template.spec.containers[?(@.name==\"nginx\")]}{.readinessProbe.httpGet.path}{\" \"}{.livenessProbe}{end}' | grep -q '^/.* {'"
 check "zoekt-webserver has a liveness probe" bash -c \
   "kubectl -n $NS get deploy org-search -o jsonpath='{.spec.template.spec.containers[?(@.name==\"zoekt-webserver\")].livenessProbe}' | grep -q ."
-check "nginx's port is the only container port the Service targets" bash -c \
-  "[ \"\$(kubectl -n $NS get deploy org-search -o jsonpath='{.spec.template.spec.containers[*].ports[*].containerPort}' | wc -w)\" = 1 ]"
+# Two container ports: nginx's, the one the Service targets, and the connector's metrics (Prometheus
+# scrapes each pod for it; it is behind no Service).
+ports() { kubectl -n "$NS" get deploy org-search -o jsonpath='{range .spec.template.spec.containers[*]}{.name}{range .ports[*]}:{.name}:{.containerPort}{end} {end}'; }
+check "the container ports are nginx's and the connector's metrics ($(ports))" \
+  test "$(ports)" = "zoekt-webserver nginx:http:8080 connector:metrics:8081 "
+check "the Service targets nginx's port alone" \
+  test "$(kubectl -n "$NS" get service org-search -o jsonpath='{.spec.ports[*].targetPort}')" = http
 HASH1=$(j deploy org-search '{.spec.template.metadata.annotations.codesearch\.dev/config-hash}')
 check "pod template carries a config hash" [ -n "$HASH1" ]
 check "status has observedGeneration" eventually 15 bash -c \

@@ -15,21 +15,30 @@ PROMETHEUS=$_prom_dir/prometheus
 # prom_start SCRAPE_CONFIGS: starts Prometheus scraping every second with SCRAPE_CONFIGS (the YAML list
 # items under scrape_configs:, indented by two) and the rules; sets PROM_PORT. Stopped when the suite ends.
 prom_start() {
-  sed -E 's/^( *)for: .*/\1for: 0s/' "$PROM_RULES" >"$PROM_TMP/rules.yaml"
-  PROM_PORT=$("$ZK_ROOT/scripts/free-port.sh")
+  prom_cut_for <"$PROM_RULES" >"$PROM_TMP/rules.yaml"
   printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nrule_files: [%s]\nscrape_configs:\n%s\n' \
     "$PROM_TMP/rules.yaml" "$1" >"$PROM_TMP/prometheus.yml"
-  "$PROMETHEUS" --config.file="$PROM_TMP/prometheus.yml" --storage.tsdb.path="$PROM_TMP/tsdb" \
+  prom_run "$PROM_TMP/prometheus.yml"
+}
+
+# prom_cut_for: a rule file on stdin with every `for` cut to 0s, on stdout.
+prom_cut_for() { sed -E 's/^( *)for: .*/\1for: 0s/'; }
+
+# prom_run CONFIG: starts Prometheus with the configuration file CONFIG; sets PROM_PORT.
+prom_run() {
+  PROM_PORT=$("$ZK_ROOT/scripts/free-port.sh")
+  "$PROMETHEUS" --config.file="$1" --storage.tsdb.path="$PROM_TMP/tsdb" \
     --web.listen-address="127.0.0.1:$PROM_PORT" >"$PROM_TMP/prometheus.log" 2>&1 &
   on_exit "kill $!"
 }
 
-# prom_up: every target Prometheus has found is scraped successfully, and there is at least one.
+# prom_up [JOB [N]]: every target Prometheus has found (of JOB) is scraped successfully, and there are
+# at least N of them (default 1).
 prom_up() {
   curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null | python3 -c '
 import json, sys
-t = json.load(sys.stdin)["data"]["activeTargets"]
-sys.exit(not t or any(x["health"] != "up" for x in t))'
+t = [x for x in json.load(sys.stdin)["data"]["activeTargets"] if not sys.argv[1] or x["labels"].get("job") == sys.argv[1]]
+sys.exit(len(t) < int(sys.argv[2]) or any(x["health"] != "up" for x in t))' "${1:-}" "${2:-1}"
 }
 prom_log() { tail -n "${1:-5}" "$PROM_TMP/prometheus.log" | sed 's/^/# /'; }
 
