@@ -29,8 +29,15 @@ for f in "$PO_DIR"/crds/*.yaml; do
   crd=$(sed -n 's/^  name: //p' "$f" | head -n 1)
   $KC get crd "$crd" >/dev/null 2>&1 || on_exit "$KC delete crd $crd --wait=false"
 done
-$KC apply --server-side -f "$PO_DIR/crds/" >/dev/null && $KC wait --for condition=established --timeout=60s \
-  crd/servicemonitors.monitoring.coreos.com crd/prometheuses.monitoring.coreos.com >/dev/null ||
+# (kubectl wait fails at once on a CRD whose status has no conditions yet, so ask until it has.)
+established() {
+  local c
+  for c in servicemonitors podmonitors prometheusrules prometheuses probes scrapeconfigs; do
+    [ "$($KC get crd "$c.monitoring.coreos.com" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] ||
+      return 1
+  done
+}
+$KC apply --server-side -f "$PO_DIR/crds/" >/dev/null && eventually 60 established ||
   bail "the Prometheus Operator's CRDs are served"
 $KC create namespace zoekt-operator >/dev/null 2>&1 || true
 KUBECONFIG=$KUBECONFIG "$PO_DIR/prometheus-operator" --namespaces=zoekt-operator \
@@ -63,7 +70,8 @@ check "and status.indexer.failedRepositories names it" eventually 60 named_faile
 # Operator write the configuration it generates from the chart's ServiceMonitor and PodMonitor, and
 # the rule files from its PrometheusRule. A real Prometheus runs exactly those here, with only what a
 # process outside the cluster needs changed: the API server's address and credentials for service
-# discovery (the admin kubeconfig), the rule files' folder, and every `for` cut to 0s.
+# discovery (the admin kubeconfig), the rule files' folder, every `for` cut to 0s, and the pod's name
+# and shard number, which its config-reloader would put in place of $(POD_NAME) and $(SHARD).
 $KC apply -f - >/dev/null <<YAML || bail "the Prometheus object is created"
 apiVersion: monitoring.coreos.com/v1
 kind: Prometheus
@@ -101,7 +109,7 @@ for job in cfg["scrape_configs"]:
     job["scrape_interval"] = "1s"
     for sd in job.get("kubernetes_sd_configs", []):
         sd["kubeconfig_file"] = sys.argv[2]
-print(yaml.safe_dump(cfg))
+print(yaml.safe_dump(cfg).replace("$(SHARD)", "0").replace("$(POD_NAME)", "prometheus-zk-0"))
 PY
 prom_run "$NODE_TMP/prometheus.yml"
 check "Prometheus runs the generated configuration: both operator pods through the metrics Service" \

@@ -32,15 +32,23 @@ prom_run() {
   on_exit "kill $!"
 }
 
-# prom_up [JOB [N]]: every target Prometheus has found (of JOB) is scraped successfully, and there are
-# at least N of them (default 1).
+# prom_up [JOB_NAME [N]]: every target Prometheus has found (for the scrape config JOB_NAME) is scraped
+# successfully, and there are at least N of them (default 1).
 prom_up() {
   curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null | python3 -c '
 import json, sys
-t = [x for x in json.load(sys.stdin)["data"]["activeTargets"] if not sys.argv[1] or x["labels"].get("job") == sys.argv[1]]
+t = [x for x in json.load(sys.stdin)["data"]["activeTargets"] if not sys.argv[1] or x["scrapePool"] == sys.argv[1]]
 sys.exit(len(t) < int(sys.argv[2]) or any(x["health"] != "up" for x in t))' "${1:-}" "${2:-1}"
 }
-prom_log() { tail -n "${1:-5}" "$PROM_TMP/prometheus.log" | sed 's/^/# /'; }
+# prom_log [N]: the last N lines of Prometheus's log, and each target it found with its health and last
+# error, as TAP comments.
+prom_log() {
+  tail -n "${1:-5}" "$PROM_TMP/prometheus.log" | sed 's/^/# /'
+  curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["data"]["activeTargets"]:
+    print("# target", t["scrapePool"], t["scrapeUrl"], t["health"], t.get("lastError", ""))' || true
+}
 
 # prom_firing ALERT NS NAME: Prometheus has ALERT firing for corpus NS/NAME.
 prom_firing() {
