@@ -602,6 +602,26 @@ static cJSON *namespace_peer(struct jb *b, const char *ns)
     return peer;
 }
 
+/* An ingress rule: TCP to port, from the spec's peers (copied), or when it names none from the one
+ * peer that is an empty selector of kind default_selector ("podSelector": every pod of the policy's
+ * namespace; "namespaceSelector": every namespace). */
+static cJSON *ingress_rule(struct jb *b, int port, const cJSON *peers, const char *default_selector)
+{
+    cJSON *rule = jb_object(b), *from, *any;
+    const cJSON *peer;
+
+    jb_push(b, jb_add_arr(b, rule, "ports"), policy_port(b, "TCP", port));
+    from = jb_add_arr(b, rule, "from");
+    cJSON_ArrayForEach(peer, peers)
+        jb_push(b, from, cJSON_Duplicate(peer, 1));
+    if (!peers) {
+        any = jb_object(b);
+        jb_add_obj(b, any, default_selector);
+        jb_push(b, from, any);
+    }
+    return rule;
+}
+
 /* Who may reach the search pods: the gateway's port, from the peers in spec.networkPolicy.from (the
  * pods of the corpus's own namespace when it names none) and from the operator's namespace, which
  * reads /index-status through the Service for the corpus's status; and the connector's metrics port,
@@ -611,41 +631,22 @@ static cJSON *render_search_policy(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *o = new_object(c, "networking.k8s.io/v1", "NetworkPolicy", c->names.search_policy, "search", 1);
-    cJSON *spec = jb_add_obj(c->b, o, "spec"), *rule, *from, *types, *own, *ingress;
-    const cJSON *peer;
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *types, *ingress, *gateway;
 
     jb_add(c->b, jb_add_obj(c->b, spec, "podSelector"), "matchLabels", selector_labels(c, "search"));
     types = jb_add_arr(c->b, spec, "policyTypes");
     jb_push(c->b, types, jb_string(c->b, "Ingress"));
-    rule = jb_object(c->b);
-    jb_push(c->b, jb_add_arr(c->b, rule, "ports"), policy_port(c->b, "TCP", s->gateway.port));
-    from = jb_add_arr(c->b, rule, "from");
-    if (s->network_policy.from) {
-        cJSON_ArrayForEach(peer, s->network_policy.from)
-            jb_push(c->b, from, cJSON_Duplicate(peer, 1));
-    } else {
-        own = jb_object(c->b);
-        jb_add_obj(c->b, own, "podSelector"); /* every pod of the corpus's namespace */
-        jb_push(c->b, from, own);
-    }
-    if (s->operator_namespace && *s->operator_namespace)
-        jb_push(c->b, from, namespace_peer(c->b, s->operator_namespace));
     ingress = jb_add_arr(c->b, spec, "ingress");
-    jb_push(c->b, ingress, rule);
-    /* The connector's /metrics, for Prometheus wherever it runs: counts by tool, error kind and
-     * webhook outcome, which name no repository, query or token. */
-    rule = jb_object(c->b);
-    jb_push(c->b, jb_add_arr(c->b, rule, "ports"), policy_port(c->b, "TCP", CONNECTOR_METRICS_PORT));
-    from = jb_add_arr(c->b, rule, "from");
-    if (s->network_policy.metrics_from) {
-        cJSON_ArrayForEach(peer, s->network_policy.metrics_from)
-            jb_push(c->b, from, cJSON_Duplicate(peer, 1));
-    } else {
-        own = jb_object(c->b);
-        jb_add_obj(c->b, own, "namespaceSelector"); /* every namespace */
-        jb_push(c->b, from, own);
-    }
-    jb_push(c->b, ingress, rule);
+    /* The gateway: by default every pod of the corpus's namespace (an empty podSelector). */
+    gateway = ingress_rule(c->b, s->gateway.port, s->network_policy.from, "podSelector");
+    if (s->operator_namespace && *s->operator_namespace)
+        jb_push(c->b, cJSON_GetObjectItemCaseSensitive(gateway, "from"), namespace_peer(c->b, s->operator_namespace));
+    jb_push(c->b, ingress, gateway);
+    /* The connector's /metrics, for Prometheus wherever it runs (by default every namespace: an empty
+     * namespaceSelector): counts by tool, error kind and webhook outcome, which name no repository,
+     * query or token. */
+    jb_push(c->b, ingress,
+            ingress_rule(c->b, CONNECTOR_METRICS_PORT, s->network_policy.metrics_from, "namespaceSelector"));
     return o;
 }
 
