@@ -631,10 +631,10 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
         kind = CMETRICS_CANCELLED;
         log_info("Tool call ended after cancellation; no reply sent", "tool", name, "ms", ms, NULL);
     } else if (rc == ZK_EINVAL) {
-        /* No tool has that name: the metrics count it apart, under no tool's label. */
-        kind = CMETRICS_INVALID_ARGUMENT;
         char shown[JSONRPC_SHOW_SIZE], msg[JSONRPC_SHOW_SIZE + 32];
 
+        /* No tool has that name: the metrics count it apart, under no tool's label. */
+        kind = CMETRICS_INVALID_ARGUMENT;
         jsonrpc_show(shown, sizeof(shown), name);
         snprintf(msg, sizeof(msg), "Unknown tool: %s", shown);
         reply = jsonrpc_error(id, JSONRPC_INVALID_PARAMS, msg, NULL);
