@@ -739,11 +739,13 @@ static double reconcile_min_requeue(double a, double b)
 static int reconcile_check_refs(struct reconcile_pass *p, struct zk_err *err)
 {
     const struct corpus_spec *spec = p->spec;
-    const char *refs[3] = {spec->credentials_secret, spec->gateway.tokens_secret, spec->git_ca.name};
-    const struct kube_resource *kinds[3] = {&reconcile_secret, &reconcile_secret,
-                                            spec->git_ca.is_secret ? &reconcile_secret : &reconcile_configmap};
+    const char *refs[] = {spec->credentials_secret, spec->gateway.tokens_secret, spec->git_ca.name,
+                          spec->webhook_secret};
+    const struct kube_resource *kinds[] = {&reconcile_secret, &reconcile_secret,
+                                           spec->git_ca.is_secret ? &reconcile_secret : &reconcile_configmap,
+                                           &reconcile_secret};
 
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
         int absent, rc;
 
         if (!refs[i])

@@ -212,6 +212,18 @@ check "a missing Secret is reported in status" eventually 20 status_says "$NS" p
 check "a missing Secret is reported with a Warning Event" eventually 10 warned "$NS" private missing-creds
 check "nothing that would mount the missing Secret is applied" bash -c \
   "! kubectl -n $NS get cronjob private-indexer >/dev/null 2>&1 && ! kubectl -n $NS get deploy private-search >/dev/null 2>&1"
+# The webhook's Secret too: the search pods mount it, and without it they would wait in
+# ContainerCreating while the status said nothing.
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: codesearch.dev/v1alpha1
+kind: CodeSearchCorpus
+metadata: {name: hooked, namespace: $NS}
+spec:
+  repositories: [{url: "https://github.com/example/hooked.git"}]
+  webhook: {secretRef: {name: missing-hook-secret}}
+YAML
+check "a missing webhook Secret is reported in status" eventually 20 status_says "$NS" hooked missing-hook-secret
+check "and nothing that would mount it is applied" bash -c "! kubectl -n $NS get deploy hooked-search >/dev/null 2>&1"
 
 # ---- a long name and many repositories (the reference organization mirrors more than 120) ----
 LONG=$(printf 'a%.0s' $(seq 1 100))-corpus
