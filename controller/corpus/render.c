@@ -568,6 +568,11 @@ static cJSON *render_service(const struct rctx *c)
     cJSON *spec = jb_add_obj(c->b, o, "spec"), *ports, *p;
 
     jb_add_str(c->b, spec, "type", "ClusterIP");
+    /* An agent's MCP session lives in the one connector that created it: with two or more replicas,
+     * a request of the session that reached another pod would be answered 404 and the client would
+     * start over. The Service keeps each client on one pod (three hours without traffic, the
+     * default, outlasts any session). */
+    jb_add_str(c->b, spec, "sessionAffinity", "ClientIP");
     jb_add(c->b, spec, "selector", selector_labels(c, "search"));
     ports = jb_add_arr(c->b, spec, "ports");
     p = jb_object(c->b);

@@ -124,6 +124,36 @@ check "the count drops to 3" eventually 120 count_is 3
 nomatch() { ! search_finds "$MCP" "$TOKEN" beta-main-marker-2b61 local/beta && grep -qi 'no match' "$NODE_TMP/last-search"; }
 check "the removed repository is no longer searchable" eventually 30 nomatch
 
+# ---- two replicas: a session's requests reach the pod that holds it -----------------------------------
+# An MCP session lives in one connector. Each request below opens a new connection, as a client's pool
+# or an Ingress may; the Service keeps this client on one pod (sessionAffinity ClientIP), so none of
+# them is answered 404 by the other replica.
+$KC -n "$NS" patch csc org --type=merge -p '{"spec":{"webserver":{"replicas":2}}}' >/dev/null
+replicas_ready() { [ "$($KC -n "$NS" get deploy org-search -o jsonpath='{.status.readyReplicas}' 2>/dev/null)" = "$1" ]; }
+check "two search replicas become Ready" eventually 180 replicas_ready 2
+endpoints() { # the Service's ready endpoints, by the EndpointSlices kube-proxy reads
+  $KC -n "$NS" get endpointslices -l kubernetes.io/service-name=org-search \
+    -o jsonpath='{range .items[*].endpoints[?(@.conditions.ready==true)]}{.addresses[0]}{"\n"}{end}' 2>/dev/null | grep -c .
+}
+two_endpoints() { [ "$(endpoints)" = 2 ]; }
+check "and both are the Service's endpoints" eventually 60 two_endpoints
+sleep 3 # kube-proxy's rules follow the EndpointSlice within a second or so
+mcp_post() { # mcp_post BODY [SESSION]: POSTs BODY to the Service's /mcp on a new connection; prints headers
+  curl -s -D - -o /dev/null --max-time 10 -X POST -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
+    ${2:+-H "Mcp-Session-Id: $2"} --data "$1" "$MCP"
+}
+sid=$(mcp_post '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}' |
+  tr -d '\r' | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *//p')
+mcp_post '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$sid" >/dev/null
+codes=$(for i in $(seq 1 12); do
+  mcp_post "{\"jsonrpc\":\"2.0\",\"id\":$((i + 1)),\"method\":\"tools/list\"}" "$sid" | head -n 1 | awk '{ printf "%s ", $2 }'
+done)
+check "twelve requests of one session, each on a new connection, all answered 200 ($codes)" \
+  test "$(tr ' ' '\n' <<<"$codes" | grep -c '^200$')" = 12
+$KC -n "$NS" patch csc org --type=merge -p '{"spec":{"webserver":{"replicas":1}}}' >/dev/null
+check "back to one replica" eventually 120 bash -c "[ \"\$($KC -n $NS get pods -l app.kubernetes.io/component=search -o name | wc -l)\" = 1 ]"
+
 # ---- the search pod is replaced; then the corpus goes -------------------------------------------------
 pod=$($KC -n "$NS" get pods -l app.kubernetes.io/component=search -o jsonpath='{.items[0].metadata.name}')
 $KC -n "$NS" delete pod "$pod" --wait=false >/dev/null
