@@ -137,6 +137,9 @@ mcp "$MCP" "$TOKEN" search_code '{"query":"alpha-marker-40c1"}' 2>&1 | head -3 |
 check "the webserver comes back and search_code finds again through the Service" eventually 120 \
   search_finds "$MCP" "$TOKEN" alpha-marker-40c1 local/alpha
 check "Ready is True again" eventually 60 condition_is "$NS" org Ready True
+# The trace samples every half second: let it record what the check above just saw before it stops.
+traced_true() { tail -n 1 "$NODE_TMP/ready-trace" | grep -q ' True/'; }
+eventually 10 traced_true
 kill "$tracer" 2>/dev/null
 seen=$(awk '{print $2}' "$NODE_TMP/ready-trace" | uniq | tr '\n' ' ')
 echo "# Ready during the outage, in order: $seen"
