@@ -8,23 +8,25 @@
 
 const struct kube_resource api_corpus_resource = {API_GROUP, API_VERSION, API_PLURAL, API_KIND, 1};
 
+const cJSON *api_corpus_owner(const cJSON *obj)
+{
+    const cJSON *ref;
+
+    cJSON_ArrayForEach(ref, json_path(obj, "metadata.ownerReferences")) {
+        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), API_KIND) == 0 &&
+            strncmp(json_str(ref, "apiVersion", ""), API_GROUP "/", strlen(API_GROUP "/")) == 0)
+            return ref;
+    }
+    return NULL;
+}
+
 int api_corpus_key(const cJSON *obj, char *key, size_t len)
 {
-    const cJSON *refs, *ref, *labels;
+    const cJSON *labels;
     const char *ns = json_path_str(obj, "metadata.namespace", "");
-    const char *name = NULL;
+    const char *name = json_str(api_corpus_owner(obj), "name", NULL);
     int n;
 
-    refs = json_path(obj, "metadata.ownerReferences");
-    cJSON_ArrayForEach(ref, refs) {
-        const char *api = json_str(ref, "apiVersion", "");
-
-        if (json_bool(ref, "controller", 0) && strcmp(json_str(ref, "kind", ""), API_KIND) == 0 &&
-            strncmp(api, API_GROUP "/", strlen(API_GROUP "/")) == 0) {
-            name = json_str(ref, "name", NULL);
-            break;
-        }
-    }
     if (!name) {
         /* The annotation holds the full name; the label only names corpora of up to 63 characters
          * (older objects were rendered without the annotation). */

@@ -58,4 +58,8 @@ extern const struct kube_resource api_corpus_resource;
  * of children take it as their key function (runtime/informer.h). */
 int api_corpus_key(const cJSON *obj, char *key, size_t len);
 
+/* The object's controller ownerReference when it is a CodeSearchCorpus of this API group, or NULL:
+ * how the operator tells that a corpus owns an object (borrowed from obj). */
+const cJSON *api_corpus_owner(const cJSON *obj);
+
 #endif

@@ -607,12 +607,10 @@ static void reconcile_delete_policies(struct reconcile_pass *p, size_t *deleted)
         return;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         cJSON *observed = informer_get(p->ctx->children[RK_NETPOL], p->ns, names[i]);
-        const cJSON *ref;
+        const cJSON *owner = api_corpus_owner(observed);
         struct kube_err kerr;
-        int ours = 0, rc;
+        int ours = owner && strcmp(json_str(owner, "uid", ""), uid) == 0, rc;
 
-        cJSON_ArrayForEach(ref, json_path(observed, "metadata.ownerReferences"))
-            ours |= json_bool(ref, "controller", 0) && strcmp(json_str(ref, "uid", ""), uid) == 0;
         cJSON_Delete(observed);
         if (!ours)
             continue;
