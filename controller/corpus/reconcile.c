@@ -631,7 +631,7 @@ static void reconcile_delete_policies(struct reconcile_pass *p, size_t *deleted)
 }
 
 /* A fingerprint of what decides whether a child needs an apply: the cached corpus (corpus_fp) and
- * the cached object under every name a child of it could have (render_child_name), present or not.
+ * the cached object under every name a child of it could have (render_child_list), present or not.
  * The rendered children depend on the corpus alone, so while this is unchanged they and the observed
  * ones are unchanged too. It must be taken before the objects are read: a change that arrives in
  * between then leaves a fingerprint that no longer matches (one needless full pass), never a
@@ -639,20 +639,16 @@ static void reconcile_delete_policies(struct reconcile_pass *p, size_t *deleted)
 static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus_fp, const char *ns,
                                       const struct render_names *names)
 {
+    struct render_child children[RENDER_CHILDREN_MAX];
+    size_t n = render_child_list(names, children);
     uint64_t h = corpus_fp;
 
-    for (int k = 0; k < RK_COUNT; k++) {
-        const char *child = render_child_name(names, ctx->resources[k].kind);
+    for (size_t i = 0; i < n; i++) {
+        int k = reconcile_kind_index(ctx, children[i].kind);
 
-        if (child && ctx->children[k])
-            h = (h ^ informer_fingerprint(ctx->children[k], ns, child)) * 0x100000001b3u;
+        if (k >= 0)
+            h = (h ^ informer_fingerprint(ctx->children[k], ns, children[i].name)) * 0x100000001b3u;
     }
-    /* The second Deployment and NetworkPolicy, which render_child_name does not name (it names the
-     * search pods' ones). */
-    if (ctx->children[RK_DEPLOYMENT])
-        h = (h ^ informer_fingerprint(ctx->children[RK_DEPLOYMENT], ns, names->refresh)) * 0x100000001b3u;
-    if (ctx->children[RK_NETPOL])
-        h = (h ^ informer_fingerprint(ctx->children[RK_NETPOL], ns, names->indexer_policy)) * 0x100000001b3u;
     return h ? h : 1;
 }
 

@@ -92,23 +92,20 @@ void render_child_names(const char *corpus_name, struct render_names *names)
     child_name(corpus_name, "-indexer", NAME_MAX_LABEL, names->indexer_policy);
 }
 
-const char *render_child_name(const struct render_names *names, const char *kind)
+size_t render_child_list(const struct render_names *names, struct render_child out[RENDER_CHILDREN_MAX])
 {
-    const struct {
-        const char *kind;
-        const char *name;
-    } children[] = {
+    const struct render_child children[] = {
         {"PersistentVolumeClaim", names->pvc}, {"ConfigMap", names->configmap},
         {"ServiceAccount", names->serviceaccount}, {"Role", names->role},
-        {"RoleBinding", names->rolebinding}, {"Service", names->service},
+        {"RoleBinding", names->rolebinding}, {"NetworkPolicy", names->search_policy},
+        {"NetworkPolicy", names->indexer_policy}, {"Service", names->service},
         {"Deployment", names->deployment}, {"PodDisruptionBudget", names->pdb},
-        {"CronJob", names->cronjob}, {"NetworkPolicy", names->search_policy},
+        {"CronJob", names->cronjob}, {"Deployment", names->refresh},
     };
+    _Static_assert(sizeof(children) / sizeof(children[0]) == RENDER_CHILDREN_MAX, "one entry per child");
 
-    for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
-        if (strcmp(kind, children[i].kind) == 0)
-            return children[i].name;
-    return NULL;
+    memcpy(out, children, sizeof(children));
+    return RENDER_CHILDREN_MAX;
 }
 
 void render_instance_label(const char *corpus_name, char *dst)

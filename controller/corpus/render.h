@@ -42,11 +42,15 @@ struct render_names {
 };
 void render_child_names(const char *corpus_name, struct render_names *names);
 
-/* The name render_children gives its child of kind (a Kubernetes kind, e.g. "Deployment"): a string
- * in names, or NULL for a kind it does not render. For a Deployment that is the search Deployment;
- * names->refresh is the other one; for a NetworkPolicy the search pods' one (names->indexer_policy is
- * the other). */
-const char *render_child_name(const struct render_names *names, const char *kind);
+/* Every child render_children can make, as its kind (a Kubernetes kind, e.g. "Deployment") and its
+ * name, a string in names: the controller looks each up in its cache to tell, without rendering,
+ * whether any of them changed. Writes them into out (RENDER_CHILDREN_MAX entries) and returns how many. */
+#define RENDER_CHILDREN_MAX 12
+struct render_child {
+    const char *kind;
+    const char *name;
+};
+size_t render_child_list(const struct render_names *names, struct render_child out[RENDER_CHILDREN_MAX]);
 
 /* The app.kubernetes.io/instance label value for a corpus: its name when that is a valid label value
  * (at most 63 characters), else a prefix of it with a hash suffix. dst holds RENDER_NAME_MAX bytes. */

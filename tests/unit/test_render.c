@@ -1009,41 +1009,38 @@ static void test_names(void **state)
     assert_true(strlen(label) <= 63);
 }
 
-/* render_child_name names every rendered child as render_children does, but for the refresh
- * Deployment, which is names.refresh, and the indexer pods' NetworkPolicy, names.indexer_policy: the controller looks the children up by those names to tell,
- * without rendering, whether any of them changed. */
+/* render_child_list names every rendered child, by kind and name, as render_children does, once each:
+ * the controller looks the children up by those names to tell, without rendering, whether any of
+ * them changed. */
 static void check_child_names(const struct fixture *fx, const char *corpus_name)
 {
     struct render_names names;
+    struct render_child list[RENDER_CHILDREN_MAX];
+    int found[RENDER_CHILDREN_MAX] = {0};
+    size_t n_list, i;
     const cJSON *c;
-    int n = 0, refresh = 0, indexer_policy = 0;
+    int n = 0;
 
     render_child_names(corpus_name, &names);
+    n_list = render_child_list(&names, list);
     cJSON_ArrayForEach(c, fx->children) {
-        const char *kind = json_str(c, "kind", "");
-        const char *want = render_child_name(&names, kind);
-
-        assert_non_null(want);
-        if (strcmp(json_str(json_path(c, "metadata.labels"), API_LABEL_COMPONENT, ""), "refresh") == 0) {
-            want = names.refresh;
-            refresh++;
-        }
-        if (strcmp(kind, "NetworkPolicy") == 0 &&
-            strcmp(json_str(json_path(c, "metadata.labels"), API_LABEL_COMPONENT, ""), "indexer") == 0) {
-            want = names.indexer_policy;
-            indexer_policy++;
-        }
-        assert_string_equal(json_path_str(c, "metadata.name", ""), want);
+        for (i = 0; i < n_list; i++)
+            if (strcmp(list[i].kind, json_str(c, "kind", "")) == 0 &&
+                strcmp(list[i].name, json_path_str(c, "metadata.name", "")) == 0)
+                break;
+        assert_true(i < n_list);
+        assert_int_equal(found[i]++, 0);
         n++;
     }
     assert_int_equal(n, 12);
-    assert_int_equal(refresh, 1);
-    assert_int_equal(indexer_policy, 1);
-    assert_true(dns1035(names.indexer_policy));
-    assert_true(dns1035(names.refresh));
+    assert_int_equal(n_list, 12);
+    for (i = 0; i < n_list; i++) {
+        assert_true(dns1035(list[i].name));
+        assert_string_not_equal(list[i].kind, "Job");
+        assert_string_not_equal(list[i].kind, "Pod");
+    }
     assert_string_not_equal(names.refresh, names.deployment);
-    assert_null(render_child_name(&names, "Job"));
-    assert_null(render_child_name(&names, "Pod"));
+    assert_string_not_equal(names.indexer_policy, names.search_policy);
 }
 
 static void test_child_name(void **state)
