@@ -33,6 +33,7 @@ LIB_SRC   := $(sort $(wildcard lib/*.c lib/*/*.c))
 CTRL_SRC  := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c controller/*/*.c)))
 CONN_SRC  := $(sort $(filter-out connector/main.c,$(wildcard connector/*.c connector/*/*.c)))
 ASM_SRC   := $(sort $(wildcard controller/*/*.S))
+CONN_ASM_SRC := $(sort $(wildcard connector/*/*/*.S))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
 TOOL_SRC  := $(sort $(wildcard tests/tools/*.c))
@@ -74,13 +75,15 @@ build/tsan/%.o: %.S
 # Files pulled in with .incbin are invisible to dependency tracking: name them.
 build/rel/controller/assets/assets.o build/san/controller/assets/assets.o build/tsan/controller/assets/assets.o: \
   $(filter-out %.S %.h,$(wildcard controller/assets/*))
+build/rel/connector/tools/schema/schemas.o build/san/connector/tools/schema/schemas.o \
+  build/tsan/connector/tools/schema/schemas.o: $(wildcard connector/tools/schema/*.json)
 
 define variant
 build/$(1)/libzk.a: $(call objs,$(1),$(LIB_SRC))
 	@mkdir -p $$(dir $$@); rm -f $$@; ar rcs $$@ $$^
 build/$(1)/libctrl.a: $(call objs,$(1),$(CTRL_SRC) $(ASM_SRC))
 	@mkdir -p $$(dir $$@); rm -f $$@; ar rcs $$@ $$^
-build/$(1)/libconn.a: $(call objs,$(1),$(CONN_SRC))
+build/$(1)/libconn.a: $(call objs,$(1),$(CONN_SRC) $(CONN_ASM_SRC))
 	@mkdir -p $$(dir $$@); rm -f $$@; ar rcs $$@ $$^
 build/$(1)/bin/zoekt-operator: build/$(1)/controller/main.o build/$(1)/libctrl.a build/$(1)/libzk.a
 	@mkdir -p $$(dir $$@)

@@ -192,9 +192,10 @@ static unsigned fmt_stop_reasons(const struct zr_search *r, const struct fmt_sea
 
     /* max_files is the reason only when it is what stopped the list: Zoekt may send fewer files than
      * asked for while more matched (a match budget spent on the first files drops the rest). */
-    if (r->n_files > shown || (shown == (size_t)o->max_files && r->stats.file_count > (long long)shown))
+    if (r->n_files > shown ||
+        (shown == (size_t)o->max_files && r->stats.file_count > (long long)(o->skipped + shown)))
         reasons |= FMT_R_MAX_FILES;
-    else if (r->stats.file_count > (long long)shown)
+    else if (r->stats.file_count > (long long)(o->skipped + shown))
         reasons |= FMT_R_ZOEKT_FEWER;
     if (r->stats.flush_reason == 1 || (o->wall_ns > 0 && r->stats.duration_ns >= o->wall_ns / 100 * 95))
         reasons |= FMT_R_TIMEOUT;
@@ -225,11 +226,21 @@ static void fmt_order(const struct zr_search *r, size_t n, size_t *order)
 }
 
 /* The summary line: how many files and matches, and how many are shown. */
-static int fmt_put_summary(struct buf *h, const struct zr_search *r, const struct fmt_layout *lay)
+static int fmt_put_summary(struct buf *h, const struct zr_search *r, const struct fmt_search_opts *o,
+                           const struct fmt_layout *lay)
 {
     long long total_files = fmt_total_files(r), total_matches = r->stats.match_count;
     const char *lower_bound = lay->reasons & (FMT_R_TIMEOUT | FMT_R_ZOEKT_LIMIT | FMT_R_SHARD_ERRORS) ? "+" : "";
 
+    if (o->skipped) {
+        if (total_files < (long long)(o->skipped + lay->shown))
+            total_files = (long long)(o->skipped + lay->shown);
+        if (lay->shown == 0)
+            return buf_printf(h, "No files after the %zu of earlier pages (%lld%s files matched).", o->skipped,
+                              total_files, lower_bound);
+        return buf_printf(h, "Files %zu to %zu of %lld%s (%lld%s matches).", o->skipped + 1, o->skipped + lay->shown,
+                          total_files, lower_bound, total_matches, lower_bound);
+    }
     if (r->n_files == 0)
         return buf_printf(h, "No matches%s.", lay->reasons ? " found before the search stopped" : "");
     if (!lay->reasons)
@@ -304,7 +315,7 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
         rc = buf_putc(h, '\n');
 
     if (!rc)
-        rc = fmt_put_summary(h, r, lay);
+        rc = fmt_put_summary(h, r, o, lay);
     if (!rc && lay->reasons)
         rc = fmt_put_incomplete(h, r, o, lay);
     if (!rc)
@@ -318,6 +329,9 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
         rc = buf_puts(h, "More of a file: read_file with repo, path and start_line.\n");
     if (!rc && o->note && !(rc = buf_puts(h, "Note: ")) && !(rc = fmt_put_cut(h, o->note, share)))
         rc = buf_putc(h, '\n');
+    /* The cursor is whole or useless: it is never cut, and bounded by its tool (cursor.h). */
+    if (!rc && o->next_cursor)
+        rc = buf_printf(h, "Next page: the same arguments with \"cursor\":\"%s\"\n", o->next_cursor);
     return rc;
 }
 
@@ -547,6 +561,10 @@ static cJSON *fmt_search_json(const struct zr_search *r, const struct fmt_search
     jb_add_bool(&b, root, "complete", lay->reasons == 0);
     if (o->note)
         jb_add_str(&b, root, "note", o->note);
+    if (o->skipped)
+        jb_add_num(&b, root, "skippedFiles", (double)o->skipped);
+    if (o->next_cursor)
+        jb_add_str(&b, root, "nextCursor", o->next_cursor);
     files = jb_add_arr(&b, root, "files");
     for (size_t pos = 0; pos < lay->shown; pos++)
         jb_push(&b, files, fmt_search_file_json(&b, &r->files[lay->order[pos]], lay->lines_shown[pos]));

@@ -56,13 +56,15 @@ struct fmt_search_opts {
     long long wall_ns;     /* MaxWallTime sent to Zoekt, to recognise a timed-out search; 0: unknown */
     const char *note;      /* an extra header line (a lint hint, "repository not indexed"), or NULL */
     const char *indexed;   /* what "Indexed: " says, the repositories of the answer (fmt_indexed), or NULL */
+    size_t skipped;        /* files earlier pages showed: r starts after them, its counts cover them too */
+    const char *next_cursor; /* the cursor of the next page, or NULL when this is the last */
 };
 
 /* Formats a search result. On success appends the text to *text (a buffer the caller initialised with
  * a bound of at least budget + 1) and sets *structured to a new object owned by the caller
  * (cJSON_Delete): {"query","truncation":[reason names: "max_files", "timeout", "zoekt_limit",
  * "shard_errors", "per_file_cap", "output_budget", "zoekt_sent_fewer"],"totalFiles","totalMatches","shownFiles","complete",
- * "note"?,"files":[{"repository","path","version","language","branches","fileNameMatch",
+ * "note"?,"skippedFiles"?,"nextCursor"?,"files":[{"repository","path","version","language","branches","fileNameMatch",
  * "matchingLines","matches":[{"line","text"}]}]}, listing exactly the matching lines the text shows.
  * Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the text. */
 int fmt_search(const struct zr_search *r, const struct fmt_search_opts *o, struct buf *text, cJSON **structured,

@@ -22,7 +22,7 @@
 static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 #define N_VERSIONS (sizeof(supported_versions) / sizeof(supported_versions[0]))
 
-/* structuredContent and Tool.outputSchema exist from this revision on. */
+/* structuredContent exists from this revision on. */
 #define STRUCTURED_SINCE "2025-06-18"
 
 /* A tools/call that has been accepted and not yet answered. */
@@ -201,16 +201,12 @@ static char *instructions(const struct connector_config *cfg)
                    cfg->corpus_name) != ZK_OK)
         return NULL;
     if (buf_puts(&b,
-             ", indexed by Zoekt; the index can lag the remotes by hours (corpus_status tells how much). "
-             "Call list_repositories to see what is indexed, then search_code; read_file shows the code "
-             "around a match, list_files a repository's files by glob (deploy/*.yaml), and "
-             "find_references the uses of an identifier, counted per repository (a text search). "
-             "Query syntax (Zoekt): space-separated terms must all match in one file; use lowercase `or` "
-             "between alternatives, `-term` to exclude, quotes for a phrase with spaces. Terms and the "
-             "`file:`, `repo:` and `sym:` filters are regular expressions, not globs: escape `.`, `(`, `[` "
-             "to match them literally (or use the tool's file glob argument). `lang:go`, `case:yes` and "
-             "`branch:` narrow further. Prefer specific identifiers over common words, and narrow with "
-             "repository or file filters when a search reports truncated results.") != ZK_OK)
+             ", indexed by Zoekt; the index can lag the remotes (corpus_status says by how much).\n"
+             "- search_code: one pattern, read as ripgrep reads it (a regex; code with metacharacters is "
+             "also tried literally). Narrow with repo and file globs; page with the cursor it returns.\n"
+             "- find_symbol: where a name is defined (ctags); find_references: every use, per repository.\n"
+             "- read_file: the lines around a match; list_files: a repository's tree; list_repositories: "
+             "the names repo accepts.") != ZK_OK)
         return NULL; /* a failed append has already freed the buffer */
     return buf_steal(&b);
 }
@@ -248,16 +244,11 @@ static cJSON *handle_initialize(struct mcp_session *s, const struct jsonrpc_msg 
     return jsonrpc_result(m->id, result);
 }
 
-static cJSON *handle_tools_list(struct mcp_session *s, const struct jsonrpc_msg *m)
+static cJSON *handle_tools_list(const struct jsonrpc_msg *m)
 {
-    const char *version = mcp_session_version(s);
-    cJSON *tools = tools_list(), *result = cJSON_CreateObject(), *tool;
+    cJSON *result = cJSON_CreateObject();
 
-    /* Clients of older revisions do not know outputSchema, and would then not expect the
-     * structuredContent it promises either; both are left out for them. */
-    if (strcmp(version, STRUCTURED_SINCE) < 0)
-        cJSON_ArrayForEach(tool, tools) cJSON_DeleteItemFromObjectCaseSensitive(tool, "outputSchema");
-    cJSON_AddItemToObject(result, "tools", tools);
+    cJSON_AddItemToObject(result, "tools", tools_list());
     return jsonrpc_result(m->id, result);
 }
 
@@ -423,7 +414,7 @@ static void handle_one(struct mcp_session *s, const cJSON *node, int in_batch, c
         *reply = jsonrpc_error(m.id, JSONRPC_INVALID_REQUEST, "the session is not initialized: send initialize first",
                                NULL);
     } else if (strcmp(m.method, "tools/list") == 0) {
-        *reply = handle_tools_list(s, &m);
+        *reply = handle_tools_list(&m);
     } else if (strcmp(m.method, "tools/call") == 0) {
         *reply = admit_tool_call(s, &m, fl);
     } else {
@@ -619,21 +610,24 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
     enum cmetrics_kind kind = CMETRICS_NO_ERROR;
     size_t text_bytes = 0;
     char ms[32];
-    int rc, cancelled;
+    int rc, cancelled, unknown;
 
     zk_err_clear(&err);
     tool_result_init(&res);
-    rc = tools_call(&ctx, name, args, &res, &err);
+    /* A name no tool has is the caller's mistake (a -32602); whatever a tool itself returns, it is
+     * not that, whatever its code. */
+    unknown = tools_id(name) < 0;
+    rc = unknown ? ZK_EINVAL : tools_call(&ctx, name, args, &res, &err);
     cancelled = inflight_remove(s, &job->fl);
     seconds = monotime_s() - t0;
     snprintf(ms, sizeof(ms), "%.0f", seconds * 1000);
     if (cancelled) {
         kind = CMETRICS_CANCELLED;
         log_info("Tool call ended after cancellation; no reply sent", "tool", name, "ms", ms, NULL);
-    } else if (rc == ZK_EINVAL) {
+    } else if (unknown) {
         char shown[JSONRPC_SHOW_SIZE], msg[JSONRPC_SHOW_SIZE + 32];
 
-        /* No tool has that name: the metrics count it apart, under no tool's label. */
+        /* The metrics count it apart, under no tool's label. */
         kind = CMETRICS_INVALID_ARGUMENT;
         jsonrpc_show(shown, sizeof(shown), name);
         snprintf(msg, sizeof(msg), "Unknown tool: %s", shown);

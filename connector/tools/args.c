@@ -69,7 +69,7 @@ int targ_fail_code(struct tool_result *r, int code, const char *fmt, ...)
 }
 
 /* A short description of a JSON value's type, for messages. */
-static const char *targ_type(const cJSON *v)
+const char *targ_type(const cJSON *v)
 {
     if (cJSON_IsString(v))
         return "a string";
@@ -82,36 +82,6 @@ static const char *targ_type(const cJSON *v)
     if (cJSON_IsObject(v))
         return "an object";
     return "null";
-}
-
-int targ_check_known(const cJSON *args, const char *const *known, struct tool_result *r)
-{
-    const cJSON *m;
-
-    if (!args || cJSON_IsNull(args))
-        return ZK_OK;
-    if (!cJSON_IsObject(args)) {
-        targ_fail(r, "arguments must be an object, got %s", targ_type(args));
-        return ZK_EINVAL;
-    }
-    cJSON_ArrayForEach(m, args) {
-        size_t i;
-        char list[256] = "";
-
-        for (i = 0; known[i]; i++)
-            if (m->string && strcmp(m->string, known[i]) == 0)
-                break;
-        if (known[i])
-            continue;
-        for (i = 0; known[i]; i++) {
-            strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
-            strncat(list, known[i], sizeof(list) - strlen(list) - 1);
-        }
-        targ_fail(r, "unknown argument \"%.100s\"; this tool takes: %s", m->string ? m->string : "?",
-                  list[0] ? list : "no arguments");
-        return ZK_EINVAL;
-    }
-    return ZK_OK;
 }
 
 /* Fails r when s, the value of argument name (item: its 1-based place in a list, or 0), holds a NUL

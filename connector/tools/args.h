@@ -23,12 +23,12 @@ int targ_fail(struct tool_result *r, const char *fmt, ...) __attribute__((format
  * failed (the Zoekt client's, the list cache's), which tool_result.code keeps for the metrics. */
 int targ_fail_code(struct tool_result *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The argument checks below (targ_check_known to targ_repo_pattern) return ZK_OK, or fail r with a
+/* The argument checks below (targ_string to targ_repo_pattern) return ZK_OK, or fail r with a
  * message for the agent and return ZK_EINVAL. The tools answer that failure with r as it is: the agent
  * reads why its call was refused. */
 
-/* Fails r when args has a member not named in known (a NULL-terminated list), or is not an object. */
-int targ_check_known(const cJSON *args, const char *const *known, struct tool_result *r);
+/* What JSON type v has, as a message names it ("a number", "an array", ...). */
+const char *targ_type(const cJSON *v);
 
 /* A string argument: *out points into args, or stays NULL when absent (or JSON null). Fails r when it
  * has another type, is longer than max_len bytes, or holds a NUL character or bytes that are not UTF-8
@@ -91,22 +91,16 @@ void targ_list_put(const struct tool_ctx *ctx, const struct zr_list *l);
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 
-/* Each tool: its definition for tools/list (a new object, caller-owned) and its implementation, with
- * the contract of tools_call (ZK_OK with r filled, failures the agent should see as is_error). */
-cJSON *tool_search_code_def(void);
+/* Each tool's run function, which tools.c calls after checking that args is absent or an object whose
+ * members the tool's declaration names; the contract of tools_call (ZK_OK with r filled, failures the
+ * agent should see as is_error). */
 int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
-cJSON *tool_list_repositories_def(void);
 int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r,
                            struct zk_err *err);
-cJSON *tool_read_file_def(void);
 int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
-cJSON *tool_corpus_status_def(void);
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
-cJSON *tool_list_files_def(void);
 int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
-cJSON *tool_find_references_def(void);
 int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
-cJSON *tool_find_symbol_def(void);
 int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
 
 /* Newest and oldest index time over the repositories, and the first Zoekt version found. */

@@ -17,47 +17,13 @@
  * and the answer says so when more matched. */
 #define FILES_FETCH 5000
 
-static const char files_def[] =
-    "{\"name\":\"list_files\",\"title\":\"List files\","
-    "\"description\":\"Lists the files of one repository, or of a folder in it, sorted by path, without a search "
-    "term: e.g. every deploy/*.yaml. repo is written as for search_code (a name such as payments, a glob, a "
-    "clone URL); path is a folder relative to the repository root; file is a glob with search_code's rules "
-    "(*.yaml matches a name anywhere, deploy/*.yaml from the root, ** crosses folders). The header counts "
-    "the files and says when only the first ones are shown. Only indexed files are listed: Zoekt skips "
-    "binary and very large files. At most 5000 files are sorted per call; narrow with path or file past "
-    "that.\","
-    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"repo\"],\"properties\":{"
-    "\"repo\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"The repository (name, trailing segments, "
-    "glob or clone URL).\"},"
-    "\"path\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"A folder: only files below it are "
-    "listed (e.g. deploy or src/server/).\"},"
-    "\"file\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"A path glob the files must match (e.g. "
-    "*.yaml, deploy/**/*.yaml).\"},"
-    "\"max_files\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"Paths to show "
-    "(default 100); the output budget may show fewer and says so.\"}}},"
-    "\"outputSchema\":{\"type\":\"object\",\"required\":[\"query\",\"totalFiles\",\"shownFiles\",\"complete\","
-    "\"truncation\",\"files\"],\"properties\":{"
-    "\"query\":{\"type\":\"string\"},\"totalFiles\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
-    "\"complete\":{\"type\":\"boolean\"},"
-    "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"zoekt_limit\","
-    "\"output_budget\"]}},"
-    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"path\"],"
-    "\"properties\":{\"repository\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}}}}}},"
-    "\"annotations\":{\"title\":\"List files\",\"readOnlyHint\":true,\"destructiveHint\":false,"
-    "\"idempotentHint\":true,\"openWorldHint\":false}}";
-
-cJSON *tool_list_files_def(void)
-{
-    return cJSON_Parse(files_def);
-}
-
 /* The query: repo:<regex> file:<glob regex> [file:^<folder>/]. Zoekt ANDs the atoms, and a query of
  * such atoms alone matches file names. path has its slashes at either end trimmed; an empty folder
  * selects the whole repository. */
 static int files_query(const char *repo, const char *path, const char *glob, char **out, struct zk_err *err)
 {
     const char *const repos[] = {repo}, *const globs[] = {glob ? glob : "*"};
-    struct zq_spec spec = {NULL, repos, 1, globs, 1, NULL, 0, 0, ZQ_SYNTAX_ZOEKT};
+    struct zq_spec spec = {NULL, repos, 1, globs, 1, NULL, 0, 0, ZQ_SYNTAX_ZOEKT, NULL};
     char *query = NULL, *folder = NULL, *quoted = NULL;
     size_t n = 0;
     int rc;
@@ -118,7 +84,6 @@ static int files_no_repo(const struct tool_ctx *ctx, const char *repo, const cha
 
 int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
-    static const char *const known[] = {"repo", "path", "file", "max_files", NULL};
     const struct connector_config *cfg = ctx->cfg;
     const char *repo = NULL, *path = NULL, *glob = NULL;
     char pattern[ZN_ARG_MAX + 1];
@@ -129,7 +94,7 @@ int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_r
     int rc = ZK_OK;
 
     memset(&res, 0, sizeof(res));
-    if (targ_check_known(args, known, r) || targ_string(args, "repo", FILES_ARG_MAX, &repo, r) ||
+    if (targ_string(args, "repo", FILES_ARG_MAX, &repo, r) ||
         targ_string(args, "path", FILES_ARG_MAX, &path, r) || targ_string(args, "file", FILES_ARG_MAX, &glob, r) ||
         targ_int(args, "max_files", 1, FILES_LIMIT, FILES_DEFAULT, &max_files, r))
         goto out;

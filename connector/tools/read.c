@@ -15,31 +15,6 @@
 /* Files asked of Zoekt: one is wanted; more tell that the repository argument names several. */
 #define READ_MAX_FILES 5
 
-static const char read_def[] =
-    "{\"name\":\"read_file\",\"title\":\"Read a file\","
-    "\"description\":\"Reads lines of one file from the search index, with line numbers, the indexed branch "
-    "and commit: use it after search_code to see the function or block around a match. repo is written as "
-    "for search_code (a name such as payments or acme/payments, or a clone URL) and must select one "
-    "repository; path is the file's path in it, as search_code shows it after the repository name. "
-    "Without start_line and end_line the first 200 lines are shown; one call shows at most 500 lines and "
-    "stays within the output budget, and the answer says how to read on.\","
-    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"repo\",\"path\"],"
-    "\"properties\":{"
-    "\"repo\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"The repository (name, trailing segments "
-    "or clone URL).\"},"
-    "\"path\":{\"type\":\"string\",\"maxLength\":4096,\"description\":\"The file's path within the "
-    "repository, e.g. src/server/handler.go.\"},"
-    "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"First line to show (default 1).\"},"
-    "\"end_line\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Last line to show (default: start_line "
-    "+ 199; at most start_line + 499).\"}}},"
-    "\"annotations\":{\"title\":\"Read a file\",\"readOnlyHint\":true,\"destructiveHint\":false,"
-    "\"idempotentHint\":true,\"openWorldHint\":false}}";
-
-cJSON *tool_read_file_def(void)
-{
-    return cJSON_Parse(read_def);
-}
-
 /* Fails r for a search that found no such file: names the closest repositories when the repository
  * argument selects none, else says the file is not in the repositories it selects. */
 static int read_not_found(const struct tool_ctx *ctx, const char *repo, const char *pattern, const char *path,
@@ -68,12 +43,42 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
     return rc;
 }
 
+/* Whether every file of res is in the same repository (the same path, as the query asked). */
+static int read_one_repository(const struct zr_search *res)
+{
+    for (size_t i = 1; i < res->n_files; i++)
+        if (strcmp(res->files[i].repo, res->files[0].repo) != 0)
+            return 0;
+    return 1;
+}
+
+/* The version of the file on the default branch (HEAD), else the first one Zoekt sent. */
+static size_t read_default_branch(const struct zr_search *res)
+{
+    for (size_t i = 0; i < res->n_files; i++)
+        for (size_t b = 0; b < res->files[i].n_branches; b++)
+            if (strcmp(res->files[i].branches[b], "HEAD") == 0)
+                return i;
+    return 0;
+}
+
+/* Appends the line that names the branches of the versions not shown. */
+static int read_other_branches(const struct zr_search *res, size_t shown, struct buf *text)
+{
+    int rc = buf_puts(text, "\nOther versions of this file, on branches:");
+
+    for (size_t i = 0; !rc && i < res->n_files; i++)
+        for (size_t b = 0; !rc && i != shown && b < res->files[i].n_branches; b++)
+            rc = buf_printf(text, " %s", res->files[i].branches[b]);
+    return rc ? rc : buf_puts(text, " (pass ref to read one).");
+}
+
 int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
-    static const char *const known[] = {"repo", "path", "start_line", "end_line", NULL};
     const struct connector_config *cfg = ctx->cfg;
-    const char *repo = NULL, *path = NULL;
+    const char *repo = NULL, *path = NULL, *ref = NULL;
     char pattern[ZN_ARG_MAX + 1];
+    size_t pick = 0;
     struct zk_err qerr = {0};
     struct zr_search res;
     long start, end;
@@ -81,8 +86,8 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
     int rc = ZK_OK;
 
     memset(&res, 0, sizeof(res));
-    if (targ_check_known(args, known, r) || targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
-        targ_string(args, "path", READ_PATH_MAX, &path, r) ||
+    if (targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
+        targ_string(args, "path", READ_PATH_MAX, &path, r) || targ_string(args, "ref", 256, &ref, r) ||
         targ_int(args, "start_line", 1, READ_LINE_LIMIT, 1, &start, r) ||
         targ_int(args, "end_line", 1, READ_LINE_LIMIT, 0, &end, r))
         goto out;
@@ -97,7 +102,7 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
     }
     if (targ_repo_pattern("repo", repo, pattern, r))
         goto out;
-    if (zq_file_query(repo, path, &zq, &qerr)) {
+    if (zq_file_query(repo, path, ref, &zq, &qerr)) {
         rc = targ_fail(r, "invalid read_file arguments: %s", qerr.msg);
         goto out;
     }
@@ -113,7 +118,12 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
         rc = read_not_found(ctx, repo, pattern, path, r, err);
         goto out;
     }
-    if (res.n_files > 1) {
+    /* One repository may hold the path on several branches with different contents: Zoekt then has a
+     * document per version. The default branch (HEAD, as zoekt-git-index names it) is what an agent
+     * reads unless it names another; the answer says which others there are. */
+    if (res.n_files > 1 && read_one_repository(&res)) {
+        pick = read_default_branch(&res);
+    } else if (res.n_files > 1) {
         long long total = res.stats.file_count > (long long)res.n_files ? res.stats.file_count : (long long)res.n_files;
         char names[1024] = "", more[64] = "";
 
@@ -127,24 +137,26 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
                        repo, total, path, names, more, path);
         goto out;
     }
-    if (!res.files[0].content) {
+    if (!res.files[pick].content) {
         /* Zoekt's answer is not in the shape asked for ("Whole": true): ZK_EPARSE, as the client says. */
         rc = targ_fail_code(r, ZK_EPARSE, "Zoekt found %s/%s but sent %s its content (retrying will not help)",
-                            res.files[0].repo, res.files[0].path,
-                            res.files[0].has_content ? "an undecodable copy of" : "none of");
+                            res.files[pick].repo, res.files[pick].path,
+                            res.files[pick].has_content ? "an undecodable copy of" : "none of");
         goto out;
     }
     {
-        long total = fmt_count_lines(res.files[0].content, res.files[0].content_len);
+        long total = fmt_count_lines(res.files[pick].content, res.files[pick].content_len);
         struct fmt_file_opts fo = {start, end, cfg->output_budget};
 
         if (start > total && !(start == 1 && total == 0)) {
-            rc = targ_fail(r, "%s/%s has %ld lines; start_line %ld is past its end", res.files[0].repo,
-                           res.files[0].path, total, start);
+            rc = targ_fail(r, "%s/%s has %ld lines; start_line %ld is past its end", res.files[pick].repo,
+                           res.files[pick].path, total, start);
             goto out;
         }
         buf_reset(&r->text);
-        rc = fmt_file(&res.files[0], &fo, &r->text, &r->structured, &qerr);
+        rc = fmt_file(&res.files[pick], &fo, &r->text, &r->structured, &qerr);
+        if (!rc && res.n_files > 1)
+            rc = read_other_branches(&res, pick, &r->text);
         if (rc)
             goto fail;
     }

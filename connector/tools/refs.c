@@ -19,48 +19,6 @@
 /* Bound on the note for repository arguments that select nothing: as search_code's. */
 #define REFS_NOTE_MAX 16384
 
-static const char refs_def[] =
-    "{\"name\":\"find_references\",\"title\":\"Find references\","
-    "\"description\":\"Finds the uses of an identifier (a function, type, variable or constant name) across the "
-    "indexed repositories: first how many lines and files use it in each repository, so you can choose where to "
-    "look, then the lines file by file (sorted by repository and path), 'D 12: text' marking a line that looks "
-    "like a definition, '> 12: text' any other use. It is a text search, not a semantic one (the index has no "
-    "symbols): whole word, case-sensitive, so comments and strings count and a different thing of the same name "
-    "does too; definitions are recognised by keywords (func, type, class, def, struct, fn, const, ...) and "
-    "name :=, not by parsing. Counts cover at most 500 files; narrow with repo or file past that.\","
-    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"symbol\"],\"properties\":{"
-    "\"symbol\":{\"type\":\"string\",\"maxLength\":256,\"pattern\":\"^[A-Za-z_][A-Za-z0-9_]*$\","
-    "\"description\":\"The identifier, e.g. ParseConfig (letters, digits and _; search_code takes patterns).\"},"
-    "\"repo\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
-    "\"description\":\"Repository name(s), as for search_code (names, trailing segments, globs, clone URLs).\"},"
-    "\"file\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
-    "\"description\":\"Path glob(s), as for search_code (e.g. *.go, src/**/*.c).\"},"
-    "\"max_files\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"Files whose lines are "
-    "shown (server default: 30); the counts cover more.\"}}},"
-    "\"outputSchema\":{\"type\":\"object\",\"required\":[\"query\",\"symbol\",\"totalFiles\",\"totalMatchingLines\","
-    "\"shownFiles\",\"complete\",\"truncation\",\"repositories\",\"files\"],\"properties\":{"
-    "\"query\":{\"type\":\"string\"},\"symbol\":{\"type\":\"string\"},\"totalFiles\":{\"type\":\"integer\"},"
-    "\"totalMatchingLines\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
-    "\"complete\":{\"type\":\"boolean\"},"
-    "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"zoekt_limit\","
-    "\"output_budget\"]}},\"note\":{\"type\":\"string\"},"
-    "\"repositories\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"files\","
-    "\"matchingLines\"],\"properties\":{\"repository\":{\"type\":\"string\"},\"files\":{\"type\":\"integer\"},"
-    "\"matchingLines\":{\"type\":\"integer\"}}}},"
-    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"path\",\"matches\"],"
-    "\"properties\":{\"repository\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},\"version\":{\"type\":\"string\"},"
-    "\"matchingLines\":{\"type\":\"integer\"},"
-    "\"matches\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"line\",\"text\",\"definition\"],"
-    "\"properties\":{\"line\":{\"type\":\"integer\"},\"text\":{\"type\":\"string\"},"
-    "\"definition\":{\"type\":\"boolean\"}}}}}}}}},"
-    "\"annotations\":{\"title\":\"Find references\",\"readOnlyHint\":true,\"destructiveHint\":false,"
-    "\"idempotentHint\":true,\"openWorldHint\":false}}";
-
-cJSON *tool_find_references_def(void)
-{
-    return cJSON_Parse(refs_def);
-}
-
 /* Whether s is an identifier: a letter or _, then letters, digits and _ (ASCII, as \b reads words). */
 static int refs_is_identifier(const char *s)
 {
@@ -74,7 +32,6 @@ static int refs_is_identifier(const char *s)
 
 int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
-    static const char *const known[] = {"symbol", "repo", "file", "max_files", NULL};
     const struct connector_config *cfg = ctx->cfg;
     const char **repos = NULL, **files = NULL, *symbol = NULL;
     size_t n_repos = 0, n_files = 0;
@@ -87,7 +44,7 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
 
     memset(&res, 0, sizeof(res));
     buf_init(&note, REFS_NOTE_MAX);
-    if (targ_check_known(args, known, r) || targ_string(args, "symbol", REFS_SYMBOL_MAX, &symbol, r) ||
+    if (targ_string(args, "symbol", REFS_SYMBOL_MAX, &symbol, r) ||
         targ_string_list(args, "repo", REFS_MAX_FILTERS, REFS_ARG_MAX, &repos, &n_repos, r) ||
         targ_string_list(args, "file", REFS_MAX_FILTERS, REFS_ARG_MAX, &files, &n_files, r) ||
         targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, cfg->max_files, &max_files, r))
@@ -103,7 +60,7 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
     }
     pattern = mem_printf("\\b%s\\b", symbol);
     {
-        struct zq_spec spec = {pattern, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_REGEX};
+        struct zq_spec spec = {pattern, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_REGEX, NULL};
         struct zc_search_opts so = {REFS_FETCH, 0, 1, 0, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
         struct fmt_refs_opts fo = {NULL, symbol, (int)max_files, cfg->output_budget, NULL};

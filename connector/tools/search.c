@@ -1,6 +1,7 @@
 /* search.c: the search_code tool: arguments -> Zoekt query -> /api/search -> compact text. */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/cursor.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 
@@ -10,75 +11,6 @@
 
 #define SEARCH_MAX_FILTERS 50
 #define SEARCH_MAX_ARG_LEN 1024
-
-static const char search_def[] =
-    "{\"name\":\"search_code\",\"title\":\"Search code\","
-    "\"description\":\"Search source code in the indexed repositories (Zoekt trigram index: fast, exact). Returns "
-    "matching lines grouped by repository and file: each file as repo/path @commit, then lines as '> 12: text' (a "
-    "matching line) or '  11: text' (context), '--' between separate regions. The header says how many files and "
-    "matches exist, how many are shown, and why the list is incomplete.\\n\\n"
-    "query is one pattern, read as ripgrep (rg) reads it: an RE2 regular expression over file contents, spaces "
-    "included (func main( finds that text; time\\\\.Sleep\\\\([0-9]+ finds calls), smart case (case-insensitive "
-    "unless the pattern has an upper-case letter; case_sensitive forces it). A pattern that is not a valid regex "
-    "is searched as literal text and a note says so; literal: true always searches the literal text (rg -F). "
-    "syntax: \\\"zoekt\\\" reads query as Zoekt's query language instead: space-separated terms that must all "
-    "match, the lower-case word or, a leading - to exclude, lang:go, case:yes, file:regex, repo:regex, "
-    "\\\"quotes\\\" for spaces (a backslash inside quotes must be doubled). sym:Name matches symbol "
-    "definitions in repositories indexed with ctags; find_symbol does that with kinds and scopes.\\n\\n"
-    "Filter with the arguments repo, file and exclude_file: they accept plain names and globs (*.yaml, "
-    "src/**/*.c, vendor/). The final Zoekt query is echoed in the result.\\n\\n"
-    "Examples: {\\\"query\\\":\\\"func ParseConfig(\\\",\\\"file\\\":\\\"*.go\\\"}; "
-    "{\\\"query\\\":\\\"TODO|FIXME\\\",\\\"repo\\\":[\\\"api\\\",\\\"web\\\"],\\\"exclude_file\\\":\\\"vendor/\\\"}; "
-    "{\\\"query\\\":\\\"lang:go Informer -file:_test\\\",\\\"syntax\\\":\\\"zoekt\\\"}; "
-    "{\\\"file\\\":\\\"**/Dockerfile\\\"} (find files by path only).\","
-    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-    "\"query\":{\"type\":\"string\",\"maxLength\":4096,\"description\":\"One RE2 pattern, as ripgrep reads it "
-    "(see the tool description). Optional when file is given.\"},"
-    "\"literal\":{\"type\":\"boolean\",\"description\":\"Search query as literal text, no regex (rg -F). "
-    "Default false.\"},"
-    "\"syntax\":{\"type\":\"string\",\"enum\":[\"regex\",\"zoekt\"],\"description\":\"regex (default): "
-    "query is one pattern; zoekt: query is in Zoekt's query language (AND of terms, or, -, lang:, case:).\"},"
-    "\"repo\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
-    "\"description\":\"Repository name(s): the name list_repositories shows, its last path segments (payments "
-    "selects acme/payments, not acme/payments-api), a glob (acme/api-*, payments*) or a clone URL. Several are "
-    "OR-ed: a file in any of them matches. A name that selects nothing gets the closest names in a note.\"},"
-    "\"file\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
-    "\"description\":\"Path glob(s) a file must match; several are OR-ed. * stays within a directory, ** crosses "
-    "directories, ? is one character, [ch] a class, {c,h} alternatives. A glob without / matches the file name "
-    "anywhere (*.yaml); with / it matches from the repository root (src/**/*.c); a trailing / means everything "
-    "below (docs/).\"},"
-    "\"exclude_file\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-    "\"maxItems\":50}],\"description\":\"Path glob(s) to leave out, same syntax as file (e.g. *_test.go, vendor/).\"},"
-    "\"context_lines\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10,\"description\":\"Lines of context around "
-    "each match (server default: 2).\"},"
-    "\"max_files\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"Files to show (server default: "
-    "30). The header says when more matched.\"},"
-    "\"case_sensitive\":{\"type\":\"boolean\",\"description\":\"Match case exactly. Default: smart case, "
-    "case-sensitive only when the query has an upper-case letter.\"},"
-    "\"max_bytes\":{\"type\":\"integer\",\"minimum\":2048,\"maximum\":65536,\"description\":\"Output budget in bytes "
-    "(server default: 16384). Lines are cut before files are left out.\"}}},"
-    "\"outputSchema\":{\"type\":\"object\",\"required\":[\"query\",\"totalFiles\",\"totalMatches\",\"shownFiles\","
-    "\"complete\",\"truncation\",\"files\"],\"properties\":{"
-    "\"query\":{\"type\":\"string\",\"description\":\"The Zoekt query that ran.\"},"
-    "\"totalFiles\":{\"type\":\"integer\"},\"totalMatches\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
-    "\"complete\":{\"type\":\"boolean\",\"description\":\"True when nothing was left out.\"},"
-    "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"timeout\","
-    "\"zoekt_limit\",\"shard_errors\",\"per_file_cap\",\"output_budget\",\"zoekt_sent_fewer\"]}},"
-    "\"note\":{\"type\":\"string\"},"
-    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"path\",\"matches\"],"
-    "\"properties\":{\"repository\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
-    "\"version\":{\"type\":\"string\",\"description\":\"The indexed commit.\"},\"language\":{\"type\":\"string\"},"
-    "\"branches\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"fileNameMatch\":{\"type\":\"boolean\"},"
-    "\"matchingLines\":{\"type\":\"integer\"},"
-    "\"matches\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"line\",\"text\"],"
-    "\"properties\":{\"line\":{\"type\":\"integer\"},\"text\":{\"type\":\"string\"}}}}}}}}},"
-    "\"annotations\":{\"title\":\"Search code\",\"readOnlyHint\":true,\"destructiveHint\":false,"
-    "\"idempotentHint\":true,\"openWorldHint\":false}}";
-
-cJSON *tool_search_code_def(void)
-{
-    return cJSON_Parse(search_def);
-}
 
 /* Bound on the note above an answer: a sentence per repository argument, each cut to a few hundred
  * bytes, for at most SEARCH_MAX_FILTERS of them. */
@@ -102,94 +34,124 @@ static int search_syntax(const cJSON *args, int literal, enum zq_syntax *out, st
     return ZK_OK;
 }
 
-/* Go's regexp parser, which Zoekt uses, starts every complaint with this. */
-#define SEARCH_REGEX_ERROR "error parsing regexp: "
-
-/* Whether Zoekt's error message msg says the pattern is not a regular expression; if so, appends the
- * note that says it was searched as a literal, with Go's reason. */
-static int search_bad_regex(const char *msg, struct buf *note)
-{
-    const char *why = strstr(msg, SEARCH_REGEX_ERROR), *end;
-    size_t n;
-
-    if (!why)
-        return 0;
-    why += strlen(SEARCH_REGEX_ERROR);
-    /* Go writes "<reason>: `<the part at fault>`"; the pattern is the agent's own, so the reason is
-     * enough. Without that shape, the reason ends where the client's advice begins. */
-    end = strstr(why, ": `");
-    if (!end)
-        end = strstr(why, " (fix the query");
-    n = end ? (size_t)(end - why) : strlen(why);
-    if (buf_printf(note, "%sThe pattern is not a valid regular expression (%.*s), so it was searched as literal "
-                         "text; escape the metacharacters, or pass literal: true, to say so.",
-                   note->len ? " " : "", (int)(n < 200 ? n : 200), why))
-        buf_reset(note);
-    return 1;
-}
-
 static const char search_no_symbols[] =
     "sym: matches symbol definitions only in repositories indexed with ctags: either there is no such "
     "definition or the repositories searched have no symbol data (find_symbol names them); search the "
     "definition's text instead (e.g. \"func Name(\" or \"type Name \").";
 
+/* Files a cursor may page through: Zoekt ranks them again for each page, so a page past this many
+ * costs a search that sends them all. */
+#define SEARCH_PAGE_MAX 1000
+
+/* Whether a pattern has a character a regular expression reads as more than itself: only then can the
+ * regex and the literal reading of it differ. */
+static int search_has_metachar(const char *q)
+{
+    return q && strpbrk(q, "\\.+*?()|[]{}^$") != NULL;
+}
+
+/* The readings a cursor names: the regex, or the literal text the regex fell back to. */
+#define SEARCH_READ_REGEX 'r'
+#define SEARCH_READ_LITERAL 'l'
+
+/* Builds the query for spec, read as syntax, and what a cursor of it is of (the query and the reading). */
+static int search_build(struct zq_spec *spec, enum zq_syntax syntax, char **zq, uint64_t *hash, struct zk_err *err)
+{
+    char reading[2] = {syntax == ZQ_SYNTAX_LITERAL ? SEARCH_READ_LITERAL : SEARCH_READ_REGEX, 0};
+
+    free(*zq);
+    *zq = NULL;
+    spec->syntax = syntax;
+    if (zq_build(spec, zq, err))
+        return ZK_EINVAL;
+    *hash = tcur_hash(tcur_hash(TCUR_HASH_INIT, reading), *zq);
+    return ZK_OK;
+}
+
 int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
-    static const char *const known[] = {"query",     "repo",           "file",      "exclude_file", "context_lines",
-                                        "max_files", "case_sensitive", "max_bytes", "literal",      "syntax",
-                                        NULL};
     const struct connector_config *cfg = ctx->cfg;
     const char **repos = NULL, **files = NULL, **excl = NULL;
-    size_t n_repos = 0, n_files = 0, n_excl = 0;
-    const char *query = NULL;
+    size_t n_repos = 0, n_files = 0, n_excl = 0, skip = 0;
+    const char *query = NULL, *ref = NULL, *cursor = NULL;
     long context, max_files, max_bytes;
     int case_sensitive, literal, rc = ZK_OK;
     enum zq_syntax syntax;
     struct zk_err qerr = {0};
     struct zr_search res;
-    char *zq = NULL;
+    char *zq = NULL, *next = NULL, position[TCUR_POSITION_MAX + 1];
+    uint64_t hash = 0;
     struct buf note, indexed;
 
     memset(&res, 0, sizeof(res));
     buf_init(&note, SEARCH_NOTE_MAX);
     buf_init(&indexed, SEARCH_NOTE_MAX);
-    if (targ_check_known(args, known, r) || targ_string(args, "query", 4096, &query, r) ||
+    if (targ_string(args, "query", 4096, &query, r) ||
         targ_string_list(args, "repo", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &repos, &n_repos, r) ||
         targ_string_list(args, "file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &files, &n_files, r) ||
         targ_string_list(args, "exclude_file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &excl, &n_excl, r) ||
+        targ_string(args, "ref", 256, &ref, r) ||
         targ_int(args, "context_lines", 0, CONNECTOR_CONTEXT_LINES_LIMIT, cfg->context_lines, &context, r) ||
         targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, cfg->max_files, &max_files, r) ||
         targ_bool(args, "case_sensitive", 0, &case_sensitive, r) ||
         targ_int(args, "max_bytes", FMT_BUDGET_MIN, CONNECTOR_OUTPUT_BUDGET_LIMIT, (long)cfg->output_budget,
                  &max_bytes, r) ||
-        targ_bool(args, "literal", 0, &literal, r) || search_syntax(args, literal, &syntax, r))
+        targ_bool(args, "literal", 0, &literal, r) || search_syntax(args, literal, &syntax, r) ||
+        targ_string(args, "cursor", TCUR_POSITION_MAX + 32, &cursor, r))
         goto out;
 
     {
-        struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive, syntax};
+        struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive, syntax, ref};
         struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
-        /* Every match of every file: Zoekt spends a match budget across the files in rank order and
-         * drops the files after it runs out, so any budget would show fewer files than max_files
-         * whenever the first ones have many matches (docs/connector.md, "The request"). */
-        struct zc_search_opts so = {(int)max_files, (int)context, 1, 0, 1};
+        struct zc_search_opts so = {0, (int)context, 1, 0, 1};
         struct zr_opts ro = {cfg->mirror_prefix, (int)context, FMT_FILE_MATCH_LINES};
 
-        if (zq_build(&spec, &zq, &qerr)) {
+        if (search_build(&spec, syntax, &zq, &hash, &qerr)) {
             rc = targ_fail(r, "invalid search arguments: %s", qerr.msg);
             goto out;
         }
+        /* A page after the first continues the reading the first page settled on. */
+        if (cursor && syntax == ZQ_SYNTAX_REGEX && !tcur_matches(cursor, 's', hash)) {
+            uint64_t lhash;
+            char *lzq = NULL;
+
+            if (!search_build(&spec, ZQ_SYNTAX_LITERAL, &lzq, &lhash, &qerr) && tcur_matches(cursor, 's', lhash)) {
+                free(zq);
+                zq = lzq;
+                hash = lhash;
+            } else {
+                free(lzq);
+                spec.syntax = ZQ_SYNTAX_REGEX;
+            }
+        }
+        if (tcur_read(cursor, 's', hash, position, r) || tcur_offset(position, SEARCH_PAGE_MAX, &skip, r))
+            goto out;
+        /* Every match of every file: Zoekt spends a match budget across the files in rank order and
+         * drops the files after it runs out, so any budget would show fewer files than max_files
+         * whenever the first ones have many matches (docs/connector.md, "The request"). */
+        so.max_files = (int)(skip + (size_t)max_files);
         rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
         /* A pattern RE2 cannot parse (an unbalanced parenthesis, a lone '[') is what the agent meant
-         * literally, nearly always: it is searched as a literal, and the note says so. */
-        if (rc && syntax == ZQ_SYNTAX_REGEX && search_bad_regex(qerr.msg, &note)) {
-            free(zq);
+         * literally, nearly always; one that parses but matches nothing often is too (code such as
+         * f(5 * time.Second) is a valid regex that matches no code). Either is searched as a literal,
+         * and the note says which reading found what. */
+        if (spec.syntax == ZQ_SYNTAX_REGEX && !skip && search_has_metachar(query) &&
+            ((rc == ZK_EINVAL) || (rc == ZK_OK && res.n_files == 0))) {
+            int invalid = rc == ZK_EINVAL;
+
+            if (invalid ? buf_printf(&note, "The pattern is not a valid regular expression (%s), so it was "
+                                            "searched as literal text.", qerr.msg)
+                        : buf_puts(&note, "As a regular expression the pattern matched nothing; read as literal "
+                                          "text,"))
+                buf_reset(&note);
             zr_search_free(&res);
-            spec.syntax = ZQ_SYNTAX_LITERAL;
-            if (zq_build(&spec, &zq, &qerr)) {
+            if (search_build(&spec, ZQ_SYNTAX_LITERAL, &zq, &hash, &qerr)) {
                 rc = targ_fail(r, "invalid search arguments: %s", qerr.msg);
                 goto out;
             }
             rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
+            if (!rc && !invalid && buf_puts(&note, res.n_files ? " it matched what is shown." : " it matched nothing either."))
+                buf_reset(&note);
         }
         if (rc) {
             rc = targ_fail_code(r, rc, "search failed: %s\nQuery sent: %s", qerr.msg, zq);
@@ -199,7 +161,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
 
     /* A note is a courtesy: when it does not fit its bound it is dropped (a failed append empties the
      * buffer). */
-    if (res.n_files == 0 && n_repos)
+    if (res.n_files == 0 && n_repos && !skip)
         targ_explain_empty(ctx, repos, n_repos, &note);
     if (syntax == ZQ_SYNTAX_ZOEKT && zq_lint(query) &&
         buf_printf(&note, "%s%s", note.len ? " " : "", zq_lint(query)))
@@ -208,15 +170,29 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         buf_printf(&note, "%s%s", note.len ? " " : "", search_no_symbols))
         buf_reset(&note);
 
-    if (res.n_files)
-        targ_indexed(ctx, &res, &indexed);
-
     {
+        /* The page: the files after those the earlier pages showed, in Zoekt's ranking. */
+        struct zr_search page = res;
+        size_t dropped = skip < res.n_files ? skip : res.n_files, shown;
         struct fmt_search_opts fo = {zq, (int)max_files, (size_t)max_bytes, zc_wall_time_ns(cfg->search_timeout_ms),
-                                     note.len ? note.data : NULL, indexed.len ? indexed.data : NULL};
+                                     NULL, NULL, skip, NULL};
+        char at[32];
 
+        page.files += dropped;
+        page.n_files -= dropped;
+        shown = page.n_files < (size_t)max_files ? page.n_files : (size_t)max_files;
+        if (page.n_files)
+            targ_indexed(ctx, &page, &indexed);
+        if ((res.n_files > skip + shown || res.stats.file_count > (long long)(skip + shown)) &&
+            skip + shown < SEARCH_PAGE_MAX) {
+            snprintf(at, sizeof(at), "%zu", skip + shown);
+            next = tcur_make('s', hash, at);
+        }
+        fo.note = note.len ? note.data : NULL;
+        fo.indexed = indexed.len ? indexed.data : NULL;
+        fo.next_cursor = next;
         buf_reset(&r->text);
-        rc = fmt_search(&res, &fo, &r->text, &r->structured, &qerr);
+        rc = fmt_search(&page, &fo, &r->text, &r->structured, &qerr);
         if (rc)
             goto fail;
     }
@@ -229,6 +205,7 @@ out:
     buf_free(&indexed);
     zr_search_free(&res);
     free(zq);
+    free(next);
     free(repos);
     free(files);
     free(excl);

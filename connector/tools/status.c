@@ -23,24 +23,6 @@
 static const struct kube_resource status_corpus_resource = {"codesearch.dev", "v1alpha1", "codesearchcorpora",
                                                              "CodeSearchCorpus", 1};
 
-static const char status_def[] =
-    "{\"name\":\"corpus_status\",\"title\":\"Search index status\","
-    "\"description\":\"Reports how complete and fresh the search index is: the CodeSearchCorpus conditions "
-    "(Ready, Indexed, Fresh with the reason), how many repositories it holds, the newest and oldest index "
-    "times, and what the search webserver serves right now (repositories, shards, index times). Use it when "
-    "results look stale or a repository seems missing: with repo (written as for search_code) it also shows "
-    "when the repositories it selects were indexed, or the closest names when it selects none.\","
-    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-    "\"repo\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"Repository name, trailing path "
-    "segments, glob or clone URL.\"}}},"
-    "\"annotations\":{\"title\":\"Search index status\",\"readOnlyHint\":true,\"destructiveHint\":false,"
-    "\"idempotentHint\":true,\"openWorldHint\":false}}";
-
-cJSON *tool_corpus_status_def(void)
-{
-    return cJSON_Parse(status_def);
-}
-
 /* {"repositories","shards","newestIndexTime","oldestIndexTime","zoektVersion"} for a repository list. */
 static cJSON *status_index_json(const struct zr_list *l)
 {
@@ -274,7 +256,6 @@ static int status_oldest(const struct zr_list *l, struct buf *text)
 
 int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
-    static const char *const known[] = {"repo", NULL};
     const struct connector_config *cfg = ctx->cfg;
     struct zk_err lerr = {0};
     struct targ_index_summary s;
@@ -284,7 +265,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     char newest[32], oldest[32], pattern[ZN_ARG_MAX + 1];
     const char *repo = NULL;
 
-    if (targ_check_known(args, known, r) || targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
+    if (targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
         (repo && targ_repo_pattern("repo", repo, pattern, r)))
         return ZK_OK;
     root = cJSON_CreateObject();

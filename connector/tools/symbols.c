@@ -23,52 +23,6 @@
 /* Repositories without symbol data named in the note; the rest are counted. */
 #define SYMS_NAMED_MAX 5
 
-static const char syms_def[] =
-    "{\"name\":\"find_symbol\",\"title\":\"Find symbol definitions\","
-    "\"description\":\"Finds where functions, types, methods, constants and other symbols are defined, from "
-    "the symbols universal-ctags found when the repositories were indexed (not a compiler: overloads and "
-    "macros can mislead, and ctags misses some multi-line declarations). name is an exact identifier "
-    "(ParseConfig), a glob over the whole name (Parse*, *Config), or with regex: true an RE2 expression "
-    "(^New[A-Z]). Case-sensitive. Each hit shows its line, kind and scope: '5 func Grow (in struct "
-    "pkg.Widget): <line>'. kind keeps only some kinds: function (any callable), method (a callable in a "
-    "type), type (struct, class, interface, enum, typedef, ...), or a ctags kind such as macro, variable, "
-    "constant. Repositories indexed without symbols are named in a note: use find_references or "
-    "search_code for them.\","
-    "\"inputSchema\":{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"name\"],\"properties\":{"
-    "\"name\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"The symbol's name, a glob (* and ?) "
-    "over it, or with regex: true a regular expression.\"},"
-    "\"regex\":{\"type\":\"boolean\",\"description\":\"name is an RE2 regular expression (unanchored; no "
-    "spaces or quotes).\"},"
-    "\"kind\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-    "\"maxItems\":50}],\"description\":\"Kind(s) to keep: function, method, type, or a ctags kind.\"},"
-    "\"repo\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
-    "\"description\":\"Repository name(s), as for search_code (names, trailing segments, globs, clone URLs).\"},"
-    "\"file\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50}],"
-    "\"description\":\"Path glob(s), as for search_code (e.g. *.go, src/**/*.c).\"},"
-    "\"max_files\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"Files shown (server "
-    "default: 30), sorted by repository and path.\"}}},"
-    "\"outputSchema\":{\"type\":\"object\",\"required\":[\"query\",\"totalFiles\",\"totalDefinitions\","
-    "\"shownFiles\",\"complete\",\"truncation\",\"files\"],\"properties\":{"
-    "\"query\":{\"type\":\"string\"},\"totalFiles\":{\"type\":\"integer\"},"
-    "\"totalDefinitions\":{\"type\":\"integer\"},\"shownFiles\":{\"type\":\"integer\"},"
-    "\"complete\":{\"type\":\"boolean\"},"
-    "\"truncation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"max_files\",\"zoekt_limit\","
-    "\"output_budget\"]}},\"note\":{\"type\":\"string\"},"
-    "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"repository\",\"path\","
-    "\"definitions\"],\"properties\":{\"repository\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
-    "\"version\":{\"type\":\"string\"},\"language\":{\"type\":\"string\"},"
-    "\"definitions\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"line\",\"symbol\","
-    "\"kind\"],\"properties\":{\"line\":{\"type\":\"integer\"},\"symbol\":{\"type\":\"string\"},"
-    "\"kind\":{\"type\":\"string\"},\"parent\":{\"type\":\"string\"},\"parentKind\":{\"type\":\"string\"},"
-    "\"text\":{\"type\":\"string\"}}}}}}}}},"
-    "\"annotations\":{\"title\":\"Find symbol definitions\",\"readOnlyHint\":true,\"destructiveHint\":false,"
-    "\"idempotentHint\":true,\"openWorldHint\":false}}";
-
-cJSON *tool_find_symbol_def(void)
-{
-    return cJSON_Parse(syms_def);
-}
-
 static int syms_word_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -216,7 +170,6 @@ out:
 
 int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
 {
-    static const char *const known[] = {"name", "regex", "kind", "repo", "file", "max_files", NULL};
     const struct connector_config *cfg = ctx->cfg;
     const char **repos = NULL, **files = NULL, *name = NULL;
     size_t n_repos = 0, n_files = 0;
@@ -230,7 +183,7 @@ int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_
 
     memset(&res, 0, sizeof(res));
     buf_init(&note, SYMS_NOTE_MAX);
-    if (targ_check_known(args, known, r) || targ_string(args, "name", SYMS_NAME_MAX, &name, r) ||
+    if (targ_string(args, "name", SYMS_NAME_MAX, &name, r) ||
         targ_bool(args, "regex", 0, &regex, r) ||
         targ_string_list(args, "kind", SYMS_MAX_FILTERS, SYMS_KIND_MAX, &kinds.want, &kinds.n, r) ||
         targ_string_list(args, "repo", SYMS_MAX_FILTERS, SYMS_ARG_MAX, &repos, &n_repos, r) ||
@@ -256,7 +209,7 @@ int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     }
     sym = mem_printf("sym:%s", re);
     {
-        struct zq_spec spec = {sym, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT};
+        struct zq_spec spec = {sym, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT, NULL};
         struct zc_search_opts so = {SYMS_FETCH, 0, 1, 0, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
         struct fmt_symbols_opts fo = {NULL, (int)max_files, cfg->output_budget, 0, NULL};

@@ -1,36 +1,98 @@
-/* tools.c: the tool catalogue and dispatch; see tools.h. The tools live in search.c, repos.c, read.c,
- * files.c, refs.c, symbols.c and status.c; the argument checks they share in args.c; the result container
- * in result.c; their names in names.c. */
+/* tools.c: the tool catalogue and the driver every call goes through; see tools.h. Each tool is a
+ * declaration (connector/tools/schema/<name>.json, embedded by schemas.S) and a run function (search.c,
+ * repos.c, read.c, files.c, refs.c, symbols.c, status.c). The driver owns what the declarations say for
+ * every tool alike: the arguments must be an object whose members the declaration names, so that a
+ * tool's parser and its published schema cannot drift apart. */
 #include "connector/tools/tools.h"
 
 #include "connector/tools/args.h"
+#include "connector/tools/schema/schemas.h"
 #include "http.h"
+#include "log.h"
 
-struct tools_entry {
-    cJSON *(*def)(void);
-    int (*call)(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int tool_run_fn(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
+
+struct tool_decl {
+    const char *json;        /* the embedded declaration, not NUL-terminated */
+    const size_t *json_len;
+    tool_run_fn *run;
 };
 
 /* Indexed by enum tool_id, whose names are tools_names (names.c). */
-static const struct tools_entry tools_table[TOOL_COUNT] = {
-    [TOOL_SEARCH_CODE] = {tool_search_code_def, tool_search_code},
-    [TOOL_LIST_REPOSITORIES] = {tool_list_repositories_def, tool_list_repositories},
-    [TOOL_READ_FILE] = {tool_read_file_def, tool_read_file},
-    [TOOL_LIST_FILES] = {tool_list_files_def, tool_list_files},
-    [TOOL_FIND_REFERENCES] = {tool_find_references_def, tool_find_references},
-    [TOOL_FIND_SYMBOL] = {tool_find_symbol_def, tool_find_symbol},
-    [TOOL_CORPUS_STATUS] = {tool_corpus_status_def, tool_corpus_status},
+static const struct tool_decl tools_decls[TOOL_COUNT] = {
+    [TOOL_SEARCH_CODE] = {schema_search_code_start, &schema_search_code_len, tool_search_code},
+    [TOOL_LIST_REPOSITORIES] = {schema_list_repositories_start, &schema_list_repositories_len,
+                                tool_list_repositories},
+    [TOOL_READ_FILE] = {schema_read_file_start, &schema_read_file_len, tool_read_file},
+    [TOOL_LIST_FILES] = {schema_list_files_start, &schema_list_files_len, tool_list_files},
+    [TOOL_FIND_REFERENCES] = {schema_find_references_start, &schema_find_references_len, tool_find_references},
+    [TOOL_FIND_SYMBOL] = {schema_find_symbol_start, &schema_find_symbol_len, tool_find_symbol},
+    [TOOL_CORPUS_STATUS] = {schema_corpus_status_start, &schema_corpus_status_len, tool_corpus_status},
 };
+
+/* The parsed declarations, made once and read-only after: every thread may read them. */
+static cJSON *tools_parsed[TOOL_COUNT];
+static pthread_once_t tools_once = PTHREAD_ONCE_INIT;
+
+static void tools_parse(void)
+{
+    for (int i = 0; i < TOOL_COUNT; i++) {
+        tools_parsed[i] = cJSON_ParseWithLength(tools_decls[i].json, *tools_decls[i].json_len);
+        /* The files are part of the build, and the unit tests parse each: a declaration that does not
+         * parse, or names another tool, is a broken build, not a condition to serve around. */
+        if (!tools_parsed[i] || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(tools_parsed[i], "name")) ||
+            strcmp(cJSON_GetObjectItemCaseSensitive(tools_parsed[i], "name")->valuestring, tools_names[i]) != 0) {
+            log_error("tool declaration does not parse or names another tool", "tool", tools_names[i], NULL);
+            abort();
+        }
+    }
+}
+
+static const cJSON *tools_decl(int id)
+{
+    pthread_once(&tools_once, tools_parse);
+    return tools_parsed[id];
+}
 
 cJSON *tools_list(void)
 {
     cJSON *arr = cJSON_CreateArray();
 
-    /* Each definition is a constant the unit tests parse: only a lack of memory, which ends the
-     * process, could make one NULL. */
-    for (size_t i = 0; i < TOOL_COUNT; i++)
-        cJSON_AddItemToArray(arr, tools_table[i].def());
+    for (int i = 0; i < TOOL_COUNT; i++)
+        cJSON_AddItemToArray(arr, cJSON_Duplicate(tools_decl(i), 1));
     return arr;
+}
+
+/* Fails r when args is neither absent nor an object, or has a member the declaration's inputSchema
+ * does not name; the message lists what the tool takes. */
+static int tools_check_members(const cJSON *decl, const cJSON *args, struct tool_result *r)
+{
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(decl, "inputSchema"),
+                                                          "properties");
+    const cJSON *m, *p;
+
+    if (!args || cJSON_IsNull(args))
+        return ZK_OK;
+    if (!cJSON_IsObject(args))
+        return targ_fail(r, "arguments must be an object, got %s", targ_type(args)), ZK_EINVAL;
+    cJSON_ArrayForEach(m, args) {
+        char list[512] = "";
+
+        if (m->string && cJSON_GetObjectItemCaseSensitive(props, m->string))
+            continue;
+        cJSON_ArrayForEach(p, props) {
+            strncat(list, list[0] ? ", " : "", sizeof(list) - strlen(list) - 1);
+            strncat(list, p->string, sizeof(list) - strlen(list) - 1);
+        }
+        return targ_fail(r, "unknown argument \"%.100s\"; this tool takes: %s", m->string ? m->string : "?",
+                         list[0] ? list : "no arguments"),
+               ZK_EINVAL;
+    }
+    return ZK_OK;
 }
 
 int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
@@ -38,9 +100,11 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
 {
     int id = tools_id(name);
 
-    if (id >= 0)
-        return tools_table[id].call(ctx, args, out, err);
-    return zk_err_set(err, ZK_EINVAL, "Unknown tool: %.200s", name ? name : "(none)");
+    if (id < 0)
+        return zk_err_set(err, ZK_EINVAL, "Unknown tool: %.200s", name ? name : "(none)");
+    if (tools_check_members(tools_decl(id), args, out))
+        return ZK_OK;
+    return tools_decls[id].run(ctx, args, out, err);
 }
 
 void tools_cancel(atomic_int *flag)

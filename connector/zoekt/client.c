@@ -45,6 +45,27 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
 
 /* POSTs body to base_url + path; on success *resp holds a 2xx answer. Every failure is described with
  * the URL and whether a retry can help. */
+/* Go's regexp parser, which Zoekt uses, starts every complaint with this. */
+#define ZC_REGEX_ERROR "error parsing regexp: "
+
+/* Whether Zoekt's refusal detail says a pattern of the query is not a regular expression; if so, err
+ * gets Go's reason alone ("missing closing )"), without the pattern, which is the caller's own. This is
+ * the one place that reads Zoekt's prose: callers see ZK_EINVAL. */
+static int zc_bad_regex(const char *detail, struct zk_err *err)
+{
+    const char *why = strstr(detail, ZC_REGEX_ERROR), *end;
+    size_t n;
+
+    if (!why)
+        return 0;
+    why += strlen(ZC_REGEX_ERROR);
+    /* Go writes "<reason>: `<the part at fault>`". */
+    end = strstr(why, ": `");
+    n = end ? (size_t)(end - why) : strlen(why);
+    zk_err_set(err, ZK_EINVAL, "%.*s", (int)(n < 200 ? n : 200), why);
+    return 1;
+}
+
 static int zc_post(const struct zc_conn *c, const char *path, const char *body, struct http_response *resp,
                    char *url, size_t url_size, struct zk_err *err)
 {
@@ -109,6 +130,8 @@ static int zc_post(const struct zc_conn *c, const char *path, const char *body, 
     if (resp->status == 401 || resp->status == 403)
         return zk_err_set(err, ZK_EHTTP, "Zoekt refused the connector's credentials with HTTP %ld at POST %s: %s "
                           "(a configuration problem; retrying will not help)", resp->status, url, detail);
+    if (zc_bad_regex(detail, err))
+        return ZK_EINVAL;
     return zk_err_set(err, ZK_EHTTP, "Zoekt rejected the request with HTTP %ld at POST %s: %s (fix the query; "
                       "retrying it unchanged will fail the same way)", resp->status, url, detail);
 }

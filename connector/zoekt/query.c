@@ -235,7 +235,22 @@ out:
     return rc;
 }
 
-int zq_file_query(const char *repo, const char *path, char **out, struct zk_err *err)
+int zq_check_branch(const char *branch, struct zk_err *err)
+{
+    size_t n = branch ? strlen(branch) : 0;
+
+    if (n == 0 || n > 256)
+        return zk_err_set(err, ZK_EINVAL, "a branch name has 1 to 256 bytes");
+    /* Zoekt's lexer ends a term at a blank and reads quotes and parentheses itself: a name with one
+     * would not reach branch: whole. Git refuses blanks and control characters in ref names too. */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)branch[i] <= ' ' || strchr("\"'()\\", branch[i]) || branch[i] == 0x7f)
+            return zk_err_set(err, ZK_EINVAL, "branch \"%.100s\": a branch name has no blank, quote, "
+                                              "parenthesis, backslash or control character", branch);
+    return ZK_OK;
+}
+
+int zq_file_query(const char *repo, const char *path, const char *branch, char **out, struct zk_err *err)
 {
     char *repo_re = NULL, *path_re = NULL;
     struct buf b;
@@ -246,13 +261,18 @@ int zq_file_query(const char *repo, const char *path, char **out, struct zk_err 
         path++;
     if (!path || !*path)
         return zk_err_set(err, ZK_EINVAL, "path: empty file path");
+    if (branch && (rc = zq_check_branch(branch, err))) {
+        zk_err_prefix(err, "ref");
+        return rc;
+    }
     if ((rc = zq_repo_regex(repo, &repo_re, err))) {
         zk_err_prefix(err, "repo");
         return rc;
     }
     path_re = zq_regex_quote(path);
     buf_init(&b, ZQ_MAX);
-    if (!path_re || (rc = buf_printf(&b, "repo:%s file:^%s$", repo_re, path_re)))
+    if (!path_re || (rc = buf_printf(&b, "repo:%s file:^%s$%s%s", repo_re, path_re, branch ? " branch:" : "",
+                                     branch ? branch : "")))
         rc = zk_err_set(err, ZK_ETOOBIG, "the repository and path are longer than %d bytes", ZQ_MAX);
     else
         *out = buf_steal(&b);
@@ -610,6 +630,10 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
     if (qlen > 4096)
         return zk_err_set(err, ZK_EINVAL, "query longer than 4096 bytes");
 
+    if (s->branch && (rc = zq_check_branch(s->branch, err))) {
+        zk_err_prefix(err, "ref");
+        return rc;
+    }
     repos = mem_calloc(s->n_repos + 1, sizeof(*repos));
     files = mem_calloc(s->n_files + 1, sizeof(*files));
     excl = mem_calloc(s->n_exclude_files + 1, sizeof(*excl));
@@ -627,7 +651,7 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
             goto out;
         }
 
-    filters = s->n_repos || s->n_files || s->n_exclude_files || s->case_sensitive;
+    filters = s->n_repos || s->n_files || s->n_exclude_files || s->case_sensitive || s->branch;
     if (qlen && s->syntax != ZQ_SYNTAX_ZOEKT) {
         rc = zq_put_pattern(&b, q, qlen, s->syntax);
     } else if (qlen) {
@@ -666,6 +690,8 @@ int zq_build(const struct zq_spec *s, char **out, struct zk_err *err)
         rc = zq_put_alternatives(&b, "file", files, s->n_files);
     for (size_t i = 0; !rc && i < s->n_exclude_files; i++)
         rc = buf_printf(&b, " -file:%s", excl[i]);
+    if (!rc && s->branch)
+        rc = buf_printf(&b, " branch:%s", s->branch);
     if (!rc && s->case_sensitive)
         rc = buf_puts(&b, " case:yes");
     else if (!rc && qlen && s->syntax == ZQ_SYNTAX_REGEX && zq_pattern_needs_case_no(q, qlen))

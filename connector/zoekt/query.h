@@ -63,9 +63,10 @@ int zq_is_glob(const char *s);
 int zq_repo_regex(const char *repo, char **out, struct zk_err *err);
 
 /* The query that selects one file by its exact path in the repositories a repository argument selects:
- * "repo:<zq_repo_regex> file:^<path, escaped>$" (a leading "/" of path is dropped). Heap string in
- * *out; ZK_EINVAL with a message for an empty path or a bad repository argument. */
-int zq_file_query(const char *repo, const char *path, char **out, struct zk_err *err);
+ * "repo:<zq_repo_regex> file:^<path, escaped>$" (a leading "/" of path is dropped), and with a branch
+ * (NULL: none) " branch:<branch>". Heap string in *out; ZK_EINVAL with a message for an empty path, a
+ * bad repository argument or a bad branch (zq_check_branch). */
+int zq_file_query(const char *repo, const char *path, const char *branch, char **out, struct zk_err *err);
 
 /* How zq_spec.query is read. */
 enum zq_syntax {
@@ -86,7 +87,13 @@ struct zq_spec {
     size_t n_exclude_files;
     int case_sensitive;
     enum zq_syntax syntax;             /* 0: ZQ_SYNTAX_ZOEKT */
+    const char *branch;                /* NULL: every indexed branch; else branch:<name> (zq_check_branch) */
 };
+
+/* Checks a branch argument: non-empty, at most 256 bytes, and one Zoekt token (no blank, quote,
+ * parenthesis or control character), which Zoekt's branch: matches as a substring of branch names.
+ * ZK_OK, or ZK_EINVAL with a message. */
+int zq_check_branch(const char *branch, struct zk_err *err);
 
 /* Builds the final Zoekt query. At least a query or a file glob is required. A case: atom the user
  * wrote inside a parenthesised query is repeated at the top level, because Zoekt applies the outermost

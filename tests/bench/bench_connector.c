@@ -129,7 +129,7 @@ static int measure(const char *body, size_t len, int ctx, struct measure *m)
 {
     struct zr_opts ro = {NULL, ctx, FMT_FILE_MATCH_LINES}; /* as search_code parses */
     struct fmt_search_opts fo = {"needle", CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_OUTPUT_BUDGET_DEFAULT,
-                                 zc_wall_time_ns(CONNECTOR_SEARCH_TIMEOUT_MS), NULL, NULL};
+                                 zc_wall_time_ns(CONNECTOR_SEARCH_TIMEOUT_MS), NULL, NULL, 0, NULL};
     static double parse[BENCH_MAX_ITERATIONS], format[BENCH_MAX_ITERATIONS];
     double start = now_s();
     int n = 0;
@@ -186,7 +186,7 @@ static int end_to_end(const char *url)
     struct zc_conn c = {url, NULL, CONNECTOR_SEARCH_TIMEOUT_MS, NULL, NULL, NULL};
     struct zc_search_opts so = {CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_CONTEXT_LINES_DEFAULT, 1, 0, 1};
     struct zr_opts ro = {NULL, CONNECTOR_CONTEXT_LINES_DEFAULT, FMT_FILE_MATCH_LINES};
-    struct fmt_search_opts fo = {"needle", CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_OUTPUT_BUDGET_DEFAULT, 0, NULL, NULL};
+    struct fmt_search_opts fo = {"needle", CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_OUTPUT_BUDGET_DEFAULT, 0, NULL, NULL, 0, NULL};
     double start = now_s(), total;
     int n = 0;
 

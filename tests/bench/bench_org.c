@@ -178,7 +178,7 @@ static double parse_and_format(const char *answer, size_t len, const char *query
     static double t[ORG_MAX_ITERATIONS];
     struct zr_opts ro = {"mirrors/", CONNECTOR_CONTEXT_LINES_DEFAULT, FMT_FILE_MATCH_LINES};
     struct fmt_search_opts fo = {query, CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_OUTPUT_BUDGET_DEFAULT,
-                                 zc_wall_time_ns(CONNECTOR_SEARCH_TIMEOUT_MS), NULL, NULL};
+                                 zc_wall_time_ns(CONNECTOR_SEARCH_TIMEOUT_MS), NULL, NULL, 0, NULL};
 
     for (int i = 0; i < iterations; i++) {
         struct zk_err err = {0};

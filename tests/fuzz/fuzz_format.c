@@ -79,7 +79,7 @@ static void check_structured(cJSON *st)
 static void check_search(const char *body, size_t len, size_t budget, int max_files)
 {
     struct zr_opts zo = {"github.com/", 2, 0};
-    struct fmt_search_opts fo = {"needle file:\\.c$", max_files, budget, 30000000000LL, NULL, NULL};
+    struct fmt_search_opts fo = {"needle file:\\.c$", max_files, budget, 30000000000LL, NULL, NULL, 0, NULL};
     struct zr_search r;
     struct zk_err err;
     struct buf text;

@@ -30,7 +30,7 @@ static void parse(const char *fixture, int ctx, struct zr_search *s)
 static char *format(const struct zr_search *r, const char *query, int max_files, size_t budget, long long wall_ns,
                     cJSON **json)
 {
-    struct fmt_search_opts o = {query, max_files, budget, wall_ns, NULL, NULL};
+    struct fmt_search_opts o = {query, max_files, budget, wall_ns, NULL, NULL, 0, NULL};
     struct zk_err err = {0};
     struct buf text;
 
@@ -513,7 +513,7 @@ static void test_stop_reasons(void **state)
 
 static void test_undecodable_and_note(void **state)
 {
-    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know", NULL};
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know", NULL, 0, NULL};
     struct zk_err err = {0};
     struct zr_search s;
     struct buf text;
@@ -537,7 +537,7 @@ static void test_undecodable_and_note(void **state)
 /* The header names the commit and age of each repository searched, before the advice and the note. */
 static void test_indexed_header(void **state)
 {
-    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know", "repo @abcdef012345 3h ago"};
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "something to know", "repo @abcdef012345 3h ago", 0, NULL};
     struct zk_err err = {0};
     struct zr_search s;
     struct buf text;
@@ -964,7 +964,7 @@ static void test_search_never_exceeds_budget(void **state)
         char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
         char *indexed = prop_next(&seed) % 2 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
         struct fmt_search_opts o = {query, 1 + (int)(prop_next(&seed) % 200), budget,
-                                    prop_next(&seed) % 2 ? 10000000000LL : 0, note, indexed};
+                                    prop_next(&seed) % 2 ? 10000000000LL : 0, note, indexed, 0, NULL};
         struct zk_err err = {0};
         struct zr_search s;
         struct buf text;

@@ -118,12 +118,12 @@ static void test_repo_regex(void **state)
     assert_non_null(strstr(err.msg, "no closing ']'"));
 
     /* read_file's query: the repository as above, the path exact and relative. */
-    assert_int_equal(zq_file_query("acme/bulk", "/src/a+b.go", &re, &err), ZK_OK);
+    assert_int_equal(zq_file_query("acme/bulk", "/src/a+b.go", NULL, &re, &err), ZK_OK);
     assert_string_equal(re, "repo:(^|/)acme/bulk$ file:^src/a\\+b\\.go$");
     free(re);
-    assert_int_equal(zq_file_query("acme/bulk", "/", &re, &err), ZK_EINVAL);
+    assert_int_equal(zq_file_query("acme/bulk", "/", NULL, &re, &err), ZK_EINVAL);
     assert_non_null(strstr(err.msg, "empty file path"));
-    assert_int_equal(zq_file_query("", "a.go", &re, &err), ZK_EINVAL);
+    assert_int_equal(zq_file_query("", "a.go", NULL, &re, &err), ZK_EINVAL);
     assert_non_null(strstr(err.msg, "repo: empty repository name"));
 }
 

@@ -317,7 +317,7 @@ static void test_output_schema_matches_format(void **state)
     const cJSON *props = cJSON_GetObjectItem(schema, "properties");
     const cJSON *fprops = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "files"), "items"),
                                               "properties");
-    struct fmt_search_opts o = {"q", 30, 16384, 0, "a note", NULL};
+    struct fmt_search_opts o = {"q", 30, 16384, 0, "a note", NULL, 0, NULL};
     struct zr_line line = {1, (char *)"text", 1, 0, 0, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
