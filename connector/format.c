@@ -901,14 +901,22 @@ int fmt_indexed(const struct fmt_indexed_repo *repos, size_t n, time_t now, stru
     return rc;
 }
 
-int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, time_t now, struct buf *text,
-              cJSON **structured, struct zk_err *err)
+/* The bytes the last line of a repository list may take: the note on what was not listed, or the next
+ * page's cursor ending in name. */
+static size_t fmt_repos_reserve(const struct fmt_repos_opts *o, const char *name)
 {
-    struct fmt_filter f = {filter && *filter ? filter : NULL, 0};
-    size_t matching = 0, shown = 0;
+    return FMT_REPOS_NOTE_RESERVE + (o->cursor_head ? strlen(o->cursor_head) + strlen(name) : 0);
+}
+
+int fmt_repos(const struct zr_list *l, const struct fmt_repos_opts *o, struct buf *text, cJSON **structured,
+              struct zk_err *err)
+{
+    struct fmt_filter f = {o->filter && *o->filter ? o->filter : NULL, 0};
+    size_t matching = 0, shown = 0, before = 0;
     int rc, out_of_room = 0;
     struct jb b = {0};
     cJSON *root = jb_object(&b), *arr = jb_array(&b);
+    const char *last = NULL;
     struct buf line;
     char when[32];
 
@@ -917,32 +925,47 @@ int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t bud
     for (size_t i = 0; f.pattern && !f.by_rules && i < l->n_repos; i++)
         f.by_rules = zn_matches(f.pattern, l->repos[i].full_name);
     for (size_t i = 0; i < l->n_repos; i++)
-        matching += fmt_selects(&f, &l->repos[i]);
-    rc = fmt_repos_header(l, &f, filter, matching, limit, text);
-    for (size_t i = 0; !rc && i < l->n_repos && shown < (size_t)limit; i++) {
+        if (fmt_selects(&f, &l->repos[i])) {
+            matching++;
+            /* The list is sorted by name (zr_parse_list): earlier pages showed every name up to after. */
+            before += o->after && strcmp(l->repos[i].name, o->after) <= 0;
+        }
+    rc = fmt_repos_header(l, &f, o->filter, matching, o->limit, text);
+    if (!rc && before)
+        rc = buf_printf(text, "After the %zu of earlier pages:\n", before);
+    for (size_t i = 0; !rc && i < l->n_repos && shown < (size_t)o->limit; i++) {
         const struct zr_repo *r = &l->repos[i];
 
-        if (!fmt_selects(&f, r))
+        if (!fmt_selects(&f, r) || (o->after && strcmp(r->name, o->after) <= 0))
             continue;
         when[0] = '\0';
         if (r->index_time)
             rfc3339_format(r->index_time, when, sizeof(when));
         buf_reset(&line);
-        if ((rc = fmt_repo_line(&line, r, when, now)))
+        if ((rc = fmt_repo_line(&line, r, when, o->now)))
             break;
-        /* The text must stay within the budget: stop listing (and say so, in at most
-         * FMT_REPOS_NOTE_RESERVE bytes) before it would not. */
-        if (text->len + line.len + FMT_REPOS_NOTE_RESERVE > budget) {
+        /* The text must stay within the budget: stop listing (and say so, or give the cursor, in the
+         * reserve) before it would not. */
+        if (text->len + line.len + fmt_repos_reserve(o, r->name) > o->budget) {
             out_of_room = 1;
             break;
         }
         if ((rc = buf_append(text, line.data, line.len)))
             break;
         shown++;
+        last = r->name;
         jb_push(&b, arr, fmt_repo_json(&b, r, when));
     }
-    if (!rc && out_of_room)
-        rc = buf_printf(text, "(%zu more not listed: output limit; use filter)\n", matching - shown);
+    if (!rc && before + shown < matching && o->cursor_head && last) {
+        char *cursor = mem_printf("%s%s", o->cursor_head, last);
+
+        rc = buf_printf(text, "(%zu more) Next page: the same arguments with \"cursor\":\"%s\"\n",
+                        matching - before - shown, cursor);
+        jb_add_str(&b, root, "nextCursor", cursor);
+        free(cursor);
+    } else if (!rc && out_of_room) {
+        rc = buf_printf(text, "(%zu more not listed: output limit; use filter)\n", matching - before - shown);
+    }
     jb_add_num(&b, root, "total", (double)l->n_repos);
     jb_add_num(&b, root, "matching", (double)matching);
     jb_add_num(&b, root, "shown", (double)shown);

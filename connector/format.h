@@ -91,19 +91,28 @@ struct fmt_indexed_repo {
  * FMT_INDEXED_MAX of them, then " and N more". Returns ZK_OK or the buffer's ZK_ETOOBIG. */
 int fmt_indexed(const struct fmt_indexed_repo *repos, size_t n, time_t now, struct buf *b);
 
+struct fmt_repos_opts {
+    const char *filter;      /* a repository argument normalised by zn_normalize, or NULL */
+    int limit;               /* lines at most */
+    size_t budget;           /* bytes of text at most (at least FMT_BUDGET_MIN) */
+    time_t now;              /* for the ages; 0: none shown */
+    const char *after;       /* a page after the first: only names after this one (the list is sorted) */
+    const char *cursor_head; /* with it, when names remain after the last one shown, the text ends with
+                              * the next page's cursor: this head, then that name (cursor.h's layout) */
+};
+
 /* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
  * then one line per repository: "name  HEAD@0226d547abcd  indexed 2026-11-30T00:05:35Z (3h ago)" (the
- * age at now; without it when now is 0). filter, a
- * repository argument normalised by zn_normalize (or NULL), selects names by reponame.h's rules; when
- * none matches them, a plain filter selects the names that contain it, ignoring case; when nothing is
- * selected, the header names the closest repositories (fmt_closest). limit caps the lines, and so does
- * budget: *text, with what it held before, stays within budget bytes (at least FMT_BUDGET_MIN), and a
- * last line says how many were not listed. Appends to *text; *structured gets a
- * new object the caller owns, {"total","matching","shown","repositories":[{"name","branches":[{"name",
- * "version"}],"indexTime","shards"}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the
+ * age at now; without it when now is 0). filter selects names by reponame.h's rules; when none matches
+ * them, a plain filter selects the names that contain it, ignoring case; when nothing is selected, the
+ * header names the closest repositories (fmt_closest). limit caps the lines, and so does budget:
+ * *text, with what it held before, stays within budget bytes, and a last line says how many were not
+ * listed, or gives the next page's cursor. Appends to *text; *structured gets a new object the caller
+ * owns, {"total","matching","shown","repositories":[{"name","branches":[{"name","version"}],
+ * "indexTime","shards"}],"nextCursor"?}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room for the
  * header. */
-int fmt_repos(const struct zr_list *l, const char *filter, int limit, size_t budget, time_t now, struct buf *text,
-              cJSON **structured, struct zk_err *err);
+int fmt_repos(const struct zr_list *l, const struct fmt_repos_opts *o, struct buf *text, cJSON **structured,
+              struct zk_err *err);
 
 /* read_file: lines shown when the caller names no end, the most one call shows, and the bytes of one
  * line shown before it is cut (longer than search results': the agent asked for this text). */

@@ -29,6 +29,8 @@
     XX(ESERVER, -11, "server error", 1)         /* the server failed on its own (an HTTP 5xx) */           \
     XX(EBUSY, -12, "busy", 1)                   /* a bound the process shares is taken by other work for   \
                                                    now (lib/budget.h) */                                  \
+    XX(ENOENT, -13, "not found", 0)             /* the caller named something that does not exist (a       \
+                                                   tool) */                                               \
     XX(EAPI, -20, "Kubernetes API error", 0)    /* the Kubernetes API answered with an error Status;       \
                                                    kube_err's reason says more, and whether to retry */
 

@@ -614,10 +614,9 @@ static cJSON *run_job(struct mcp_session *s, struct job *job)
 
     zk_err_clear(&err);
     tool_result_init(&res);
-    /* A name no tool has is the caller's mistake (a -32602); whatever a tool itself returns, it is
-     * not that, whatever its code. */
-    unknown = tools_id(name) < 0;
-    rc = unknown ? ZK_EINVAL : tools_call(&ctx, name, args, &res, &err);
+    rc = tools_call(&ctx, name, args, &res, &err);
+    /* A name no tool has is the caller's mistake (a -32602); any other code is the connector's fault. */
+    unknown = rc == ZK_ENOENT;
     cancelled = inflight_remove(s, &job->fl);
     seconds = monotime_s() - t0;
     snprintf(ms, sizeof(ms), "%.0f", seconds * 1000);

@@ -52,14 +52,33 @@ static int read_one_repository(const struct zr_search *res)
     return 1;
 }
 
-/* The version of the file on the default branch (HEAD), else the first one Zoekt sent. */
-static size_t read_default_branch(const struct zr_search *res)
+/* The index of the first file of res on branch, or n_files when none is. */
+static size_t read_on_branch(const struct zr_search *res, const char *branch)
 {
     for (size_t i = 0; i < res->n_files; i++)
         for (size_t b = 0; b < res->files[i].n_branches; b++)
-            if (strcmp(res->files[i].branches[b], "HEAD") == 0)
+            if (strcmp(res->files[i].branches[b], branch) == 0)
                 return i;
-    return 0;
+    return res->n_files;
+}
+
+/* The version of the file on the repository's default branch: HEAD, as zoekt-git-index names the
+ * remote's default; else the first branch the repository was indexed on (the list keeps the index's
+ * order: a corpus names its main branch first); else the first version Zoekt sent. */
+static size_t read_default_branch(const struct tool_ctx *ctx, const struct zr_search *res)
+{
+    const struct zr_list *l = NULL;
+    struct zk_err lerr = {0};
+    size_t pick = read_on_branch(res, "HEAD");
+
+    if (pick < res->n_files)
+        return pick;
+    if (targ_list_get(ctx, &l, &lerr) == ZK_OK)
+        for (size_t i = 0; i < l->n_repos && pick == res->n_files; i++)
+            if (strcmp(l->repos[i].name, res->files[0].repo) == 0 && l->repos[i].n_branches)
+                pick = read_on_branch(res, l->repos[i].branches[0].name);
+    targ_list_put(ctx, l);
+    return pick < res->n_files ? pick : 0;
 }
 
 /* Appends the line that names the branches of the versions not shown. */
@@ -119,10 +138,10 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
         goto out;
     }
     /* One repository may hold the path on several branches with different contents: Zoekt then has a
-     * document per version. The default branch (HEAD, as zoekt-git-index names it) is what an agent
-     * reads unless it names another; the answer says which others there are. */
+     * document per version. The default branch is what an agent reads unless it names another; the
+     * answer says which others there are. */
     if (res.n_files > 1 && read_one_repository(&res)) {
-        pick = read_default_branch(&res);
+        pick = read_default_branch(ctx, &res);
     } else if (res.n_files > 1) {
         long long total = res.stats.file_count > (long long)res.n_files ? res.stats.file_count : (long long)res.n_files;
         char names[1024] = "", more[64] = "";

@@ -1,8 +1,10 @@
 /* repos.c: the list_repositories tool: /api/list -> names, branches, index times. */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/cursor.h"
 #include "connector/zoekt/reponame.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define REPOS_LIMIT_DEFAULT 100
@@ -12,16 +14,22 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
                            struct zk_err *err)
 {
     struct zk_err lerr = {0};
-    const char *filter = NULL;
-    char pattern[ZN_ARG_MAX + 1];
+    const char *filter = NULL, *cursor = NULL;
+    char pattern[ZN_ARG_MAX + 1], after[TCUR_POSITION_MAX + 1], *head;
     const struct zr_list *l = NULL;
+    uint64_t hash;
     long limit;
     int rc;
 
     if (targ_string(args, "filter", 200, &filter, r) ||
-        targ_int(args, "limit", 1, REPOS_LIMIT_MAX, REPOS_LIMIT_DEFAULT, &limit, r))
+        targ_int(args, "limit", 1, REPOS_LIMIT_MAX, REPOS_LIMIT_DEFAULT, &limit, r) ||
+        targ_string(args, "cursor", TCUR_POSITION_MAX + 32, &cursor, r))
         return ZK_OK;
     if (filter && *filter && targ_repo_pattern("filter", filter, pattern, r))
+        return ZK_OK;
+    /* Pages are of the names the filter selects, in the list's order (by name). */
+    hash = tcur_hash(TCUR_HASH_INIT, filter && *filter ? pattern : "");
+    if (tcur_read(cursor, 'l', hash, after, r))
         return ZK_OK;
     rc = targ_list_get(ctx, &l, &lerr);
     if (rc) {
@@ -29,8 +37,14 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
         goto out;
     }
     buf_reset(&r->text);
-    rc = fmt_repos(l, filter && *filter ? pattern : NULL, (int)limit, ctx->cfg->output_budget, time(NULL), &r->text,
-                   &r->structured, &lerr);
+    head = tcur_make('l', hash, "");
+    {
+        struct fmt_repos_opts fo = {filter && *filter ? pattern : NULL, (int)limit, ctx->cfg->output_budget,
+                                    time(NULL), after[0] ? after : NULL, head};
+
+        rc = fmt_repos(l, &fo, &r->text, &r->structured, &lerr);
+    }
+    free(head);
     if (rc)
         zk_err_set(err, rc, "list_repositories: %s", lerr.msg);
 out:

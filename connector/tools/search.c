@@ -139,9 +139,9 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
             ((rc == ZK_EINVAL) || (rc == ZK_OK && res.n_files == 0))) {
             int invalid = rc == ZK_EINVAL;
 
-            if (invalid ? buf_printf(&note, "The pattern is not a valid regular expression (%s), so it was "
-                                            "searched as literal text.", qerr.msg)
-                        : buf_puts(&note, "As a regular expression the pattern matched nothing; read as literal "
+            if (buf_puts(&note, invalid ? "The pattern is not a valid regular expression, so it was searched as "
+                                          "literal text."
+                                        : "As a regular expression the pattern matched nothing; read as literal "
                                           "text,"))
                 buf_reset(&note);
             zr_search_free(&res);

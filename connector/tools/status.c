@@ -294,9 +294,12 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     if (!rc && !repo && l->n_repos)
         rc = status_oldest(l, &r->text);
     /* The repositories asked about, selected by the same rules as search_code's repo. */
-    if (!rc && repo &&
-        !(rc = fmt_repos(l, pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), &r->text, &repos, &lerr)))
-        cJSON_AddItemToObject(root, "repositories", repos);
+    if (!rc && repo) {
+        struct fmt_repos_opts fo = {pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), NULL, NULL};
+
+        if (!(rc = fmt_repos(l, &fo, &r->text, &repos, &lerr)))
+            cJSON_AddItemToObject(root, "repositories", repos);
+    }
 done:
     if (rc)
         goto out;

@@ -101,7 +101,7 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
     int id = tools_id(name);
 
     if (id < 0)
-        return zk_err_set(err, ZK_EINVAL, "Unknown tool: %.200s", name ? name : "(none)");
+        return zk_err_set(err, ZK_ENOENT, "Unknown tool: %.200s", name ? name : "(none)");
     if (tools_check_members(tools_decl(id), args, out))
         return ZK_OK;
     return tools_decls[id].run(ctx, args, out, err);

@@ -51,9 +51,10 @@ cJSON *tools_list(void);
 
 /* Runs tool name with args (an object, possibly NULL). Returns ZK_OK with *out filled, including
  * failures the agent should see (bad arguments, Zoekt down, a query Zoekt rejects: is_error = 1, the
- * text says what was tried and whether a retry makes sense). Returns ZK_EINVAL only when no tool has
- * that name (a JSON-RPC -32602 error), and ZK_ETOOBIG when the answer does not fit its text buffer.
- * out is owned by the caller: tool_result_free, also after a failure. */
+ * text says what was tried and whether a retry makes sense). Returns ZK_ENOENT only when no tool has
+ * that name (a JSON-RPC -32602 error); any other code (ZK_ETOOBIG when the answer does not fit its text
+ * buffer) is a fault of the connector's. out is owned by the caller: tool_result_free, also after a
+ * failure. */
 int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
                struct zk_err *err);
 

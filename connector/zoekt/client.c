@@ -49,8 +49,8 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
 #define ZC_REGEX_ERROR "error parsing regexp: "
 
 /* Whether Zoekt's refusal detail says a pattern of the query is not a regular expression; if so, err
- * gets Go's reason alone ("missing closing )"), without the pattern, which is the caller's own. This is
- * the one place that reads Zoekt's prose: callers see ZK_EINVAL. */
+ * says so with Go's reason ("missing closing )"), without the pattern, which is the caller's own. This
+ * is the one place that reads Zoekt's prose: callers see ZK_EINVAL. */
 static int zc_bad_regex(const char *detail, struct zk_err *err)
 {
     const char *why = strstr(detail, ZC_REGEX_ERROR), *end;
@@ -62,7 +62,8 @@ static int zc_bad_regex(const char *detail, struct zk_err *err)
     /* Go writes "<reason>: `<the part at fault>`". */
     end = strstr(why, ": `");
     n = end ? (size_t)(end - why) : strlen(why);
-    zk_err_set(err, ZK_EINVAL, "%.*s", (int)(n < 200 ? n : 200), why);
+    zk_err_set(err, ZK_EINVAL, "a pattern of the query is not a valid regular expression (%.*s); fix the query, "
+                               "retrying it unchanged will fail the same way", (int)(n < 200 ? n : 200), why);
     return 1;
 }
 

@@ -54,8 +54,8 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
  * after a failure). Returns ZK_OK, ZK_ECONNECT, ZK_ETIMEOUT, ZK_ETRANSPORT, ZK_ECANCELLED, ZK_ETOOBIG,
  * ZK_ESERVER (Zoekt failed with a 5xx), ZK_EHTTP (any other non-2xx, and a 5xx from Zoekt's own time
  * limit, which retrying unchanged will meet again; Zoekt's error text is in the message), ZK_EINVAL
- * (Zoekt refused a pattern of the query as no regular expression; the message is the parser's reason
- * alone, e.g. "missing closing )") or ZK_EPARSE. */
+ * (Zoekt refused a pattern of the query as no regular expression; the message gives the parser's
+ * reason, e.g. "missing closing )") or ZK_EPARSE. */
 int zc_search(const struct zc_conn *c, const char *query, const struct zc_search_opts *o,
               const struct zr_opts *ro, struct zr_search *out, struct zk_err *err);
 

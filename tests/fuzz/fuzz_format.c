@@ -127,8 +127,10 @@ static void check_list(const char *body, size_t len, int limit)
         return;
     }
     buf_init(&text, 1 << 16);
-    FUZZ_CHECK(fmt_repos(&l, limit % 3 == 0 ? NULL : limit % 3 == 1 ? "a" : "*/b*", limit, 1 << 16, FUZZ_NOW, &text,
-                         &st, &err) == ZK_OK);
+    FUZZ_CHECK(fmt_repos(&l,
+                         &(struct fmt_repos_opts){limit % 3 == 0 ? NULL : limit % 3 == 1 ? "a" : "*/b*", limit,
+                                                  1 << 16, FUZZ_NOW, limit % 2 ? "m" : NULL, "l0123456789abcdef."},
+                         &text, &st, &err) == ZK_OK);
     FUZZ_CHECK(text.data != NULL && readable(text.data, text.len));
     check_structured(st);
     /* The "Indexed:" line of every repository listed: readable, whatever the names and commits. */

@@ -145,7 +145,10 @@ function recordedQueries() {
 // repos/) and starts zoekt-webserver on a free loopback port. Resolves to { url, child }, or to
 // { skip: reason } when this machine has no Zoekt (tests/support/zoekt.sh bin says why). The repositories named in opts.ctags are
 // indexed as a corpus is, by controller/assets/indexer.sh with the host's universal-ctags (symbols);
-// opts.indexerLog gets that run's output lines. The others are indexed with -disable_ctags.
+// opts.indexerLog gets that run's output lines. So are those named in opts.branches ({name: {branch:
+// {path: text}}}), each with more branches made from main (the files given replace or add to main's),
+// indexed on main and those branches (a null text deletes the file there). The others are indexed
+// with -disable_ctags.
 export async function startRealZoekt(dir, repos, opts = {}) {
   const helper = join(ROOT, 'tests/support/zoekt.sh');
   const found = spawnSync(helper, ['bin'], { encoding: 'utf8' });
@@ -164,7 +167,25 @@ export async function startRealZoekt(dir, repos, opts = {}) {
       writeFileSync(join(repo, path), text);
     }
     execFileSync(helper, ['repo', root, name]);
-    if (withCtags.includes(name)) listed.push(`${name} file://${repo} main`);
+    const branches = opts.branches?.[name] ?? {};
+    for (const [branch, changed] of Object.entries(branches)) {
+      const git = args => execFileSync('git', ['-C', repo, '-c', 'user.name=zoekt-operator-tests',
+        '-c', 'user.email=tests@zoekt-operator.invalid', ...args]);
+      git(['checkout', '-q', '-b', branch, 'main']);
+      for (const [path, text] of Object.entries(changed)) {
+        if (text === null) {
+          rmSync(join(repo, path));
+          continue;
+        }
+        mkdirSync(dirname(join(repo, path)), { recursive: true });
+        writeFileSync(join(repo, path), text);
+      }
+      git(['add', '-A']);
+      git(['commit', '-q', '-m', `branch ${branch}`]);
+      git(['checkout', '-q', 'main']);
+    }
+    if (withCtags.includes(name) || Object.keys(branches).length)
+      listed.push(`${name} file://${repo} ${['main', ...Object.keys(branches)].join(',')}`);
   }
   // The indexer first: it removes the shards of repositories it does not list.
   if (listed.length) {
@@ -176,7 +197,7 @@ export async function startRealZoekt(dir, repos, opts = {}) {
     if (opts.indexerLog) opts.indexerLog.push(...out.trim().split('\n'));
   }
   for (const name of Object.keys(repos)) {
-    if (withCtags.includes(name)) continue;
+    if (withCtags.includes(name) || opts.branches?.[name]) continue;
     execFileSync(helper, ['index', index, root, name, '-disable_ctags'], { stdio: 'ignore' });
   }
   const port = execFileSync(join(ROOT, 'scripts/free-port.sh'), { encoding: 'utf8' }).trim();

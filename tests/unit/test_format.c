@@ -578,13 +578,15 @@ static void test_repos_and_filter(void **state)
     (void)state;
     parse_list_fixture(&l);
     buf_init(&text, 65536);
-    assert_int_equal(fmt_repos(&l, "ET", 1, 65536, 0, &text, &json, &err), ZK_OK);
+    assert_int_equal(fmt_repos(&l, &(struct fmt_repos_opts){"ET", 1, 65536, 0, NULL, NULL}, &text, &json, &err),
+                     ZK_OK);
     assert_string_equal(text.data, "1 of 3 repositories match \"ET\".\n"
                                    "beta  HEAD@855231077ead  indexed 2026-11-30T00:05:35Z\n");
     cJSON_Delete(json);
     buf_reset(&text);
     /* With the time now, each line says how old its index is. */
-    assert_int_equal(fmt_repos(&l, NULL, 2, 65536, LIST_INDEX_TIME + 3 * 3600 + 59, &text, &json, &err), ZK_OK);
+    assert_int_equal(fmt_repos(&l, &(struct fmt_repos_opts){NULL, 2, 65536, LIST_INDEX_TIME + 3 * 3600 + 59, NULL, NULL}, &text,
+                               &json, &err), ZK_OK);
     assert_string_equal(text.data, "3 repositories indexed (list cut at limit; use filter to narrow).\n"
                                    "alpha  HEAD@00d7769e90a9  indexed 2026-11-30T00:05:35Z (3h ago)\n"
                                    "beta  HEAD@855231077ead  indexed 2026-11-30T00:05:35Z (3h ago)\n");
@@ -670,7 +672,9 @@ static void test_repos_filter_rules(void **state)
     buf_init(&text, 65536);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         buf_reset(&text);
-        assert_int_equal(fmt_repos(&l, cases[i].filter, 100, 65536, 0, &text, &json, &err), ZK_OK);
+        assert_int_equal(
+            fmt_repos(&l, &(struct fmt_repos_opts){cases[i].filter, 100, 65536, 0, NULL, NULL}, &text, &json, &err),
+            ZK_OK);
         if (strncmp(text.data, cases[i].header, strlen(cases[i].header)) != 0)
             fail_msg("filter %s: got %s", cases[i].filter, text.data);
         cJSON_Delete(json);
@@ -1025,7 +1029,8 @@ static void test_repos_never_exceed_budget(void **state)
             }
         }
         buf_init(&text, 65536 + 8192);
-        if (fmt_repos(&l, round % 3 ? NULL : "a*", 1000, budget, 1764460000 + 86400, &text, &json, &err) != ZK_OK)
+        if (fmt_repos(&l, &(struct fmt_repos_opts){round % 3 ? NULL : "a*", 1000, budget, 1764460000 + 86400, NULL, NULL},
+                      &text, &json, &err) != ZK_OK)
             fail_msg("round %d: %s", round, err.msg);
         if (text.len > budget)
             fail_msg("round %d: %zu repositories, budget %zu: %zu bytes of text", round, n, budget, text.len);

@@ -15,6 +15,7 @@
 #include "connector/mcp/jsonrpc.h"
 #include "connector/tools/tools.h"
 #include "connector/zoekt/client.h"
+#include "tests/support/fixture.h"
 
 static const cJSON *find_tool(const cJSON *list, const char *name)
 {
@@ -27,68 +28,81 @@ static const cJSON *find_tool(const cJSON *list, const char *name)
     return NULL;
 }
 
+/* The catalogue an agent reads in every session: each tool declared with a closed object schema and
+ * read-only annotations, descriptions that teach what the tools really do, and all of it within 6 KB
+ * (peers' catalogues are 2.8 to 5.2 KB; ours was 16 KB). */
 static void test_catalogue(void **state)
 {
-    static const char *const names[] = {"search_code", "list_repositories", "read_file",  "corpus_status",
-                                        "list_files",  "find_references",   "find_symbol"};
-    cJSON *list = tools_list();
+    static const char *const paged[] = {"search_code", "list_repositories", "list_files", "find_references"};
+    cJSON *list = tools_list(), *wrapper = cJSON_CreateObject();
     const cJSON *t, *desc;
+    char *printed;
 
     (void)state;
     assert_non_null(list);
-    assert_int_equal(cJSON_GetArraySize(list), 7);
-    for (size_t i = 0; i < 7; i++) {
+    assert_int_equal(cJSON_GetArraySize(list), TOOL_COUNT);
+    assert_int_equal(TOOL_COUNT, 7);
+    for (int i = 0; i < TOOL_COUNT; i++) {
         const cJSON *ann, *schema;
 
-        t = find_tool(list, names[i]);
-        if (!t)
-            fail_msg("tool %s missing", names[i]);
+        t = cJSON_GetArrayItem(list, i);
+        /* The names the metrics label calls with are the catalogue's, in its order. */
+        assert_string_equal(cJSON_GetObjectItem(t, "name")->valuestring, tools_names[i]);
+        assert_int_equal(tools_id(tools_names[i]), i);
         schema = cJSON_GetObjectItem(t, "inputSchema");
         assert_string_equal(cJSON_GetObjectItem(schema, "type")->valuestring, "object");
         assert_true(cJSON_IsFalse(cJSON_GetObjectItem(schema, "additionalProperties")));
         ann = cJSON_GetObjectItem(t, "annotations");
         assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ann, "readOnlyHint")));
-        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ann, "idempotentHint")));
         assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ann, "openWorldHint")));
+        /* Not promised: structuredContent has no schema in the catalogue (tests/fixtures/structured/
+         * states its shape instead), which would cost a third of the catalogue. */
+        assert_null(cJSON_GetObjectItem(t, "outputSchema"));
         assert_true(strlen(cJSON_GetObjectItem(t, "description")->valuestring) > 100);
     }
+    cJSON_AddItemReferenceToObject(wrapper, "tools", list);
+    printed = cJSON_PrintUnformatted(wrapper);
+    if (strlen(printed) > 6144)
+        fail_msg("tools/list is %zu bytes, more than 6144", strlen(printed));
+    free(printed);
+    cJSON_Delete(wrapper);
+
     t = find_tool(list, "search_code");
     desc = cJSON_GetObjectItem(t, "description");
-    /* The default is one pattern as ripgrep reads it; Zoekt's language is one argument away, and sym:
-     * is promised only where a repository has ctags symbols. */
-    assert_non_null(strstr(desc->valuestring, "query is one pattern, read as ripgrep (rg) reads it"));
-    assert_non_null(strstr(desc->valuestring, "searched as literal text and a note says so"));
+    /* The default is one pattern as ripgrep reads it, with the literal reading when it cannot be a
+     * regex or finds nothing; Zoekt's language is one argument away; sym: needs ctags. */
+    assert_non_null(strstr(desc->valuestring, "query is one RE2 pattern as ripgrep reads it"));
+    assert_non_null(strstr(desc->valuestring, "is also searched literally, and a note says which reading found what"));
     assert_non_null(strstr(desc->valuestring, "literal: true"));
     assert_non_null(strstr(desc->valuestring, "syntax: \"zoekt\""));
-    assert_non_null(strstr(desc->valuestring, "the lower-case word or"));
-    assert_non_null(strstr(desc->valuestring, "a backslash inside quotes must be doubled"));
-    assert_non_null(strstr(desc->valuestring, "sym:Name matches symbol definitions in repositories indexed with "
-                                              "ctags; find_symbol does that"));
-    assert_non_null(cJSON_GetObjectItem(t, "outputSchema"));
+    assert_non_null(strstr(desc->valuestring, "sym:Name for ctags definitions"));
     {
-        static const char *const props[] = {"query", "repo", "file", "exclude_file", "context_lines",
-                                            "max_files", "case_sensitive", "max_bytes", "literal", "syntax"};
+        static const char *const props[] = {"query",     "repo",          "file",      "exclude_file",
+                                            "literal",   "syntax",        "ref",       "context_lines",
+                                            "max_files", "case_sensitive", "max_bytes", "cursor"};
         const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties");
 
-        assert_int_equal(cJSON_GetArraySize(p), 10);
-        for (size_t i = 0; i < 10; i++)
-            assert_non_null(cJSON_GetObjectItem(p, props[i]));
+        assert_int_equal(cJSON_GetArraySize(p), 12);
+        for (size_t i = 0; i < 12; i++)
+            assert_string_equal(cJSON_GetArrayItem(p, (int)i)->string, props[i]);
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_bytes"), "maximum")->valueint,
                          CONNECTOR_OUTPUT_BUDGET_LIMIT);
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_files"), "maximum")->valueint,
                          CONNECTOR_MAX_FILES_LIMIT);
     }
+    /* Every tool that lists pages, and says so. */
+    for (size_t i = 0; i < sizeof(paged) / sizeof(paged[0]); i++) {
+        t = find_tool(list, paged[i]);
+        assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties"),
+                                            "cursor"));
+        assert_non_null(strstr(cJSON_GetObjectItem(t, "description")->valuestring, "Page with the returned cursor"));
+    }
     /* find_references must not pass for a semantic search: it says what it is. */
     desc = cJSON_GetObjectItem(find_tool(list, "find_references"), "description");
-    assert_non_null(strstr(desc->valuestring, "It is a text search, not a semantic one"));
+    assert_non_null(strstr(desc->valuestring, "text search"));
+    assert_non_null(strstr(desc->valuestring, "from ctags symbols where the repository has them"));
     desc = cJSON_GetObjectItem(find_tool(list, "list_files"), "description");
-    assert_non_null(strstr(desc->valuestring, "sorted by path"));
-    /* The names the metrics label calls with are the catalogue's, in its order. */
-    assert_int_equal(TOOL_COUNT, 7);
-    for (int i = 0; i < TOOL_COUNT; i++) {
-        assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(list, i), "name")->valuestring, tools_names[i]);
-        assert_int_equal(tools_id(tools_names[i]), i);
-    }
+    assert_non_null(strstr(desc->valuestring, "as a tree"));
     assert_int_equal(tools_id("grep"), -1);
     assert_int_equal(tools_id("search_cod"), -1);
     assert_int_equal(tools_id(NULL), -1);
@@ -139,6 +153,16 @@ static void test_bad_arguments(void **state)
         {"search_code", "{\"query\":\"x\",\"file\":\"\"}", "empty strings are not allowed"},
         {"search_code", "{\"query\":\"x\",\"case_sensitive\":\"yes\"}", "must be true or false, got a string"},
         {"search_code", "{\"query\":\"x\",\"lang\":\"go\"}", "unknown argument \"lang\"; this tool takes: query, repo"},
+        {"search_code", "{\"query\":\"x\",\"ref\":\"a b\"}",
+         "invalid search arguments: ref: branch \"a b\": a branch name has no blank"},
+        {"search_code", "{\"query\":\"x\",\"ref\":\"\"}", "invalid search arguments: ref: a branch name has 1 to 256"},
+        {"search_code", "{\"query\":\"x\",\"cursor\":\"next\"}", "argument \"cursor\" is not a cursor this tool returned"},
+        /* A cursor of another query (another pattern, filter or reading) would page through another list. */
+        {"search_code", "{\"query\":\"x\",\"cursor\":\"s0123456789abcdef.30\"}",
+         "argument \"cursor\" belongs to another query"},
+        {"list_repositories", "{\"cursor\":\"s0123456789abcdef.30\"}", "is not a cursor this tool returned"},
+        {"list_repositories", "{\"cursor\":\"l0123456789abcdef.acme\"}", "belongs to another query"},
+        {"read_file", "{\"repo\":\"a\",\"path\":\"b\",\"ref\":\"x\\\"y\"}", "invalid read_file arguments: ref: branch"},
         /* An argument echoed in a message has its control bytes replaced (line breaks and tabs stay). */
         {"search_code", "{\"\\u001b[2Jbell\\u0007\":1}",
          "unknown argument \"\xef\xbf\xbd[2Jbell\xef\xbf\xbd\"; this tool"},
@@ -280,7 +304,7 @@ static void test_unknown_tool(void **state)
 
     (void)state;
     tool_result_init(&r);
-    assert_int_equal(tools_call(&ctx, "grep", NULL, &r, &err), ZK_EINVAL);
+    assert_int_equal(tools_call(&ctx, "grep", NULL, &r, &err), ZK_ENOENT);
     assert_string_equal(err.msg, "Unknown tool: grep");
     tool_result_free(&r);
 }
@@ -308,45 +332,25 @@ static void test_search_body(void **state)
     assert_int_equal(zc_wall_time_ns(300), 150000000LL);
 }
 
-/* Every key format puts into structuredContent is declared in search_code's outputSchema, and every
- * required key is there. */
-static void test_output_schema_matches_format(void **state)
+/* The shape of a tool's structuredContent, as tests/fixtures/structured/<tool>.json states it (a JSON
+ * Schema the catalogue no longer carries). Caller frees. */
+static cJSON *structured_shape(const char *tool)
 {
-    cJSON *list = tools_list(), *json = NULL, *item;
-    const cJSON *schema = cJSON_GetObjectItem(find_tool(list, "search_code"), "outputSchema");
-    const cJSON *props = cJSON_GetObjectItem(schema, "properties");
-    const cJSON *fprops = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "files"), "items"),
-                                              "properties");
-    struct fmt_search_opts o = {"q", 30, 16384, 0, "a note", NULL, 0, NULL};
-    struct zr_line line = {1, (char *)"text", 1, 0, 0, 0};
-    char *branches[] = {(char *)"HEAD"};
-    struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"C", branches, 1, &line, 1, line.text,
-                           1, 1, 0, 0, NULL, 0, 0, NULL, 0};
-    struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
-    struct zk_err err = {0};
-    struct buf text;
+    char name[64];
+    size_t len;
+    char *text;
+    cJSON *shape;
 
-    (void)state;
-    buf_init(&text, 16385);
-    assert_int_equal(fmt_search(&res, &o, &text, &json, &err), ZK_OK);
-    cJSON_ArrayForEach(item, json) {
-        if (!cJSON_GetObjectItem(props, item->string))
-            fail_msg("structuredContent key %s is not in the output schema", item->string);
-    }
-    cJSON_ArrayForEach(item, cJSON_GetObjectItem(schema, "required")) {
-        if (!cJSON_GetObjectItem(json, item->valuestring))
-            fail_msg("required key %s missing", item->valuestring);
-    }
-    cJSON_ArrayForEach(item, cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0)) {
-        if (!cJSON_GetObjectItem(fprops, item->string))
-            fail_msg("file key %s is not in the output schema", item->string);
-    }
-    buf_free(&text);
-    cJSON_Delete(json);
-    cJSON_Delete(list);
+    snprintf(name, sizeof(name), "%s.json", tool);
+    text = fixture_read("tests/fixtures/structured", name, &len);
+    shape = cJSON_ParseWithLength(text, len);
+    free(text);
+    assert_non_null(shape);
+    return shape;
 }
 
-/* Every key of obj is a property of the schema node; recurses into arrays of objects. */
+/* Every key of obj is a property of the schema node, and every required one is there; recurses into
+ * arrays of objects. */
 static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
 {
     const cJSON *props = cJSON_GetObjectItem(schema, "properties"), *item, *req;
@@ -359,41 +363,60 @@ static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
         const cJSON *p = cJSON_GetObjectItem(props, item->string);
 
         if (!p)
-            fail_msg("%s: key %s is not in the output schema", where, item->string);
+            fail_msg("%s: key %s is not in the stated shape", where, item->string);
         if (cJSON_IsArray(item) && cJSON_IsObject(cJSON_GetArrayItem(item, 0)))
             check_keys(cJSON_GetArrayItem(item, 0), cJSON_GetObjectItem(p, "items"), item->string);
     }
 }
 
-/* list_files and find_references: what format puts into structuredContent is what their outputSchema
- * declares, nested objects included. */
-static void test_output_schema_new_tools(void **state)
+/* What format puts into structuredContent is the shape tests/fixtures/structured/ states, for a first
+ * page and for a later one with a cursor, nested objects included. */
+static void test_structured_shapes(void **state)
 {
-    cJSON *list = tools_list(), *json = NULL;
     struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0, 0, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
+    struct fmt_search_opts so = {"q", 30, 16384, 0, "a note", NULL, 0, NULL};
+    struct fmt_search_opts later = {"q", 30, 16384, 0, NULL, NULL, 30, "s0123456789abcdef.31"};
     struct fmt_files_opts fo = {"q", 10, 16384};
     struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};
     struct zk_err err = {0};
+    cJSON *json = NULL, *shape;
     struct buf text;
 
     (void)state;
     buf_init(&text, 16385);
-    assert_int_equal(fmt_files(&res, &fo, &text, &json, &err), ZK_OK);
-    check_keys(json, cJSON_GetObjectItem(find_tool(list, "list_files"), "outputSchema"), "list_files");
+    shape = structured_shape("search_code");
+    assert_int_equal(fmt_search(&res, &so, &text, &json, &err), ZK_OK);
+    check_keys(json, shape, "search_code");
     cJSON_Delete(json);
     buf_reset(&text);
+    assert_int_equal(fmt_search(&res, &later, &text, &json, &err), ZK_OK);
+    check_keys(json, shape, "search_code, a later page");
+    assert_string_equal(cJSON_GetObjectItem(json, "nextCursor")->valuestring, "s0123456789abcdef.31");
+    assert_int_equal(cJSON_GetObjectItem(json, "skippedFiles")->valueint, 30);
+    cJSON_Delete(json);
+    cJSON_Delete(shape);
+
+    buf_reset(&text);
+    shape = structured_shape("list_files");
+    assert_int_equal(fmt_files(&res, &fo, &text, &json, &err), ZK_OK);
+    check_keys(json, shape, "list_files");
+    cJSON_Delete(json);
+    cJSON_Delete(shape);
+
+    buf_reset(&text);
+    shape = structured_shape("find_references");
     assert_int_equal(fmt_refs(&res, &ro, &text, &json, &err), ZK_OK);
-    check_keys(json, cJSON_GetObjectItem(find_tool(list, "find_references"), "outputSchema"), "find_references");
+    check_keys(json, shape, "find_references");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(
         cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0), "matches"), 0),
         "definition")));
     cJSON_Delete(json);
+    cJSON_Delete(shape);
     buf_free(&text);
-    cJSON_Delete(list);
 }
 
 /* A repository list of n made here: repository i is "r<i>" (two digits), indexed age(i) seconds
@@ -552,8 +575,7 @@ int main(void)
         cmocka_unit_test(test_unknown_tool), cmocka_unit_test(test_search_body),
         cmocka_unit_test(test_unreachable_zoekt_code),
         cmocka_unit_test(test_parse_keeps_nul),
-        cmocka_unit_test(test_output_schema_matches_format),
-        cmocka_unit_test(test_output_schema_new_tools),
+        cmocka_unit_test(test_structured_shapes),
         cmocka_unit_test(test_index_status_stale),
         cmocka_unit_test(test_index_status_list),
     };

@@ -215,7 +215,7 @@ function toolChecks(client) {
     const res = await call(client(), 'search_code', { query: 'func NewSharedInformerFactory(' });
     assert.equal(res.isError, false, textOf(res));
     assert.deepEqual(lines(res), ['acme/bulk/informers/factory.go:7'], textOf(res));
-    assert.match(textOf(res), /Note: The pattern is not a valid regular expression \(missing closing \)\), so it was searched as literal text/);
+    assert.match(textOf(res), /Note: The pattern is not a valid regular expression, so it was searched as literal text/);
   });
 
   // The lines git grep finds with flags over every repository, as search_code names them.
