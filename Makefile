@@ -240,7 +240,10 @@ build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 build/fuzz/libzk.a: $(call objs,fuzz,$(LIB_SRC))
-build/fuzz/libconn.a: $(call objs,fuzz,$(CONN_SRC))
+build/fuzz/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -I. -c $< -o $@
+build/fuzz/libconn.a: $(call objs,fuzz,$(CONN_SRC) $(CONN_ASM_SRC))
 build/fuzz/libctrl.a: $(call objs,fuzz,$(CTRL_SRC))
 build/fuzz/libzk.a build/fuzz/libconn.a build/fuzz/libctrl.a:
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^

@@ -561,12 +561,26 @@ size_t jscan_count(const struct jscan_doc *d, struct jscan arr)
  * exactly, so the value is the one strtod would give. */
 #define JS_INT_DIGITS 15
 
-long long jscan_int(struct jscan v, long long def)
+double jscan_num(struct jscan v, double def)
 {
     char small[64], *s;
+    double d;
+
+    if (jscan_type(v) != JSCAN_NUMBER)
+        return def;
+    s = v.len < sizeof(small) ? small : mem_alloc(v.len + 1);
+    memcpy(s, v.p, v.len);
+    s[v.len] = '\0';
+    d = strtod(s, NULL);
+    if (s != small)
+        free(s);
+    return d;
+}
+
+long long jscan_int(struct jscan v, long long def)
+{
     size_t i, neg;
     long long n = 0;
-    double d;
 
     if (jscan_type(v) != JSCAN_NUMBER)
         return def;
@@ -575,14 +589,8 @@ long long jscan_int(struct jscan v, long long def)
         n = n * 10 + (v.p[i] - '0');
     if (i == v.len)
         return neg ? -n : n;
-    s = v.len < sizeof(small) ? small : mem_alloc(v.len + 1);
-    memcpy(s, v.p, v.len);
-    s[v.len] = '\0';
-    d = strtod(s, NULL);
-    if (s != small)
-        free(s);
     /* As json_int: a value outside long long's range (or NaN) cannot be converted. */
-    return json_num_to_int(d, LLONG_MIN, LLONG_MAX, &n) ? n : def;
+    return json_num_to_int(jscan_num(v, 0), LLONG_MIN, LLONG_MAX, &n) ? n : def;
 }
 
 int jscan_bool(struct jscan v, int def)

@@ -122,9 +122,10 @@ void jscan_find(const struct jscan_doc *d, struct jscan obj, const char *const *
 size_t jscan_count(const struct jscan_doc *d, struct jscan arr);
 
 /* The typed getters of lib/json.h over a value (one that jscan_find found): same defaults, same
- * conversions. jscan_int reads a number as cJSON stores it (strtod) and gives def for one outside
+ * conversions (jscan_num as json_num). jscan_int reads a number as cJSON stores it (strtod) and gives def for one outside
  * long long's range; jscan_obj and jscan_arr give "no value" for a value of another type. */
 long long jscan_int(struct jscan v, long long def);
+double jscan_num(struct jscan v, double def);
 int jscan_bool(struct jscan v, int def);
 struct jscan jscan_obj(struct jscan v);
 struct jscan jscan_arr(struct jscan v);

@@ -50,6 +50,44 @@ static int search_has_metachar(const char *q)
     return q && strpbrk(q, "\\.+*?()|[]{}^$") != NULL;
 }
 
+/* Runs zq for the first wanted files of the ranked order (zr_rank), which a page of them can trust not
+ * to change between requests: Zoekt is asked for one file more than wanted, and, while files of equal
+ * score straddle the cut (zr_rank_is_prefix), for more, up to SEARCH_PAGE_MAX + 1. *ties says the cut
+ * still straddles files of equal score there (or a wider answer failed: the narrower one stands). res
+ * is the caller's to free, whatever the result. */
+static int search_ranked(const struct zc_conn *c, const char *zq, struct zc_search_opts *so, const struct zr_opts *ro,
+                         size_t wanted, struct zr_search *res, int *ties, struct zk_err *err)
+{
+    size_t asked = wanted + 1;
+    struct zr_search wider;
+    struct zk_err werr = {0};
+    int rc;
+
+    *ties = 0;
+    so->max_files = (int)asked;
+    if ((rc = zc_search(c, zq, so, ro, res, err)))
+        return rc;
+    zr_rank(res);
+    while (!zr_rank_is_prefix(res, wanted, asked)) {
+        if (asked > SEARCH_PAGE_MAX) {
+            *ties = 1;
+            break;
+        }
+        asked = asked * 4 > SEARCH_PAGE_MAX + 1 ? SEARCH_PAGE_MAX + 1 : asked * 4;
+        so->max_files = (int)asked;
+        memset(&wider, 0, sizeof(wider));
+        if (zc_search(c, zq, so, ro, &wider, &werr)) {
+            zr_search_free(&wider);
+            *ties = 1;
+            break;
+        }
+        zr_search_free(res);
+        *res = wider;
+        zr_rank(res);
+    }
+    return ZK_OK;
+}
+
 /* The readings a cursor names: the regex, or the literal text the regex fell back to. */
 #define SEARCH_READ_REGEX 'r'
 #define SEARCH_READ_LITERAL 'l'
@@ -75,7 +113,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     size_t n_repos = 0, n_files = 0, n_excl = 0, skip = 0;
     const char *query = NULL, *ref = NULL, *cursor = NULL;
     long context, max_files, max_bytes;
-    int case_sensitive, literal, rc = ZK_OK;
+    int case_sensitive, literal, ties = 0, rc = ZK_OK;
     enum zq_syntax syntax;
     struct zk_err qerr = {0};
     struct zr_search res;
@@ -129,8 +167,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         /* Every match of every file: Zoekt spends a match budget across the files in rank order and
          * drops the files after it runs out, so any budget would show fewer files than max_files
          * whenever the first ones have many matches (docs/connector.md, "The request"). */
-        so.max_files = (int)(skip + (size_t)max_files);
-        rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
+        rc = search_ranked(&c, zq, &so, &ro, skip + (size_t)max_files, &res, &ties, &qerr);
         /* A pattern RE2 cannot parse (an unbalanced parenthesis, a lone '[') is what the agent meant
          * literally, nearly always; one that parses but matches nothing often is too (code such as
          * f(5 * time.Second) is a valid regex that matches no code). Either is searched as a literal,
@@ -145,11 +182,12 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
                                           "text,"))
                 buf_reset(&note);
             zr_search_free(&res);
+            memset(&res, 0, sizeof(res));
             if (search_build(&spec, ZQ_SYNTAX_LITERAL, &zq, &hash, &qerr)) {
                 rc = targ_fail(r, "invalid search arguments: %s", qerr.msg);
                 goto out;
             }
-            rc = zc_search(&c, zq, &so, &ro, &res, &qerr);
+            rc = search_ranked(&c, zq, &so, &ro, skip + (size_t)max_files, &res, &ties, &qerr);
             if (!rc && !invalid && buf_puts(&note, res.n_files ? " it matched what is shown." : " it matched nothing either."))
                 buf_reset(&note);
         }
@@ -169,9 +207,12 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     if (syntax == ZQ_SYNTAX_ZOEKT && res.n_files == 0 && zq_uses_symbols(query) &&
         buf_printf(&note, "%s%s", note.len ? " " : "", search_no_symbols))
         buf_reset(&note);
+    if (ties && buf_printf(&note, "%sMore than %d files rank equally around the end of this page: a later page "
+                                  "may repeat or miss some of them.", note.len ? " " : "", SEARCH_PAGE_MAX))
+        buf_reset(&note);
 
     {
-        /* The page: the files after those the earlier pages showed, in Zoekt's ranking. */
+        /* The page: the files after those the earlier pages showed, in the ranked order. */
         struct zr_search page = res;
         size_t dropped = skip < res.n_files ? skip : res.n_files, shown;
         struct fmt_search_opts fo = {zq, (int)max_files, (size_t)max_bytes, zc_wall_time_ns(cfg->search_timeout_ms),

@@ -67,12 +67,10 @@ cJSON *tools_list(void)
     return arr;
 }
 
-/* Fails r when args is neither absent nor an object, or has a member the declaration's inputSchema
- * does not name; the message lists what the tool takes. */
-static int tools_check_members(const cJSON *decl, const cJSON *args, struct tool_result *r)
+int tools_check_arguments(int id, const cJSON *args, struct tool_result *r)
 {
-    const cJSON *props = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(decl, "inputSchema"),
-                                                          "properties");
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(tools_decl(id), "inputSchema"), "properties");
     const cJSON *m, *p;
 
     if (!args || cJSON_IsNull(args))
@@ -102,7 +100,7 @@ int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, 
 
     if (id < 0)
         return zk_err_set(err, ZK_ENOENT, "Unknown tool: %.200s", name ? name : "(none)");
-    if (tools_check_members(tools_decl(id), args, out))
+    if (tools_check_arguments(id, args, out))
         return ZK_OK;
     return tools_decls[id].run(ctx, args, out, err);
 }

@@ -58,6 +58,11 @@ cJSON *tools_list(void);
 int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
                struct zk_err *err);
 
+/* What tools_call checks before it runs tool id (enum tool_id) for every tool alike: args is absent or
+ * an object whose members the tool's declaration names. Returns ZK_OK, or fails r with a message that
+ * lists what the tool takes and returns ZK_EINVAL. */
+int tools_check_arguments(int id, const cJSON *args, struct tool_result *r);
+
 /* Asks the tool call whose tool_ctx.cancel is flag to stop: sets the flag and wakes the call's Zoekt
  * request, which then ends at once with ZK_ECANCELLED. Safe from any thread. */
 void tools_cancel(atomic_int *flag);

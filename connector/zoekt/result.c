@@ -736,6 +736,7 @@ static void zr_file_meta(const cJSON *fm, const struct zr_opts *o, struct zr_fil
     f->path = zr_strdup(json_str(fm, "FileName", ""));
     f->version = zr_strdup(json_str(fm, "Version", ""));
     f->language = zr_strdup(json_str(fm, "Language", ""));
+    f->score = json_num(fm, "Score", 0);
     if (branches && cJSON_GetArraySize(branches) > 0) {
         f->branches = mem_calloc((size_t)cJSON_GetArraySize(branches), sizeof(*f->branches));
         cJSON_ArrayForEach(it, branches)
@@ -875,11 +876,11 @@ out:
 /* The members of a file match the scanner reads, in the order of zr_scan_file's found[]. */
 enum {
     ZR_FILE_REPOSITORY, ZR_FILE_REPO, ZR_FILE_NAME, ZR_FILE_VERSION, ZR_FILE_LANGUAGE, ZR_FILE_BRANCHES,
-    ZR_FILE_CONTENT, ZR_FILE_LINE_MATCHES, ZR_FILE_CHUNK_MATCHES, ZR_FILE_MEMBERS
+    ZR_FILE_CONTENT, ZR_FILE_LINE_MATCHES, ZR_FILE_CHUNK_MATCHES, ZR_FILE_SCORE, ZR_FILE_MEMBERS
 };
 static const char *const zr_file_names[ZR_FILE_MEMBERS] = {
     "Repository", "Repo", "FileName", "Version", "Language", "Branches", "Content", "LineMatches",
-    "ChunkMatches"};
+    "ChunkMatches", "Score"};
 
 #define ZR_N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -945,6 +946,7 @@ static void zr_scan_meta(const struct jscan_doc *d, const struct jscan *found, c
     f->path = zr_scan_strdup(found[ZR_FILE_NAME], NULL);
     f->version = zr_scan_strdup(found[ZR_FILE_VERSION], NULL);
     f->language = zr_scan_strdup(found[ZR_FILE_LANGUAGE], NULL);
+    f->score = jscan_num(found[ZR_FILE_SCORE], 0);
     if (n_branches > 0) {
         f->branches = mem_calloc(n_branches, sizeof(*f->branches));
         jscan_iter_init(&it, d, branches);
@@ -1237,6 +1239,30 @@ void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_sym
             zr_file_free(f);
     }
     s->n_files = kept_files;
+}
+
+static int zr_rank_cmp(const void *a, const void *b)
+{
+    const struct zr_file *x = a, *y = b;
+    int c;
+
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    c = strcmp(x->repo, y->repo);
+    return c ? c : strcmp(x->path, y->path);
+}
+
+void zr_rank(struct zr_search *s)
+{
+    if (s->n_files > 1)
+        qsort(s->files, s->n_files, sizeof(*s->files), zr_rank_cmp);
+}
+
+int zr_rank_is_prefix(const struct zr_search *s, size_t n, size_t asked)
+{
+    if (s->n_files < asked || n >= s->n_files)
+        return 1;
+    return n == 0 || s->files[n - 1].score > s->files[s->n_files - 1].score;
 }
 
 void zr_search_free(struct zr_search *s)

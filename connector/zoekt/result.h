@@ -64,6 +64,7 @@ struct zr_file {
     struct zr_symbol *symbols; /* the SymbolInfo of its match ranges that carry one (ChunkMatches
                                 * only), in Zoekt's order; NULL when n_symbols is 0 */
     size_t n_symbols;
+    double score;           /* Zoekt's ranking score (higher first); 0 when it sent none */
 };
 
 /* The Stats Zoekt embeds in every search result: they tell why a search stopped. */
@@ -125,6 +126,18 @@ int zr_parse_search(const char *body, size_t len, const struct zr_opts *o, struc
 int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, struct zr_search *out,
                          struct zk_err *err);
 void zr_search_free(struct zr_search *s);
+
+/* Sorts the files of s by score, highest first, then by repository and path: a total order. Zoekt
+ * answers in score order, but files of equal score come in whatever order its shards finished, which
+ * differs from one request to the next; pages of a ranked list need one order that does not. */
+void zr_rank(struct zr_search *s);
+
+/* Whether the first n files of s, ranked (zr_rank) from an answer to a request for asked files, are
+ * the first n of every match in that order: true when Zoekt sent fewer than asked (it had no more), or
+ * when the n-th file scores above the last one sent (Zoekt sorts by score, then cuts: every file
+ * scoring above what it cut was sent). Otherwise files of the n-th file's score may have been cut in
+ * favour of others, and which ones differs between requests. */
+int zr_rank_is_prefix(const struct zr_search *s, size_t n, size_t asked);
 
 /* Keeps the symbols for which keep(symbol, arg) is true, and the files left with at least one symbol
  * (their order unchanged); frees the rest. */

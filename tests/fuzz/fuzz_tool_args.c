@@ -7,7 +7,8 @@
  * - each check returns ZK_OK or ZK_EINVAL, and the result is an error exactly when it returned
  *   ZK_EINVAL; its text is then non-empty, valid UTF-8, with no control byte but line break and tab,
  *   and names the argument;
- * - targ_check_known accepts exactly an object (or nothing) whose members are all known;
+ * - tools_check_arguments accepts exactly an object (or nothing) whose members search_code's
+ *   declaration names;
  * - an accepted string is within its bound, valid UTF-8 and has no NUL (no C0 80);
  * - an accepted list has at most its bound of items, each non-empty, within its bound and valid UTF-8;
  * - an accepted integer lies in its range and equals the number given (or the default when absent),
@@ -24,6 +25,7 @@
 
 #include "connector/mcp/jsonrpc.h"
 #include "connector/tools/args.h"
+#include "connector/tools/tools.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 #include "json.h"
@@ -85,21 +87,21 @@ static void reset(struct tool_result *r)
     r->code = ZK_OK;
 }
 
-static const char *const known[] = {"query",     "repo",           "file",      "exclude_file", "context_lines",
-                                    "max_files", "case_sensitive", "max_bytes", "literal",      "limit",
-                                    NULL};
-
+/* Whether search_code's declaration names the argument. */
 static int is_known(const char *name)
 {
-    for (size_t i = 0; known[i]; i++)
-        if (strcmp(name, known[i]) == 0)
-            return 1;
-    return 0;
+    cJSON *list = tools_list();
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list, TOOL_SEARCH_CODE), "inputSchema"), "properties");
+    int known = cJSON_GetObjectItemCaseSensitive(props, name) != NULL;
+
+    cJSON_Delete(list);
+    return known;
 }
 
 static void check_known(const cJSON *args, struct tool_result *r)
 {
-    int rc = targ_check_known(args, known, r), want = 1;
+    int rc = tools_check_arguments(TOOL_SEARCH_CODE, args, r), want = 1;
     const cJSON *m;
 
     if (args && !cJSON_IsNull(args)) {

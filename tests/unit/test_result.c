@@ -618,6 +618,39 @@ static void test_match_positions(void **state)
     assert_parsers_agree("match positions, lines", lines, strlen(lines));
 }
 
+/* Pages of a ranked list need one order: files of equal score, which Zoekt sends in whatever order its
+ * shards finished, are put by repository and path; and a cut is trusted only where it cannot have
+ * chosen among files of equal score. */
+static void test_rank(void **state)
+{
+    struct zr_file files[4] = {
+        {.repo = (char *)"b", .path = (char *)"x", .score = 5},
+        {.repo = (char *)"a", .path = (char *)"y", .score = 5},
+        {.repo = (char *)"c", .path = (char *)"z", .score = 9},
+        {.repo = (char *)"a", .path = (char *)"x", .score = 1},
+    };
+    struct zr_search s = {files, 4, {0}, 1};
+
+    (void)state;
+    zr_rank(&s);
+    assert_string_equal(files[0].repo, "c");
+    assert_string_equal(files[1].repo, "a");
+    assert_string_equal(files[1].path, "y");
+    assert_string_equal(files[2].repo, "b");
+    assert_true(files[3].score == 1);
+    /* Fewer files than asked: Zoekt had no more, any cut is the true one. */
+    assert_true(zr_rank_is_prefix(&s, 2, 5));
+    /* Four asked and sent: the second file (score 5) scores above the last sent (1): nothing of score
+     * 5 can have been left out. */
+    assert_true(zr_rank_is_prefix(&s, 2, 4));
+    assert_true(zr_rank_is_prefix(&s, 3, 4));
+    /* Three asked (the last sent scores 5): a fourth of score 5 may have been cut instead of one sent. */
+    s.n_files = 3;
+    assert_false(zr_rank_is_prefix(&s, 2, 3));
+    assert_true(zr_rank_is_prefix(&s, 1, 3));
+    assert_true(zr_rank_is_prefix(&s, 0, 3));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_names_are_sanitised),  cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_time_and_prefix),      cmocka_unit_test(test_match_line_cap),
         cmocka_unit_test(test_match_positions),      cmocka_unit_test(test_error_text_printable),
+        cmocka_unit_test(test_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

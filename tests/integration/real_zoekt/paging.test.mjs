@@ -22,7 +22,12 @@ const CODE = [
   'package main', '', 'import ("os"; "time")', '', 'func main() {',
   '\ttime.Sleep(5 * time.Second)', '\tpath := os.Getenv("KUBECONFIG")', '\t_ = path', '}', '',
 ].join('\n');
+// Twelve repositories (twelve shards) with the same file: their files score the same, and Zoekt sends
+// files of equal score in the order its shards finish, which changes from one request to the next.
+const TIED = Object.fromEntries(Array.from({ length: 12 }, (_, i) =>
+  [`mirrors/tie/t${String(i).padStart(2, '0')}`, { 'tie.go': 'package tie\n\n// TiedNeedle\n' }]));
 const REPOS = {
+  ...TIED,
   'mirrors/acme/wide': WIDE,
   'mirrors/acme/code': { 'main.go': CODE },
   'mirrors/acme/branched': { 'VERSION': 'version on main\n', 'only-main.txt': 'BranchToken main\n' },
@@ -74,6 +79,20 @@ if (zoekt.skip) {
     }
     assert.equal(new Set(seen).size, 12, seen.join(' '));
     assert.deepEqual([...seen].sort(), Object.keys(WIDE).filter(p => p !== 'pkg/other.go').map(p => `acme/wide/${p}`));
+  });
+
+  test('pages of files that score the same, in twelve shards: no file twice, every file once, every time', async () => {
+    for (let round = 0; round < 5; round++) {
+      const seen = [];
+      let res = await call('search_code', { query: 'TiedNeedle', max_files: 5 });
+      for (;;) {
+        assert.equal(res.isError, false, textOf(res));
+        seen.push(...paths(res));
+        if (!res.structuredContent.nextCursor) break;
+        res = await call('search_code', { query: 'TiedNeedle', max_files: 5, cursor: res.structuredContent.nextCursor });
+      }
+      assert.deepEqual([...seen].sort(), Object.keys(TIED).map(n => `${n.replace('mirrors/', '')}/tie.go`), `round ${round}`);
+    }
   });
 
   test('a cursor given with another query is refused, saying why', async () => {
@@ -140,6 +159,6 @@ if (zoekt.skip) {
       assert.match(textOf(res), /Next page: the same arguments with "cursor":/);
       res = await call('list_repositories', { limit: 2, cursor });
     }
-    assert.deepEqual(seen, ['acme/branched', 'acme/code', 'acme/wide']);
+    assert.deepEqual(seen, Object.keys(REPOS).map(n => n.replace('mirrors/', '')).sort());
   });
 }
