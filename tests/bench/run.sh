@@ -88,6 +88,12 @@ if zbin=$(tests/support/zoekt.sh bin 2>"$tmp/zoekt.err"); then
     --src "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/src/usr/share/gocode/src" \
     --modules "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/modules" >"$tmp/patterns" 2>"$tmp/patterns.diff" ||
     { echo "run.sh: the pattern check failed" >&2; cat "$tmp/patterns.diff" >&2; exit 1; }
+  # Twenty agent tasks, right first time and the cost of finishing (tasks.py's header says how); beside
+  # an older connector when BENCH_BASELINE_CONNECTOR names one (the figures before a change).
+  tests/bench/tasks.py --connector bin/zoekt-connector ${BENCH_BASELINE_CONNECTOR:+--baseline "$BENCH_BASELINE_CONNECTOR"} \
+    --zoekt "http://127.0.0.1:$zport" --src "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/src/usr/share/gocode/src" \
+    --modules "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/modules" >"$tmp/tasks" 2>"$tmp/tasks.err" ||
+    { echo "run.sh: the task set failed" >&2; cat "$tmp/tasks.err" >&2; exit 1; }
   # find_symbol against universal-ctags' tags, over the corpus indexed with ctags (it serves that itself).
   corpus=${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus
   tests/bench/corpus.sh "$corpus" ctags >/dev/null
@@ -97,6 +103,30 @@ if zbin=$(tests/support/zoekt.sh bin 2>"$tmp/zoekt.err"); then
 else
   org_skip=$(cat "$tmp/zoekt.err")
 fi
+
+# tasks_section ROWS NOTES: the agent tasks section, from tests/bench/tasks.py's output.
+tasks_section() {
+  local baseline=${BENCH_BASELINE_CONNECTOR:-}
+  echo "## Agent tasks: right first time, and what finishing costs"
+  echo
+  echo "tests/bench/tasks.py: twenty tasks an agent working on these Go services has, each with the call an"
+  echo "agent writes first (code pasted as it is, a short repository name, a glob) and its truth from git over"
+  echo "the same mirrors (\`git grep\` with ripgrep's reading, \`git ls-tree\`, the module list). Right first time:"
+  echo "the first answer shows all of the truth. Otherwise the agent asks for the largest page: the next one with"
+  echo "the answer's cursor, or, from a connector without cursors, the same call again (which resends what was"
+  echo "shown), at most 10 calls. Each cell: right first time, calls, bytes of text read until done."
+  [ -z "$baseline" ] || echo "Before: the connector \`$baseline\` (BENCH_BASELINE_CONNECTOR), on the same Zoekt in the same run."
+  echo
+  if [ -n "$baseline" ]; then
+    echo "| task | what the agent wants | first call | truth | before | after |"
+    echo "|---|---|---|---:|---|---|"
+  else
+    echo "| task | what the agent wants | first call | truth | result |"
+    echo "|---|---|---|---:|---|"
+  fi
+  grep '^|' "$1"
+  [ ! -s "$2" ] || { echo; echo "Not finished: $(sed 's/^tasks.py: not finished within the calls allowed: //' "$2")"; }
+}
 
 # symbols_section CORPUS ROWS DIFF LOAD: the Symbols section, from tests/bench/symbols.py's output.
 symbols_section() {
@@ -257,6 +287,8 @@ scale_section=
     echo "| pattern | git grep | git grep: files / lines / matches | search_code: files / lines / matches | same files | same counts | notes |"
     echo "|---|---|---|---|---|---|---|"
     grep '^|' "$tmp/patterns"
+    echo
+    tasks_section "$tmp/tasks" "$tmp/tasks.err"
     echo
     symbols_section "$corpus" "$tmp/symbols" "$tmp/symbols.diff" "$symbols_load"
   fi
