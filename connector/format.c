@@ -539,6 +539,8 @@ static cJSON *fmt_search_file_json(struct jb *b, const struct zr_file *f, size_t
         jb_push(b, branches, jb_string(b, f->branches[i]));
     jb_add_bool(b, o, "fileNameMatch", f->name_match);
     jb_add_num(b, o, "matchingLines", (double)f->n_match_lines);
+    if (f->url)
+        jb_add_str(b, o, "url", f->url);
     matches = jb_add_arr(b, o, "matches");
     for (size_t i = 0; i < n_lines; i++)
         if (f->lines[i].is_match)
@@ -670,6 +672,9 @@ static int fmt_file_head(struct buf *b, const struct zr_file *f, long first, lon
     }
     if (rc)
         return rc;
+    /* The code host's page, for the agent to cite; bounded as weburl.h bounds it. */
+    if (f->url && ((rc = buf_puts(b, ", on the code host ")) || (rc = fmt_put_cut(b, f->url, 4096))))
+        return rc;
     if (!total)
         return buf_puts(b, ": the file is empty\n");
     return last >= first ? buf_printf(b, ", lines %ld-%ld of %ld\n", first, last, total)
@@ -735,6 +740,8 @@ static cJSON *fmt_read_json(const struct zr_file *f, long first, long next, long
     branches = jb_add_arr(&b, root, "branches");
     for (size_t i = 0; i < f->n_branches; i++)
         jb_push(&b, branches, jb_string(&b, f->branches[i]));
+    if (f->url)
+        jb_add_str(&b, root, "url", f->url);
     jb_add_num(&b, root, "startLine", (double)first);
     jb_add_num(&b, root, "endLine", (double)(next - 1));
     jb_add_num(&b, root, "totalLines", (double)total);

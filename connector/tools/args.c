@@ -5,6 +5,7 @@
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
+#include "connector/zoekt/weburl.h"
 #include "json.h"
 #include "mem.h"
 
@@ -401,11 +402,17 @@ static int targ_fetch_list(void *arg, struct zr_list *out, struct zk_err *err)
 
 int targ_list_get(const struct tool_ctx *ctx, const struct zr_list **out, struct zk_err *err)
 {
+    return targ_list_get_within(ctx, ZLC_FRESH_MS, out, err);
+}
+
+int targ_list_get_within(const struct tool_ctx *ctx, long long max_age_ms, const struct zr_list **out,
+                         struct zk_err *err)
+{
     struct zr_list *own;
     int rc;
 
     if (ctx->cfg->zoekt_list_cache)
-        return zlc_get(ctx->cfg->zoekt_list_cache, ZLC_FRESH_MS, targ_fetch_list, (void *)ctx, out, err);
+        return zlc_get(ctx->cfg->zoekt_list_cache, max_age_ms, targ_fetch_list, (void *)ctx, out, err);
     own = mem_calloc(1, sizeof(*own));
     rc = targ_fetch_list((void *)ctx, own, err);
     if (rc) {
@@ -452,6 +459,30 @@ void targ_indexed(const struct tool_ctx *ctx, const struct zr_search *res, struc
     free(commits);
     free(names);
     free(first);
+}
+
+void targ_web_urls(const struct tool_ctx *ctx, struct zr_file *files, size_t n)
+{
+    const struct zr_list *l = NULL;
+    struct zk_err err = {0};
+
+    if (n == 0 || targ_list_get_within(ctx, ZLC_TTL_MS, &l, &err) != ZK_OK) {
+        targ_list_put(ctx, l);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct zr_repo *repo = zr_list_find(l, files[i].repo);
+        long line = 0;
+
+        /* The first matching line, which is where an agent's citation points. */
+        for (size_t k = 0; k < files[i].n_lines && !line; k++)
+            if (files[i].lines[k].is_match)
+                line = files[i].lines[k].number;
+        if (repo && !files[i].url)
+            files[i].url = zw_file_url(repo->file_url_template, repo->line_fragment_template, files[i].version,
+                                       files[i].path, line);
+    }
+    targ_list_put(ctx, l);
 }
 
 int targ_search(const struct tool_ctx *ctx, const char *tool, const char *zq, const struct zc_search_opts *so,

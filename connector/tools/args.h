@@ -88,6 +88,16 @@ int targ_list_get(const struct tool_ctx *ctx, const struct zr_list **out, struct
     __attribute__((warn_unused_result));
 void targ_list_put(const struct tool_ctx *ctx, const struct zr_list *l);
 
+/* targ_list_get with a copy at most max_age_ms old, for readers to which a minute-old list is as good
+ * (the code host's templates change only with a reindex that moves the repository elsewhere). */
+int targ_list_get_within(const struct tool_ctx *ctx, long long max_age_ms, const struct zr_list **out,
+                         struct zk_err *err) __attribute__((warn_unused_result));
+
+/* Sets the url of each of the n files that has none from its repository's code host templates in the
+ * configuration's repository list (a copy at most ZLC_TTL_MS old): the file at its commit, at its first
+ * matching line. A courtesy: no list, or no templates, leaves them NULL. */
+void targ_web_urls(const struct tool_ctx *ctx, struct zr_file *files, size_t n);
+
 /* The Zoekt connection for a tool call, from the configuration (timeout_ms: search or list). */
 struct zc_conn targ_conn(const struct tool_ctx *ctx, long timeout_ms);
 

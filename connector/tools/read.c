@@ -156,6 +156,7 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
                        repo, total, path, names, more, path);
         goto out;
     }
+    targ_web_urls(ctx, &res.files[pick], 1);
     if (!res.files[pick].content) {
         /* Zoekt's answer is not in the shape asked for ("Whole": true): ZK_EPARSE, as the client says. */
         rc = targ_fail_code(r, ZK_EPARSE, "Zoekt found %s/%s but sent %s its content (retrying will not help)",

@@ -222,8 +222,10 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         page.files += dropped;
         page.n_files -= dropped;
         shown = page.n_files < (size_t)max_files ? page.n_files : (size_t)max_files;
-        if (page.n_files)
+        if (page.n_files) {
             targ_indexed(ctx, &page, &indexed);
+            targ_web_urls(ctx, page.files, shown);
+        }
         if ((res.n_files > skip + shown || res.stats.file_count > (long long)(skip + shown)) &&
             skip + shown < SEARCH_PAGE_MAX) {
             snprintf(at, sizeof(at), "%zu", skip + shown);

@@ -667,6 +667,7 @@ static void zr_symbol_free(struct zr_symbol *y);
 
 static void zr_file_free(struct zr_file *f)
 {
+    free(f->url);
     free(f->repo);
     free(f->path);
     free(f->version);
@@ -1286,6 +1287,8 @@ static void zr_repo_free(struct zr_repo *r)
     free(r->branches);
     free(r->latest_commit);
     free(r->zoekt_version);
+    free(r->file_url_template);
+    free(r->line_fragment_template);
 }
 
 /* A repository's branches, from the array v ("no value" or another type: none). */
@@ -1332,16 +1335,17 @@ static int zr_repo_cmp(const void *a, const void *b)
 static int zr_scan_list_entry(const struct jscan_doc *d, struct jscan e, const struct zr_opts *o, struct zr_repo *r)
 {
     static const char *const entry_names[] = {"Repository", "IndexMetadata", "Stats"};
-    static const char *const repo_names[] = {"Name", "LatestCommitDate", "Branches", "HasSymbols"};
+    static const char *const repo_names[] = {"Name",       "LatestCommitDate", "Branches",
+                                             "HasSymbols", "FileURLTemplate",  "LineFragmentTemplate"};
     static const char *const meta_names[] = {"ZoektVersion", "IndexTime"};
     static const char *const stats_names[] = {"Shards", "Documents", "ContentBytes"};
-    struct jscan ev[3], rv[4], mv[2], sv[3];
+    struct jscan ev[3], rv[6], mv[2], sv[3];
     char *index_time;
 
     jscan_find(d, jscan_obj(e), entry_names, 3, ev);
     if (!jscan_obj(ev[0]).p)
         return 0;
-    jscan_find(d, jscan_obj(ev[0]), repo_names, 4, rv);
+    jscan_find(d, jscan_obj(ev[0]), repo_names, 6, rv);
     jscan_find(d, jscan_obj(ev[1]), meta_names, 2, mv);
     jscan_find(d, jscan_obj(ev[2]), stats_names, 3, sv);
     r->full_name = zr_scan_strdup(rv[0], NULL);
@@ -1357,6 +1361,10 @@ static int zr_scan_list_entry(const struct jscan_doc *d, struct jscan e, const s
     r->documents = jscan_int(sv[1], 0);
     r->content_bytes = jscan_int(sv[2], 0);
     r->has_symbols = jscan_bool(rv[3], 0);
+    if (jscan_type(rv[4]) == JSCAN_STRING && rv[4].len > 2)
+        r->file_url_template = zr_scan_strdup(rv[4], NULL);
+    if (jscan_type(rv[5]) == JSCAN_STRING && rv[5].len > 2)
+        r->line_fragment_template = zr_scan_strdup(rv[5], NULL);
     return 1;
 }
 
@@ -1434,6 +1442,17 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
 out:
     jscan_doc_free(&d);
     return rc;
+}
+
+static int zr_repo_name_cmp(const void *key, const void *r)
+{
+    return strcmp(key, ((const struct zr_repo *)r)->name);
+}
+
+const struct zr_repo *zr_list_find(const struct zr_list *l, const char *name)
+{
+    /* Sorted by name (zr_parse_list). */
+    return l->n_repos ? bsearch(name, l->repos, l->n_repos, sizeof(*l->repos), zr_repo_name_cmp) : NULL;
 }
 
 void zr_list_free(struct zr_list *l)

@@ -65,6 +65,8 @@ struct zr_file {
                                 * only), in Zoekt's order; NULL when n_symbols is 0 */
     size_t n_symbols;
     double score;           /* Zoekt's ranking score (higher first); 0 when it sent none */
+    char *url;              /* the file on the code host, set by the tool from the repository's
+                             * templates (weburl.h); NULL when none is known. Freed with the file. */
 };
 
 /* The Stats Zoekt embeds in every search result: they tell why a search stopped. */
@@ -102,6 +104,10 @@ struct zr_repo {
     long long documents;
     long long content_bytes;
     int has_symbols;       /* HasSymbols: indexed with ctags (the shard holds symbol data) */
+    /* The code host's templates zoekt-git-index recorded (from a github.com origin, or the mirror's
+     * zoekt.web-url and zoekt.web-url-type): Go templates weburl.h renders; NULL when none. */
+    char *file_url_template;
+    char *line_fragment_template;
 };
 
 struct zr_list {
@@ -146,6 +152,9 @@ void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_sym
 /* Parses a /api/list body ({"List":{...}}). Same contract as zr_parse_search; free with zr_list_free. */
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err);
 void zr_list_free(struct zr_list *l);
+
+/* The repository of l named name (as zr_repo.name: the mirror prefix stripped), or NULL. */
+const struct zr_repo *zr_list_find(const struct zr_list *l, const char *name);
 
 /* Copies Zoekt's {"Error":"..."} text into out (size n, always NUL-terminated), made printable as
  * zr_sanitize does (control bytes, line breaks and invalid UTF-8 become U+FFFD) and cut at the end of a

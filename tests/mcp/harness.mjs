@@ -147,8 +147,9 @@ function recordedQueries() {
 // indexed as a corpus is, by controller/assets/indexer.sh with the host's universal-ctags (symbols);
 // opts.indexerLog gets that run's output lines. So are those named in opts.branches ({name: {branch:
 // {path: text}}}), each with more branches made from main (the files given replace or add to main's),
-// indexed on main and those branches (a null text deletes the file there). The others are indexed
-// with -disable_ctags.
+// indexed on main and those branches (a null text deletes the file there). opts.gitConfig ({name:
+// {key: value}}) is set in a repository's git config before it is indexed (zoekt.web-url, for one).
+// The others are indexed with -disable_ctags.
 export async function startRealZoekt(dir, repos, opts = {}) {
   const helper = join(ROOT, 'tests/support/zoekt.sh');
   const found = spawnSync(helper, ['bin'], { encoding: 'utf8' });
@@ -167,6 +168,8 @@ export async function startRealZoekt(dir, repos, opts = {}) {
       writeFileSync(join(repo, path), text);
     }
     execFileSync(helper, ['repo', root, name]);
+    for (const [key, value] of Object.entries(opts.gitConfig?.[name] ?? {}))
+      execFileSync('git', ['-C', repo, 'config', key, value]);
     const branches = opts.branches?.[name] ?? {};
     for (const [branch, changed] of Object.entries(branches)) {
       const git = args => execFileSync('git', ['-C', repo, '-c', 'user.name=zoekt-operator-tests',

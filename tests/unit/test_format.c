@@ -1102,11 +1102,11 @@ static void refs_answer(struct zr_search *s, struct zr_file *files, struct zr_li
     lines[2] = (struct zr_line){2, (char *)"// Bulk is old", 1, 0, 0, 0};
     lines[3] = (struct zr_line){7, (char *)"Bulk := 3", 1, 0, 0, 0};
     files[0] = (struct zr_file){(char *)"acme/z", (char *)"old.go", (char *)"abcdef0123", (char *)"Go", branches, 1,
-                                &lines[2], 1, NULL, 1, 1, 0, 0, NULL, 0, 0, NULL, 0, 0};
+                                &lines[2], 1, NULL, 1, 1, 0, 0, NULL, 0, 0, NULL, 0, 0, NULL};
     files[1] = (struct zr_file){(char *)"acme/a", (char *)"x/use.go", (char *)"0226d547aa", (char *)"Go", branches, 1,
-                                &lines[3], 1, NULL, 3, 3, 0, 0, NULL, 0, 0, NULL, 0, 0};
+                                &lines[3], 1, NULL, 3, 3, 0, 0, NULL, 0, 0, NULL, 0, 0, NULL};
     files[2] = (struct zr_file){(char *)"acme/a", (char *)"bulk.go", (char *)"0226d547aa", (char *)"Go", branches, 1,
-                                &lines[0], 2, NULL, 2, 2, 0, 0, NULL, 0, 0, NULL, 0, 0};
+                                &lines[0], 2, NULL, 2, 2, 0, 0, NULL, 0, 0, NULL, 0, 0, NULL};
     s->files = files;
     s->n_files = 3;
     s->stats.file_count = 3;

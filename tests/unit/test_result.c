@@ -651,6 +651,33 @@ static void test_rank(void **state)
     assert_true(zr_rank_is_prefix(&s, 0, 3));
 }
 
+/* A repository's code host templates come with the list; zr_list_find finds a repository by name. */
+static void test_list_templates(void **state)
+{
+    static const char body[] =
+        "{\"List\":{\"Repos\":["
+        "{\"Repository\":{\"Name\":\"mirrors/acme/b\",\"FileURLTemplate\":\"{{URLJoinPath \\\"https://github.com/acme/b\\\" "
+        "\\\"blob\\\" .Version .Path}}\",\"LineFragmentTemplate\":\"#L{{.LineNumber}}\"}},"
+        "{\"Repository\":{\"Name\":\"mirrors/acme/a\",\"FileURLTemplate\":\"\"}}],\"Stats\":{}}}";
+    struct zr_opts o = {"mirrors/", -1, 0};
+    struct zr_list l;
+    struct zk_err err = {0};
+    const struct zr_repo *r;
+
+    (void)state;
+    assert_int_equal(zr_parse_list(body, strlen(body), &o, &l, &err), ZK_OK);
+    r = zr_list_find(&l, "acme/b");
+    assert_non_null(r);
+    assert_string_equal(r->file_url_template, "{{URLJoinPath \"https://github.com/acme/b\" \"blob\" .Version .Path}}");
+    assert_string_equal(r->line_fragment_template, "#L{{.LineNumber}}");
+    r = zr_list_find(&l, "acme/a");
+    assert_non_null(r);
+    assert_null(r->file_url_template);
+    assert_null(r->line_fragment_template);
+    assert_null(zr_list_find(&l, "acme/c"));
+    zr_list_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -662,7 +689,7 @@ int main(void)
         cmocka_unit_test(test_names_are_sanitised),  cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_time_and_prefix),      cmocka_unit_test(test_match_line_cap),
         cmocka_unit_test(test_match_positions),      cmocka_unit_test(test_error_text_printable),
-        cmocka_unit_test(test_rank),
+        cmocka_unit_test(test_rank),                 cmocka_unit_test(test_list_templates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

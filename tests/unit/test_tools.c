@@ -376,7 +376,7 @@ static void test_structured_shapes(void **state)
     struct zr_line line = {3, (char *)"func Bulk() {}", 1, 0, 0, 0};
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
-                           1, 1, 0, 0, NULL, 0, 0, NULL, 0, 0};
+                           1, 1, 0, 0, NULL, 0, 0, NULL, 0, 0, NULL};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct fmt_search_opts so = {"q", 30, 16384, 0, "a note", NULL, 0, NULL};
     struct fmt_search_opts later = {"q", 30, 16384, 0, NULL, NULL, 30, "s0123456789abcdef.31"};

@@ -3,6 +3,7 @@
 // regular expression found as the text it is, and a repository indexed on two branches read on either.
 // tests/integration/test_real_zoekt.sh runs it beside tools.test.mjs; without Zoekt it counts one skip.
 import { after, test } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -31,14 +32,18 @@ const REPOS = {
   'mirrors/acme/wide': WIDE,
   'mirrors/acme/code': { 'main.go': CODE },
   'mirrors/acme/branched': { 'VERSION': 'version on main\n', 'only-main.txt': 'BranchToken main\n' },
+  'mirrors/acme/linked': { 'dir/a b.go': 'package a\n\n// LinkedNeedle\n' },
 };
+// acme/linked's mirror says where it lives, as zoekt-mirror-github writes it: Zoekt records the code
+// host's templates, and the connector gives each file's address.
+const GIT_CONFIG = { 'mirrors/acme/linked': { 'zoekt.web-url': 'https://github.com/acme/linked', 'zoekt.web-url-type': 'github' } };
 // acme/branched is indexed on main and dev; VERSION differs between them, and each has a file the other
 // has not.
 const BRANCHES = { 'mirrors/acme/branched': { dev: { 'VERSION': 'version on dev\n', 'only-dev.txt': 'BranchToken dev\n',
   'only-main.txt': null } } };
 
 const tmp = tempDir();
-const zoekt = await startRealZoekt(tmp.dir, REPOS, { branches: BRANCHES });
+const zoekt = await startRealZoekt(tmp.dir, REPOS, { branches: BRANCHES, gitConfig: GIT_CONFIG });
 let client;
 
 after(async () => {
@@ -146,6 +151,19 @@ if (zoekt.skip) {
     assert.equal(res.isError, false, textOf(res));
     assert.match(textOf(res), /1: version on dev\n/);
     assert.ok(!textOf(res).includes('Other versions'), textOf(res));
+  });
+
+  test('the code host address of each file where Zoekt has its templates, and none elsewhere', async () => {
+    const commit = execFileSync('git', ['-C', join(tmp.dir, 'repos', 'mirrors/acme/linked'), 'rev-parse', 'HEAD'],
+      { encoding: 'utf8' }).trim();
+    const url = `https://github.com/acme/linked/blob/${commit}/dir/a%20b.go`;
+    let res = await call('search_code', { query: 'LinkedNeedle' });
+    assert.deepEqual(res.structuredContent.files.map(f => f.url), [`${url}#L3`], textOf(res));
+    res = await call('read_file', { repo: 'linked', path: 'dir/a b.go' });
+    assert.equal(res.structuredContent.url, url);
+    assert.match(textOf(res), new RegExp(`^acme/linked/dir/a b\\.go @[0-9a-f]+ \\(branch HEAD\\), on the code host ${url.replace(/[.?]/g, '\\$&')}, lines 1-3 of 3\n`));
+    res = await call('search_code', { query: 'BranchToken', repo: 'branched' });
+    assert.ok(res.structuredContent.files.every(f => f.url === undefined), textOf(res));
   });
 
   test('list_repositories pages by name', async () => {
