@@ -1239,6 +1239,11 @@ void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_sym
     s->n_files = kept_files;
 }
 
+const char *zr_file_branch(const struct zr_file *f)
+{
+    return f->n_branches ? f->branches[0] : "";
+}
+
 void zr_search_free(struct zr_search *s)
 {
     for (size_t i = 0; i < s->n_files; i++)
@@ -1300,6 +1305,16 @@ static size_t zr_scan_size(const struct jscan_doc *d, struct jscan v)
 static int zr_repo_cmp(const void *a, const void *b)
 {
     return strcmp(((const struct zr_repo *)a)->name, ((const struct zr_repo *)b)->name);
+}
+
+static int zr_repo_named(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct zr_repo *)elem)->name);
+}
+
+const struct zr_repo *zr_list_find(const struct zr_list *l, const char *name)
+{
+    return l->n_repos ? bsearch(name, l->repos, l->n_repos, sizeof(*l->repos), zr_repo_named) : NULL;
 }
 
 /* One element of List.Repos into r; returns 0 when it has no Repository object (and is skipped). */

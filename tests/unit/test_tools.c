@@ -78,9 +78,11 @@ static void test_catalogue(void **state)
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "max_files"), "maximum")->valueint,
                          CONNECTOR_MAX_FILES_LIMIT);
     }
-    /* find_references must not pass for a semantic search: it says what it is. */
+    /* find_references must not pass for a semantic search: it says what it is, and where its
+     * definitions come from. */
     desc = cJSON_GetObjectItem(find_tool(list, "find_references"), "description");
-    assert_non_null(strstr(desc->valuestring, "It is a text search, not a semantic one"));
+    assert_non_null(strstr(desc->valuestring, "text search, so comments and strings count"));
+    assert_non_null(strstr(desc->valuestring, "from ctags symbols where the repository has them, else by keywords"));
     desc = cJSON_GetObjectItem(find_tool(list, "list_files"), "description");
     assert_non_null(strstr(desc->valuestring, "sorted by path"));
     /* The names the metrics label calls with are the catalogue's, in its order. */
@@ -376,7 +378,7 @@ static void test_output_schema_new_tools(void **state)
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct fmt_files_opts fo = {"q", 10, 16384};
-    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};
+    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note", NULL, NULL, 0, NULL, NULL};
     struct zk_err err = {0};
     struct buf text;
 
