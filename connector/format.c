@@ -299,6 +299,16 @@ static size_t fmt_search_budget(const struct fmt_search_opts *o)
     return o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget;
 }
 
+/* The line that hands on the cursor of the next page. The cursor is whole or useless: it is never cut,
+ * and bounded by its tool (cursor.h). */
+static int fmt_put_next_page(struct buf *b, const char *cursor)
+{
+    return buf_printf(b, "Next page: the same arguments with \"cursor\":\"%s\"\n", cursor);
+}
+
+/* The bytes fmt_put_next_page writes at most. */
+#define FMT_NEXT_PAGE_MAX (sizeof("Next page: the same arguments with \"cursor\":\"\"\n") - 1 + FMT_CURSOR_MAX)
+
 /* The header: the query, the summary and the reasons the list is incomplete, and what to do next. The
  * query echo and the note are each cut to a quarter of the budget (structuredContent has them whole),
  * so that a long query (a pattern plus fifty repository regexes) or a long note always leaves the body
@@ -329,9 +339,8 @@ static int fmt_header(struct buf *h, const struct zr_search *r, const struct fmt
         rc = buf_puts(h, "More of a file: read_file with repo, path and start_line.\n");
     if (!rc && o->note && !(rc = buf_puts(h, "Note: ")) && !(rc = fmt_put_cut(h, o->note, share)))
         rc = buf_putc(h, '\n');
-    /* The cursor is whole or useless: it is never cut, and bounded by its tool (cursor.h). */
     if (!rc && o->next_cursor)
-        rc = buf_printf(h, "Next page: the same arguments with \"cursor\":\"%s\"\n", o->next_cursor);
+        rc = fmt_put_next_page(h, o->next_cursor);
     return rc;
 }
 
@@ -997,12 +1006,15 @@ static int fmt_by_repo_path(const void *a, const void *b)
     const struct zr_file *y = &fmt_sort_result->files[*(const size_t *)b];
     int c = strcmp(x->repo, y->repo);
 
-    return c ? c : strcmp(x->path, y->path);
+    if (!c)
+        c = strcmp(x->path, y->path);
+    /* The branch settles the order of one path's contents on several branches, so that the order is the
+     * same on every page find_references pages through; unlike the commit, it stays when the repository
+     * is indexed again between two pages. */
+    return c ? c : strcmp(zr_file_branch(x), zr_file_branch(y));
 }
 
-/* The files of r in the order list_files and find_references show them: by repository, then path.
- * A heap array of r->n_files indices the caller frees. */
-static size_t *fmt_sorted(const struct zr_search *r)
+size_t *fmt_sorted(const struct zr_search *r)
 {
     size_t *order = mem_alloc((r->n_files ? r->n_files : 1) * sizeof(*order));
 
@@ -1240,12 +1252,45 @@ static int fmt_refs_counts(const struct zr_search *r, const size_t *order, size_
     return rc;
 }
 
-/* One file of a find_references answer: its name, then its matching lines, "D" marking those that look
- * like a definition of o->symbol. Sets *fitted when the whole block fit the budget. */
+/* Whether the definitions in repository repo come from ctags: the sym: answer came, and the repository
+ * has symbol data (where it has none, the answer holds none of its definitions either). */
+static int fmt_refs_ctags(const struct fmt_refs_opts *o, const char *repo)
+{
+    const struct zr_repo *x = o->defs && o->list ? zr_list_find(o->list, repo) : NULL;
+
+    return x && x->has_symbols;
+}
+
+/* The file of the sym: answer defs that is f (the same repository, path and first branch), or NULL. */
+static const struct zr_file *fmt_defs_of(const struct zr_search *defs, const struct zr_file *f)
+{
+    for (size_t i = 0; i < defs->n_files; i++) {
+        const struct zr_file *d = &defs->files[i];
+
+        if (strcmp(d->repo, f->repo) == 0 && strcmp(d->path, f->path) == 0 &&
+            strcmp(zr_file_branch(d), zr_file_branch(f)) == 0)
+            return d;
+    }
+    return NULL;
+}
+
+/* Whether ctags found a definition of symbol on line of d (a file of the sym: answer, or NULL). */
+static int fmt_ctags_defines(const struct zr_file *d, int line, const char *symbol)
+{
+    for (size_t i = 0; d && i < d->n_symbols; i++)
+        if (d->symbols[i].line == line && strcmp(d->symbols[i].sym, symbol) == 0)
+            return 1;
+    return 0;
+}
+
+/* One file of a find_references answer: its name, then its matching lines, "D" marking the definitions
+ * of o->symbol. Sets *fitted when the whole block fit the budget. */
 static int fmt_refs_file(const struct zr_file *f, const struct fmt_refs_opts *o, size_t budget, struct buf *text,
                          struct jb *b, cJSON *files, int *fitted)
 {
     cJSON *of = jb_object(b), *matches = jb_array(b);
+    int ctags = fmt_refs_ctags(o, f->repo);
+    const struct zr_file *d = ctags ? fmt_defs_of(o->defs, f) : NULL;
     size_t shown = 0;
     struct buf block;
     int rc;
@@ -1263,7 +1308,7 @@ static int fmt_refs_file(const struct zr_file *f, const struct fmt_refs_opts *o,
 
         if (!l->is_match)
             continue;
-        def = fmt_is_definition(l->text, o->symbol);
+        def = ctags ? fmt_ctags_defines(d, l->number, o->symbol) : fmt_is_definition(l->text, o->symbol);
         rc = buf_printf(&block, "%c %d: ", def ? 'D' : '>', l->number);
         if (!rc)
             rc = fmt_put_excerpt(&block, l);
@@ -1285,6 +1330,7 @@ static int fmt_refs_file(const struct zr_file *f, const struct fmt_refs_opts *o,
         jb_add_str(b, of, "path", f->path);
         jb_add_str(b, of, "version", f->version);
         jb_add_num(b, of, "matchingLines", (double)f->n_match_lines);
+        jb_add_str(b, of, "definitionSource", ctags ? "ctags" : "keywords");
         jb_add(b, of, "matches", matches);
         jb_push(b, files, of);
     } else {
@@ -1295,30 +1341,56 @@ static int fmt_refs_file(const struct zr_file *f, const struct fmt_refs_opts *o,
     return rc;
 }
 
+/* What "D" marks, for the header: ctags' definitions in the n_ctags of the n repositories where they
+ * apply, keyword guesses in the others. */
+static int fmt_put_definition_source(struct buf *b, size_t n_ctags, size_t n)
+{
+    if (n_ctags == 0)
+        return buf_puts(b, "D: keyword guesses at definitions");
+    if (n_ctags == n)
+        return buf_puts(b, "D: ctags definitions");
+    return buf_printf(b, "D: ctags definitions (%zu repositor%s), keyword guesses elsewhere", n_ctags,
+                      n_ctags == 1 ? "y" : "ies");
+}
+
 int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct buf *text, cJSON **structured,
              struct zk_err *err)
 {
     size_t budget = o->budget < FMT_BUDGET_MIN ? FMT_BUDGET_MIN : o->budget, shown = 0, lines = 0, repos = 0;
-    size_t want = r->n_files < (size_t)o->max_files ? r->n_files : (size_t)o->max_files;
+    size_t first = o->first < r->n_files ? o->first : r->n_files, left = r->n_files - first, n_ctags = 0;
+    size_t want = left < (size_t)o->max_files ? left : (size_t)o->max_files;
+    /* Room for the next page's cursor is kept whenever the page can end before the files do. */
+    size_t room = o->cursor && left > 1 ? budget - FMT_NEXT_PAGE_MAX : budget;
     size_t *order = fmt_sorted(r);
     int lower, budget_hit = 0, fitted = 1, rc;
-    long long total = fmt_counted(r, &lower);
+    long long total = fmt_counted(r, &lower), unshown;
+    const struct zr_file *last = NULL;
+    char *next = NULL;
     struct jb b = {0};
     cJSON *root = jb_object(&b), *counts = jb_array(&b), *files = jb_array(&b);
 
     *structured = NULL;
     for (size_t k = 0; k < r->n_files; k++) {
+        const char *repo = r->files[order[k]].repo;
+
         lines += r->files[order[k]].n_match_lines;
-        repos += k == 0 || strcmp(r->files[order[k]].repo, r->files[order[k - 1]].repo) != 0;
+        if (k == 0 || strcmp(repo, r->files[order[k - 1]].repo) != 0) {
+            repos++;
+            n_ctags += (size_t)fmt_refs_ctags(o, repo);
+        }
     }
     rc = buf_puts(text, "Query: ");
     if (!rc)
         rc = fmt_put_cut(text, o->query, budget / 4);
     if (!rc)
         rc = buf_printf(text, "\n%s is used on %zu line%s in %lld%s file%s of %zu repositor%s (text search: "
-                              "whole word, case-sensitive; D marks a line that looks like a definition).\n",
+                              "whole word, case-sensitive; ",
                         o->symbol, lines, lines == 1 ? "" : "s", total, lower ? "+" : "", total == 1 ? "" : "s",
                         repos, repos == 1 ? "y" : "ies");
+    if (!rc)
+        rc = fmt_put_definition_source(text, n_ctags, repos);
+    if (!rc)
+        rc = buf_puts(text, ").\n");
     if (!rc && r->n_files < (size_t)total)
         rc = buf_printf(text, "Counts cover the %zu files Zoekt returned of %lld: narrow with repo or file.\n",
                         r->n_files, total);
@@ -1326,26 +1398,45 @@ int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct bu
         rc = buf_puts(text, "Zoekt's limits stopped the count: there are more uses than counted.\n");
     if (!rc && o->note && !(rc = buf_puts(text, "Note: ")) && !(rc = fmt_put_cut(text, o->note, budget / 4)))
         rc = buf_putc(text, '\n');
+    if (!rc && first)
+        rc = buf_printf(text, "Earlier pages showed %zu file%s (by repository and path); this one goes on from "
+                              "there.\n", first, first == 1 ? "" : "s");
     if (!rc && r->n_files)
-        rc = fmt_refs_counts(r, order, budget, text, &b, counts, &budget_hit);
-    for (size_t k = 0; !rc && !budget_hit && k < want; k++) {
-        rc = fmt_refs_file(&r->files[order[k]], o, budget, text, &b, files, &fitted);
+        rc = fmt_refs_counts(r, order, room, text, &b, counts, &budget_hit);
+    for (size_t k = first; !rc && !budget_hit && k < first + want; k++) {
+        rc = fmt_refs_file(&r->files[order[k]], o, room, text, &b, files, &fitted);
         budget_hit = !fitted;
-        shown += (size_t)fitted;
+        if (fitted) {
+            shown++;
+            last = &r->files[order[k]];
+        }
     }
-    if (!rc && shown < (size_t)total)
-        rc = buf_printf(text, "\n(%lld more file%s not shown%s: raise max_files, or narrow with repo or file)\n",
-                        total - (long long)shown, total - (long long)shown == 1 ? "" : "s",
-                        budget_hit ? " within the output budget" : "");
+    /* The next page starts after the last file shown, so that none is skipped; a page that showed none
+     * hands on no cursor, which would lead back to the same page. */
+    if (!rc && o->cursor && last && first + shown < r->n_files)
+        next = o->cursor(last, o->cursor_arg);
+    unshown = total - (long long)(first + shown);
+    if (!rc && unshown > 0)
+        rc = buf_printf(text, "\n(%lld more file%s not shown%s: %s)\n", unshown, unshown == 1 ? "" : "s",
+                        budget_hit ? " within the output budget" : "",
+                        next ? "see the next page, or narrow with repo or file"
+                             : "raise max_files, or narrow with repo or file");
+    if (!rc && next)
+        rc = fmt_put_next_page(text, next);
     jb_add_str(&b, root, "query", o->query);
     jb_add_str(&b, root, "symbol", o->symbol);
     jb_add_num(&b, root, "totalFiles", (double)total);
     jb_add_num(&b, root, "totalMatchingLines", (double)lines);
     jb_add_num(&b, root, "shownFiles", (double)shown);
-    jb_add_bool(&b, root, "complete", (long long)shown == total && !lower);
-    jb_add(&b, root, "truncation", fmt_reasons_json(&b, want < (size_t)total, lower, budget_hit));
+    jb_add_bool(&b, root, "complete", unshown == 0 && !lower);
+    jb_add(&b, root, "truncation",
+           fmt_reasons_json(&b, (long long)(first + want) < total, lower, budget_hit));
     if (o->note)
         jb_add_str(&b, root, "note", o->note);
+    if (first)
+        jb_add_num(&b, root, "skippedFiles", (double)first);
+    if (next)
+        jb_add_str(&b, root, "nextCursor", next);
     jb_add(&b, root, "repositories", counts);
     jb_add(&b, root, "files", files);
     if (rc) {
@@ -1354,6 +1445,7 @@ int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct bu
     } else {
         *structured = jb_finish(&b, root);
     }
+    free(next);
     free(order);
     return rc;
 }

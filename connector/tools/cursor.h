@@ -42,4 +42,35 @@ int tcur_matches(const char *cursor, char kind, uint64_t hash);
  * max. */
 int tcur_offset(const char *position, size_t max, size_t *offset, struct tool_result *r);
 
+/* The position of a list sorted by a key string (strcmp order, each key once): the key of the last
+ * item shown, so that the next page starts strictly after it however the list changed meanwhile.
+ *
+ * The key is written as it is but for '%', '"', '\', '#' and control bytes, which become %XX, so that
+ * the cursor prints on one line and copies into a JSON string unchanged. A key too long for the cursor
+ * keeps the longest prefix that fits (cut between characters), then '#' and the 16 hex digits of
+ * tcur_hash over the whole key: the page then starts after the item with that key among those that
+ * share the prefix, or, when none has it any more, at the first of them (an item shown again rather
+ * than one skipped). */
+
+/* The cursor for tool letter kind and hash whose page starts after key: a heap string the caller frees,
+ * at most max bytes long (at least 64: a tool's declared maxLength of its cursor argument). */
+char *tcur_make_key(char kind, uint64_t hash, const char *key, size_t max);
+
+/* A key position as read back. */
+struct tcur_key {
+    int set;                           /* 0: the first page (no position) */
+    char key[TCUR_POSITION_MAX + 1];   /* the key, or the prefix of it the position kept */
+    size_t len;                        /* strlen(key) */
+    int cut;                           /* key is a prefix; hash identifies the whole key */
+    uint64_t hash;
+};
+
+/* Reads a position tcur_read gave as a key position (k->set 0 for the first page); fails r, returning
+ * ZK_EINVAL, when it is not one tcur_make_key wrote. */
+int tcur_key_read(const char *position, struct tcur_key *k, struct tool_result *r);
+
+/* Where the page after k starts among keys (n of them, sorted by strcmp, each once): the index of the
+ * first key after it (0 for the first page, n when none is). */
+size_t tcur_key_start(const struct tcur_key *k, const char *const *keys, size_t n);
+
 #endif

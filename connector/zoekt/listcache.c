@@ -167,11 +167,6 @@ void zlc_put(struct zlc *c, const struct zr_list *l)
     zlc_copy_free(last);
 }
 
-static int zlc_repo_cmp(const void *key, const void *elem)
-{
-    return strcmp(key, ((const struct zr_repo *)elem)->name);
-}
-
 /* Whether commit is "" or one of r's branches' commits. */
 static int zlc_has_commit(const struct zr_repo *r, const char *commit)
 {
@@ -187,7 +182,7 @@ static int zlc_has_commit(const struct zr_repo *r, const char *commit)
  * one l knows for it (0 otherwise). Sets *moved when l holds the repository at other commits. */
 static time_t zlc_time_of(const struct zr_list *l, const char *name, const char *commit, int *moved)
 {
-    const struct zr_repo *r = l->n_repos ? bsearch(name, l->repos, l->n_repos, sizeof(*l->repos), zlc_repo_cmp) : NULL;
+    const struct zr_repo *r = zr_list_find(l, name);
 
     if (!r)
         return 0;

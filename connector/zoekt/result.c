@@ -1266,6 +1266,11 @@ int zr_rank_is_prefix(const struct zr_search *s, size_t n, size_t asked)
     return n == 0 || s->files[n - 1].score > s->files[s->n_files - 1].score;
 }
 
+const char *zr_file_branch(const struct zr_file *f)
+{
+    return f->n_branches ? f->branches[0] : "";
+}
+
 void zr_search_free(struct zr_search *s)
 {
     for (size_t i = 0; i < s->n_files; i++)
@@ -1329,6 +1334,16 @@ static size_t zr_scan_size(const struct jscan_doc *d, struct jscan v)
 static int zr_repo_cmp(const void *a, const void *b)
 {
     return strcmp(((const struct zr_repo *)a)->name, ((const struct zr_repo *)b)->name);
+}
+
+static int zr_repo_named(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct zr_repo *)elem)->name);
+}
+
+const struct zr_repo *zr_list_find(const struct zr_list *l, const char *name)
+{
+    return l->n_repos ? bsearch(name, l->repos, l->n_repos, sizeof(*l->repos), zr_repo_named) : NULL;
 }
 
 /* One element of List.Repos into r; returns 0 when it has no Repository object (and is skipped). */
@@ -1442,17 +1457,6 @@ int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct 
 out:
     jscan_doc_free(&d);
     return rc;
-}
-
-static int zr_repo_name_cmp(const void *key, const void *r)
-{
-    return strcmp(key, ((const struct zr_repo *)r)->name);
-}
-
-const struct zr_repo *zr_list_find(const struct zr_list *l, const char *name)
-{
-    /* Sorted by name (zr_parse_list). */
-    return l->n_repos ? bsearch(name, l->repos, l->n_repos, sizeof(*l->repos), zr_repo_name_cmp) : NULL;
 }
 
 void zr_list_free(struct zr_list *l)

@@ -145,6 +145,11 @@ void zr_rank(struct zr_search *s);
  * favour of others, and which ones differs between requests. */
 int zr_rank_is_prefix(const struct zr_search *s, size_t n, size_t asked);
 
+/* The first branch f was found on (the one a branch list names first), or "" when Zoekt named none. A
+ * path whose contents differ between branches comes as one file per content, each with other
+ * branches, so a repository, a path and this tell the files of an answer apart. */
+const char *zr_file_branch(const struct zr_file *f);
+
 /* Keeps the symbols for which keep(symbol, arg) is true, and the files left with at least one symbol
  * (their order unchanged); frees the rest. */
 void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_symbol *, void *), void *arg);
@@ -153,7 +158,8 @@ void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_sym
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err);
 void zr_list_free(struct zr_list *l);
 
-/* The repository of l named name (as zr_repo.name: the mirror prefix stripped), or NULL. */
+/* The repository of l named name (as zr_repo.name: the mirror prefix stripped), or NULL: a binary
+ * search, since l is sorted by name as zr_parse_list sorts it. */
 const struct zr_repo *zr_list_find(const struct zr_list *l, const char *name);
 
 /* Copies Zoekt's {"Error":"..."} text into out (size n, always NUL-terminated), made printable as

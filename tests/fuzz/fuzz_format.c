@@ -100,8 +100,9 @@ static void check_search(const char *body, size_t len, size_t budget, int max_fi
     FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
     check_structured(st);
     buf_reset(&text);
-    FUZZ_CHECK(fmt_refs(&r, &(struct fmt_refs_opts){"content:x", "needle", max_files, budget, NULL}, &text, &st, &err) ==
-               ZK_OK);
+    FUZZ_CHECK(fmt_refs(&r, &(struct fmt_refs_opts){"content:x", "needle", max_files, budget, NULL, NULL, NULL, 0, NULL,
+                                                     NULL},
+                        &text, &st, &err) == ZK_OK);
     FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
     check_structured(st);
     /* find_symbol too, with the symbols the answer carries (a sym: answer's SymbolInfo). */

@@ -1099,7 +1099,7 @@ static void refs_answer(struct zr_search *s, struct zr_file *files, struct zr_li
     memset(files, 0, 3 * sizeof(*files));
     lines[0] = (struct zr_line){4, (char *)"func Bulk() {}", 1, 0, 0, 0};
     lines[1] = (struct zr_line){9, (char *)"\tx := Bulk()", 1, 0, 0, 0};
-    lines[2] = (struct zr_line){2, (char *)"// Bulk is old", 1, 0, 0, 0};
+    lines[2] = (struct zr_line){2, (char *)"type Bulk int // old", 1, 0, 0, 0};
     lines[3] = (struct zr_line){7, (char *)"Bulk := 3", 1, 0, 0, 0};
     files[0] = (struct zr_file){(char *)"acme/z", (char *)"old.go", (char *)"abcdef0123", (char *)"Go", branches, 1,
                                 &lines[2], 1, NULL, 1, 1, 0, 0, NULL, 0, 0, NULL, 0, 0, NULL};
@@ -1154,8 +1154,8 @@ static void test_find_references(void **state)
 {
     static const char want[] =
         "Query: content:\"\\\\bBulk\\\\b\" case:yes\n"
-        "Bulk is used on 6 lines in 3 files of 2 repositories (text search: whole word, case-sensitive; D marks a "
-        "line that looks like a definition).\n"
+        "Bulk is used on 6 lines in 3 files of 2 repositories (text search: whole word, case-sensitive; D: keyword "
+        "guesses at definitions).\n"
         "  acme/a: 5 lines in 2 files\n"
         "  acme/z: 1 line in 1 file\n"
         "\n"
@@ -1168,7 +1168,7 @@ static void test_find_references(void **state)
         "(+2 more matching lines in this file)\n"
         "\n"
         "(1 more file not shown: raise max_files, or narrow with repo or file)\n";
-    struct fmt_refs_opts o = {"content:\"\\\\bBulk\\\\b\" case:yes", "Bulk", 2, 4096, NULL};
+    struct fmt_refs_opts o = {"content:\"\\\\bBulk\\\\b\" case:yes", "Bulk", 2, 4096, NULL, NULL, NULL, 0, NULL, NULL};
     struct zr_file files[3];
     struct zr_line lines[4];
     struct zk_err err = {0};
@@ -1187,6 +1187,196 @@ static void test_find_references(void **state)
     first = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0),
                                                    "matches"), 0);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(first, "definition")));
+    cJSON_Delete(json);
+    buf_free(&text);
+}
+
+/* The repositories of refs_answer: acme/a was indexed with ctags, acme/z without. */
+static void refs_list(struct zr_list *l, struct zr_repo *repos, int z_has_symbols)
+{
+    memset(repos, 0, 2 * sizeof(*repos));
+    repos[0] = (struct zr_repo){.name = (char *)"acme/a", .full_name = (char *)"acme/a", .has_symbols = 1};
+    repos[1] = (struct zr_repo){.name = (char *)"acme/z", .full_name = (char *)"acme/z", .has_symbols = z_has_symbols};
+    *l = (struct zr_list){repos, 2, 2, 0};
+}
+
+/* The text of refs_answer with ctags' definitions of Bulk in acme/a (defs: Bulk on line 9 of
+ * bulk.go, and another name on line 4), formatted with list l; *json gets the structured content. */
+static char *refs_ctags_text(const struct zr_list *l, const struct zr_search *defs, cJSON **json)
+{
+    struct fmt_refs_opts o = {"q", "Bulk", 3, 4096, NULL, defs, l, 0, NULL, NULL};
+    struct zr_file files[3];
+    struct zr_line lines[4];
+    struct zk_err err = {0};
+    struct zr_search s;
+    struct buf text;
+
+    refs_answer(&s, files, lines);
+    buf_init(&text, 4097);
+    if (fmt_refs(&s, &o, &text, json, &err))
+        fail_msg("fmt_refs: %s", err.msg);
+    return buf_steal(&text);
+}
+
+/* Where a repository has symbol data, D is what ctags found, and only that: a use the keywords miss is
+ * marked, a line that looks like a definition is not; the keywords still decide in the repository
+ * without symbols, and everywhere when the sym: answer did not come. */
+static void test_find_references_ctags(void **state)
+{
+    static const char want[] =
+        "Query: q\n"
+        "Bulk is used on 6 lines in 3 files of 2 repositories (text search: whole word, case-sensitive; D: ctags "
+        "definitions (1 repository), keyword guesses elsewhere).\n"
+        "  acme/a: 5 lines in 2 files\n"
+        "  acme/z: 1 line in 1 file\n"
+        "\n"
+        "acme/a/bulk.go @0226d547\n"
+        "> 4: func Bulk() {}\n"
+        "D 9: \tx := Bulk()\n"
+        "\n"
+        "acme/a/x/use.go @0226d547\n"
+        "> 7: Bulk := 3\n"
+        "(+2 more matching lines in this file)\n"
+        "\n"
+        "acme/z/old.go @abcdef01\n"
+        "D 2: type Bulk int // old\n";
+    static char *branches[] = {(char *)"HEAD"};
+    struct zr_symbol syms[2] = {{4, (char *)"BulkOld", (char *)"func", (char *)"", (char *)""},
+                                {9, (char *)"Bulk", (char *)"func", (char *)"", (char *)""}};
+    struct zr_file def = {(char *)"acme/a", (char *)"bulk.go", (char *)"0226d547aa", (char *)"Go", branches, 1,
+                          NULL, 0, NULL, 2, 2, 0, 0, NULL, 0, 0, syms, 2, 0, NULL};
+    struct zr_search defs = {&def, 1, {1, 2, 0, 0, 0, 0, 0}, 1};
+    struct zr_repo repos[2];
+    struct zr_list l;
+    cJSON *json = NULL, *f;
+    char *text;
+
+    (void)state;
+    refs_list(&l, repos, 0);
+    text = refs_ctags_text(&l, &defs, &json);
+    assert_string_equal(text, want);
+    f = cJSON_GetObjectItem(json, "files");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(f, 0), "definitionSource")->valuestring, "ctags");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(f, 2), "definitionSource")->valuestring, "keywords");
+    f = cJSON_GetObjectItem(cJSON_GetArrayItem(f, 0), "matches");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(f, 0), "definition")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(f, 1), "definition")));
+    cJSON_Delete(json);
+    free(text);
+
+    /* Both repositories with symbols: the header says ctags alone, and old.go's keyword line is a use. */
+    refs_list(&l, repos, 1);
+    text = refs_ctags_text(&l, &defs, &json);
+    assert_non_null(strstr(text, "case-sensitive; D: ctags definitions).\n"));
+    assert_non_null(strstr(text, "\nacme/z/old.go @abcdef01\n> 2: type Bulk int // old\n"));
+    cJSON_Delete(json);
+    free(text);
+
+    /* The sym: answer did not come: keywords everywhere, as for repositories without symbols. */
+    text = refs_ctags_text(&l, NULL, &json);
+    assert_non_null(strstr(text, "case-sensitive; D: keyword guesses at definitions).\n"));
+    assert_non_null(strstr(text, "\nD 4: func Bulk() {}\n> 9: \tx := Bulk()\n"));
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0), "definitionSource")->valuestring,
+        "keywords");
+    cJSON_Delete(json);
+    free(text);
+}
+
+/* A cursor for tests: "next after <repo>/<path>", padded to FMT_CURSOR_MAX bytes as the longest a tool
+ * makes; arg counts the calls. */
+static char *refs_test_cursor(const struct zr_file *last, void *arg)
+{
+    char *c = malloc(FMT_CURSOR_MAX + 1);
+
+    assert_non_null(c);
+    ++*(int *)arg;
+    snprintf(c, FMT_CURSOR_MAX + 1, "next after %s/%s", last->repo, last->path);
+    memset(c + strlen(c), '.', FMT_CURSOR_MAX - strlen(c));
+    c[FMT_CURSOR_MAX] = '\0';
+    return c;
+}
+
+/* A page: the lines of the files from o.first on, the counts of all; the cursor follows the last file
+ * shown, also when the budget cut the page, and no cursor follows a page that showed none. */
+static void test_find_references_pages(void **state)
+{
+    struct zr_file files[3];
+    struct zr_line lines[4];
+    struct zk_err err = {0};
+    struct zr_search s;
+    struct buf text;
+    cJSON *json = NULL;
+    int calls = 0;
+    struct fmt_refs_opts o = {"q", "Bulk", 1, 4096, NULL, NULL, NULL, 1, refs_test_cursor, &calls};
+    char *want, query[451], long_lines[3][FMT_LINE_MAX + 1], long_path[1200];
+
+    (void)state;
+    refs_answer(&s, files, lines);
+    buf_init(&text, 4097);
+    assert_int_equal(fmt_refs(&s, &o, &text, &json, &err), ZK_OK);
+    assert_non_null(strstr(text.data, "\nEarlier pages showed 1 file (by repository and path); this one goes on from "
+                                      "there.\n  acme/a: 5 lines in 2 files\n  acme/z: 1 line in 1 file\n\n"
+                                      "acme/a/x/use.go @0226d547\n"));
+    assert_null(strstr(text.data, "acme/a/bulk.go"));
+    assert_int_equal(calls, 1);
+    want = refs_test_cursor(&files[1], &calls);
+    assert_non_null(strstr(text.data, "\n(1 more file not shown: see the next page, or narrow with repo or file)\n"));
+    assert_non_null(strstr(text.data, "\nNext page: the same arguments with \"cursor\":\"next after acme/a/x/use.go."));
+    assert_string_equal(cJSON_GetObjectItem(json, "nextCursor")->valuestring, want);
+    assert_int_equal(cJSON_GetObjectItem(json, "skippedFiles")->valueint, 1);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "repositories")), 2);
+    free(want);
+    cJSON_Delete(json);
+
+    /* The last page: no cursor. */
+    calls = 0;
+    o.first = 2;
+    buf_reset(&text);
+    assert_int_equal(fmt_refs(&s, &o, &text, &json, &err), ZK_OK);
+    assert_non_null(strstr(text.data, "\nacme/z/old.go @abcdef01\n"));
+    assert_null(strstr(text.data, "Next page"));
+    assert_int_equal(calls, 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(json, "complete")));
+    cJSON_Delete(json);
+
+    /* A budget that fits the first of the three files (a long query, lines of FMT_LINE_MAX bytes): the
+     * cursor follows it, and the files cut are on the next page. */
+    memset(query, 'q', sizeof(query) - 1);
+    query[sizeof(query) - 1] = '\0';
+    for (size_t i = 0; i < 3; i++) {
+        memset(long_lines[i], ' ', FMT_LINE_MAX);
+        memcpy(long_lines[i], "Bulk", 4);
+        long_lines[i][FMT_LINE_MAX] = '\0';
+    }
+    lines[0].text = long_lines[0];
+    lines[1].text = long_lines[1];
+    lines[3].text = long_lines[2];
+    o.query = query;
+    o.first = 0;
+    o.max_files = 3;
+    o.budget = FMT_BUDGET_MIN;
+    buf_reset(&text);
+    assert_int_equal(fmt_refs(&s, &o, &text, &json, &err), ZK_OK);
+    assert_true(text.len <= FMT_BUDGET_MIN);
+    assert_int_equal(cJSON_GetObjectItem(json, "shownFiles")->valueint, 1);
+    assert_non_null(strstr(text.data, "\nNext page: the same arguments with \"cursor\":\"next after acme/a/bulk.go."));
+    cJSON_Delete(json);
+
+    /* The first file alone does not fit (its name is longer than the budget left): no file, and no
+     * cursor, which would lead back to this page. */
+    memset(long_path, 'p', sizeof(long_path) - 1);
+    long_path[sizeof(long_path) - 1] = '\0';
+    files[2].path = long_path;
+    calls = 0;
+    buf_reset(&text);
+    assert_int_equal(fmt_refs(&s, &o, &text, &json, &err), ZK_OK);
+    assert_true(text.len <= FMT_BUDGET_MIN);
+    assert_int_equal(cJSON_GetObjectItem(json, "shownFiles")->valueint, 0);
+    assert_int_equal(calls, 0);
+    assert_non_null(strstr(text.data, "\n(3 more files not shown within the output budget: raise max_files, or "
+                                      "narrow with repo or file)\n"));
+    assert_null(cJSON_GetObjectItem(json, "nextCursor"));
     cJSON_Delete(json);
     buf_free(&text);
 }
@@ -1229,7 +1419,9 @@ static void test_files_and_refs_never_exceed_budget(void **state)
         char *symbol = prop_text(&seed, 1 + prop_next(&seed) % 256);
         struct fmt_files_opts fo = {query, 1 + (int)(prop_next(&seed) % 1000), budget};
         char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
-        struct fmt_refs_opts ro = {query, symbol, 1 + (int)(prop_next(&seed) % 200), budget, note};
+        int calls = 0;
+        struct fmt_refs_opts ro = {query, symbol, 1 + (int)(prop_next(&seed) % 200), budget, note, NULL, NULL,
+                                   prop_next(&seed) % 10, prop_next(&seed) % 2 ? refs_test_cursor : NULL, &calls};
         struct zk_err err = {0};
         struct zr_search s;
         struct buf text;
@@ -1272,6 +1464,7 @@ int main(void)
         cmocka_unit_test(test_search_never_exceeds_budget), cmocka_unit_test(test_repos_never_exceed_budget),
         cmocka_unit_test(test_read_never_exceeds_budget),
         cmocka_unit_test(test_list_files),             cmocka_unit_test(test_find_references),
+        cmocka_unit_test(test_find_references_ctags),  cmocka_unit_test(test_find_references_pages),
         cmocka_unit_test(test_definition_heuristic),
         cmocka_unit_test(test_files_and_refs_never_exceed_budget),
     };

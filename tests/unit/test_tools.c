@@ -97,10 +97,11 @@ static void test_catalogue(void **state)
                                             "cursor"));
         assert_non_null(strstr(cJSON_GetObjectItem(t, "description")->valuestring, "Page with the returned cursor"));
     }
-    /* find_references must not pass for a semantic search: it says what it is. */
+    /* find_references must not pass for a semantic search: it says what it is, and where its
+     * definitions come from. */
     desc = cJSON_GetObjectItem(find_tool(list, "find_references"), "description");
-    assert_non_null(strstr(desc->valuestring, "text search"));
-    assert_non_null(strstr(desc->valuestring, "from ctags symbols where the repository has them"));
+    assert_non_null(strstr(desc->valuestring, "text search, so comments and strings count"));
+    assert_non_null(strstr(desc->valuestring, "from ctags symbols where the repository has them, else by keywords"));
     desc = cJSON_GetObjectItem(find_tool(list, "list_files"), "description");
     assert_non_null(strstr(desc->valuestring, "as a tree"));
     assert_int_equal(tools_id("grep"), -1);
@@ -381,7 +382,7 @@ static void test_structured_shapes(void **state)
     struct fmt_search_opts so = {"q", 30, 16384, 0, "a note", NULL, 0, NULL};
     struct fmt_search_opts later = {"q", 30, 16384, 0, NULL, NULL, 30, "s0123456789abcdef.31"};
     struct fmt_files_opts fo = {"q", 10, 16384};
-    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};
+    struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note", NULL, NULL, 0, NULL, NULL};
     struct zk_err err = {0};
     cJSON *json = NULL, *shape;
     struct buf text;

@@ -345,6 +345,40 @@ function toolChecks(client) {
     assert.match(text, /\nacme\/payments\/src\/charge\.go @[0-9a-f]{8}\nD 3: func ChargeCard\(c Card\) error \{\n> 7: func retry\(\)/);
     assert.match(text, /\n> 3: \/\/ ChargeCard charges\.\n> 4: func run\(\) \{ pay\.ChargeCard\(c\) \}\n/);
     assert.doesNotMatch(text, /ChargeCards|chargecard/);
+    // Neither repository was indexed with ctags: D is the keywords' guess, and the header says so.
+    assert.match(text, /case-sensitive; D: keyword guesses at definitions\)\.\n/);
+    assert.deepEqual([...new Set(res.structuredContent.files.map(f => f.definitionSource))], ['keywords']);
+  });
+
+  test('find_references marks what ctags found where the repository has symbols', async () => {
+    const res = await call(client(), 'find_references', { symbol: 'NewPoint' });
+    assert.equal(res.isError, false, textOf(res));
+    const text = textOf(res);
+    // acme/geo is indexed with ctags: D is where find_symbol finds NewPoint, the C function by its return
+    // type (which the keywords miss) included; the README's mention is a use.
+    assert.match(text, /case-sensitive; D: ctags definitions\)\.\n/);
+    assert.match(text, /\nacme\/geo\/README\.md @[0-9a-f]{8}\n> 1: NewPoint docs\n/);
+    assert.match(text, /\nacme\/geo\/c\/point\.c @[0-9a-f]{8}\nD 7: int NewPoint\(int x, int y\)/);
+    assert.match(text, /\nacme\/geo\/geo\/point\.go @[0-9a-f]{8}\nD 11: func NewPoint\(x, y int\) Point/);
+    assert.deepEqual(res.structuredContent.files.map(f => f.definitionSource), ['ctags', 'ctags', 'ctags']);
+  });
+
+  test('find_references pages through every file once; a cursor with other arguments is refused', async () => {
+    const seen = [];
+    let cursor, first, pages = 0;
+    do {
+      const res = await call(client(), 'find_references', { symbol: 'NewPoint', max_files: 1, ...(cursor ? { cursor } : {}) });
+      assert.equal(res.isError, false, textOf(res));
+      first ??= res;
+      seen.push(...res.structuredContent.files.map(f => `${f.repository}/${f.path}`));
+      cursor = res.structuredContent.nextCursor;
+      if (cursor) assert.ok(textOf(res).endsWith(`\nNext page: the same arguments with "cursor":"${cursor}"\n`), textOf(res));
+      pages++;
+    } while (cursor && pages < 10);
+    assert.deepEqual(seen, ['acme/geo/README.md', 'acme/geo/c/point.c', 'acme/geo/geo/point.go']);
+    const res = await call(client(), 'find_references', { symbol: 'NewPoint', repo: 'geo', cursor: first.structuredContent.nextCursor });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /argument "cursor" belongs to another query/);
   });
 
   test('find_references refuses what is not an identifier, and narrows by repo and file', async () => {
