@@ -42,4 +42,18 @@ int tcur_matches(const char *cursor, char kind, uint64_t hash);
  * max. */
 int tcur_offset(const char *position, size_t max, size_t *offset, struct tool_result *r);
 
+/* A key position, for a list sorted by a key of several strings (list_files: repository, path, first
+ * branch): the parts joined by ':', each with '%', ':', '"', '\' and control characters written as
+ * %XX, so that the cursor needs no escaping between JSON quotes and a text can show it as the agent is
+ * to send it back. Returns the cursor for kind, hash and that position, at most max bytes (more than
+ * the 18 before the position): a longer position is cut at the end of a character or an escape. A cut
+ * key is a prefix of the key it stands for and sorts at or before it, so that a page after it may show
+ * that file again but never skips one. Heap string the caller frees. */
+char *tcur_make_key(char kind, uint64_t hash, const char *const *parts, size_t n, size_t max);
+
+/* Splits a key position from tcur_read (not empty) in place into n parts: parts[i] points into
+ * position, "" for the parts a cut left out. Fails r, returning ZK_EINVAL, for an escape that is not
+ * two hex digits (or is %00) and for more than n parts. */
+int tcur_key_read(char *position, const char **parts, size_t n, struct tool_result *r);
+
 #endif

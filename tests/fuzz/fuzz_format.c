@@ -14,11 +14,19 @@
 
 #include "buf.h"
 #include "connector/format.h"
+#include "connector/tools/cursor.h"
 #include "connector/zoekt/result.h"
 #include "json.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* list_files' cursors as files.c makes them, from names the answer holds. */
+static char *files_cursor(const char *const *key, void *arg)
+{
+    (void)arg;
+    return tcur_make_key('f', 0, key, FMT_FILES_KEY_PARTS, FMT_FILES_CURSOR_MAX);
+}
 
 /* The clock the ages are judged by: fixed, so that a crash replays. */
 #define FUZZ_NOW 1800000000
@@ -96,7 +104,8 @@ static void check_search(const char *body, size_t len, size_t budget, int max_fi
     check_structured(st);
     /* list_files and find_references format the same answers, sorted, within the same budget. */
     buf_reset(&text);
-    FUZZ_CHECK(fmt_files(&r, &(struct fmt_files_opts){"file:x", max_files * 25, budget}, &text, &st, &err) == ZK_OK);
+    FUZZ_CHECK(fmt_files(&r, &(struct fmt_files_opts){"file:x", max_files * 25, budget, NULL, files_cursor, NULL},
+                         &text, &st, &err) == ZK_OK);
     FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
     check_structured(st);
     buf_reset(&text);

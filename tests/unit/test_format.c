@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "connector/format.h"
+#include "connector/tools/cursor.h"
 #include "tests/support/fixture.h"
 
 static void parse(const char *fixture, int ctx, struct zr_search *s)
@@ -1107,42 +1108,268 @@ static void refs_answer(struct zr_search *s, struct zr_file *files, struct zr_li
     s->stats.file_count = 3;
 }
 
+/* list_files' cursors as files.c makes them. */
+static char *files_cursor(const char *const *key, void *arg)
+{
+    (void)arg;
+    return tcur_make_key('f', 0, key, FMT_FILES_KEY_PARTS, FMT_FILES_CURSOR_MAX);
+}
+
+/* Formats the page of list_files after key after (NULL: the first): the text (caller frees), within the
+ * budget, and *json, its structured content. */
+static char *files_page(const struct zr_search *s, const char *query, int max_files, size_t budget,
+                        const char *const *after, cJSON **json)
+{
+    struct fmt_files_opts o = {query, max_files, budget, after, files_cursor, NULL};
+    struct zk_err err = {0};
+    struct buf text;
+
+    buf_init(&text, budget + 1);
+    if (fmt_files(s, &o, &text, json, &err))
+        fail_msg("fmt_files: %s", err.msg);
+    if (text.len > budget)
+        fail_msg("list_files: %zu bytes of text exceed the budget of %zu", text.len, budget);
+    return buf_steal(&text);
+}
+
+/* The key a page's nextCursor starts after, read back as files.c reads it: parts point into position
+ * (TCUR_POSITION_MAX + 1 bytes). Returns 0 when the page has no cursor. */
+static int files_next(const cJSON *json, char *position, const char **parts)
+{
+    const cJSON *c = cJSON_GetObjectItem(json, "nextCursor");
+    struct tool_result r;
+    int rc;
+
+    if (!c)
+        return 0;
+    tool_result_init(&r);
+    rc = tcur_read(c->valuestring, 'f', 0, position, &r) || tcur_key_read(position, parts, FMT_FILES_KEY_PARTS, &r);
+    if (rc)
+        fail_msg("cursor %s: %s", c->valuestring, r.text.data);
+    tool_result_free(&r);
+    return 1;
+}
+
 static void test_list_files(void **state)
 {
     static const char want[] =
         "Query: file:(^|/)[^/]*$ repo:(^|/)acme/.*$\n"
         "3 files, showing the first 2 by path.\n"
+        "Next page: the same arguments with \"cursor\":\"f0000000000000000.acme/a:x/use.go:HEAD\"\n"
         "\n"
         "acme/a @0226d547\n"
         "bulk.go\n"
         "x/use.go\n";
-    struct fmt_files_opts o = {"file:(^|/)[^/]*$ repo:(^|/)acme/.*$", 2, 4096};
+    static const char want2[] =
+        "Query: file:(^|/)[^/]*$ repo:(^|/)acme/.*$\n"
+        "3 files, showing 3 to 3 by path.\n"
+        "\n"
+        "acme/z @abcdef01\n"
+        "old.go\n";
+    const char *query = "file:(^|/)[^/]*$ repo:(^|/)acme/.*$", *after[FMT_FILES_KEY_PARTS];
+    char position[TCUR_POSITION_MAX + 1], *text;
     struct zr_file files[3];
     struct zr_line lines[4];
-    struct zk_err err = {0};
     struct zr_search s;
-    struct buf text;
-    cJSON *json = NULL;
+    cJSON *json = NULL, *first;
 
     (void)state;
     refs_answer(&s, files, lines);
-    buf_init(&text, 4097);
-    assert_int_equal(fmt_files(&s, &o, &text, &json, &err), ZK_OK);
-    assert_string_equal(text.data, want);
+    text = files_page(&s, query, 2, 4096, NULL, &json);
+    assert_string_equal(text, want);
     assert_int_equal(cJSON_GetObjectItem(json, "totalFiles")->valueint, 3);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 2);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(json, "complete")));
     assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring, "max_files");
+    assert_true(files_next(json, position, after));
+    free(text);
+    cJSON_Delete(json);
+    /* The next page starts after the last file shown. */
+    text = files_page(&s, query, 2, 4096, after, &json);
+    assert_string_equal(text, want2);
+    assert_null(cJSON_GetObjectItem(json, "nextCursor"));
+    assert_int_equal(cJSON_GetObjectItem(json, "skippedFiles")->valueint, 2);
+    first = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0);
+    assert_string_equal(cJSON_GetObjectItem(first, "path")->valuestring, "old.go");
+    free(text);
     cJSON_Delete(json);
     /* Zoekt ranks: when it counted more than it returned, the sort covers what came back, and says so. */
     s.stats.file_count = 7000;
     s.stats.files_skipped = 1;
-    buf_reset(&text);
-    assert_int_equal(fmt_files(&s, &o, &text, &json, &err), ZK_OK);
-    assert_non_null(strstr(text.data, "7000+ files, showing the first 2 by path of those Zoekt returned"));
-    assert_non_null(strstr(text.data, "Zoekt's limits stopped the count"));
+    text = files_page(&s, query, 2, 4096, NULL, &json);
+    assert_non_null(strstr(text, "7000+ files, showing the first 2 by path of those Zoekt returned"));
+    assert_non_null(strstr(text, "Zoekt's limits stopped the count"));
+    free(text);
     cJSON_Delete(json);
-    buf_free(&text);
+    /* The last page of those Zoekt returned offers no next one: another would be empty. */
+    text = files_page(&s, query, 2, 4096, after, &json);
+    assert_non_null(strstr(text, "7000+ files, showing 3 to 3 by path of those Zoekt returned"));
+    assert_null(cJSON_GetObjectItem(json, "nextCursor"));
+    free(text);
+    cJSON_Delete(json);
+}
+
+/* An answer of one repository and one branch with the given paths, in this (unsorted) order. */
+static void files_answer(struct zr_search *s, const char *const *paths, size_t n)
+{
+    static char *branches[] = {(char *)"HEAD"};
+
+    memset(s, 0, sizeof(*s));
+    s->files = calloc(n, sizeof(*s->files));
+    assert_non_null(s->files);
+    s->n_files = n;
+    s->stats.file_count = (long long)n;
+    for (size_t i = 0; i < n; i++)
+        s->files[i] = (struct zr_file){(char *)"acme/p", (char *)paths[i], (char *)"0226d547aa", (char *)"", branches,
+                                       1, NULL, 0, NULL, 0, 1, 1, 0, NULL, 0, 0, NULL, 0};
+}
+
+/* Folders on lines of their own, their entries indented below; a folder with one entry shares its line
+ * with it; a page that starts inside a folder repeats the folders above its first file. */
+static void test_list_files_tree(void **state)
+{
+    static const char *const paths[] = {
+        "src/main.go",          "deploy/overlays/prod/kustomization.yaml", "deploy/base/service.yaml",
+        "README.md",            "deploy/base/kustomization.yaml",          "java/src/main/com/acme/B.java",
+        "java/src/main/com/acme/A.java",
+    };
+    static const char tree[] =
+        "\n"
+        "acme/p @0226d547\n"
+        "README.md\n"
+        "deploy/\n"
+        "  base/\n"
+        "    kustomization.yaml\n"
+        "    service.yaml\n"
+        "  overlays/prod/kustomization.yaml\n"
+        "java/src/main/com/acme/\n"
+        "  A.java\n"
+        "  B.java\n"
+        "src/main.go\n";
+    static const char page2[] =
+        "\n"
+        "acme/p @0226d547\n"
+        "deploy/\n"
+        "  base/\n"
+        "    service.yaml\n"
+        "  overlays/prod/kustomization.yaml\n";
+    const char *after[FMT_FILES_KEY_PARTS];
+    char position[TCUR_POSITION_MAX + 1], *text;
+    struct zr_search s;
+    cJSON *json = NULL;
+
+    (void)state;
+    files_answer(&s, paths, 7);
+    text = files_page(&s, "q", 100, 4096, NULL, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1, tree);
+    assert_non_null(strstr(text, "\n7 files.\n"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(json, "complete")));
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 2, 4096, NULL, &json);
+    assert_true(files_next(json, position, after));
+    assert_string_equal(after[1], "deploy/base/kustomization.yaml");
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 2, 4096, after, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1, page2);
+    assert_non_null(strstr(text, "\n7 files, showing 3 to 4 by path.\nNext page: "));
+    free(text);
+    cJSON_Delete(json);
+    free(s.files);
+}
+
+/* Below FMT_TREE_DEPTH levels the rest of a path is one line; one path in two branches' versions is
+ * listed once per version, each naming its branches, and a page can end between them. */
+static void test_list_files_depth_and_branches(void **state)
+{
+    static const char *const paths[] = {
+        "a/x", "a/b/x", "a/b/c/x", "a/b/c/d/x", "a/b/c/d/e/x", "a/b/c/d/e/f/x", "a/b/c/d/e/f/g/x",
+        "a/b/c/d/e/f/g/h/x", "a/b/c/d/e/f/g/h/i/x", "a/b/c/d/e/f/g/h/i/j/x", "a/b/c/d/e/f/g/h/i/j/y", "m.go", "m.go",
+    };
+    static char *dev[] = {(char *)"dev"}, *rel[] = {(char *)"main", (char *)"release-1", (char *)"release-2",
+                                                     (char *)"release-3"};
+    const char *after[FMT_FILES_KEY_PARTS];
+    char position[TCUR_POSITION_MAX + 1], *text;
+    struct zr_search s;
+    cJSON *json = NULL;
+
+    (void)state;
+    files_answer(&s, paths, 13);
+    s.files[11].branches = rel;
+    s.files[11].n_branches = 4;
+    s.files[12].branches = dev;
+    text = files_page(&s, "q", 100, 8192, NULL, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1,
+                        "\n"
+                        "acme/p @0226d547\n"
+                        "a/\n"
+                        "  b/\n"
+                        "    c/\n"
+                        "      d/\n"
+                        "        e/\n"
+                        "          f/\n"
+                        "            g/\n"
+                        "              h/\n"
+                        "                i/j/x\n"
+                        "                i/j/y\n"
+                        "                i/x\n"
+                        "                x\n"
+                        "              x\n"
+                        "            x\n"
+                        "          x\n"
+                        "        x\n"
+                        "      x\n"
+                        "    x\n"
+                        "  x\n"
+                        "m.go (branch dev)\n"
+                        "m.go (branches main, release-1, release-2 and 1 more)\n");
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 12, 8192, NULL, &json);
+    assert_true(files_next(json, position, after));
+    assert_string_equal(after[2], "dev");
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 12, 8192, after, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1,
+                        "\nacme/p @0226d547\nm.go (branches main, release-1, release-2 and 1 more)\n");
+    free(text);
+    cJSON_Delete(json);
+    free(s.files);
+}
+
+/* When the budget ends a page, the cursor starts after the last file the text shows. */
+static void test_list_files_budget_cursor(void **state)
+{
+    const char *paths[300], *after[FMT_FILES_KEY_PARTS];
+    char names[300][32], line[40], position[TCUR_POSITION_MAX + 1], *text, *last;
+    struct zr_search s;
+    cJSON *json = NULL, *files;
+
+    (void)state;
+    for (size_t i = 0; i < 300; i++) {
+        snprintf(names[i], sizeof(names[i]), "dir/file%03zu.txt", i);
+        paths[i] = names[i];
+    }
+    files_answer(&s, paths, 300);
+    text = files_page(&s, "q", 1000, 2048, NULL, &json);
+    assert_non_null(strstr(text, "300 files, showing the first "));
+    assert_non_null(strstr(text, " The output budget cut the page short.\n"));
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring,
+                        "output_budget");
+    files = cJSON_GetObjectItem(json, "files");
+    assert_true(cJSON_GetArraySize(files) > 10);
+    assert_int_equal(cJSON_GetObjectItem(json, "shownFiles")->valueint, cJSON_GetArraySize(files));
+    assert_true(files_next(json, position, after));
+    /* The text's last line is the last file of structuredContent, which the cursor names. */
+    last = cJSON_GetObjectItem(cJSON_GetArrayItem(files, cJSON_GetArraySize(files) - 1), "path")->valuestring;
+    assert_string_equal(after[1], last);
+    snprintf(line, sizeof(line), "  %s\n", last + strlen("dir/"));
+    assert_string_equal(text + strlen(text) - strlen(line), line);
+    free(text);
+    cJSON_Delete(json);
+    free(s.files);
 }
 
 static void test_find_references(void **state)
@@ -1212,17 +1439,19 @@ static void test_definition_heuristic(void **state)
             fail_msg("\"%s\": want %s", cases[i].line, cases[i].def ? "a definition" : "a use");
 }
 
-/* list_files and find_references over random answers: a result always comes back within the budget. */
+/* list_files and find_references over random answers: a result always comes back within the budget,
+ * and list_files' shows a file when there is one. */
 static void test_files_and_refs_never_exceed_budget(void **state)
 {
     unsigned long seed = 1919;
 
     (void)state;
     for (int round = 0; round < 1500; round++) {
-        size_t budget = FMT_BUDGET_MIN + prop_next(&seed) % (65536 - FMT_BUDGET_MIN + 1);
+        size_t budget = prop_next(&seed) % 4 == 0 ? FMT_BUDGET_MIN
+                                                  : FMT_BUDGET_MIN + prop_next(&seed) % (65536 - FMT_BUDGET_MIN + 1);
         char *query = prop_text(&seed, prop_next(&seed) % 4 == 0 ? prop_next(&seed) % 60000 : prop_next(&seed) % 200);
         char *symbol = prop_text(&seed, 1 + prop_next(&seed) % 256);
-        struct fmt_files_opts fo = {query, 1 + (int)(prop_next(&seed) % 1000), budget};
+        struct fmt_files_opts fo = {query, 1 + (int)(prop_next(&seed) % 1000), budget, NULL, files_cursor, NULL};
         char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
         struct fmt_refs_opts ro = {query, symbol, 1 + (int)(prop_next(&seed) % 200), budget, note};
         struct zk_err err = {0};
@@ -1235,6 +1464,9 @@ static void test_files_and_refs_never_exceed_budget(void **state)
         if (fmt_files(&s, &fo, &text, &json, &err) != ZK_OK || text.len > budget)
             fail_msg("list_files round %d: %zu files, budget %zu: %zu bytes (%s)", round, s.n_files, budget,
                      text.len, err.msg);
+        /* A page's first file always fits, however long its names and the query. */
+        if (s.n_files && cJSON_GetObjectItem(json, "shownFiles")->valueint < 1)
+            fail_msg("list_files round %d: %zu files, budget %zu: none shown", round, s.n_files, budget);
         cJSON_Delete(json);
         buf_reset(&text);
         if (fmt_refs(&s, &ro, &text, &json, &err) != ZK_OK || text.len > budget)
@@ -1247,6 +1479,118 @@ static void test_files_and_refs_never_exceed_budget(void **state)
         free(query);
         free(symbol);
         free(note);
+    }
+}
+
+/* A random list_files answer: up to 300 files in two repositories, at most 12 folders deep, the folders
+ * named from three names (so that some hold one entry, some several), each file named after its
+ * index, so that no two have the same key. Every string is on the heap, for zr_search_free. */
+static void tree_answer(unsigned long *seed, struct zr_search *s)
+{
+    size_t n = prop_next(seed) % 300;
+
+    memset(s, 0, sizeof(*s));
+    s->files = calloc(n ? n : 1, sizeof(*s->files));
+    assert_non_null(s->files);
+    s->n_files = n;
+    s->stats.file_count = (long long)n;
+    for (size_t i = 0; i < n; i++) {
+        struct zr_file *f = &s->files[i];
+        size_t depth = prop_next(seed) % 13, len = 0;
+
+        f->repo = strdup(prop_next(seed) % 2 ? "acme/a" : "acme/b");
+        f->path = calloc(1, 4 * depth + 16);
+        assert_non_null(f->path);
+        for (size_t d = 0; d < depth; d++)
+            len += (size_t)sprintf(f->path + len, "d%lu/", prop_next(seed) % 3);
+        sprintf(f->path + len, "f%zu", i);
+        f->version = strdup("0226d547aa");
+        f->language = strdup("");
+        f->branches = calloc(1, sizeof(*f->branches));
+        assert_non_null(f->branches);
+        f->branches[0] = strdup("HEAD");
+        f->n_branches = 1;
+    }
+}
+
+/* Reads a page's tree back as an agent would and checks it against the files of structuredContent: an
+ * empty line, then a repository's line; a line ending in '/' is a folder at its depth; any other line a
+ * file below the folders last opened above its depth. */
+static void tree_check(const char *text, const cJSON *files)
+{
+    static char folders[FMT_TREE_DEPTH + 1][512];
+    const char *p = strstr(text, "\n\n");
+    char repo[64] = "", path[4096];
+    int shown = 0, head = 0;
+
+    for (p = p ? p + 1 : ""; *p; p = strchr(p, '\n') + 1) {
+        size_t len = strcspn(p, "\n"), indent = strspn(p, " "), depth = indent / 2;
+        const cJSON *f;
+
+        if (len == 0) {
+            head = 1;
+        } else if (head) {
+            snprintf(repo, sizeof(repo), "%.*s", (int)strcspn(p, " "), p);
+            head = 0;
+        } else if (p[len - 1] == '/') {
+            assert_true(depth < FMT_TREE_DEPTH);
+            snprintf(folders[depth], sizeof(folders[depth]), "%.*s", (int)(len - indent), p + indent);
+        } else {
+            path[0] = '\0';
+            for (size_t d = 0; d < depth; d++)
+                strcat(path, folders[d]);
+            strncat(path, p + indent, len - indent);
+            f = cJSON_GetArrayItem(files, shown++);
+            if (!f || strcmp(cJSON_GetObjectItem(f, "repository")->valuestring, repo) != 0 ||
+                strcmp(cJSON_GetObjectItem(f, "path")->valuestring, path) != 0)
+                fail_msg("the tree shows %s %s where structuredContent has %s", repo, path,
+                         f ? cJSON_GetObjectItem(f, "path")->valuestring : "nothing");
+        }
+    }
+    assert_int_equal(shown, cJSON_GetArraySize(files));
+}
+
+/* Paging through random answers at random budgets and page sizes shows every file once, in order: each
+ * page starts after the last file the one before showed, reads alone as a tree that names exactly the
+ * files of its structuredContent, and shows at least one file. */
+static void test_list_files_pages_cover_all(void **state)
+{
+    unsigned long seed = 4242;
+
+    (void)state;
+    for (int round = 0; round < 300; round++) {
+        size_t budget = FMT_BUDGET_MIN + prop_next(&seed) % 4000, seen = 0;
+        int max_files = 1 + (int)(prop_next(&seed) % 40);
+        const char *after[FMT_FILES_KEY_PARTS], *const *at = NULL;
+        char position[TCUR_POSITION_MAX + 1], prev[4200] = "";
+        struct zr_search s;
+
+        tree_answer(&seed, &s);
+        for (size_t page = 0;; page++) {
+            cJSON *json = NULL, *f;
+            char *text = files_page(&s, "q", max_files, budget, at, &json), key[4200];
+
+            if (page > s.n_files)
+                fail_msg("round %d: more pages than files", round);
+            tree_check(text, cJSON_GetObjectItem(json, "files"));
+            if (seen < s.n_files && cJSON_GetObjectItem(json, "shownFiles")->valueint < 1)
+                fail_msg("round %d: a page with no file, %zu of %zu seen", round, seen, s.n_files);
+            cJSON_ArrayForEach(f, cJSON_GetObjectItem(json, "files")) {
+                snprintf(key, sizeof(key), "%s:%s", cJSON_GetObjectItem(f, "repository")->valuestring,
+                         cJSON_GetObjectItem(f, "path")->valuestring);
+                if (strcmp(prev, key) >= 0)
+                    fail_msg("round %d: %s after %s", round, key, prev);
+                memcpy(prev, key, sizeof(prev));
+                seen++;
+            }
+            at = files_next(json, position, after) ? after : NULL;
+            free(text);
+            cJSON_Delete(json);
+            if (!at)
+                break;
+        }
+        assert_int_equal(seen, s.n_files);
+        zr_search_free(&s);
     }
 }
 
@@ -1266,7 +1610,9 @@ int main(void)
         cmocka_unit_test(test_mutated_answers_format_within_limits),
         cmocka_unit_test(test_search_never_exceeds_budget), cmocka_unit_test(test_repos_never_exceed_budget),
         cmocka_unit_test(test_read_never_exceeds_budget),
-        cmocka_unit_test(test_list_files),             cmocka_unit_test(test_find_references),
+        cmocka_unit_test(test_list_files),             cmocka_unit_test(test_list_files_tree),
+        cmocka_unit_test(test_list_files_depth_and_branches), cmocka_unit_test(test_list_files_budget_cursor),
+        cmocka_unit_test(test_list_files_pages_cover_all), cmocka_unit_test(test_find_references),
         cmocka_unit_test(test_definition_heuristic),
         cmocka_unit_test(test_files_and_refs_never_exceed_budget),
     };

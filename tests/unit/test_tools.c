@@ -13,6 +13,7 @@
 
 #include "connector/format.h"
 #include "connector/mcp/jsonrpc.h"
+#include "connector/tools/cursor.h"
 #include "connector/tools/tools.h"
 #include "connector/zoekt/client.h"
 
@@ -219,6 +220,81 @@ static void test_bad_arguments(void **state)
     }
 }
 
+/* list_files refuses a cursor of another tool or of other arguments, and a ref that is no branch name,
+ * before it asks Zoekt anything. */
+static void test_list_files_cursor_and_ref(void **state)
+{
+    static const struct {
+        const char *args;
+        const char *msg;
+    } cases[] = {
+        {"{\"repo\":\"a\",\"cursor\":\"s0123456789abcdef.100\"}",
+         "argument \"cursor\" is not a cursor this tool returned; leave it out for the first page"},
+        {"{\"repo\":\"a\",\"cursor\":\"f0000000000000000.a:b:HEAD\"}",
+         "argument \"cursor\" belongs to another query: give it with the same arguments"},
+        {"{\"repo\":\"a\",\"cursor\":\"f0000000000000000\"}", "argument \"cursor\" is not a cursor this tool"},
+        {"{\"repo\":\"a\",\"ref\":\"a b\"}",
+         "invalid list_files arguments: ref: branch \"a b\": a branch name has no blank"},
+        {"{\"repo\":\"a\",\"ref\":\"\"}", "invalid list_files arguments: ref: a branch name has 1 to 256 bytes"},
+        {"{\"repo\":\"a\",\"ref\":7}", "argument \"ref\" must be a string"},
+    };
+    struct connector_config cfg = unreachable_cfg();
+    struct tool_ctx ctx = {&cfg, NULL};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        struct tool_result r;
+        cJSON *args = jsonrpc_parse(cases[i].args, strlen(cases[i].args));
+
+        tool_result_init(&r);
+        assert_int_equal(tools_call(&ctx, "list_files", args, &r, &err), ZK_OK);
+        if (!r.is_error || r.code != ZK_EINVAL || !strstr(r.text.data, cases[i].msg))
+            fail_msg("%s: got \"%s\", want \"%s\"", cases[i].args, r.text.data ? r.text.data : "", cases[i].msg);
+        tool_result_free(&r);
+        cJSON_Delete(args);
+    }
+}
+
+/* A key cursor reads back as the key it was made of, whatever bytes the parts hold, and a key too long
+ * for its bound is cut to a prefix of itself, never inside a character or an escape. */
+static void test_key_cursor(void **state)
+{
+    const char *key[] = {"acme/bulk", "docs/a \"b\"\\c%:d\xc3\xa9.md", "HEAD"}, *parts[3];
+    char position[TCUR_POSITION_MAX + 1], *c;
+    struct tool_result r;
+
+    (void)state;
+    tool_result_init(&r);
+    c = tcur_make_key('f', 42, key, 3, 512);
+    assert_string_equal(c, "f000000000000002a.acme/bulk:docs/a %22b%22%5Cc%25%3Ad\xc3\xa9.md:HEAD");
+    assert_int_equal(tcur_read(c, 'f', 42, position, &r), ZK_OK);
+    assert_int_equal(tcur_key_read(position, parts, 3, &r), ZK_OK);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(parts[i], key[i]);
+    free(c);
+    /* Cut in the escape of '"' and in the two bytes of the e acute. */
+    c = tcur_make_key('f', 42, key, 3, 18 + strlen("acme/bulk:docs/a %2"));
+    assert_string_equal(c + 18, "acme/bulk:docs/a ");
+    free(c);
+    c = tcur_make_key('f', 42, key, 3, 18 + strlen("acme/bulk:docs/a %22b%22%5Cc%25%3Ad\xc3"));
+    assert_string_equal(c + 18, "acme/bulk:docs/a %22b%22%5Cc%25%3Ad");
+    assert_int_equal(tcur_read(c, 'f', 42, position, &r), ZK_OK);
+    assert_int_equal(tcur_key_read(position, parts, 3, &r), ZK_OK);
+    assert_string_equal(parts[1], "docs/a \"b\"\\c%:d");
+    assert_string_equal(parts[2], "");
+    free(c);
+    /* What no cursor holds: a bad escape, %00, a part too many. */
+    strcpy(position, "a:b%2");
+    assert_int_equal(tcur_key_read(position, parts, 3, &r), ZK_EINVAL);
+    strcpy(position, "a:b%00");
+    assert_int_equal(tcur_key_read(position, parts, 3, &r), ZK_EINVAL);
+    strcpy(position, "a:b:c:d");
+    assert_int_equal(tcur_key_read(position, parts, 3, &r), ZK_EINVAL);
+    assert_non_null(strstr(r.text.data, "is not a cursor this tool returned"));
+    tool_result_free(&r);
+}
+
 /* The MCP parser keeps a string's bytes after a \u0000 escape (as C0 80, which the argument checks
  * refuse) and leaves an escaped backslash followed by the text u0000 alone. */
 static void test_parse_keeps_nul(void **state)
@@ -365,6 +441,13 @@ static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
     }
 }
 
+/* list_files' cursors as files.c makes them. */
+static char *files_cursor(const char *const *key, void *arg)
+{
+    (void)arg;
+    return tcur_make_key('f', 0, key, FMT_FILES_KEY_PARTS, FMT_FILES_CURSOR_MAX);
+}
+
 /* list_files and find_references: what format puts into structuredContent is what their outputSchema
  * declares, nested objects included. */
 static void test_output_schema_new_tools(void **state)
@@ -375,7 +458,7 @@ static void test_output_schema_new_tools(void **state)
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0};
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
-    struct fmt_files_opts fo = {"q", 10, 16384};
+    struct fmt_files_opts fo = {"q", 10, 16384, NULL, files_cursor, NULL};
     struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note"};
     struct zk_err err = {0};
     struct buf text;
@@ -552,6 +635,8 @@ int main(void)
         cmocka_unit_test(test_unknown_tool), cmocka_unit_test(test_search_body),
         cmocka_unit_test(test_unreachable_zoekt_code),
         cmocka_unit_test(test_parse_keeps_nul),
+        cmocka_unit_test(test_list_files_cursor_and_ref),
+        cmocka_unit_test(test_key_cursor),
         cmocka_unit_test(test_output_schema_matches_format),
         cmocka_unit_test(test_output_schema_new_tools),
         cmocka_unit_test(test_index_status_stale),
