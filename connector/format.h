@@ -96,9 +96,11 @@ struct fmt_repos_opts {
     int limit;               /* lines at most */
     size_t budget;           /* bytes of text at most (at least FMT_BUDGET_MIN) */
     time_t now;              /* for the ages; 0: none shown */
-    const char *after;       /* a page after the first: only names after this one (the list is sorted) */
-    const char *cursor_head; /* with it, when names remain after the last one shown, the text ends with
-                              * the next page's cursor: this head, then that name (cursor.h's layout) */
+    size_t first;            /* repositories of l (sorted by name) before the page: earlier pages' */
+    /* Makes the cursor of the page after the repository named last (a heap string of at most
+     * FMT_CURSOR_MAX bytes, freed by fmt_repos); NULL: no paging. */
+    char *(*cursor)(const char *last, void *arg);
+    void *cursor_arg;
 };
 
 /* Formats a repository list: a header ("3 repositories indexed." or "1 of 3 repositories match "x".")
@@ -151,28 +153,6 @@ int fmt_file(const struct zr_file *f, const struct fmt_file_opts *o, struct buf 
  * ZK_ETOOBIG. */
 int fmt_closest(const struct zr_list *l, const char *pattern, struct buf *b, size_t *n_shown);
 
-/* list_files: the files of a file-name search, sorted by repository and path:
- *
- *   Query: repo:(^|/)bulk$ file:^informers/
- *   2 files.
- *
- *   acme/bulk @0226d547
- *   informers/factory.go
- *   informers/wait.go
- *
- * The second line counts what Zoekt counted ("N+ files" when its limits stopped the count) and says
- * "showing the first M by path" when max_files or the files Zoekt returned leave some out; the text
- * stays within budget and says how many the budget left out. Appends to *text; *structured gets a new
- * object the caller owns, {"query","totalFiles","shownFiles","complete","truncation":[...],
- * "files":[{"repository","path"}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room. */
-struct fmt_files_opts {
-    const char *query; /* the Zoekt query that ran (echoed) */
-    int max_files;     /* paths to show at most */
-    size_t budget;     /* bytes of text at most (at least FMT_BUDGET_MIN) */
-};
-int fmt_files(const struct zr_search *r, const struct fmt_files_opts *o, struct buf *text, cJSON **structured,
-              struct zk_err *err);
-
 /* The files of r in the order list_files and find_references show them: by repository, then path,
  * then first branch (zr_file_branch). A heap array of r->n_files indices the caller frees. */
 size_t *fmt_sorted(const struct zr_search *r);
@@ -183,6 +163,48 @@ size_t *fmt_sorted(const struct zr_search *r);
 /* Makes the cursor of the page that starts after file last (a heap string of at most FMT_CURSOR_MAX
  * bytes, freed by the caller). */
 typedef char *fmt_cursor_fn(const struct zr_file *last, void *arg);
+
+/* list_files: one page of the files of a file-name search, sorted by repository and path, as a tree:
+ *
+ *   Query: repo:(^|/)bulk$ file:(^|/)[^/]*$
+ *   9 files, showing the first 3 by path.
+ *   Next page: the same arguments with "cursor":"f4a1c...e07.acme/bulk:deploy/overlays/prod/kustomization.yaml:HEAD"
+ *
+ *   acme/bulk @0226d547
+ *   deploy/
+ *     base/
+ *       kustomization.yaml
+ *       service.yaml
+ *     overlays/prod/kustomization.yaml
+ *
+ * Folders end in '/', and their entries are indented two spaces a level below them. A folder with one
+ * entry shares its line with it ("overlays/prod/kustomization.yaml": prod alone in overlays, the file
+ * alone in prod), and from FMT_TREE_DEPTH levels down the rest of a path is one line. Each page reads
+ * alone: it begins with the repository line and the folders above its first file. When the same path
+ * has different versions in the branches indexed, each of its lines names its branches.
+ *
+ * The page is the max_files files after o->after in the sorted order (the key of the last file of the
+ * page before, as o->cursor was given it; NULL for the first page), or fewer when the text would exceed
+ * the budget; its first file is always
+ * shown (alone on one line when its folders do not fit) as long as the cursor is at most
+ * FMT_CURSOR_MAX bytes. The second line counts what Zoekt counted ("N+ files" when its limits
+ * stopped the count) and says which of them the page shows when it does not show them all, adding "of
+ * those Zoekt returned" when Zoekt sent fewer than it counted: the sort covers those only. When files
+ * follow the page's last, o->cursor makes the cursor of the next page, which the header offers. Appends
+ * to *text; *structured gets a new object the caller owns, {"query","totalFiles","shownFiles",
+ * "complete","truncation":[reason names, as fmt_search's],"skippedFiles"?,"nextCursor"?,
+ * "files":[{"repository","path"}]}. Returns ZK_OK, or ZK_ETOOBIG when *text has no room. */
+#define FMT_TREE_DEPTH 8        /* folder levels the tree indents; deeper paths are one line from there */
+struct fmt_files_opts {
+    const char *query;        /* the Zoekt query that ran (echoed) */
+    int max_files;            /* files to show at most */
+    size_t budget;            /* bytes of text at most (at least FMT_BUDGET_MIN) */
+    size_t first;             /* files of fmt_sorted's order that earlier pages showed */
+    fmt_cursor_fn *cursor;    /* makes the next page's cursor; NULL: no paging */
+    void *cursor_arg;
+};
+int fmt_files(const struct zr_search *r, const struct fmt_files_opts *o, struct buf *text, cJSON **structured,
+              struct zk_err *err);
 
 /* find_references: uses of one identifier, first counted per repository, then file by file (sorted as
  * fmt_sorted sorts them) with up to FMT_FILE_MATCH_LINES lines each:

@@ -1,6 +1,7 @@
 /* cursor.c: page cursors; see cursor.h. */
 #include "connector/tools/cursor.h"
 
+#include "connector/format.h"
 #include "connector/tools/args.h"
 #include "mem.h"
 
@@ -195,4 +196,35 @@ size_t tcur_key_start(const struct tcur_key *k, const char *const *keys, size_t 
             shared = i;
     }
     return shared < n ? shared : i;
+}
+
+/* A file's key among the pages; a heap string the caller frees. The parser leaves no control byte in
+ * names but tab, so \x01 sorts below every byte they hold. */
+static char *tcur_file_key(const struct zr_file *f)
+{
+    return mem_printf("%s\x01%s\x01%s", f->repo, f->path, zr_file_branch(f));
+}
+
+char *tcur_files_cursor(const struct zr_file *last, void *arg)
+{
+    const struct tcur_files *t = arg;
+    char *key = tcur_file_key(last), *cursor = tcur_make_key(t->kind, t->hash, key, FMT_CURSOR_MAX);
+
+    free(key);
+    return cursor;
+}
+
+size_t tcur_files_first(const struct zr_search *res, const struct tcur_key *after)
+{
+    size_t *order = fmt_sorted(res), first;
+    char **keys = mem_calloc(res->n_files + 1, sizeof(*keys));
+
+    for (size_t i = 0; i < res->n_files; i++)
+        keys[i] = tcur_file_key(&res->files[order[i]]);
+    first = tcur_key_start(after, (const char *const *)keys, res->n_files);
+    for (size_t i = 0; i < res->n_files; i++)
+        free(keys[i]);
+    free(keys);
+    free(order);
+    return first;
 }

@@ -14,6 +14,7 @@
 #define ZK_CONNECTOR_TOOLS_CURSOR_H
 
 #include "connector/tools/tools.h"
+#include "connector/zoekt/result.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,5 +73,19 @@ int tcur_key_read(const char *position, struct tcur_key *k, struct tool_result *
 /* Where the page after k starts among keys (n of them, sorted by strcmp, each once): the index of the
  * first key after it (0 for the first page, n when none is). */
 size_t tcur_key_start(const struct tcur_key *k, const char *const *keys, size_t n);
+
+/* The pages of a file list in fmt_sorted's order (list_files, find_references): a file's key is its
+ * repository, path and first branch, joined by a byte below any they hold, so that strcmp orders keys
+ * as fmt_sorted orders files. */
+struct tcur_files {
+    char kind;     /* the tool's letter */
+    uint64_t hash; /* what the pages are of */
+};
+
+/* The cursor of the page after file last: an fmt_cursor_fn, with arg a struct tcur_files. */
+char *tcur_files_cursor(const struct zr_file *last, void *arg);
+
+/* How many files of res, in fmt_sorted's order, earlier pages showed: those up to after's key. */
+size_t tcur_files_first(const struct zr_search *res, const struct tcur_key *after);
 
 #endif

@@ -36,40 +36,6 @@ static int refs_is_identifier(const char *s)
     return 1;
 }
 
-/* The key of a file among the pages: its repository, path and first branch, joined by a byte below
- * every byte they hold (the parser leaves no control byte in them but tab), so that strcmp orders keys
- * as fmt_sorted orders files. A heap string the caller frees. */
-static char *refs_key(const struct zr_file *f)
-{
-    return mem_printf("%s\x01%s\x01%s", f->repo, f->path, zr_file_branch(f));
-}
-
-/* fmt_cursor_fn: the cursor of the page after last, for the query whose hash arg points to. */
-static char *refs_cursor(const struct zr_file *last, void *arg)
-{
-    char *key = refs_key(last);
-    char *cursor = tcur_make_key(REFS_CURSOR_KIND, *(const uint64_t *)arg, key, FMT_CURSOR_MAX);
-
-    free(key);
-    return cursor;
-}
-
-/* The files of res that earlier pages showed: those up to the cursor's key in fmt_sorted's order. */
-static size_t refs_first(const struct zr_search *res, const struct tcur_key *after)
-{
-    size_t *order = fmt_sorted(res), first;
-    char **keys = mem_calloc(res->n_files + 1, sizeof(*keys));
-
-    for (size_t i = 0; i < res->n_files; i++)
-        keys[i] = refs_key(&res->files[order[i]]);
-    first = tcur_key_start(after, (const char *const *)keys, res->n_files);
-    for (size_t i = 0; i < res->n_files; i++)
-        free(keys[i]);
-    free(keys);
-    free(order);
-    return first;
-}
-
 /* Whether a file of res is in a repository that l says has symbol data. */
 static int refs_any_symbols(const struct zr_list *l, const struct zr_search *res)
 {
@@ -117,7 +83,6 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
     const struct zr_list *l = NULL;
     char *zq = NULL, *pattern = NULL, position[TCUR_POSITION_MAX + 1];
     struct tcur_key after;
-    uint64_t hash;
     long max_files;
     struct buf note;
     int have_defs = 0, rc = ZK_OK;
@@ -145,16 +110,17 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
         struct zq_spec spec = {pattern, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_REGEX, NULL};
         struct zc_search_opts so = {REFS_FETCH, 0, 1, 0, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
+        struct tcur_files pages = {REFS_CURSOR_KIND, 0};
         struct fmt_refs_opts fo = {NULL, symbol, (int)max_files, cfg->output_budget, NULL, NULL, NULL, 0,
-                                   refs_cursor, &hash};
+                                   tcur_files_cursor, &pages};
 
         if (zq_build(&spec, &zq, &qerr)) {
             rc = targ_fail(r, "invalid find_references arguments: %s", qerr.msg);
             goto out;
         }
         /* The pages are of one query: a cursor given with other arguments is refused before any search. */
-        hash = tcur_hash(TCUR_HASH_INIT, zq);
-        if (tcur_read(cursor, REFS_CURSOR_KIND, hash, position, r) || tcur_key_read(position, &after, r))
+        pages.hash = tcur_hash(TCUR_HASH_INIT, zq);
+        if (tcur_read(cursor, REFS_CURSOR_KIND, pages.hash, position, r) || tcur_key_read(position, &after, r))
             goto out;
         if (targ_search(ctx, "find_references", zq, &so, &ro, &res, r))
             goto out;
@@ -177,7 +143,7 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
         fo.note = note.len ? note.data : NULL;
         fo.defs = have_defs ? &defs : NULL;
         fo.list = l;
-        fo.first = refs_first(&res, &after);
+        fo.first = tcur_files_first(&res, &after);
         buf_reset(&r->text);
         rc = fmt_refs(&res, &fo, &r->text, &r->structured, &qerr);
         if (rc)

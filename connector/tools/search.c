@@ -135,7 +135,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         targ_int(args, "max_bytes", FMT_BUDGET_MIN, CONNECTOR_OUTPUT_BUDGET_LIMIT, (long)cfg->output_budget,
                  &max_bytes, r) ||
         targ_bool(args, "literal", 0, &literal, r) || search_syntax(args, literal, &syntax, r) ||
-        targ_string(args, "cursor", TCUR_POSITION_MAX + 32, &cursor, r))
+        targ_string(args, "cursor", FMT_CURSOR_MAX, &cursor, r))
         goto out;
 
     {
@@ -188,7 +188,8 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
                 goto out;
             }
             rc = search_ranked(&c, zq, &so, &ro, skip + (size_t)max_files, &res, &ties, &qerr);
-            if (!rc && !invalid && buf_puts(&note, res.n_files ? " it matched what is shown." : " it matched nothing either."))
+            if (!rc && !invalid &&
+                buf_puts(&note, res.n_files ? " it matched what is shown." : " it matched nothing either."))
                 buf_reset(&note);
         }
         if (rc) {

@@ -295,7 +295,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
         rc = status_oldest(l, &r->text);
     /* The repositories asked about, selected by the same rules as search_code's repo. */
     if (!rc && repo) {
-        struct fmt_repos_opts fo = {pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), NULL, NULL};
+        struct fmt_repos_opts fo = {pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), 0, NULL, NULL};
 
         if (!(rc = fmt_repos(l, &fo, &r->text, &repos, &lerr)))
             cJSON_AddItemToObject(root, "repositories", repos);

@@ -14,11 +14,22 @@
 
 #include "buf.h"
 #include "connector/format.h"
+#include "connector/tools/cursor.h"
 #include "connector/zoekt/result.h"
 #include "json.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* list_repositories' cursors as repos.c makes them. */
+static char *fuzz_repos_cursor(const char *last, void *arg)
+{
+    (void)arg;
+    return tcur_make_key('l', 0, last, FMT_CURSOR_MAX);
+}
+
+/* list_files' pages as files.c makes them, with cursors from names the answer holds. */
+static struct tcur_files files_pages = {'f', 0};
 
 /* The clock the ages are judged by: fixed, so that a crash replays. */
 #define FUZZ_NOW 1800000000
@@ -96,7 +107,10 @@ static void check_search(const char *body, size_t len, size_t budget, int max_fi
     check_structured(st);
     /* list_files and find_references format the same answers, sorted, within the same budget. */
     buf_reset(&text);
-    FUZZ_CHECK(fmt_files(&r, &(struct fmt_files_opts){"file:x", max_files * 25, budget}, &text, &st, &err) == ZK_OK);
+    FUZZ_CHECK(fmt_files(&r,
+                         &(struct fmt_files_opts){"file:x", max_files * 25, budget, 0, tcur_files_cursor,
+                                                  &files_pages},
+                         &text, &st, &err) == ZK_OK);
     FUZZ_CHECK(text.len <= budget && readable(text.data, text.len));
     check_structured(st);
     buf_reset(&text);
@@ -130,7 +144,7 @@ static void check_list(const char *body, size_t len, int limit)
     buf_init(&text, 1 << 16);
     FUZZ_CHECK(fmt_repos(&l,
                          &(struct fmt_repos_opts){limit % 3 == 0 ? NULL : limit % 3 == 1 ? "a" : "*/b*", limit,
-                                                  1 << 16, FUZZ_NOW, limit % 2 ? "m" : NULL, "l0123456789abcdef."},
+                                                  1 << 16, FUZZ_NOW, (size_t)limit % (l.n_repos + 1), fuzz_repos_cursor, NULL},
                          &text, &st, &err) == ZK_OK);
     FUZZ_CHECK(text.data != NULL && readable(text.data, text.len));
     check_structured(st);

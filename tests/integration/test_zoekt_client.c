@@ -462,6 +462,75 @@ static void test_tool_list_repositories(void **state)
     tool_result_free(&r);
 }
 
+/* list_files end to end, over 22_derived_list_gamma_yaml: gamma's two YAML files as a tree, then a page
+ * at a time. The first page's cursor starts the second after the path it showed last, and is refused
+ * with other arguments (ref included) or when changed; a repository that is not indexed gets the
+ * closest names. */
+static void test_tool_list_files(void **state)
+{
+    static const char *const refused[] = {
+        "\"file\":\"*.yml\"",
+        "\"file\":\"*.yaml\",\"ref\":\"HEAD\"",
+        "\"file\":\"*.yaml\",\"path\":\"deploy\"",
+    };
+    struct connector_config cfg = tool_cfg();
+    struct tool_result r;
+    char args[512], *cursor;
+
+    (void)state;
+    call(&cfg, "list_files", "{\"repo\":\"gamma\",\"file\":\"*.yaml\"}", &r);
+    assert_false(r.is_error);
+    assert_string_equal(r.text.data, "Query: repo:(^|/)gamma$ file:(^|/)[^/]*\\.yaml$\n"
+                                     "2 files.\n"
+                                     "\n"
+                                     "gamma @25a6d1d7\n"
+                                     "config/app.yaml\n"
+                                     "deploy/k8s.yaml\n");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r.structured, "complete")));
+    tool_result_free(&r);
+
+    call(&cfg, "list_files", "{\"repo\":\"gamma\",\"file\":\"*.yaml\",\"max_files\":1}", &r);
+    assert_false(r.is_error);
+    cursor = strdup(cJSON_GetObjectItem(r.structured, "nextCursor")->valuestring);
+    assert_non_null(cursor);
+    assert_string_equal(strchr(cursor, '.'), ".gamma%01config/app.yaml%01HEAD");
+    snprintf(args, sizeof(args), "2 files, showing the first 1 by path.\n"
+                                 "Next page: the same arguments with \"cursor\":\"%s\"\n"
+                                 "\n"
+                                 "gamma @25a6d1d7\n"
+                                 "config/app.yaml\n", cursor);
+    assert_non_null(strstr(r.text.data, args));
+    tool_result_free(&r);
+
+    snprintf(args, sizeof(args), "{\"repo\":\"gamma\",\"file\":\"*.yaml\",\"max_files\":1,\"cursor\":\"%s\"}",
+             cursor);
+    call(&cfg, "list_files", args, &r);
+    assert_false(r.is_error);
+    assert_non_null(strstr(r.text.data, "\n2 files, showing 2 to 2 by path.\n\ngamma @25a6d1d7\ndeploy/k8s.yaml\n"));
+    assert_null(cJSON_GetObjectItem(r.structured, "nextCursor"));
+    tool_result_free(&r);
+
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        snprintf(args, sizeof(args), "{\"repo\":\"gamma\",%s,\"cursor\":\"%s\"}", refused[i], cursor);
+        call(&cfg, "list_files", args, &r);
+        assert_true(r.is_error);
+        assert_non_null(strstr(r.text.data, "argument \"cursor\" belongs to another query"));
+        tool_result_free(&r);
+    }
+    strcpy(strchr(cursor, '.') + 1, "gamma:%zz");
+    snprintf(args, sizeof(args), "{\"repo\":\"gamma\",\"file\":\"*.yaml\",\"cursor\":\"%s\"}", cursor);
+    call(&cfg, "list_files", args, &r);
+    assert_true(r.is_error);
+    assert_non_null(strstr(r.text.data, "argument \"cursor\" is damaged"));
+    tool_result_free(&r);
+    free(cursor);
+
+    call(&cfg, "list_files", "{\"repo\":\"gama\"}", &r);
+    assert_true(r.is_error);
+    assert_non_null(strstr(r.text.data, "\"gama\" matches no indexed repository; closest: gamma"));
+    tool_result_free(&r);
+}
+
 static void test_tool_corpus_status_without_corpus(void **state)
 {
     struct connector_config cfg = tool_cfg();
@@ -620,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_tool_repo_not_indexed_vs_no_match),
         cmocka_unit_test(test_tool_errors),
         cmocka_unit_test(test_tool_list_repositories),
+        cmocka_unit_test(test_tool_list_files),
         cmocka_unit_test(test_tool_corpus_status_without_corpus),
         cmocka_unit_test(test_tool_corpus_status_unreadable),
         cmocka_unit_test(test_tool_corpus_status_reads_the_corpus),

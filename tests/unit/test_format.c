@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "connector/format.h"
+#include "connector/tools/cursor.h"
 #include "tests/support/fixture.h"
 
 static void parse(const char *fixture, int ctx, struct zr_search *s)
@@ -578,15 +579,17 @@ static void test_repos_and_filter(void **state)
     (void)state;
     parse_list_fixture(&l);
     buf_init(&text, 65536);
-    assert_int_equal(fmt_repos(&l, &(struct fmt_repos_opts){"ET", 1, 65536, 0, NULL, NULL}, &text, &json, &err),
+    assert_int_equal(fmt_repos(&l, &(struct fmt_repos_opts){"ET", 1, 65536, 0, 0, NULL, NULL}, &text, &json, &err),
                      ZK_OK);
     assert_string_equal(text.data, "1 of 3 repositories match \"ET\".\n"
                                    "beta  HEAD@855231077ead  indexed 2026-11-30T00:05:35Z\n");
     cJSON_Delete(json);
     buf_reset(&text);
     /* With the time now, each line says how old its index is. */
-    assert_int_equal(fmt_repos(&l, &(struct fmt_repos_opts){NULL, 2, 65536, LIST_INDEX_TIME + 3 * 3600 + 59, NULL, NULL}, &text,
-                               &json, &err), ZK_OK);
+    assert_int_equal(fmt_repos(&l,
+                               &(struct fmt_repos_opts){NULL, 2, 65536, LIST_INDEX_TIME + 3 * 3600 + 59, 0, NULL,
+                                                        NULL},
+                               &text, &json, &err), ZK_OK);
     assert_string_equal(text.data, "3 repositories indexed (list cut at limit; use filter to narrow).\n"
                                    "alpha  HEAD@00d7769e90a9  indexed 2026-11-30T00:05:35Z (3h ago)\n"
                                    "beta  HEAD@855231077ead  indexed 2026-11-30T00:05:35Z (3h ago)\n");
@@ -673,7 +676,7 @@ static void test_repos_filter_rules(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         buf_reset(&text);
         assert_int_equal(
-            fmt_repos(&l, &(struct fmt_repos_opts){cases[i].filter, 100, 65536, 0, NULL, NULL}, &text, &json, &err),
+            fmt_repos(&l, &(struct fmt_repos_opts){cases[i].filter, 100, 65536, 0, 0, NULL, NULL}, &text, &json, &err),
             ZK_OK);
         if (strncmp(text.data, cases[i].header, strlen(cases[i].header)) != 0)
             fail_msg("filter %s: got %s", cases[i].filter, text.data);
@@ -1029,7 +1032,9 @@ static void test_repos_never_exceed_budget(void **state)
             }
         }
         buf_init(&text, 65536 + 8192);
-        if (fmt_repos(&l, &(struct fmt_repos_opts){round % 3 ? NULL : "a*", 1000, budget, 1764460000 + 86400, NULL, NULL},
+        if (fmt_repos(&l,
+                      &(struct fmt_repos_opts){round % 3 ? NULL : "a*", 1000, budget, 1764460000 + 86400, 0, NULL,
+                                               NULL},
                       &text, &json, &err) != ZK_OK)
             fail_msg("round %d: %s", round, err.msg);
         if (text.len > budget)
@@ -1112,42 +1117,282 @@ static void refs_answer(struct zr_search *s, struct zr_file *files, struct zr_li
     s->stats.file_count = 3;
 }
 
+/* list_files' pages as files.c makes them: cursors of tool letter 'f', of the query hash 0. */
+static struct tcur_files files_pages = {'f', 0};
+
+/* Formats the page of list_files after the key after (NULL: the first): the text (caller frees), within
+ * the budget, and *json, its structured content. */
+static char *files_page(const struct zr_search *s, const char *query, int max_files, size_t budget,
+                        const struct tcur_key *after, cJSON **json)
+{
+    struct fmt_files_opts o = {query, max_files, budget, after ? tcur_files_first(s, after) : 0, tcur_files_cursor,
+                               &files_pages};
+    struct zk_err err = {0};
+    struct buf text;
+
+    buf_init(&text, budget + 1);
+    if (fmt_files(s, &o, &text, json, &err))
+        fail_msg("fmt_files: %s", err.msg);
+    if (text.len > budget)
+        fail_msg("list_files: %zu bytes of text exceed the budget of %zu", text.len, budget);
+    return buf_steal(&text);
+}
+
+/* The key a page's nextCursor starts after, read back as files.c reads it. Returns 0 when the page has
+ * no cursor. */
+static int files_next(const cJSON *json, struct tcur_key *k)
+{
+    const cJSON *c = cJSON_GetObjectItem(json, "nextCursor");
+    char position[TCUR_POSITION_MAX + 1];
+    struct tool_result r;
+    int rc;
+
+    if (!c)
+        return 0;
+    tool_result_init(&r);
+    rc = tcur_read(c->valuestring, 'f', 0, position, &r) || tcur_key_read(position, k, &r);
+    if (rc)
+        fail_msg("cursor %s: %s", c->valuestring, r.text.data);
+    tool_result_free(&r);
+    return 1;
+}
+
+/* Part i (0 repository, 1 path, 2 branch) of a file's key, into out (n bytes). */
+static const char *key_part(const struct tcur_key *k, int i, char *out, size_t n)
+{
+    const char *p = k->key, *end;
+
+    while (i-- > 0 && (p = strchr(p, '\x01')))
+        p++;
+    if (!p)
+        return "";
+    end = strchr(p, '\x01');
+    snprintf(out, n, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+    return out;
+}
+
 static void test_list_files(void **state)
 {
     static const char want[] =
         "Query: file:(^|/)[^/]*$ repo:(^|/)acme/.*$\n"
         "3 files, showing the first 2 by path.\n"
+        "Next page: the same arguments with \"cursor\":\"f0000000000000000.acme/a%01x/use.go%01HEAD\"\n"
         "\n"
         "acme/a @0226d547\n"
         "bulk.go\n"
         "x/use.go\n";
-    struct fmt_files_opts o = {"file:(^|/)[^/]*$ repo:(^|/)acme/.*$", 2, 4096};
+    static const char want2[] =
+        "Query: file:(^|/)[^/]*$ repo:(^|/)acme/.*$\n"
+        "3 files, showing 3 to 3 by path.\n"
+        "\n"
+        "acme/z @abcdef01\n"
+        "old.go\n";
+    const char *query = "file:(^|/)[^/]*$ repo:(^|/)acme/.*$";
+    struct tcur_key after;
+    char *text;
     struct zr_file files[3];
     struct zr_line lines[4];
-    struct zk_err err = {0};
     struct zr_search s;
-    struct buf text;
-    cJSON *json = NULL;
+    cJSON *json = NULL, *first;
 
     (void)state;
     refs_answer(&s, files, lines);
-    buf_init(&text, 4097);
-    assert_int_equal(fmt_files(&s, &o, &text, &json, &err), ZK_OK);
-    assert_string_equal(text.data, want);
+    text = files_page(&s, query, 2, 4096, NULL, &json);
+    assert_string_equal(text, want);
     assert_int_equal(cJSON_GetObjectItem(json, "totalFiles")->valueint, 3);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(json, "files")), 2);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(json, "complete")));
     assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring, "max_files");
+    assert_true(files_next(json, &after));
+    free(text);
+    cJSON_Delete(json);
+    /* The next page starts after the last file shown. */
+    text = files_page(&s, query, 2, 4096, &after, &json);
+    assert_string_equal(text, want2);
+    assert_null(cJSON_GetObjectItem(json, "nextCursor"));
+    assert_int_equal(cJSON_GetObjectItem(json, "skippedFiles")->valueint, 2);
+    first = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0);
+    assert_string_equal(cJSON_GetObjectItem(first, "path")->valuestring, "old.go");
+    free(text);
     cJSON_Delete(json);
     /* Zoekt ranks: when it counted more than it returned, the sort covers what came back, and says so. */
     s.stats.file_count = 7000;
     s.stats.files_skipped = 1;
-    buf_reset(&text);
-    assert_int_equal(fmt_files(&s, &o, &text, &json, &err), ZK_OK);
-    assert_non_null(strstr(text.data, "7000+ files, showing the first 2 by path of those Zoekt returned"));
-    assert_non_null(strstr(text.data, "Zoekt's limits stopped the count"));
+    text = files_page(&s, query, 2, 4096, NULL, &json);
+    assert_non_null(strstr(text, "7000+ files, showing the first 2 by path of those Zoekt returned"));
+    assert_non_null(strstr(text, "Zoekt's limits stopped the count"));
+    free(text);
     cJSON_Delete(json);
-    buf_free(&text);
+    /* The last page of those Zoekt returned offers no next one: another would be empty. */
+    text = files_page(&s, query, 2, 4096, &after, &json);
+    assert_non_null(strstr(text, "7000+ files, showing 3 to 3 by path of those Zoekt returned"));
+    assert_null(cJSON_GetObjectItem(json, "nextCursor"));
+    free(text);
+    cJSON_Delete(json);
+}
+
+/* An answer of one repository and one branch with the given paths, in this (unsorted) order. */
+static void files_answer(struct zr_search *s, const char *const *paths, size_t n)
+{
+    static char *branches[] = {(char *)"HEAD"};
+
+    memset(s, 0, sizeof(*s));
+    s->files = calloc(n, sizeof(*s->files));
+    assert_non_null(s->files);
+    s->n_files = n;
+    s->stats.file_count = (long long)n;
+    for (size_t i = 0; i < n; i++)
+        s->files[i] = (struct zr_file){(char *)"acme/p", (char *)paths[i], (char *)"0226d547aa", (char *)"", branches,
+                                       1, NULL, 0, NULL, 0, 1, 1, 0, NULL, 0, 0, NULL, 0, 0, NULL};
+}
+
+/* Folders on lines of their own, their entries indented below; a folder with one entry shares its line
+ * with it; a page that starts inside a folder repeats the folders above its first file. */
+static void test_list_files_tree(void **state)
+{
+    static const char *const paths[] = {
+        "src/main.go",          "deploy/overlays/prod/kustomization.yaml", "deploy/base/service.yaml",
+        "README.md",            "deploy/base/kustomization.yaml",          "java/src/main/com/acme/B.java",
+        "java/src/main/com/acme/A.java",
+    };
+    static const char tree[] =
+        "\n"
+        "acme/p @0226d547\n"
+        "README.md\n"
+        "deploy/\n"
+        "  base/\n"
+        "    kustomization.yaml\n"
+        "    service.yaml\n"
+        "  overlays/prod/kustomization.yaml\n"
+        "java/src/main/com/acme/\n"
+        "  A.java\n"
+        "  B.java\n"
+        "src/main.go\n";
+    static const char page2[] =
+        "\n"
+        "acme/p @0226d547\n"
+        "deploy/\n"
+        "  base/\n"
+        "    service.yaml\n"
+        "  overlays/prod/kustomization.yaml\n";
+    struct tcur_key after;
+    char part[256], *text;
+    struct zr_search s;
+    cJSON *json = NULL;
+
+    (void)state;
+    files_answer(&s, paths, 7);
+    text = files_page(&s, "q", 100, 4096, NULL, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1, tree);
+    assert_non_null(strstr(text, "\n7 files.\n"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(json, "complete")));
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 2, 4096, NULL, &json);
+    assert_true(files_next(json, &after));
+    assert_string_equal(key_part(&after, 1, part, sizeof(part)), "deploy/base/kustomization.yaml");
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 2, 4096, &after, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1, page2);
+    assert_non_null(strstr(text, "\n7 files, showing 3 to 4 by path.\nNext page: "));
+    free(text);
+    cJSON_Delete(json);
+    free(s.files);
+}
+
+/* Below FMT_TREE_DEPTH levels the rest of a path is one line; one path in two branches' versions is
+ * listed once per version, each naming its branches, and a page can end between them. */
+static void test_list_files_depth_and_branches(void **state)
+{
+    static const char *const paths[] = {
+        "a/x", "a/b/x", "a/b/c/x", "a/b/c/d/x", "a/b/c/d/e/x", "a/b/c/d/e/f/x", "a/b/c/d/e/f/g/x",
+        "a/b/c/d/e/f/g/h/x", "a/b/c/d/e/f/g/h/i/x", "a/b/c/d/e/f/g/h/i/j/x", "a/b/c/d/e/f/g/h/i/j/y", "m.go", "m.go",
+    };
+    static char *dev[] = {(char *)"dev"}, *rel[] = {(char *)"main", (char *)"release-1", (char *)"release-2",
+                                                     (char *)"release-3"};
+    struct tcur_key after;
+    char part[256], *text;
+    struct zr_search s;
+    cJSON *json = NULL;
+
+    (void)state;
+    files_answer(&s, paths, 13);
+    s.files[11].branches = rel;
+    s.files[11].n_branches = 4;
+    s.files[12].branches = dev;
+    text = files_page(&s, "q", 100, 8192, NULL, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1,
+                        "\n"
+                        "acme/p @0226d547\n"
+                        "a/\n"
+                        "  b/\n"
+                        "    c/\n"
+                        "      d/\n"
+                        "        e/\n"
+                        "          f/\n"
+                        "            g/\n"
+                        "              h/\n"
+                        "                i/j/x\n"
+                        "                i/j/y\n"
+                        "                i/x\n"
+                        "                x\n"
+                        "              x\n"
+                        "            x\n"
+                        "          x\n"
+                        "        x\n"
+                        "      x\n"
+                        "    x\n"
+                        "  x\n"
+                        "m.go (branch dev)\n"
+                        "m.go (branches main, release-1, release-2 and 1 more)\n");
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 12, 8192, NULL, &json);
+    assert_true(files_next(json, &after));
+    assert_string_equal(key_part(&after, 2, part, sizeof(part)), "dev");
+    free(text);
+    cJSON_Delete(json);
+    text = files_page(&s, "q", 12, 8192, &after, &json);
+    assert_string_equal(strstr(text, "\n\n") + 1,
+                        "\nacme/p @0226d547\nm.go (branches main, release-1, release-2 and 1 more)\n");
+    free(text);
+    cJSON_Delete(json);
+    free(s.files);
+}
+
+/* When the budget ends a page, the cursor starts after the last file the text shows. */
+static void test_list_files_budget_cursor(void **state)
+{
+    const char *paths[300];
+    struct tcur_key after;
+    char names[300][32], line[40], part[256], *text, *last;
+    struct zr_search s;
+    cJSON *json = NULL, *files;
+
+    (void)state;
+    for (size_t i = 0; i < 300; i++) {
+        snprintf(names[i], sizeof(names[i]), "dir/file%03zu.txt", i);
+        paths[i] = names[i];
+    }
+    files_answer(&s, paths, 300);
+    text = files_page(&s, "q", 1000, 2048, NULL, &json);
+    assert_non_null(strstr(text, "300 files, showing the first "));
+    assert_non_null(strstr(text, " The output budget cut the page short.\n"));
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "truncation"), 0)->valuestring,
+                        "output_budget");
+    files = cJSON_GetObjectItem(json, "files");
+    assert_true(cJSON_GetArraySize(files) > 10);
+    assert_int_equal(cJSON_GetObjectItem(json, "shownFiles")->valueint, cJSON_GetArraySize(files));
+    assert_true(files_next(json, &after));
+    /* The text's last line is the last file of structuredContent, which the cursor names. */
+    last = cJSON_GetObjectItem(cJSON_GetArrayItem(files, cJSON_GetArraySize(files) - 1), "path")->valuestring;
+    assert_string_equal(key_part(&after, 1, part, sizeof(part)), last);
+    snprintf(line, sizeof(line), "  %s\n", last + strlen("dir/"));
+    assert_string_equal(text + strlen(text) - strlen(line), line);
+    free(text);
+    cJSON_Delete(json);
+    free(s.files);
 }
 
 static void test_find_references(void **state)
@@ -1407,17 +1652,20 @@ static void test_definition_heuristic(void **state)
             fail_msg("\"%s\": want %s", cases[i].line, cases[i].def ? "a definition" : "a use");
 }
 
-/* list_files and find_references over random answers: a result always comes back within the budget. */
+/* list_files and find_references over random answers: a result always comes back within the budget,
+ * and list_files' shows a file when there is one. */
 static void test_files_and_refs_never_exceed_budget(void **state)
 {
     unsigned long seed = 1919;
 
     (void)state;
     for (int round = 0; round < 1500; round++) {
-        size_t budget = FMT_BUDGET_MIN + prop_next(&seed) % (65536 - FMT_BUDGET_MIN + 1);
+        size_t budget = prop_next(&seed) % 4 == 0 ? FMT_BUDGET_MIN
+                                                  : FMT_BUDGET_MIN + prop_next(&seed) % (65536 - FMT_BUDGET_MIN + 1);
         char *query = prop_text(&seed, prop_next(&seed) % 4 == 0 ? prop_next(&seed) % 60000 : prop_next(&seed) % 200);
         char *symbol = prop_text(&seed, 1 + prop_next(&seed) % 256);
-        struct fmt_files_opts fo = {query, 1 + (int)(prop_next(&seed) % 1000), budget};
+        struct fmt_files_opts fo = {query, 1 + (int)(prop_next(&seed) % 1000), budget, 0, tcur_files_cursor,
+                                    &files_pages};
         char *note = prop_next(&seed) % 3 == 0 ? prop_text(&seed, prop_next(&seed) % 16000) : NULL;
         int calls = 0;
         struct fmt_refs_opts ro = {query, symbol, 1 + (int)(prop_next(&seed) % 200), budget, note, NULL, NULL,
@@ -1432,6 +1680,9 @@ static void test_files_and_refs_never_exceed_budget(void **state)
         if (fmt_files(&s, &fo, &text, &json, &err) != ZK_OK || text.len > budget)
             fail_msg("list_files round %d: %zu files, budget %zu: %zu bytes (%s)", round, s.n_files, budget,
                      text.len, err.msg);
+        /* A page's first file always fits, however long its names and the query. */
+        if (s.n_files && cJSON_GetObjectItem(json, "shownFiles")->valueint < 1)
+            fail_msg("list_files round %d: %zu files, budget %zu: none shown", round, s.n_files, budget);
         cJSON_Delete(json);
         buf_reset(&text);
         if (fmt_refs(&s, &ro, &text, &json, &err) != ZK_OK || text.len > budget)
@@ -1444,6 +1695,119 @@ static void test_files_and_refs_never_exceed_budget(void **state)
         free(query);
         free(symbol);
         free(note);
+    }
+}
+
+/* A random list_files answer: up to 300 files in two repositories, at most 12 folders deep, the folders
+ * named from three names (so that some hold one entry, some several), each file named after its
+ * index, so that no two have the same key. Every string is on the heap, for zr_search_free. */
+static void tree_answer(unsigned long *seed, struct zr_search *s)
+{
+    size_t n = prop_next(seed) % 300;
+
+    memset(s, 0, sizeof(*s));
+    s->files = calloc(n ? n : 1, sizeof(*s->files));
+    assert_non_null(s->files);
+    s->n_files = n;
+    s->stats.file_count = (long long)n;
+    for (size_t i = 0; i < n; i++) {
+        struct zr_file *f = &s->files[i];
+        size_t depth = prop_next(seed) % 13, len = 0;
+
+        f->repo = strdup(prop_next(seed) % 2 ? "acme/a" : "acme/b");
+        f->path = calloc(1, 4 * depth + 16);
+        assert_non_null(f->path);
+        for (size_t d = 0; d < depth; d++)
+            len += (size_t)sprintf(f->path + len, "d%lu/", prop_next(seed) % 3);
+        sprintf(f->path + len, "f%zu", i);
+        f->version = strdup("0226d547aa");
+        f->language = strdup("");
+        f->branches = calloc(1, sizeof(*f->branches));
+        assert_non_null(f->branches);
+        f->branches[0] = strdup("HEAD");
+        f->n_branches = 1;
+    }
+}
+
+/* Reads a page's tree back as an agent would and checks it against the files of structuredContent: an
+ * empty line, then a repository's line; a line ending in '/' is a folder at its depth; any other line a
+ * file below the folders last opened above its depth. */
+static void tree_check(const char *text, const cJSON *files)
+{
+    static char folders[FMT_TREE_DEPTH + 1][512];
+    const char *p = strstr(text, "\n\n");
+    char repo[64] = "", path[4096];
+    int shown = 0, head = 0;
+
+    for (p = p ? p + 1 : ""; *p; p = strchr(p, '\n') + 1) {
+        size_t len = strcspn(p, "\n"), indent = strspn(p, " "), depth = indent / 2;
+        const cJSON *f;
+
+        if (len == 0) {
+            head = 1;
+        } else if (head) {
+            snprintf(repo, sizeof(repo), "%.*s", (int)strcspn(p, " "), p);
+            head = 0;
+        } else if (p[len - 1] == '/') {
+            assert_true(depth < FMT_TREE_DEPTH);
+            snprintf(folders[depth], sizeof(folders[depth]), "%.*s", (int)(len - indent), p + indent);
+        } else {
+            path[0] = '\0';
+            for (size_t d = 0; d < depth; d++)
+                strcat(path, folders[d]);
+            strncat(path, p + indent, len - indent);
+            f = cJSON_GetArrayItem(files, shown++);
+            if (!f || strcmp(cJSON_GetObjectItem(f, "repository")->valuestring, repo) != 0 ||
+                strcmp(cJSON_GetObjectItem(f, "path")->valuestring, path) != 0)
+                fail_msg("the tree shows %s %s where structuredContent has %s", repo, path,
+                         f ? cJSON_GetObjectItem(f, "path")->valuestring : "nothing");
+        }
+    }
+    assert_int_equal(shown, cJSON_GetArraySize(files));
+}
+
+/* Paging through random answers at random budgets and page sizes shows every file once, in order: each
+ * page starts after the last file the one before showed, reads alone as a tree that names exactly the
+ * files of its structuredContent, and shows at least one file. */
+static void test_list_files_pages_cover_all(void **state)
+{
+    unsigned long seed = 4242;
+
+    (void)state;
+    for (int round = 0; round < 300; round++) {
+        size_t budget = FMT_BUDGET_MIN + prop_next(&seed) % 4000, seen = 0;
+        int max_files = 1 + (int)(prop_next(&seed) % 40);
+        struct tcur_key after;
+        const struct tcur_key *at = NULL;
+        char prev[4200] = "";
+        struct zr_search s;
+
+        tree_answer(&seed, &s);
+        for (size_t page = 0;; page++) {
+            cJSON *json = NULL, *f;
+            char *text = files_page(&s, "q", max_files, budget, at, &json), key[4200];
+
+            if (page > s.n_files)
+                fail_msg("round %d: more pages than files", round);
+            tree_check(text, cJSON_GetObjectItem(json, "files"));
+            if (seen < s.n_files && cJSON_GetObjectItem(json, "shownFiles")->valueint < 1)
+                fail_msg("round %d: a page with no file, %zu of %zu seen", round, seen, s.n_files);
+            cJSON_ArrayForEach(f, cJSON_GetObjectItem(json, "files")) {
+                snprintf(key, sizeof(key), "%s:%s", cJSON_GetObjectItem(f, "repository")->valuestring,
+                         cJSON_GetObjectItem(f, "path")->valuestring);
+                if (strcmp(prev, key) >= 0)
+                    fail_msg("round %d: %s after %s", round, key, prev);
+                memcpy(prev, key, sizeof(prev));
+                seen++;
+            }
+            at = files_next(json, &after) ? &after : NULL;
+            free(text);
+            cJSON_Delete(json);
+            if (!at)
+                break;
+        }
+        assert_int_equal(seen, s.n_files);
+        zr_search_free(&s);
     }
 }
 
@@ -1463,7 +1827,9 @@ int main(void)
         cmocka_unit_test(test_mutated_answers_format_within_limits),
         cmocka_unit_test(test_search_never_exceeds_budget), cmocka_unit_test(test_repos_never_exceed_budget),
         cmocka_unit_test(test_read_never_exceeds_budget),
-        cmocka_unit_test(test_list_files),             cmocka_unit_test(test_find_references),
+        cmocka_unit_test(test_list_files),             cmocka_unit_test(test_list_files_tree),
+        cmocka_unit_test(test_list_files_depth_and_branches), cmocka_unit_test(test_list_files_budget_cursor),
+        cmocka_unit_test(test_list_files_pages_cover_all), cmocka_unit_test(test_find_references),
         cmocka_unit_test(test_find_references_ctags),  cmocka_unit_test(test_find_references_pages),
         cmocka_unit_test(test_definition_heuristic),
         cmocka_unit_test(test_files_and_refs_never_exceed_budget),

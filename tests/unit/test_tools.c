@@ -13,6 +13,7 @@
 
 #include "connector/format.h"
 #include "connector/mcp/jsonrpc.h"
+#include "connector/tools/cursor.h"
 #include "connector/tools/tools.h"
 #include "connector/zoekt/client.h"
 #include "tests/support/fixture.h"
@@ -244,6 +245,42 @@ static void test_bad_arguments(void **state)
     }
 }
 
+/* list_files refuses a cursor of another tool or of other arguments, and a ref that is no branch name,
+ * before it asks Zoekt anything. */
+static void test_list_files_cursor_and_ref(void **state)
+{
+    static const struct {
+        const char *args;
+        const char *msg;
+    } cases[] = {
+        {"{\"repo\":\"a\",\"cursor\":\"s0123456789abcdef.100\"}",
+         "argument \"cursor\" is not a cursor this tool returned; leave it out for the first page"},
+        {"{\"repo\":\"a\",\"cursor\":\"f0000000000000000.a:b:HEAD\"}",
+         "argument \"cursor\" belongs to another query: give it with the same arguments"},
+        {"{\"repo\":\"a\",\"cursor\":\"f0000000000000000\"}", "argument \"cursor\" is not a cursor this tool"},
+        {"{\"repo\":\"a\",\"ref\":\"a b\"}",
+         "invalid list_files arguments: ref: branch \"a b\": a branch name has no blank"},
+        {"{\"repo\":\"a\",\"ref\":\"\"}", "invalid list_files arguments: ref: a branch name has 1 to 256 bytes"},
+        {"{\"repo\":\"a\",\"ref\":7}", "argument \"ref\" must be a string"},
+    };
+    struct connector_config cfg = unreachable_cfg();
+    struct tool_ctx ctx = {&cfg, NULL};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct zk_err err = {0};
+        struct tool_result r;
+        cJSON *args = jsonrpc_parse(cases[i].args, strlen(cases[i].args));
+
+        tool_result_init(&r);
+        assert_int_equal(tools_call(&ctx, "list_files", args, &r, &err), ZK_OK);
+        if (!r.is_error || r.code != ZK_EINVAL || !strstr(r.text.data, cases[i].msg))
+            fail_msg("%s: got \"%s\", want \"%s\"", cases[i].args, r.text.data ? r.text.data : "", cases[i].msg);
+        tool_result_free(&r);
+        cJSON_Delete(args);
+    }
+}
+
 /* The MCP parser keeps a string's bytes after a \u0000 escape (as C0 80, which the argument checks
  * refuse) and leaves an escaped backslash followed by the text u0000 alone. */
 static void test_parse_keeps_nul(void **state)
@@ -381,7 +418,7 @@ static void test_structured_shapes(void **state)
     struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
     struct fmt_search_opts so = {"q", 30, 16384, 0, "a note", NULL, 0, NULL};
     struct fmt_search_opts later = {"q", 30, 16384, 0, NULL, NULL, 30, "s0123456789abcdef.31"};
-    struct fmt_files_opts fo = {"q", 10, 16384};
+    struct fmt_files_opts fo = {"q", 10, 16384, 0, NULL, NULL};
     struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note", NULL, NULL, 0, NULL, NULL};
     struct zk_err err = {0};
     cJSON *json = NULL, *shape;
@@ -577,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_unreachable_zoekt_code),
         cmocka_unit_test(test_parse_keeps_nul),
         cmocka_unit_test(test_structured_shapes),
+        cmocka_unit_test(test_list_files_cursor_and_ref),
         cmocka_unit_test(test_index_status_stale),
         cmocka_unit_test(test_index_status_list),
     };

@@ -306,11 +306,11 @@ function toolChecks(client) {
     const want = gitIn('mirrors/github.com/acme/payments', ['ls-files', ':(glob)deploy/*.yaml']).split('\n').filter(Boolean);
     assert.deepEqual(want, ['deploy/app.yaml', 'deploy/db.yaml']);
     assert.deepEqual(res.structuredContent.files.map(f => f.path), want);
-    assert.match(textOf(res), /\n2 files\.\n\nacme\/payments @[0-9a-f]{8}\ndeploy\/app\.yaml\ndeploy\/db\.yaml\n$/);
+    assert.match(textOf(res), /\n2 files\.\n\nacme\/payments @[0-9a-f]{8}\ndeploy\/\n  app\.yaml\n  db\.yaml\n$/);
     assert.equal(res.structuredContent.complete, true);
   });
 
-  test('list_files of a folder, a glob anywhere below it, and the cut at max_files', async () => {
+  test('list_files of a folder, a glob anywhere below it, the cut at max_files and the pages after it', async () => {
     let res = await call(client(), 'list_files', { repo: 'https://github.com/acme/payments.git', path: 'deploy/', file: '*.yaml' });
     const want = gitIn('mirrors/github.com/acme/payments', ['ls-files', ':(glob)deploy/**/*.yaml']).split('\n').filter(Boolean);
     assert.deepEqual(res.structuredContent.files.map(f => f.path), want, textOf(res));
@@ -320,6 +320,17 @@ function toolChecks(client) {
     assert.deepEqual(res.structuredContent.files.map(f => f.path), all.slice(0, 2));
     assert.match(textOf(res), new RegExp(`\\n${all.length} files, showing the first 2 by path\\.\\n`));
     assert.deepEqual(res.structuredContent.truncation, ['max_files']);
+    // Page by page with the cursor the header offers: every file once, in order.
+    const paged = [];
+    for (let page = 0; page <= all.length; page++) {
+      paged.push(...res.structuredContent.files.map(f => f.path));
+      const cursor = res.structuredContent.nextCursor;
+      if (!cursor) break;
+      assert.ok(textOf(res).includes(`Next page: the same arguments with "cursor":"${cursor}"`), textOf(res));
+      res = await call(client(), 'list_files', { repo: 'payments', max_files: 2, cursor });
+      assert.equal(res.isError, false, textOf(res));
+    }
+    assert.deepEqual(paged, all);
   });
 
   test('list_files of an unknown repository names the closest', async () => {
