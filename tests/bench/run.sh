@@ -117,6 +117,8 @@ tasks_section() {
   echo "shown), at most 10 calls. Each cell: right first time, calls, bytes of text read until done."
   [ -z "$baseline" ] || echo "Before: the connector \`$baseline\` (BENCH_BASELINE_CONNECTOR), on the same Zoekt in the same run."
   echo
+  echo "The catalogue every session reads first (\`tools/list\`): $(sed -n 's/^CATALOGUE \([0-9]*\).*/\1/p' "$1") bytes$(sed -n 's/^CATALOGUE [0-9]* \([0-9]*\)$/ (before: \1 bytes)/p' "$1")."
+  echo
   if [ -n "$baseline" ]; then
     echo "| task | what the agent wants | first call | truth | before | after |"
     echo "|---|---|---|---:|---|---|"

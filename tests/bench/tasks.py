@@ -18,10 +18,12 @@ what was shown. It stops when the truth is seen or after 10 calls. Reported per 
 time, calls, and bytes of text (the content agents read) until done, for the connector and, with
 --baseline, an older one (the same tasks, the same Zoekt, in the same run).
 
-Prints Markdown table rows (tests/bench/run.sh puts them into docs/benchmarks.md), then a line
-"TASKS <right first time> <total> [<baseline right first time>]".
+Prints Markdown table rows (tests/bench/run.sh puts them into docs/benchmarks.md), then the lines
+"CATALOGUE <bytes of tools/list> [<the baseline's>]" and "TASKS <right first time> <total> [<the
+baseline's right first time>]".
 """
 import argparse
+import json
 import subprocess
 import sys
 
@@ -122,6 +124,10 @@ class Connector(mcp_stdio.Connector):
     def tool(self, name, args):
         return self.call('tools/call', {'name': name, 'arguments': args})
 
+    def catalogue_bytes(self):
+        """The bytes of the tools/list result, as a client receives it (compact JSON)."""
+        return len(json.dumps(self.call('tools/list', {}), separators=(',', ':')).encode())
+
 
 def run(conn, tool, args, truth):
     """(right first time, calls, bytes, done) of one task."""
@@ -161,11 +167,12 @@ def main():
     a = ap.parse_args()
     modules = [m for m in open(a.modules).read().split() if m]
     truths = {t[0]: truth_of(t[4], a.src, modules) for t in TASKS}
-    results = {}
+    results, catalogue = {}, {}
     for label, binary in [('after', a.connector), ('before', a.baseline)]:
         if not binary:
             continue
         conn = Connector(binary, a.zoekt)
+        catalogue[label] = conn.catalogue_bytes()
         results[label] = {t[0]: run(conn, t[2], t[3], truths[t[0]]) for t in TASKS}
         conn.close()
     labels = [lb for lb in ('before', 'after') if lb in results]
@@ -179,6 +186,7 @@ def main():
     missed = [f'{lb}:{name}' for lb in labels for name, r in results[lb].items() if not r[3]]
     if missed:
         print('tasks.py: not finished within the calls allowed: ' + ' '.join(missed), file=sys.stderr)
+    print('CATALOGUE ' + ' '.join(str(catalogue[lb]) for lb in ('after', 'before') if lb in catalogue))
     right = [sum(x[0] for x in results[lb].values()) for lb in ('after', 'before') if lb in results]
     print('TASKS ' + ' '.join([str(right[0]), str(len(TASKS))] + [str(x) for x in right[1:]]))
 
