@@ -3,6 +3,8 @@
  * as a tree a page at a time. */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/catalogue.h"
+#include "connector/tools/run.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
@@ -77,16 +79,16 @@ static int files_no_repo(const struct tool_ctx *ctx, const char *repo, const cha
     struct buf msg;
 
     buf_init(&msg, 8192);
-    if (targ_list_get(ctx, &l, &err) == ZK_OK && !targ_repo_indexed(l, pattern)) {
+    if (tcat_get(ctx, &l, &err) == ZK_OK && !tcat_repo_indexed(l, pattern)) {
         missing = 1;
         /* A sentence that does not fit its 8 KiB leaves the short form. */
-        if (targ_no_repo(l, repo, pattern, &msg))
+        if (tcat_no_repo(l, repo, pattern, &msg))
             (void)targ_fail(r, "\"%.200s\" matches no indexed repository (list_repositories shows them)", repo);
         else
             (void)targ_fail(r, "%s", msg.data);
     }
     buf_free(&msg);
-    targ_list_put(ctx, l);
+    tcat_put(ctx, l);
     return missing;
 }
 
@@ -135,7 +137,7 @@ int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_r
         struct zr_opts ro = {cfg->mirror_prefix, 0, 1};
         struct fmt_files_opts fo = {zq, (int)max_files, cfg->output_budget, 0, tcur_files_cursor, &pages};
 
-        if (targ_search(ctx, "list_files", zq, &so, &ro, &res, r))
+        if (trun_search(ctx, "list_files", zq, &so, &ro, &res, r))
             goto out;
         if (res.n_files == 0 && files_no_repo(ctx, repo, pattern, r))
             goto out;

@@ -3,6 +3,8 @@
  * that names its repository and exact path with Whole: true. */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/catalogue.h"
+#include "connector/tools/run.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 
@@ -26,11 +28,11 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
     int rc;
 
     buf_init(&msg, 8192);
-    rc = targ_list_get(ctx, &l, &lerr);
+    rc = tcat_get(ctx, &l, &lerr);
     if (rc)
         rc = targ_fail_code(r, rc, "no file \"%.300s\" in a repository \"%.200s\" selects; listing the "
                                "repositories to tell which is missing failed: %s", path, repo, lerr.msg);
-    else if (!targ_repo_indexed(l, pattern) && (rc = targ_no_repo(l, repo, pattern, &msg)) == ZK_OK)
+    else if (!tcat_repo_indexed(l, pattern) && (rc = tcat_no_repo(l, repo, pattern, &msg)) == ZK_OK)
         rc = targ_fail(r, "%s", msg.data);
     else if (rc == ZK_OK)
         rc = targ_fail(r, "no file \"%.300s\" in the repository \"%.200s\" selects (the path must be exact and "
@@ -39,7 +41,7 @@ static int read_not_found(const struct tool_ctx *ctx, const char *repo, const ch
     if (rc)
         zk_err_set(err, rc, "read_file: the answer exceeds the output buffer");
     buf_free(&msg);
-    targ_list_put(ctx, l);
+    tcat_put(ctx, l);
     return rc;
 }
 
@@ -73,11 +75,11 @@ static size_t read_default_branch(const struct tool_ctx *ctx, const struct zr_se
 
     if (pick < res->n_files)
         return pick;
-    if (targ_list_get(ctx, &l, &lerr) == ZK_OK)
+    if (tcat_get(ctx, &l, &lerr) == ZK_OK)
         for (size_t i = 0; i < l->n_repos && pick == res->n_files; i++)
             if (strcmp(l->repos[i].name, res->files[0].repo) == 0 && l->repos[i].n_branches)
                 pick = read_on_branch(res, l->repos[i].branches[0].name);
-    targ_list_put(ctx, l);
+    tcat_put(ctx, l);
     return pick < res->n_files ? pick : 0;
 }
 
@@ -130,7 +132,7 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
         struct zc_search_opts so = {READ_MAX_FILES - 1, 0, 1, 1, 0};
         struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
 
-        if (targ_search(ctx, "read_file", zq, &so, &ro, &res, r))
+        if (trun_search(ctx, "read_file", zq, &so, &ro, &res, r))
             goto out;
     }
     if (res.n_files == 0) {
@@ -156,7 +158,7 @@ int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
                        repo, total, path, names, more, path);
         goto out;
     }
-    targ_web_urls(ctx, &res.files[pick], 1);
+    tcat_web_urls(ctx, &res.files[pick], 1);
     if (!res.files[pick].content) {
         /* Zoekt's answer is not in the shape asked for ("Whole": true): ZK_EPARSE, as the client says. */
         rc = targ_fail_code(r, ZK_EPARSE, "Zoekt found %s/%s but sent %s its content (retrying will not help)",

@@ -5,6 +5,8 @@
  * symbol data, a line that looks like one (fmt_is_definition). */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/catalogue.h"
+#include "connector/tools/run.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/query.h"
@@ -55,7 +57,7 @@ static int refs_definitions(const struct tool_ctx *ctx, const struct zq_spec *re
                             struct zr_search *defs, struct zk_err *err)
 {
     struct zq_spec spec = *refs;
-    struct zc_conn c = targ_conn(ctx, ctx->cfg->search_timeout_ms);
+    struct zc_conn c = trun_conn(ctx, ctx->cfg->search_timeout_ms);
     struct zc_search_opts so = {REFS_FETCH, 0, 1, 0, 0};
     struct zr_opts ro = {ctx->cfg->mirror_prefix, 0, 0};
     char *sym = mem_printf("sym:^%s$", symbol), *zq = NULL;
@@ -122,14 +124,14 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
         pages.hash = tcur_hash(TCUR_HASH_INIT, zq);
         if (tcur_read(cursor, REFS_CURSOR_KIND, pages.hash, position, r) || tcur_key_read(position, &after, r))
             goto out;
-        if (targ_search(ctx, "find_references", zq, &so, &ro, &res, r))
+        if (trun_search(ctx, "find_references", zq, &so, &ro, &res, r))
             goto out;
         if (res.n_files == 0 && n_repos)
-            targ_explain_empty(ctx, repos, n_repos, &note);
+            tcat_explain_empty(ctx, repos, n_repos, &note);
         /* Definitions come from ctags where a repository has symbol data. Without the list or the sym:
          * answer, the references stand with keyword guesses, and the note says why (a note that does
          * not fit its bound is dropped: it is a courtesy). */
-        if (res.n_files && targ_list_get_within(ctx, ZLC_TTL_MS, &l, &qerr) != ZK_OK) {
+        if (res.n_files && tcat_get_within(ctx, ZLC_TTL_MS, &l, &qerr) != ZK_OK) {
             if (buf_printf(&note, "Could not check which repositories have symbol data (%s), so D marks keyword "
                                   "guesses.", qerr.msg))
                 buf_reset(&note);
@@ -150,7 +152,7 @@ int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct t
             zk_err_set(err, rc, "find_references: %s", qerr.msg);
     }
 out:
-    targ_list_put(ctx, l);
+    tcat_put(ctx, l);
     buf_free(&note);
     zr_search_free(&defs);
     zr_search_free(&res);

@@ -1,6 +1,8 @@
 /* repos.c: the list_repositories tool: /api/list -> names, branches, index times. */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/catalogue.h"
+#include "connector/tools/run.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/reponame.h"
 #include "mem.h"
@@ -42,7 +44,7 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
     hash = tcur_hash(TCUR_HASH_INIT, filter && *filter ? pattern : "");
     if (tcur_read(cursor, REPOS_CURSOR, hash, position, r) || tcur_key_read(position, &after, r))
         return ZK_OK;
-    rc = targ_list_get(ctx, &l, &lerr);
+    rc = tcat_get(ctx, &l, &lerr);
     if (rc) {
         rc = targ_fail_code(r, rc, "listing repositories failed: %s", lerr.msg);
         goto out;
@@ -62,6 +64,6 @@ int tool_list_repositories(const struct tool_ctx *ctx, const cJSON *args, struct
     if (rc)
         zk_err_set(err, rc, "list_repositories: %s", lerr.msg);
 out:
-    targ_list_put(ctx, l);
+    tcat_put(ctx, l);
     return rc;
 }

@@ -1,6 +1,8 @@
 /* search.c: the search_code tool: arguments -> Zoekt query -> /api/search -> compact text. */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/catalogue.h"
+#include "connector/tools/run.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
@@ -140,7 +142,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
 
     {
         struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive, syntax, ref};
-        struct zc_conn c = targ_conn(ctx, cfg->search_timeout_ms);
+        struct zc_conn c = trun_conn(ctx, cfg->search_timeout_ms);
         struct zc_search_opts so = {0, (int)context, 1, 0, 1};
         struct zr_opts ro = {cfg->mirror_prefix, (int)context, FMT_FILE_MATCH_LINES};
 
@@ -201,7 +203,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
     /* A note is a courtesy: when it does not fit its bound it is dropped (a failed append empties the
      * buffer). */
     if (res.n_files == 0 && n_repos && !skip)
-        targ_explain_empty(ctx, repos, n_repos, &note);
+        tcat_explain_empty(ctx, repos, n_repos, &note);
     if (syntax == ZQ_SYNTAX_ZOEKT && zq_lint(query) &&
         buf_printf(&note, "%s%s", note.len ? " " : "", zq_lint(query)))
         buf_reset(&note);
@@ -224,8 +226,8 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
         page.n_files -= dropped;
         shown = page.n_files < (size_t)max_files ? page.n_files : (size_t)max_files;
         if (page.n_files) {
-            targ_indexed(ctx, &page, &indexed);
-            targ_web_urls(ctx, page.files, shown);
+            tcat_indexed(ctx, &page, &indexed);
+            tcat_web_urls(ctx, page.files, shown);
         }
         if ((res.n_files > skip + shown || res.stats.file_count > (long long)(skip + shown)) &&
             skip + shown < SEARCH_PAGE_MAX) {

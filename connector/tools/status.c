@@ -2,6 +2,8 @@
  * about the index (conditions, counts, times) and what the webserver actually serves (/api/list). */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/catalogue.h"
+#include "connector/tools/run.h"
 #include "connector/zoekt/reponame.h"
 #include "json.h"
 #include "kube/client.h"
@@ -26,11 +28,11 @@ static const struct kube_resource status_corpus_resource = {"codesearch.dev", "v
 /* {"repositories","shards","newestIndexTime","oldestIndexTime","zoektVersion"} for a repository list. */
 static cJSON *status_index_json(const struct zr_list *l)
 {
-    struct targ_index_summary s;
+    struct tcat_index_summary s;
     cJSON *o = cJSON_CreateObject();
     char newest[32], oldest[32];
 
-    targ_summarise(l, &s);
+    tcat_summarise(l, &s);
     rfc3339_format(s.newest, newest, sizeof(newest));
     rfc3339_format(s.oldest, oldest, sizeof(oldest));
     cJSON_AddNumberToObject(o, "repositories", (double)l->n_repos);
@@ -58,7 +60,7 @@ static void status_add_stale(cJSON *o, const struct zr_list *l, const size_t *or
     for (size_t i = 0; i < l->n_repos; i++) {
         const struct zr_repo *r = &l->repos[order[i]];
 
-        if (!targ_is_stale(r, now, max_age))
+        if (!tcat_is_stale(r, now, max_age))
             continue;
         if (stale++ < TOOLS_STALE_NAMES_MAX && names)
             cJSON_AddItemToArray(names, cJSON_CreateString(r->name));
@@ -120,7 +122,7 @@ cJSON *tools_index_status_json(const struct zr_list *l, const struct index_statu
     cJSON *o = status_index_json(l);
     int stale = opts && opts->max_age_seconds > 0, all = opts && opts->all;
     /* Sorted only when a part asks for it: a plain read (an older operator's) needs no order. */
-    size_t *order = stale || all ? targ_oldest_first(l) : NULL;
+    size_t *order = stale || all ? tcat_oldest_first(l) : NULL;
 
     if (stale)
         status_add_stale(o, l, order, now, opts->max_age_seconds, !opts->anonymous);
@@ -139,13 +141,13 @@ int tools_index_status(const struct connector_config *cfg, const struct index_st
     int rc;
 
     *json_out = NULL;
-    rc = targ_list_get(&ctx, &l, err);
+    rc = tcat_get(&ctx, &l, err);
     if (!rc) {
         o = tools_index_status_json(l, opts, time(NULL));
         *json_out = json_print(o);
         cJSON_Delete(o);
     }
-    targ_list_put(&ctx, l);
+    tcat_put(&ctx, l);
     return rc;
 }
 
@@ -236,7 +238,7 @@ static int status_corpus_part(const struct connector_config *cfg, struct tool_re
  * STATUS_OLDEST_SHOWN repositories indexed longest ago, the first to go stale. */
 static int status_oldest(const struct zr_list *l, struct buf *text)
 {
-    size_t *order = targ_oldest_first(l), n = l->n_repos < STATUS_OLDEST_SHOWN ? l->n_repos : STATUS_OLDEST_SHOWN;
+    size_t *order = tcat_oldest_first(l), n = l->n_repos < STATUS_OLDEST_SHOWN ? l->n_repos : STATUS_OLDEST_SHOWN;
     struct fmt_indexed_repo oldest[STATUS_OLDEST_SHOWN];
     int rc;
 
@@ -258,7 +260,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
 {
     const struct connector_config *cfg = ctx->cfg;
     struct zk_err lerr = {0};
-    struct targ_index_summary s;
+    struct tcat_index_summary s;
     const struct zr_list *l = NULL;
     cJSON *root = NULL, *repos = NULL;
     int corpus_failed = 0, rc;
@@ -273,7 +275,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
     if ((rc = status_corpus_part(cfg, r, root, &corpus_failed)))
         goto out;
 
-    rc = targ_list_get(ctx, &l, &lerr);
+    rc = tcat_get(ctx, &l, &lerr);
     if (rc) {
         cJSON_AddNullToObject(root, "index");
         cJSON_AddStringToObject(root, "indexError", lerr.msg);
@@ -284,7 +286,7 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
         rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, lerr.msg);
         goto done;
     }
-    targ_summarise(l, &s);
+    tcat_summarise(l, &s);
     rfc3339_format(s.newest, newest, sizeof(newest));
     rfc3339_format(s.oldest, oldest, sizeof(oldest));
     rc = buf_printf(&r->text, "Search webserver %s: %zu repositories, %lld shards, newest index %s, oldest index %s%s%s%s\n",
@@ -309,6 +311,6 @@ out:
     if (rc)
         zk_err_set(err, rc, "corpus_status: the report exceeds the output buffer");
     cJSON_Delete(root);
-    targ_list_put(ctx, l);
+    tcat_put(ctx, l);
     return rc;
 }

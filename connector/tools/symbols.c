@@ -4,6 +4,8 @@
  * names them and says how to search their text instead. */
 #include "connector/format.h"
 #include "connector/tools/args.h"
+#include "connector/tools/catalogue.h"
+#include "connector/tools/run.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 #include "mem.h"
@@ -128,7 +130,7 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
     const struct zr_list *l = NULL;
     int rc;
 
-    rc = targ_list_get(ctx, &l, &err);
+    rc = tcat_get(ctx, &l, &err);
     if (rc) {
         if (buf_printf(note, "%scould not check which repositories have symbol data: %s", note->len ? " " : "",
                        err.msg))
@@ -165,7 +167,7 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
     if (rc)
         buf_reset(note);
 out:
-    targ_list_put(ctx, l);
+    tcat_put(ctx, l);
 }
 
 int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
@@ -218,12 +220,12 @@ int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_
             rc = targ_fail(r, "invalid find_symbol arguments: %s", qerr.msg);
             goto out;
         }
-        if (targ_search(ctx, "find_symbol", zq, &so, &ro, &res, r))
+        if (trun_search(ctx, "find_symbol", zq, &so, &ro, &res, r))
             goto out;
         fo.more = res.stats.file_count > (long long)res.n_files;
         zr_search_keep_symbols(&res, syms_keep, &kinds);
         if (res.n_files == 0 && n_repos)
-            targ_explain_empty(ctx, repos, n_repos, &note);
+            tcat_explain_empty(ctx, repos, n_repos, &note);
         syms_note_unsymbolled(ctx, repos, n_repos, name, &note);
         fo.query = zq;
         fo.note = note.len ? note.data : NULL;

@@ -6,6 +6,7 @@
 #include "connector/tools/tools.h"
 
 #include "connector/tools/args.h"
+#include "connector/tools/run.h"
 #include "connector/tools/schema/schemas.h"
 #include "http.h"
 #include "log.h"
