@@ -36,6 +36,8 @@ report=$(
   check connector/**/*.[ch] -- 'controller/' "the connector does not include the operator"
   check connector/zoekt/*.[ch] connector/format/*.[ch] -- 'connector/mcp/' \
     "connector/zoekt/ and connector/format/ know nothing of the MCP transport"
+  check connector/zoekt/*.[ch] connector/format/*.[ch] -- 'connector/tools/' \
+    "connector/zoekt/ and connector/format/ render and parse; the tools above them use them, not the reverse"
   check connector/front.[ch] -- 'connector/mcp/' \
     "connector/front serves the routes handed to it and knows nothing of the MCP transport"
   check connector/metrics.[ch] -- 'connector/mcp/' \

@@ -292,7 +292,8 @@ int fmt_refs(const struct zr_search *r, const struct fmt_refs_opts *o, struct bu
     jb_add_num(&b, root, "shownFiles", (double)shown);
     jb_add_bool(&b, root, "complete", unshown == 0 && !lower);
     jb_add(&b, root, "truncation",
-           fmt_reasons_json(&b, (long long)(first + want) < total, lower, budget_hit));
+           fmt_reason_array(&b, ((long long)(first + want) < total ? FMT_R_MAX_FILES : 0u) |
+                                    (lower ? FMT_R_ZOEKT_LIMIT : 0u) | (budget_hit ? FMT_R_BUDGET : 0u)));
     if (o->note)
         jb_add_str(&b, root, "note", o->note);
     if (first)

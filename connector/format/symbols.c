@@ -123,7 +123,9 @@ int fmt_symbols(const struct zr_search *r, const struct fmt_symbols_opts *o, str
     jb_add_num(&b, root, "totalDefinitions", (double)defs);
     jb_add_num(&b, root, "shownFiles", (double)shown);
     jb_add_bool(&b, root, "complete", shown == r->n_files && !lower);
-    jb_add(&b, root, "truncation", fmt_reasons_json(&b, want < r->n_files, lower, budget_hit));
+    jb_add(&b, root, "truncation",
+           fmt_reason_array(&b, (want < r->n_files ? FMT_R_MAX_FILES : 0u) | (lower ? FMT_R_ZOEKT_LIMIT : 0u) |
+                                    (budget_hit ? FMT_R_BUDGET : 0u)));
     if (o->note)
         jb_add_str(&b, root, "note", o->note);
     jb_add(&b, root, "files", files);

@@ -232,16 +232,3 @@ cJSON *fmt_reason_array(struct jb *b, unsigned mask)
             jb_push(b, a, jb_string(b, names[i].name));
     return a;
 }
-
-cJSON *fmt_reasons_json(struct jb *b, int max_files, int zoekt_limit, int budget)
-{
-    cJSON *arr = jb_array(b);
-
-    if (max_files)
-        jb_push(b, arr, jb_string(b, "max_files"));
-    if (zoekt_limit)
-        jb_push(b, arr, jb_string(b, "zoekt_limit"));
-    if (budget)
-        jb_push(b, arr, jb_string(b, "output_budget"));
-    return arr;
-}

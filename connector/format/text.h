@@ -123,8 +123,4 @@ enum fmt_reason {
 /* The reasons in mask as the names structuredContent uses. */
 cJSON *fmt_reason_array(struct jb *b, unsigned mask);
 
-/* The reasons find_references and find_symbol give, by the same names: more files than max_files,
- * Zoekt's limits, the output budget. */
-cJSON *fmt_reasons_json(struct jb *b, int max_files, int zoekt_limit, int budget);
-
 #endif
