@@ -3,7 +3,7 @@
 #   lib/                                  shared by both programs; includes nothing of theirs
 #   controller/runtime/                   a generic controller runtime; includes only lib/
 #   controller/corpus/, controller/main.c the domain and the program
-#   connector/zoekt/, connector/format.*  Zoekt and its rendering; know nothing of MCP
+#   connector/zoekt/, connector/format/   Zoekt and its rendering; know nothing of MCP
 #   connector/tools/, connector/front.*,  the tools, the HTTP front door that serves routes handed to
 #   connector/metrics.*                   it, and the metrics; know nothing of MCP
 #   connector/mcp/, connector/main.c      the protocol and the program, which plugs /mcp into the front
@@ -34,8 +34,10 @@ report=$(
     "controller/runtime/ is generic: it includes only lib/ (hand it functions instead)"
   check controller/**/*.[ch] -- 'connector/' "the operator does not include the connector"
   check connector/**/*.[ch] -- 'controller/' "the connector does not include the operator"
-  check connector/zoekt/*.[ch] connector/format.[ch] -- 'connector/mcp/' \
-    "connector/zoekt/ and connector/format know nothing of the MCP transport"
+  check connector/zoekt/*.[ch] connector/format/*.[ch] -- 'connector/mcp/' \
+    "connector/zoekt/ and connector/format/ know nothing of the MCP transport"
+  check connector/zoekt/*.[ch] connector/format/*.[ch] -- 'connector/tools/' \
+    "connector/zoekt/ and connector/format/ render and parse; the tools above them use them, not the reverse"
   check connector/front.[ch] -- 'connector/mcp/' \
     "connector/front serves the routes handed to it and knows nothing of the MCP transport"
   check connector/metrics.[ch] -- 'connector/mcp/' \

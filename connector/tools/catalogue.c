@@ -1,7 +1,7 @@
 /* catalogue.c: see catalogue.h. */
 #include "connector/tools/catalogue.h"
 
-#include "connector/format.h"
+#include "connector/format/text.h"
 #include "connector/tools/run.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/reponame.h"

@@ -1,7 +1,7 @@
 /* cursor.c: page cursors; see cursor.h. */
 #include "connector/tools/cursor.h"
 
-#include "connector/format.h"
+#include "connector/format/text.h"
 #include "connector/tools/args.h"
 #include "mem.h"
 

@@ -1,7 +1,7 @@
 /* files.c: the list_files tool: the files of a repository (or a folder in it) that match a glob,
  * found with Zoekt's file-name search (a query of repo: and file: atoms only), sorted by path and shown
  * as a tree a page at a time. */
-#include "connector/format.h"
+#include "connector/format/files.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"

@@ -1,7 +1,7 @@
 /* read.c: the read_file tool: lines of one indexed file, served from the index, so that an agent can
  * read the function around a match without a clone. Zoekt returns a file's whole content for a query
  * that names its repository and exact path with Whole: true. */
-#include "connector/format.h"
+#include "connector/format/read.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"

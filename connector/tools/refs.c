@@ -3,7 +3,7 @@
  * file, a page at a time, with the definitions marked. In a repository indexed with ctags a definition
  * is where ctags found the identifier (a sym: search with the same filters says where); in one without
  * symbol data, a line that looks like one (fmt_is_definition). */
-#include "connector/format.h"
+#include "connector/format/refs.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"

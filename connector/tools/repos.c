@@ -1,5 +1,5 @@
 /* repos.c: the list_repositories tool: /api/list -> names, branches, index times. */
-#include "connector/format.h"
+#include "connector/format/repos.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"

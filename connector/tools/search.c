@@ -1,5 +1,5 @@
 /* search.c: the search_code tool: arguments -> Zoekt query -> /api/search -> compact text. */
-#include "connector/format.h"
+#include "connector/format/search.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"

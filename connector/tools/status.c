@@ -1,6 +1,7 @@
 /* status.c: the corpus_status tool and the /index-status body: what the CodeSearchCorpus resource says
  * about the index (conditions, counts, times) and what the webserver actually serves (/api/list). */
-#include "connector/format.h"
+#include "connector/format/repos.h"
+#include "connector/format/text.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"

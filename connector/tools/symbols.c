@@ -2,7 +2,7 @@
  * through Zoekt's sym: query over the symbols universal-ctags found at index time, each shown with the
  * kind and scope ctags gave it. Repositories indexed without ctags have no symbol data; the answer
  * names them and says how to search their text instead. */
-#include "connector/format.h"
+#include "connector/format/symbols.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"

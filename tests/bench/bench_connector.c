@@ -2,7 +2,7 @@
  *
  * For each recorded search fixture and for a synthetic large answer (30 files with many ChunkMatches,
  * about 600 KB of JSON, the size of a broad query over a few hundred repositories), it measures the
- * time to parse the answer (result.c) and to format it (format.c), and compares the bytes Zoekt sent
+ * time to parse the answer (result.c) and to format it (format/search.c), and compares the bytes Zoekt sent
  * with the bytes the agent receives (text, and the structuredContent JSON). With --url it also times
  * whole searches through the client against a server (tests/tools/zoekt-replay in `make bench`).
  *
@@ -10,7 +10,7 @@
  * Prints Markdown table rows on stdout; tests/bench/run.sh puts them into docs/benchmarks.md. */
 #include "buf.h"
 #include "connector/config.h"
-#include "connector/format.h"
+#include "connector/format/search.h"
 #include "mem.h"
 #include "connector/zoekt/client.h"
 #include "connector/zoekt/result.h"

@@ -21,7 +21,7 @@
  * Prints Markdown table rows on stdout; tests/bench/run.sh puts them into docs/benchmarks.md. */
 #include "buf.h"
 #include "connector/config.h"
-#include "connector/format.h"
+#include "connector/format/search.h"
 #include "connector/zoekt/client.h"
 #include "connector/zoekt/query.h"
 #include "http.h"

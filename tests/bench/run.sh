@@ -183,7 +183,7 @@ scale_section=
   echo "## Connector overhead per search"
   echo
   echo "For each Zoekt answer: the time to parse it (connector/zoekt/result.c: JSON, base64, merging"
-  echo "context lines) and to format it (connector/format.c: compact text and structuredContent), with the"
+  echo "context lines) and to format it (connector/format/search.c: compact text and structuredContent), with the"
   echo "defaults an agent gets (30 files, 2 context lines, 10 matching lines decoded per file, 16 KB output"
   echo "budget); then the bytes the agent receives against the bytes Zoekt sent. Recorded answers come"
   echo "from tests/fixtures/zoekt; the synthetic one is 30 files with 30 ChunkMatches each (about 600 KB,"

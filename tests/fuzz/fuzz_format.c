@@ -1,5 +1,5 @@
 /* fuzz_format.c: what an agent finally reads. A Zoekt answer (untrusted, through
- * connector/zoekt/result.h) is formatted by connector/format.h into compact text and structuredContent.
+ * connector/zoekt/result.h) is formatted by connector/format/ into compact text and structuredContent.
  *
  * Input: byte 0 picks search (even) or repository list (odd); byte 1 the output budget (2048 plus up to
  * 255 * 64 bytes) and max_files (1..40) or the list's limit; the rest is the Zoekt body. Asserted, for
@@ -13,7 +13,12 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "buf.h"
-#include "connector/format.h"
+#include "connector/format/files.h"
+#include "connector/format/refs.h"
+#include "connector/format/repos.h"
+#include "connector/format/search.h"
+#include "connector/format/symbols.h"
+#include "connector/format/text.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/result.h"
 #include "json.h"

@@ -23,7 +23,7 @@ check "controller/runtime/ including controller/corpus/ is caught" planted contr
 check "the operator including the connector is caught" planted controller/corpus/spec.c connector/auth.h
 check "the connector including the operator is caught" planted connector/tools/search.c controller/corpus/api.h
 check "connector/zoekt/ including connector/mcp/ is caught" planted connector/zoekt/query.c connector/mcp/server.h
-check "connector/format including connector/mcp/ is caught" planted connector/format.h connector/mcp/jsonrpc.h
+check "connector/format/ including connector/mcp/ is caught" planted connector/format/text.h connector/mcp/jsonrpc.h
 check "connector/front including connector/mcp/ is caught" planted connector/front.c connector/mcp/streamable.h
 check "connector/metrics including connector/mcp/ is caught" planted connector/metrics.c connector/mcp/server.h
 check "an include within the layer passes" bash -c \

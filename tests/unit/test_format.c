@@ -11,7 +11,12 @@
 #include <string.h>
 
 #include "buf.h"
-#include "connector/format.h"
+#include "connector/format/files.h"
+#include "connector/format/read.h"
+#include "connector/format/refs.h"
+#include "connector/format/repos.h"
+#include "connector/format/search.h"
+#include "connector/format/text.h"
 #include "connector/tools/cursor.h"
 #include "tests/support/fixture.h"
 

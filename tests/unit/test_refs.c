@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "connector/format.h"
+#include "connector/format/text.h"
 #include "connector/tools/cursor.h"
 #include "connector/tools/tools.h"
 #include "http.h"

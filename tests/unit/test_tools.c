@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connector/format.h"
+#include "connector/format/files.h"
+#include "connector/format/refs.h"
+#include "connector/format/search.h"
 #include "connector/mcp/jsonrpc.h"
 #include "connector/tools/cursor.h"
 #include "connector/tools/tools.h"
