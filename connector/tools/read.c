@@ -5,6 +5,7 @@
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/run.h"
+#include "connector/zoekt/listcache.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 
@@ -75,10 +76,13 @@ static size_t read_default_branch(const struct tool_ctx *ctx, const struct zr_se
 
     if (pick < res->n_files)
         return pick;
-    if (tcat_get(ctx, &l, &lerr) == ZK_OK)
-        for (size_t i = 0; i < l->n_repos && pick == res->n_files; i++)
-            if (strcmp(l->repos[i].name, res->files[0].repo) == 0 && l->repos[i].n_branches)
-                pick = read_on_branch(res, l->repos[i].branches[0].name);
+    /* The branches' order changes only with a reindex: the minute-old copy tcat_web_urls reads serves. */
+    if (tcat_get_within(ctx, ZLC_TTL_MS, &l, &lerr) == ZK_OK) {
+        const struct zr_repo *repo = zr_list_find(l, res->files[0].repo);
+
+        if (repo && repo->n_branches)
+            pick = read_on_branch(res, repo->branches[0].name);
+    }
     tcat_put(ctx, l);
     return pick < res->n_files ? pick : 0;
 }

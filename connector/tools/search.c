@@ -45,13 +45,6 @@ static const char search_no_symbols[] =
  * costs a search that sends them all. */
 #define SEARCH_PAGE_MAX 1000
 
-/* Whether a pattern has a character a regular expression reads as more than itself: only then can the
- * regex and the literal reading of it differ. */
-static int search_has_metachar(const char *q)
-{
-    return q && strpbrk(q, "\\.+*?()|[]{}^$") != NULL;
-}
-
 /* Runs zq for the first wanted files of the ranked order (zr_rank), which a page of them can trust not
  * to change between requests: Zoekt is asked for one file more than wanted, and, while files of equal
  * score straddle the cut (zr_rank_is_prefix), for more, up to SEARCH_PAGE_MAX + 1. *ties says the cut
@@ -174,7 +167,7 @@ int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_
          * literally, nearly always; one that parses but matches nothing often is too (code such as
          * f(5 * time.Second) is a valid regex that matches no code). Either is searched as a literal,
          * and the note says which reading found what. */
-        if (spec.syntax == ZQ_SYNTAX_REGEX && !skip && search_has_metachar(query) &&
+        if (spec.syntax == ZQ_SYNTAX_REGEX && !skip && zq_has_metachar(query) &&
             ((rc == ZK_EINVAL) || (rc == ZK_OK && res.n_files == 0))) {
             int invalid = rc == ZK_EINVAL;
 

@@ -12,10 +12,18 @@
 /* A query is typed by an agent; nothing legitimate comes near this, and it keeps every buffer bounded. */
 #define ZQ_MAX 65536
 
+/* The characters RE2 reads as more than themselves. */
+#define ZQ_METACHARS "\\.+*?()|[]{}^$"
+
+int zq_has_metachar(const char *s)
+{
+    return s && strpbrk(s, ZQ_METACHARS) != NULL;
+}
+
 /* Appends c so that it matches itself in RE2 and cannot end or alter a Zoekt token. */
 static int zq_put_literal(struct buf *b, unsigned char c)
 {
-    if (strchr("\\.+*?()|[]{}^$", c) && c != '\0') {
+    if (strchr(ZQ_METACHARS, c) && c != '\0') {
         char esc[2] = {'\\', (char)c};
         return buf_append(b, esc, 2);
     }

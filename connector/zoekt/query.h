@@ -53,6 +53,10 @@ int zq_glob_to_regex(const char *glob, enum zq_anchor anchor, char **out, struct
  * caller frees, or NULL when the escaped text would be longer than a query may be (64 KiB). */
 char *zq_regex_quote(const char *s);
 
+/* Whether s (NULL: no) has a character RE2 reads as more than itself, one zq_regex_quote escapes:
+ * only then can a pattern's regex and literal readings differ. */
+int zq_has_metachar(const char *s);
+
 /* Whether a repository or file argument is a glob (has *, ?, [ or {) rather than a plain name. */
 int zq_is_glob(const char *s);
 
