@@ -2,7 +2,7 @@
 #include "connector/tools/catalogue.h"
 
 #include "connector/format/text.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/reponame.h"
 #include "connector/zoekt/weburl.h"
@@ -97,17 +97,17 @@ int tcat_is_stale(const struct zr_repo *r, time_t now, long max_age)
     return r->index_time > 0 && now - r->index_time > max_age;
 }
 
-void tcat_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
+int tcat_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note)
 {
     struct zk_err err = {0};
     char pattern[ZN_ARG_MAX + 1];
-    size_t missing = 0;
+    int missing = 0, rc = ZK_OK;
     const struct zr_list *l = NULL;
-    int rc;
 
-    rc = tcat_get(ctx, &l, &err);
-    if (rc) {
+    if (tcat_get(ctx, &l, &err)) {
+        /* A sentence that does not fit empties the note (buf.h): the note is a courtesy. */
         rc = buf_printf(note, "could not check whether the repositories are indexed: %s", err.msg);
+        missing = -1;
         goto out;
     }
     for (size_t i = 0; !rc && i < n; i++) {
@@ -123,6 +123,7 @@ void tcat_explain_empty(const struct tool_ctx *ctx, const char *const *repos, si
                         n == 1 ? "y" : "ies", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
 out:
     tcat_put(ctx, l);
+    return missing;
 }
 
 /* The first file of each repository of res, in the order the repositories first appear: a heap array
@@ -147,7 +148,7 @@ static const struct zr_file **tcat_answer_repos(const struct zr_search *res, siz
 static int tcat_fetch_list(void *arg, struct zr_list *out, struct zk_err *err)
 {
     const struct tool_ctx *ctx = arg;
-    struct zc_conn c = trun_conn(ctx, ctx->cfg->list_timeout_ms);
+    struct zc_conn c = tpipe_conn(ctx, ctx->cfg->list_timeout_ms);
     struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
 
     return zc_list(&c, "", &ro, out, err);

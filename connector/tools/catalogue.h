@@ -24,8 +24,9 @@ int tcat_no_repo(const struct zr_list *l, const char *arg, const char *pattern, 
 /* After an empty result with repository filters (repos, n of them, each accepted by the query
  * builder), tells "no match in the repositories" apart from "no such repository", and names the
  * closest indexed repositories for each argument that selects none. Appends to note, which a sentence
- * that does not fit empties (the note is a courtesy). */
-void tcat_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note);
+ * that does not fit empties (the note is a courtesy). Returns how many arguments select no repository,
+ * or -1 when the list could not be had (the note says why). */
+int tcat_explain_empty(const struct tool_ctx *ctx, const char *const *repos, size_t n, struct buf *note);
 
 /* Fills line (empty) with what the "Indexed:" header line says of the repositories of res's files,
  * in their order (fmt_indexed): the commit of each one's first file in res, and the age of its index

@@ -4,7 +4,7 @@
 #include "connector/format/files.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
@@ -68,91 +68,79 @@ out:
     return rc;
 }
 
-/* Fails r for an empty answer when the repository argument selects no repository, naming the closest
- * ones; returns 1 then, 0 when the repository is indexed (or the list cannot be had: the empty list
- * stands). */
-static int files_no_repo(const struct tool_ctx *ctx, const char *repo, const char *pattern, struct tool_result *r)
-{
-    struct zk_err err = {0};
-    int missing = 0;
-    const struct zr_list *l = NULL;
-    struct buf msg;
+struct files_state {
+    const char *repo, *path, *glob, *ref, *cursor;
+    long max_files;
+    struct tcur_files pages; /* the letter and what the pages are of: the query */
+    struct tcur_key after;   /* the last file the page before showed */
+};
 
-    buf_init(&msg, 8192);
-    if (tcat_get(ctx, &l, &err) == ZK_OK && !tcat_repo_indexed(l, pattern)) {
-        missing = 1;
-        /* A sentence that does not fit its 8 KiB leaves the short form. */
-        if (tcat_no_repo(l, repo, pattern, &msg))
-            (void)targ_fail(r, "\"%.200s\" matches no indexed repository (list_repositories shows them)", repo);
-        else
-            (void)targ_fail(r, "%s", msg.data);
-    }
-    buf_free(&msg);
-    tcat_put(ctx, l);
-    return missing;
+static int files_parse(const struct tool_ctx *ctx, const cJSON *args, void *state, struct tool_result *r)
+{
+    struct files_state *st = state;
+    char pattern[ZN_ARG_MAX + 1];
+
+    (void)ctx;
+    if (targ_string(args, "repo", FILES_ARG_MAX, &st->repo, r) ||
+        targ_string(args, "path", FILES_ARG_MAX, &st->path, r) ||
+        targ_string(args, "file", FILES_ARG_MAX, &st->glob, r) || targ_string(args, "ref", 256, &st->ref, r) ||
+        targ_int(args, "max_files", 1, FILES_LIMIT, FILES_DEFAULT, &st->max_files, r) ||
+        targ_string(args, "cursor", FMT_CURSOR_MAX, &st->cursor, r))
+        return ZK_EINVAL;
+    if (!st->repo)
+        return targ_fail(r, "list_files needs \"repo\" (e.g. {\"repo\":\"payments\",\"file\":\"deploy/*.yaml\"}); "
+                            "list_repositories shows the names"), ZK_EINVAL;
+    if (targ_repo_pattern("repo", st->repo, pattern, r))
+        return ZK_EINVAL;
+    if (st->glob && !*st->glob)
+        return targ_fail(r, "argument \"file\" is empty: leave it out to list every file"), ZK_EINVAL;
+    return ZK_OK;
 }
 
-int tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
+static int files_plan(const struct tool_ctx *ctx, void *state, enum tool_reading reading, struct tool_query *q,
+                      struct tool_result *r)
 {
-    const struct connector_config *cfg = ctx->cfg;
-    const char *repo = NULL, *path = NULL, *glob = NULL, *ref = NULL, *cursor = NULL;
-    char pattern[ZN_ARG_MAX + 1], position[TCUR_POSITION_MAX + 1];
-    struct tcur_files pages = {FILES_CURSOR, 0};
-    struct zk_err qerr = {0};
-    struct tcur_key after;
-    struct zr_search res;
-    long max_files;
-    char *zq = NULL;
-    int rc = ZK_OK;
+    struct files_state *st = state;
+    char position[TCUR_POSITION_MAX + 1];
+    struct zk_err err = {0};
 
-    memset(&res, 0, sizeof(res));
-    if (targ_string(args, "repo", FILES_ARG_MAX, &repo, r) ||
-        targ_string(args, "path", FILES_ARG_MAX, &path, r) || targ_string(args, "file", FILES_ARG_MAX, &glob, r) ||
-        targ_string(args, "ref", 256, &ref, r) ||
-        targ_int(args, "max_files", 1, FILES_LIMIT, FILES_DEFAULT, &max_files, r) ||
-        targ_string(args, "cursor", FMT_CURSOR_MAX, &cursor, r))
-        goto out;
-    if (!repo) {
-        rc = targ_fail(r, "list_files needs \"repo\" (e.g. {\"repo\":\"payments\",\"file\":\"deploy/*.yaml\"}); "
-                          "list_repositories shows the names");
-        goto out;
-    }
-    if (targ_repo_pattern("repo", repo, pattern, r))
-        goto out;
-    if (glob && !*glob) {
-        rc = targ_fail(r, "argument \"file\" is empty: leave it out to list every file");
-        goto out;
-    }
-    if (files_query(repo, path, glob, ref, &zq, &qerr)) {
-        rc = targ_fail(r, "invalid list_files arguments: %s", qerr.msg);
-        goto out;
-    }
+    (void)reading;
+    if (files_query(st->repo, st->path, st->glob, st->ref, &q->zq, &err))
+        return targ_fail(r, "invalid list_files arguments: %s", err.msg), ZK_EINVAL;
     /* A cursor is of the query, which holds every argument but max_files. */
-    pages.hash = tcur_hash(TCUR_HASH_INIT, zq);
-    if (tcur_read(cursor, FILES_CURSOR, pages.hash, position, r) || tcur_key_read(position, &after, r))
-        goto out;
-    {
-        struct zc_search_opts so = {FILES_FETCH, 0, 1, 0, 0};
-        /* Only names are wanted: one match per file is decoded (0 would decode them all). */
-        struct zr_opts ro = {cfg->mirror_prefix, 0, 1};
-        struct fmt_files_opts fo = {zq, (int)max_files, cfg->output_budget, 0, tcur_files_cursor, &pages};
+    st->pages = (struct tcur_files){FILES_CURSOR, tcur_hash(TCUR_HASH_INIT, q->zq)};
+    if (tcur_read(st->cursor, FILES_CURSOR, st->pages.hash, position, r) || tcur_key_read(position, &st->after, r))
+        return ZK_EINVAL;
+    q->so = (struct zc_search_opts){FILES_FETCH, 0, 1, 0, 0};
+    /* Only names are wanted: one match per file is decoded (0 would decode them all). */
+    q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, 1};
+    q->repos = &st->repo;
+    q->n_repos = 1;
+    return ZK_OK;
+}
 
-        if (trun_search(ctx, "list_files", zq, &so, &ro, &res, r))
-            goto out;
-        if (res.n_files == 0 && files_no_repo(ctx, repo, pattern, r))
-            goto out;
-        fo.first = tcur_files_first(&res, &after);
-        buf_reset(&r->text);
-        rc = fmt_files(&res, &fo, &r->text, &r->structured, &qerr);
-        if (rc)
-            goto fail;
-    }
-    goto out;
+static int files_render(const struct tool_ctx *ctx, void *state, struct tool_answer *a, struct tool_result *r,
+                        struct zk_err *err)
+{
+    struct files_state *st = state;
+    struct fmt_files_opts fo = {a->zq, (int)st->max_files, ctx->cfg->output_budget, 0, tcur_files_cursor,
+                                &st->pages};
+    struct zk_err ferr = {0};
+    int rc;
 
-fail:
-    zk_err_set(err, rc, "list_files: %s", qerr.msg);
-out:
-    zr_search_free(&res);
-    free(zq);
+    /* An empty list stands, unless the repository argument selects no repository: then the driver's
+     * note names the closest ones (a note too long for its bound leaves the short form). */
+    if (a->no_repo > 0)
+        return a->note.len ? targ_fail(r, "%s", a->note.data)
+                           : targ_fail(r, "\"%.200s\" matches no indexed repository (list_repositories shows them)",
+                                       st->repo);
+    fo.first = tcur_files_first(&a->res, &st->after);
+    buf_reset(&r->text);
+    rc = fmt_files(&a->res, &fo, &r->text, &r->structured, &ferr);
+    if (rc)
+        zk_err_set(err, rc, "list_files: %s", ferr.msg);
     return rc;
 }
+
+const struct tool_def tool_list_files_def = {sizeof(struct files_state), files_parse, files_plan, files_render,
+                                             NULL};

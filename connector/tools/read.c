@@ -4,7 +4,7 @@
 #include "connector/format/read.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
@@ -17,34 +17,6 @@
 #define READ_LINE_LIMIT 10000000L
 /* Files asked of Zoekt: one is wanted; more tell that the repository argument names several. */
 #define READ_MAX_FILES 5
-
-/* Fails r for a search that found no such file: names the closest repositories when the repository
- * argument selects none, else says the file is not in the repositories it selects. */
-static int read_not_found(const struct tool_ctx *ctx, const char *repo, const char *pattern, const char *path,
-                          struct tool_result *r, struct zk_err *err)
-{
-    struct zk_err lerr = {0};
-    const struct zr_list *l = NULL;
-    struct buf msg;
-    int rc;
-
-    buf_init(&msg, 8192);
-    rc = tcat_get(ctx, &l, &lerr);
-    if (rc)
-        rc = targ_fail_code(r, rc, "no file \"%.300s\" in a repository \"%.200s\" selects; listing the "
-                               "repositories to tell which is missing failed: %s", path, repo, lerr.msg);
-    else if (!tcat_repo_indexed(l, pattern) && (rc = tcat_no_repo(l, repo, pattern, &msg)) == ZK_OK)
-        rc = targ_fail(r, "%s", msg.data);
-    else if (rc == ZK_OK)
-        rc = targ_fail(r, "no file \"%.300s\" in the repository \"%.200s\" selects (the path must be exact and "
-                          "relative to the repository root; search_code with file \"%.200s\" finds it by name).",
-                       path, repo, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-    if (rc)
-        zk_err_set(err, rc, "read_file: the answer exceeds the output buffer");
-    buf_free(&msg);
-    tcat_put(ctx, l);
-    return rc;
-}
 
 /* Whether every file of res is in the same repository (the same path, as the query asked). */
 static int read_one_repository(const struct zr_search *res)
@@ -66,24 +38,15 @@ static size_t read_on_branch(const struct zr_search *res, const char *branch)
 }
 
 /* The version of the file on the repository's default branch: HEAD, as zoekt-git-index names the
- * remote's default; else the first branch the repository was indexed on (the list keeps the index's
- * order: a corpus names its main branch first); else the first version Zoekt sent. */
-static size_t read_default_branch(const struct tool_ctx *ctx, const struct zr_search *res)
+ * remote's default; else the first branch the repository was indexed on (the catalogue l keeps the
+ * index's order: a corpus names its main branch first); else the first version Zoekt sent. */
+static size_t read_default_branch(const struct zr_list *l, const struct zr_search *res)
 {
-    const struct zr_list *l = NULL;
-    struct zk_err lerr = {0};
     size_t pick = read_on_branch(res, "HEAD");
+    const struct zr_repo *repo = l && pick == res->n_files ? zr_list_find(l, res->files[0].repo) : NULL;
 
-    if (pick < res->n_files)
-        return pick;
-    /* The branches' order changes only with a reindex: the minute-old copy tcat_web_urls reads serves. */
-    if (tcat_get_within(ctx, ZLC_TTL_MS, &l, &lerr) == ZK_OK) {
-        const struct zr_repo *repo = zr_list_find(l, res->files[0].repo);
-
-        if (repo && repo->n_branches)
-            pick = read_on_branch(res, repo->branches[0].name);
-    }
-    tcat_put(ctx, l);
+    if (repo && repo->n_branches)
+        pick = read_on_branch(res, repo->branches[0].name);
     return pick < res->n_files ? pick : 0;
 }
 
@@ -98,100 +61,110 @@ static int read_other_branches(const struct zr_search *res, size_t shown, struct
     return rc ? rc : buf_puts(text, " (pass ref to read one).");
 }
 
-int tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
-{
-    const struct connector_config *cfg = ctx->cfg;
-    const char *repo = NULL, *path = NULL, *ref = NULL;
-    char pattern[ZN_ARG_MAX + 1];
-    size_t pick = 0;
-    struct zk_err qerr = {0};
-    struct zr_search res;
+struct read_state {
+    const char *repo, *path, *ref;
+    char pattern[ZN_ARG_MAX + 1]; /* repo, normalised */
     long start, end;
-    char *zq = NULL;
-    int rc = ZK_OK;
+};
 
-    memset(&res, 0, sizeof(res));
-    if (targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
-        targ_string(args, "path", READ_PATH_MAX, &path, r) || targ_string(args, "ref", 256, &ref, r) ||
-        targ_int(args, "start_line", 1, READ_LINE_LIMIT, 1, &start, r) ||
-        targ_int(args, "end_line", 1, READ_LINE_LIMIT, 0, &end, r))
-        goto out;
-    if (!repo || !path) {
-        rc = targ_fail(r, "read_file needs both \"repo\" and \"path\" (e.g. {\"repo\":\"payments\",\"path\":"
-                          "\"src/pay.go\"})");
-        goto out;
-    }
-    if (end && end < start) {
-        rc = targ_fail(r, "argument \"end_line\" (%ld) is before \"start_line\" (%ld)", end, start);
-        goto out;
-    }
-    if (targ_repo_pattern("repo", repo, pattern, r))
-        goto out;
-    if (zq_file_query(repo, path, ref, &zq, &qerr)) {
-        rc = targ_fail(r, "invalid read_file arguments: %s", qerr.msg);
-        goto out;
-    }
+static int read_parse(const struct tool_ctx *ctx, const cJSON *args, void *state, struct tool_result *r)
+{
+    struct read_state *st = state;
 
-    {
-        struct zc_search_opts so = {READ_MAX_FILES - 1, 0, 1, 1, 0};
-        struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
+    (void)ctx;
+    if (targ_string(args, "repo", ZN_ARG_MAX, &st->repo, r) ||
+        targ_string(args, "path", READ_PATH_MAX, &st->path, r) || targ_string(args, "ref", 256, &st->ref, r) ||
+        targ_int(args, "start_line", 1, READ_LINE_LIMIT, 1, &st->start, r) ||
+        targ_int(args, "end_line", 1, READ_LINE_LIMIT, 0, &st->end, r))
+        return ZK_EINVAL;
+    if (!st->repo || !st->path)
+        return targ_fail(r, "read_file needs both \"repo\" and \"path\" (e.g. {\"repo\":\"payments\",\"path\":"
+                            "\"src/pay.go\"})"), ZK_EINVAL;
+    if (st->end && st->end < st->start)
+        return targ_fail(r, "argument \"end_line\" (%ld) is before \"start_line\" (%ld)", st->end, st->start),
+               ZK_EINVAL;
+    return targ_repo_pattern("repo", st->repo, st->pattern, r);
+}
 
-        if (trun_search(ctx, "read_file", zq, &so, &ro, &res, r))
-            goto out;
-    }
-    if (res.n_files == 0) {
-        rc = read_not_found(ctx, repo, pattern, path, r, err);
-        goto out;
-    }
+/* The file's whole content, in every repository the argument selects and on every branch; the
+ * catalogue to pick the default branch among several. */
+static int read_plan(const struct tool_ctx *ctx, void *state, enum tool_reading reading, struct tool_query *q,
+                     struct tool_result *r)
+{
+    struct read_state *st = state;
+    struct zk_err err = {0};
+
+    (void)reading;
+    if (zq_file_query(st->repo, st->path, st->ref, &q->zq, &err))
+        return targ_fail(r, "invalid read_file arguments: %s", err.msg), ZK_EINVAL;
+    q->so = (struct zc_search_opts){READ_MAX_FILES - 1, 0, 1, 1, 0};
+    q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, 0};
+    q->linked = READ_MAX_FILES;
+    q->repos = &st->repo;
+    q->n_repos = 1;
+    /* The branches' order changes only with a reindex: a minute-old copy serves. */
+    q->catalogue_ms = ZLC_TTL_MS;
+    return ZK_OK;
+}
+
+/* Fails r for an answer with several repositories that have the path. */
+static int read_ambiguous(const struct read_state *st, const struct zr_search *res, struct tool_result *r)
+{
+    long long total = res->stats.file_count > (long long)res->n_files ? res->stats.file_count : (long long)res->n_files;
+    char names[1024] = "", more[64] = "";
+
+    for (size_t i = 0; i < res->n_files; i++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", res->files[i].repo);
+    if (total > (long long)res->n_files)
+        snprintf(more, sizeof(more), " and %lld more", total - (long long)res->n_files);
+    return targ_fail(r, "\"%.200s\" selects %lld repositories that have \"%.300s\": %s%s. Give one name as repo "
+                        "(list_repositories or search_code with file \"%.200s\" shows them all).",
+                     st->repo, total, st->path, names, more, st->path);
+}
+
+static int read_render(const struct tool_ctx *ctx, void *state, struct tool_answer *a, struct tool_result *r,
+                       struct zk_err *err)
+{
+    struct read_state *st = state;
+    const struct zr_search *res = &a->res;
+    struct fmt_file_opts fo = {st->start, st->end, ctx->cfg->output_budget};
+    struct zk_err ferr = {0};
+    const struct zr_file *f;
+    size_t pick = 0;
+    long total;
+    int rc;
+
+    /* The driver's note names the closest repositories when the argument selects none. */
+    if (res->n_files == 0 && a->no_repo > 0 && a->note.len)
+        return targ_fail(r, "%s", a->note.data);
+    if (res->n_files == 0)
+        return targ_fail(r, "no file \"%.300s\" in the repository \"%.200s\" selects (the path must be exact and "
+                            "relative to the repository root; search_code with file \"%.200s\" finds it by name).%s%s",
+                         st->path, st->repo, strrchr(st->path, '/') ? strrchr(st->path, '/') + 1 : st->path,
+                         a->no_repo < 0 && a->note.len ? " " : "", a->no_repo < 0 && a->note.len ? a->note.data : "");
     /* One repository may hold the path on several branches with different contents: Zoekt then has a
      * document per version. The default branch is what an agent reads unless it names another; the
      * answer says which others there are. */
-    if (res.n_files > 1 && read_one_repository(&res)) {
-        pick = read_default_branch(ctx, &res);
-    } else if (res.n_files > 1) {
-        long long total = res.stats.file_count > (long long)res.n_files ? res.stats.file_count : (long long)res.n_files;
-        char names[1024] = "", more[64] = "";
-
-        for (size_t i = 0; i < res.n_files; i++)
-            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
-                     res.files[i].repo);
-        if (total > (long long)res.n_files)
-            snprintf(more, sizeof(more), " and %lld more", total - (long long)res.n_files);
-        rc = targ_fail(r, "\"%.200s\" selects %lld repositories that have \"%.300s\": %s%s. Give one name as "
-                          "repo (list_repositories or search_code with file \"%.200s\" shows them all).",
-                       repo, total, path, names, more, path);
-        goto out;
-    }
-    tcat_web_urls(ctx, &res.files[pick], 1);
-    if (!res.files[pick].content) {
+    if (res->n_files > 1 && !read_one_repository(res))
+        return read_ambiguous(st, res, r);
+    if (res->n_files > 1)
+        pick = read_default_branch(a->list, res);
+    f = &res->files[pick];
+    if (!f->content)
         /* Zoekt's answer is not in the shape asked for ("Whole": true): ZK_EPARSE, as the client says. */
-        rc = targ_fail_code(r, ZK_EPARSE, "Zoekt found %s/%s but sent %s its content (retrying will not help)",
-                            res.files[pick].repo, res.files[pick].path,
-                            res.files[pick].has_content ? "an undecodable copy of" : "none of");
-        goto out;
-    }
-    {
-        long total = fmt_count_lines(res.files[pick].content, res.files[pick].content_len);
-        struct fmt_file_opts fo = {start, end, cfg->output_budget};
-
-        if (start > total && !(start == 1 && total == 0)) {
-            rc = targ_fail(r, "%s/%s has %ld lines; start_line %ld is past its end", res.files[pick].repo,
-                           res.files[pick].path, total, start);
-            goto out;
-        }
-        buf_reset(&r->text);
-        rc = fmt_file(&res.files[pick], &fo, &r->text, &r->structured, &qerr);
-        if (!rc && res.n_files > 1)
-            rc = read_other_branches(&res, pick, &r->text);
-        if (rc)
-            goto fail;
-    }
-    goto out;
-
-fail:
-    zk_err_set(err, rc, "read_file: %s", qerr.msg);
-out:
-    zr_search_free(&res);
-    free(zq);
+        return targ_fail_code(r, ZK_EPARSE, "Zoekt found %s/%s but sent %s its content (retrying will not help)",
+                              f->repo, f->path, f->has_content ? "an undecodable copy of" : "none of");
+    total = fmt_count_lines(f->content, f->content_len);
+    if (st->start > total && !(st->start == 1 && total == 0))
+        return targ_fail(r, "%s/%s has %ld lines; start_line %ld is past its end", f->repo, f->path, total,
+                         st->start);
+    buf_reset(&r->text);
+    rc = fmt_file(f, &fo, &r->text, &r->structured, &ferr);
+    if (!rc && res->n_files > 1)
+        rc = read_other_branches(res, pick, &r->text);
+    if (rc)
+        zk_err_set(err, rc, "read_file: %s", ferr.msg[0] ? ferr.msg : "the answer exceeds the output buffer");
     return rc;
 }
+
+const struct tool_def tool_read_file_def = {sizeof(struct read_state), read_parse, read_plan, read_render, NULL};

@@ -6,7 +6,7 @@
 #include "connector/format/refs.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/query.h"
@@ -50,21 +50,23 @@ static int refs_any_symbols(const struct zr_list *l, const struct zr_search *res
     return 0;
 }
 
-/* Where ctags found symbol in the files the references' query spec searches: the sym: search for the
- * exact name, case-sensitive, with the same repository and file filters, into *defs (which the caller
- * frees, also after a failure). Returns ZK_OK or the failure's code with err set. */
-static int refs_definitions(const struct tool_ctx *ctx, const struct zq_spec *refs, const char *symbol,
-                            struct zr_search *defs, struct zk_err *err)
+/* Where ctags found symbol in the files the references' query searches: the sym: search for the exact
+ * name, case-sensitive, with the same repository and file filters, into *defs (which the caller frees,
+ * also after a failure). A second search of the tool's own, run by its render: it is wanted only when
+ * the first found files in repositories with symbol data. Returns ZK_OK or the failure's code with err
+ * set. */
+static int refs_definitions(const struct tool_ctx *ctx, const char *const *repos, size_t n_repos,
+                            const char *const *files, size_t n_files, const char *symbol, struct zr_search *defs,
+                            struct zk_err *err)
 {
-    struct zq_spec spec = *refs;
-    struct zc_conn c = trun_conn(ctx, ctx->cfg->search_timeout_ms);
+    struct zq_spec spec = {NULL, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT, NULL};
+    struct zc_conn c = tpipe_conn(ctx, ctx->cfg->search_timeout_ms);
     struct zc_search_opts so = {REFS_FETCH, 0, 1, 0, 0};
     struct zr_opts ro = {ctx->cfg->mirror_prefix, 0, 0};
     char *sym = mem_printf("sym:^%s$", symbol), *zq = NULL;
     int rc;
 
     spec.query = sym;
-    spec.syntax = ZQ_SYNTAX_ZOEKT;
     rc = zq_build(&spec, &zq, err);
     if (rc)
         goto out;
@@ -75,90 +77,106 @@ out:
     return rc;
 }
 
-int tool_find_references(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
-{
-    const struct connector_config *cfg = ctx->cfg;
-    const char **repos = NULL, **files = NULL, *symbol = NULL, *cursor = NULL;
-    size_t n_repos = 0, n_files = 0;
-    struct zk_err qerr = {0};
-    struct zr_search res, defs;
-    const struct zr_list *l = NULL;
-    char *zq = NULL, *pattern = NULL, position[TCUR_POSITION_MAX + 1];
-    struct tcur_key after;
+struct refs_state {
+    const char *symbol, *cursor;
+    const char **repos, **files; /* heap arrays of pointers into the arguments */
+    size_t n_repos, n_files;
     long max_files;
-    struct buf note;
-    int have_defs = 0, rc = ZK_OK;
+    char *pattern;               /* \bsymbol\b (heap) */
+    struct tcur_files pages;     /* the letter and what the pages are of: the query */
+    struct tcur_key after;       /* the last file the page before showed */
+};
 
-    memset(&res, 0, sizeof(res));
+static int refs_parse(const struct tool_ctx *ctx, const cJSON *args, void *state, struct tool_result *r)
+{
+    struct refs_state *st = state;
+
+    if (targ_string(args, "symbol", REFS_SYMBOL_MAX, &st->symbol, r) ||
+        targ_string_list(args, "repo", REFS_MAX_FILTERS, REFS_ARG_MAX, &st->repos, &st->n_repos, r) ||
+        targ_string_list(args, "file", REFS_MAX_FILTERS, REFS_ARG_MAX, &st->files, &st->n_files, r) ||
+        targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, ctx->cfg->max_files, &st->max_files, r) ||
+        targ_string(args, "cursor", FMT_CURSOR_MAX, &st->cursor, r))
+        return ZK_EINVAL;
+    if (!st->symbol)
+        return targ_fail(r, "find_references needs \"symbol\", an identifier (e.g. {\"symbol\":\"ParseConfig\"})"),
+               ZK_EINVAL;
+    if (!refs_is_identifier(st->symbol))
+        return targ_fail(r, "argument \"symbol\" must be an identifier (a letter or _, then letters, digits and _), "
+                            "got \"%.100s\"; search_code takes any pattern", st->symbol), ZK_EINVAL;
+    st->pattern = mem_printf("\\b%s\\b", st->symbol);
+    return ZK_OK;
+}
+
+static int refs_plan(const struct tool_ctx *ctx, void *state, enum tool_reading reading, struct tool_query *q,
+                     struct tool_result *r)
+{
+    struct refs_state *st = state;
+    struct zq_spec spec = {st->pattern, st->repos, st->n_repos, st->files, st->n_files, NULL, 0, 1,
+                           ZQ_SYNTAX_REGEX, NULL};
+    char position[TCUR_POSITION_MAX + 1];
+    struct zk_err err = {0};
+
+    (void)reading;
+    if (zq_build(&spec, &q->zq, &err))
+        return targ_fail(r, "invalid find_references arguments: %s", err.msg), ZK_EINVAL;
+    /* The pages are of one query: a cursor given with other arguments is refused before any search. */
+    st->pages = (struct tcur_files){REFS_CURSOR_KIND, tcur_hash(TCUR_HASH_INIT, q->zq)};
+    if (tcur_read(st->cursor, REFS_CURSOR_KIND, st->pages.hash, position, r) ||
+        tcur_key_read(position, &st->after, r))
+        return ZK_EINVAL;
+    q->so = (struct zc_search_opts){REFS_FETCH, 0, 1, 0, 0};
+    q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
+    q->repos = st->repos;
+    q->n_repos = st->n_repos;
+    /* Which repositories have symbol data, and the default branch of each: a minute-old copy serves. */
+    q->catalogue_ms = ZLC_TTL_MS;
+    return ZK_OK;
+}
+
+static int refs_render(const struct tool_ctx *ctx, void *state, struct tool_answer *a, struct tool_result *r,
+                       struct zk_err *err)
+{
+    struct refs_state *st = state;
+    struct fmt_refs_opts fo = {a->zq, st->symbol, (int)st->max_files, ctx->cfg->output_budget, NULL, NULL, a->list,
+                               0, tcur_files_cursor, &st->pages};
+    struct zk_err ferr = {0};
+    struct zr_search defs;
+    int have_defs = 0, rc;
+
     memset(&defs, 0, sizeof(defs));
-    buf_init(&note, REFS_NOTE_MAX);
-    if (targ_string(args, "symbol", REFS_SYMBOL_MAX, &symbol, r) ||
-        targ_string_list(args, "repo", REFS_MAX_FILTERS, REFS_ARG_MAX, &repos, &n_repos, r) ||
-        targ_string_list(args, "file", REFS_MAX_FILTERS, REFS_ARG_MAX, &files, &n_files, r) ||
-        targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, cfg->max_files, &max_files, r) ||
-        targ_string(args, "cursor", FMT_CURSOR_MAX, &cursor, r))
-        goto out;
-    if (!symbol) {
-        rc = targ_fail(r, "find_references needs \"symbol\", an identifier (e.g. {\"symbol\":\"ParseConfig\"})");
-        goto out;
+    /* Definitions come from ctags where a repository has symbol data. Without the list or the sym:
+     * answer, the references stand with keyword guesses, and the note says why (a sentence that does
+     * not fit empties the note: it is a courtesy). */
+    if (a->res.n_files && !a->list) {
+        if (buf_printf(&a->note, "Could not check which repositories have symbol data (%s), so D marks keyword "
+                                 "guesses.", a->list_err.msg))
+            buf_reset(&a->note);
+    } else if (a->res.n_files && refs_any_symbols(a->list, &a->res)) {
+        have_defs = refs_definitions(ctx, st->repos, st->n_repos, st->files, st->n_files, st->symbol, &defs,
+                                     &ferr) == ZK_OK;
+        if (!have_defs && buf_printf(&a->note, "The ctags definitions could not be read (%s), so D marks keyword "
+                                               "guesses.", ferr.msg))
+            buf_reset(&a->note);
     }
-    if (!refs_is_identifier(symbol)) {
-        rc = targ_fail(r, "argument \"symbol\" must be an identifier (a letter or _, then letters, digits and _), "
-                          "got \"%.100s\"; search_code takes any pattern", symbol);
-        goto out;
-    }
-    pattern = mem_printf("\\b%s\\b", symbol);
-    {
-        struct zq_spec spec = {pattern, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_REGEX, NULL};
-        struct zc_search_opts so = {REFS_FETCH, 0, 1, 0, 0};
-        struct zr_opts ro = {cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
-        struct tcur_files pages = {REFS_CURSOR_KIND, 0};
-        struct fmt_refs_opts fo = {NULL, symbol, (int)max_files, cfg->output_budget, NULL, NULL, NULL, 0,
-                                   tcur_files_cursor, &pages};
-
-        if (zq_build(&spec, &zq, &qerr)) {
-            rc = targ_fail(r, "invalid find_references arguments: %s", qerr.msg);
-            goto out;
-        }
-        /* The pages are of one query: a cursor given with other arguments is refused before any search. */
-        pages.hash = tcur_hash(TCUR_HASH_INIT, zq);
-        if (tcur_read(cursor, REFS_CURSOR_KIND, pages.hash, position, r) || tcur_key_read(position, &after, r))
-            goto out;
-        if (trun_search(ctx, "find_references", zq, &so, &ro, &res, r))
-            goto out;
-        if (res.n_files == 0 && n_repos)
-            tcat_explain_empty(ctx, repos, n_repos, &note);
-        /* Definitions come from ctags where a repository has symbol data. Without the list or the sym:
-         * answer, the references stand with keyword guesses, and the note says why (a note that does
-         * not fit its bound is dropped: it is a courtesy). */
-        if (res.n_files && tcat_get_within(ctx, ZLC_TTL_MS, &l, &qerr) != ZK_OK) {
-            if (buf_printf(&note, "Could not check which repositories have symbol data (%s), so D marks keyword "
-                                  "guesses.", qerr.msg))
-                buf_reset(&note);
-        } else if (res.n_files && refs_any_symbols(l, &res)) {
-            have_defs = refs_definitions(ctx, &spec, symbol, &defs, &qerr) == ZK_OK;
-            if (!have_defs && buf_printf(&note, "The ctags definitions could not be read (%s), so D marks "
-                                                "keyword guesses.", qerr.msg))
-                buf_reset(&note);
-        }
-        fo.query = zq;
-        fo.note = note.len ? note.data : NULL;
-        fo.defs = have_defs ? &defs : NULL;
-        fo.list = l;
-        fo.first = tcur_files_first(&res, &after);
-        buf_reset(&r->text);
-        rc = fmt_refs(&res, &fo, &r->text, &r->structured, &qerr);
-        if (rc)
-            zk_err_set(err, rc, "find_references: %s", qerr.msg);
-    }
-out:
-    tcat_put(ctx, l);
-    buf_free(&note);
+    fo.note = a->note.len ? a->note.data : NULL;
+    fo.defs = have_defs ? &defs : NULL;
+    fo.first = tcur_files_first(&a->res, &st->after);
+    buf_reset(&r->text);
+    rc = fmt_refs(&a->res, &fo, &r->text, &r->structured, &ferr);
+    if (rc)
+        zk_err_set(err, rc, "find_references: %s", ferr.msg);
     zr_search_free(&defs);
-    zr_search_free(&res);
-    free(pattern);
-    free(zq);
-    free(repos);
-    free(files);
     return rc;
 }
+
+static void refs_release(void *state)
+{
+    struct refs_state *st = state;
+
+    free(st->repos);
+    free(st->files);
+    free(st->pattern);
+}
+
+const struct tool_def tool_find_references_def = {sizeof(struct refs_state), refs_parse, refs_plan, refs_render,
+                                                  refs_release};

@@ -2,7 +2,7 @@
 #include "connector/format/search.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
@@ -13,10 +13,6 @@
 
 #define SEARCH_MAX_FILTERS 50
 #define SEARCH_MAX_ARG_LEN 1024
-
-/* Bound on the note above an answer: a sentence per repository argument, each cut to a few hundred
- * bytes, for at most SEARCH_MAX_FILTERS of them. */
-#define SEARCH_NOTE_MAX 16384
 
 /* Reads the syntax argument ("regex", the default, or "zoekt") and the literal flag, which only a
  * pattern takes. Fails r for another value or for literal with the Zoekt syntax. */
@@ -41,212 +37,154 @@ static const char search_no_symbols[] =
     "definition or the repositories searched have no symbol data (find_symbol names them); search the "
     "definition's text instead (e.g. \"func Name(\" or \"type Name \").";
 
-/* Files a cursor may page through: Zoekt ranks them again for each page, so a page past this many
- * costs a search that sends them all. */
+/* Files a cursor may page through: a page past them costs a search that sends them all (pipeline.c
+ * asks for no more than this many, plus one). */
 #define SEARCH_PAGE_MAX 1000
-
-/* Runs zq for the first wanted files of the ranked order (zr_rank), which a page of them can trust not
- * to change between requests: Zoekt is asked for one file more than wanted, and, while files of equal
- * score straddle the cut (zr_rank_is_prefix), for more, up to SEARCH_PAGE_MAX + 1. *ties says the cut
- * still straddles files of equal score there (or a wider answer failed: the narrower one stands). res
- * is the caller's to free, whatever the result. */
-static int search_ranked(const struct zc_conn *c, const char *zq, struct zc_search_opts *so, const struct zr_opts *ro,
-                         size_t wanted, struct zr_search *res, int *ties, struct zk_err *err)
-{
-    size_t asked = wanted + 1;
-    struct zr_search wider;
-    struct zk_err werr = {0};
-    int rc;
-
-    *ties = 0;
-    so->max_files = (int)asked;
-    if ((rc = zc_search(c, zq, so, ro, res, err)))
-        return rc;
-    zr_rank(res);
-    while (!zr_rank_is_prefix(res, wanted, asked)) {
-        if (asked > SEARCH_PAGE_MAX) {
-            *ties = 1;
-            break;
-        }
-        asked = asked * 4 > SEARCH_PAGE_MAX + 1 ? SEARCH_PAGE_MAX + 1 : asked * 4;
-        so->max_files = (int)asked;
-        memset(&wider, 0, sizeof(wider));
-        if (zc_search(c, zq, so, ro, &wider, &werr)) {
-            zr_search_free(&wider);
-            *ties = 1;
-            break;
-        }
-        zr_search_free(res);
-        *res = wider;
-        zr_rank(res);
-    }
-    return ZK_OK;
-}
 
 /* The readings a cursor names: the regex, or the literal text the regex fell back to. */
 #define SEARCH_READ_REGEX 'r'
 #define SEARCH_READ_LITERAL 'l'
 
-/* Builds the query for spec, read as syntax, and what a cursor of it is of (the query and the reading). */
-static int search_build(struct zq_spec *spec, enum zq_syntax syntax, char **zq, uint64_t *hash, struct zk_err *err)
-{
-    char reading[2] = {syntax == ZQ_SYNTAX_LITERAL ? SEARCH_READ_LITERAL : SEARCH_READ_REGEX, 0};
+struct search_state {
+    const char *query, *ref, *cursor;
+    const char **repos, **files, **excl; /* heap arrays of pointers into the arguments */
+    size_t n_repos, n_files, n_excl;
+    long context, max_files, max_bytes;
+    int case_sensitive;
+    enum zq_syntax syntax;
+    size_t skip;   /* the files the pages before the cursor's showed */
+    uint64_t hash; /* what the pages are of: the reading and the query last planned */
+};
 
-    free(*zq);
-    *zq = NULL;
-    spec->syntax = syntax;
-    if (zq_build(spec, zq, err))
+static int search_parse(const struct tool_ctx *ctx, const cJSON *args, void *state, struct tool_result *r)
+{
+    const struct connector_config *cfg = ctx->cfg;
+    struct search_state *st = state;
+    int literal;
+
+    if (targ_string(args, "query", 4096, &st->query, r) ||
+        targ_string_list(args, "repo", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &st->repos, &st->n_repos, r) ||
+        targ_string_list(args, "file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &st->files, &st->n_files, r) ||
+        targ_string_list(args, "exclude_file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &st->excl, &st->n_excl, r) ||
+        targ_string(args, "ref", 256, &st->ref, r) ||
+        targ_int(args, "context_lines", 0, CONNECTOR_CONTEXT_LINES_LIMIT, cfg->context_lines, &st->context, r) ||
+        targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, cfg->max_files, &st->max_files, r) ||
+        targ_bool(args, "case_sensitive", 0, &st->case_sensitive, r) ||
+        targ_int(args, "max_bytes", FMT_BUDGET_MIN, CONNECTOR_OUTPUT_BUDGET_LIMIT, (long)cfg->output_budget,
+                 &st->max_bytes, r) ||
+        targ_bool(args, "literal", 0, &literal, r) || search_syntax(args, literal, &st->syntax, r) ||
+        targ_string(args, "cursor", FMT_CURSOR_MAX, &st->cursor, r))
         return ZK_EINVAL;
+    return ZK_OK;
+}
+
+/* Builds the query for the state's arguments read as syntax into *zq, and what a cursor of it is of
+ * (the query and the reading) into *hash. Fails r. */
+static int search_build(const struct search_state *st, enum zq_syntax syntax, char **zq, uint64_t *hash,
+                        struct tool_result *r)
+{
+    struct zq_spec spec = {st->query, st->repos, st->n_repos, st->files, st->n_files, st->excl, st->n_excl,
+                           st->case_sensitive, syntax, st->ref};
+    char reading[2] = {syntax == ZQ_SYNTAX_LITERAL ? SEARCH_READ_LITERAL : SEARCH_READ_REGEX, 0};
+    struct zk_err err = {0};
+
+    if (zq_build(&spec, zq, &err))
+        return targ_fail(r, "invalid search arguments: %s", err.msg), ZK_EINVAL;
     *hash = tcur_hash(tcur_hash(TCUR_HASH_INIT, reading), *zq);
     return ZK_OK;
 }
 
-int tool_search_code(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
+static int search_plan(const struct tool_ctx *ctx, void *state, enum tool_reading reading, struct tool_query *q,
+                       struct tool_result *r)
 {
     const struct connector_config *cfg = ctx->cfg;
-    const char **repos = NULL, **files = NULL, **excl = NULL;
-    size_t n_repos = 0, n_files = 0, n_excl = 0, skip = 0;
-    const char *query = NULL, *ref = NULL, *cursor = NULL;
-    long context, max_files, max_bytes;
-    int case_sensitive, literal, ties = 0, rc = ZK_OK;
-    enum zq_syntax syntax;
-    struct zk_err qerr = {0};
-    struct zr_search res;
-    char *zq = NULL, *next = NULL, position[TCUR_POSITION_MAX + 1];
-    uint64_t hash = 0;
-    struct buf note, indexed;
+    struct search_state *st = state;
+    enum zq_syntax syntax = reading == TOOL_READ_LITERALLY ? ZQ_SYNTAX_LITERAL : st->syntax;
+    char position[TCUR_POSITION_MAX + 1];
 
-    memset(&res, 0, sizeof(res));
-    buf_init(&note, SEARCH_NOTE_MAX);
-    buf_init(&indexed, SEARCH_NOTE_MAX);
-    if (targ_string(args, "query", 4096, &query, r) ||
-        targ_string_list(args, "repo", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &repos, &n_repos, r) ||
-        targ_string_list(args, "file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &files, &n_files, r) ||
-        targ_string_list(args, "exclude_file", SEARCH_MAX_FILTERS, SEARCH_MAX_ARG_LEN, &excl, &n_excl, r) ||
-        targ_string(args, "ref", 256, &ref, r) ||
-        targ_int(args, "context_lines", 0, CONNECTOR_CONTEXT_LINES_LIMIT, cfg->context_lines, &context, r) ||
-        targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, cfg->max_files, &max_files, r) ||
-        targ_bool(args, "case_sensitive", 0, &case_sensitive, r) ||
-        targ_int(args, "max_bytes", FMT_BUDGET_MIN, CONNECTOR_OUTPUT_BUDGET_LIMIT, (long)cfg->output_budget,
-                 &max_bytes, r) ||
-        targ_bool(args, "literal", 0, &literal, r) || search_syntax(args, literal, &syntax, r) ||
-        targ_string(args, "cursor", FMT_CURSOR_MAX, &cursor, r))
-        goto out;
+    if (search_build(st, syntax, &q->zq, &st->hash, r))
+        return ZK_EINVAL;
+    /* A page after the first continues the reading the first page settled on. */
+    if (st->cursor && syntax == ZQ_SYNTAX_REGEX && !tcur_matches(st->cursor, 's', st->hash)) {
+        char *literal = NULL;
+        uint64_t hash;
 
-    {
-        struct zq_spec spec = {query, repos, n_repos, files, n_files, excl, n_excl, case_sensitive, syntax, ref};
-        struct zc_conn c = trun_conn(ctx, cfg->search_timeout_ms);
-        struct zc_search_opts so = {0, (int)context, 1, 0, 1};
-        struct zr_opts ro = {cfg->mirror_prefix, (int)context, FMT_FILE_MATCH_LINES};
-
-        if (search_build(&spec, syntax, &zq, &hash, &qerr)) {
-            rc = targ_fail(r, "invalid search arguments: %s", qerr.msg);
-            goto out;
-        }
-        /* A page after the first continues the reading the first page settled on. */
-        if (cursor && syntax == ZQ_SYNTAX_REGEX && !tcur_matches(cursor, 's', hash)) {
-            uint64_t lhash;
-            char *lzq = NULL;
-
-            if (!search_build(&spec, ZQ_SYNTAX_LITERAL, &lzq, &lhash, &qerr) && tcur_matches(cursor, 's', lhash)) {
-                free(zq);
-                zq = lzq;
-                hash = lhash;
-            } else {
-                free(lzq);
-                spec.syntax = ZQ_SYNTAX_REGEX;
-            }
-        }
-        if (tcur_read(cursor, 's', hash, position, r) || tcur_offset(position, SEARCH_PAGE_MAX, &skip, r))
-            goto out;
-        /* Every match of every file: Zoekt spends a match budget across the files in rank order and
-         * drops the files after it runs out, so any budget would show fewer files than max_files
-         * whenever the first ones have many matches (docs/connector.md, "The request"). */
-        rc = search_ranked(&c, zq, &so, &ro, skip + (size_t)max_files, &res, &ties, &qerr);
-        /* A pattern RE2 cannot parse (an unbalanced parenthesis, a lone '[') is what the agent meant
-         * literally, nearly always; one that parses but matches nothing often is too (code such as
-         * f(5 * time.Second) is a valid regex that matches no code). Either is searched as a literal,
-         * and the note says which reading found what. */
-        if (spec.syntax == ZQ_SYNTAX_REGEX && !skip && zq_has_metachar(query) &&
-            ((rc == ZK_EINVAL) || (rc == ZK_OK && res.n_files == 0))) {
-            int invalid = rc == ZK_EINVAL;
-
-            if (buf_puts(&note, invalid ? "The pattern is not a valid regular expression, so it was searched as "
-                                          "literal text."
-                                        : "As a regular expression the pattern matched nothing; read as literal "
-                                          "text,"))
-                buf_reset(&note);
-            zr_search_free(&res);
-            memset(&res, 0, sizeof(res));
-            if (search_build(&spec, ZQ_SYNTAX_LITERAL, &zq, &hash, &qerr)) {
-                rc = targ_fail(r, "invalid search arguments: %s", qerr.msg);
-                goto out;
-            }
-            rc = search_ranked(&c, zq, &so, &ro, skip + (size_t)max_files, &res, &ties, &qerr);
-            if (!rc && !invalid &&
-                buf_puts(&note, res.n_files ? " it matched what is shown." : " it matched nothing either."))
-                buf_reset(&note);
-        }
-        if (rc) {
-            rc = targ_fail_code(r, rc, "search failed: %s\nQuery sent: %s", qerr.msg, zq);
-            goto out;
+        if (search_build(st, ZQ_SYNTAX_LITERAL, &literal, &hash, r) == ZK_OK && tcur_matches(st->cursor, 's', hash)) {
+            free(q->zq);
+            q->zq = literal;
+            st->hash = hash;
+            syntax = ZQ_SYNTAX_LITERAL;
+        } else {
+            free(literal);
         }
     }
+    if (reading == TOOL_READ_AS_GIVEN &&
+        (tcur_read(st->cursor, 's', st->hash, position, r) || tcur_offset(position, SEARCH_PAGE_MAX, &st->skip, r)))
+        return ZK_EINVAL;
+    /* Every match of every file: Zoekt spends a match budget across the files in rank order and drops
+     * the files after it runs out, so any budget would show fewer files than max_files whenever the
+     * first ones have many matches (docs/connector.md, "The request"). */
+    q->so = (struct zc_search_opts){0, (int)st->context, 1, 0, 1};
+    q->ro = (struct zr_opts){cfg->mirror_prefix, (int)st->context, FMT_FILE_MATCH_LINES};
+    q->literal_fallback = syntax == ZQ_SYNTAX_REGEX && !st->skip && zq_has_metachar(st->query);
+    q->ranked = 1;
+    q->skip = st->skip;
+    q->page = (size_t)st->max_files;
+    q->linked = (size_t)st->max_files;
+    q->indexed = 1;
+    q->repos = st->repos;
+    q->n_repos = st->n_repos;
+    return ZK_OK;
+}
 
-    /* A note is a courtesy: when it does not fit its bound it is dropped (a failed append empties the
-     * buffer). */
-    if (res.n_files == 0 && n_repos && !skip)
-        tcat_explain_empty(ctx, repos, n_repos, &note);
-    if (syntax == ZQ_SYNTAX_ZOEKT && zq_lint(query) &&
-        buf_printf(&note, "%s%s", note.len ? " " : "", zq_lint(query)))
-        buf_reset(&note);
-    if (syntax == ZQ_SYNTAX_ZOEKT && res.n_files == 0 && zq_uses_symbols(query) &&
-        buf_printf(&note, "%s%s", note.len ? " " : "", search_no_symbols))
-        buf_reset(&note);
-    if (ties && buf_printf(&note, "%sMore than %d files rank equally around the end of this page: a later page "
-                                  "may repeat or miss some of them.", note.len ? " " : "", SEARCH_PAGE_MAX))
-        buf_reset(&note);
+static int search_render(const struct tool_ctx *ctx, void *state, struct tool_answer *a, struct tool_result *r,
+                         struct zk_err *err)
+{
+    struct search_state *st = state;
+    const char *lint = st->syntax == ZQ_SYNTAX_ZOEKT ? zq_lint(st->query) : NULL;
+    size_t shown = a->page.n_files < (size_t)st->max_files ? a->page.n_files : (size_t)st->max_files;
+    struct fmt_search_opts fo = {a->zq, (int)st->max_files, (size_t)st->max_bytes,
+                                 zc_wall_time_ns(ctx->cfg->search_timeout_ms), NULL, NULL, st->skip, NULL};
+    struct zk_err ferr = {0};
+    char *next = NULL;
+    int rc;
 
-    {
-        /* The page: the files after those the earlier pages showed, in the ranked order. */
-        struct zr_search page = res;
-        size_t dropped = skip < res.n_files ? skip : res.n_files, shown;
-        struct fmt_search_opts fo = {zq, (int)max_files, (size_t)max_bytes, zc_wall_time_ns(cfg->search_timeout_ms),
-                                     NULL, NULL, skip, NULL};
+    /* A sentence that does not fit the note empties it (buf.h): the note is a courtesy. */
+    if (lint && buf_printf(&a->note, "%s%s", a->note.len ? " " : "", lint))
+        buf_reset(&a->note);
+    if (st->syntax == ZQ_SYNTAX_ZOEKT && a->res.n_files == 0 && zq_uses_symbols(st->query) &&
+        buf_printf(&a->note, "%s%s", a->note.len ? " " : "", search_no_symbols))
+        buf_reset(&a->note);
+    if (a->ties && buf_printf(&a->note, "%sMore than %d files rank equally around the end of this page: a later "
+                                        "page may repeat or miss some of them.", a->note.len ? " " : "",
+                              SEARCH_PAGE_MAX))
+        buf_reset(&a->note);
+    if ((a->res.n_files > st->skip + shown || a->res.stats.file_count > (long long)(st->skip + shown)) &&
+        st->skip + shown < SEARCH_PAGE_MAX) {
         char at[32];
 
-        page.files += dropped;
-        page.n_files -= dropped;
-        shown = page.n_files < (size_t)max_files ? page.n_files : (size_t)max_files;
-        if (page.n_files) {
-            tcat_indexed(ctx, &page, &indexed);
-            tcat_web_urls(ctx, page.files, shown);
-        }
-        if ((res.n_files > skip + shown || res.stats.file_count > (long long)(skip + shown)) &&
-            skip + shown < SEARCH_PAGE_MAX) {
-            snprintf(at, sizeof(at), "%zu", skip + shown);
-            next = tcur_make('s', hash, at);
-        }
-        fo.note = note.len ? note.data : NULL;
-        fo.indexed = indexed.len ? indexed.data : NULL;
-        fo.next_cursor = next;
-        buf_reset(&r->text);
-        rc = fmt_search(&page, &fo, &r->text, &r->structured, &qerr);
-        if (rc)
-            goto fail;
+        snprintf(at, sizeof(at), "%zu", st->skip + shown);
+        next = tcur_make('s', st->hash, at);
     }
-    goto out;
-
-fail:
-    zk_err_set(err, rc, "search_code: %s", qerr.msg);
-out:
-    buf_free(&note);
-    buf_free(&indexed);
-    zr_search_free(&res);
-    free(zq);
+    fo.note = a->note.len ? a->note.data : NULL;
+    fo.indexed = a->indexed.len ? a->indexed.data : NULL;
+    fo.next_cursor = next;
+    buf_reset(&r->text);
+    rc = fmt_search(&a->page, &fo, &r->text, &r->structured, &ferr);
+    if (rc)
+        zk_err_set(err, rc, "search_code: %s", ferr.msg);
     free(next);
-    free(repos);
-    free(files);
-    free(excl);
     return rc;
 }
+
+static void search_release(void *state)
+{
+    struct search_state *st = state;
+
+    free(st->repos);
+    free(st->files);
+    free(st->excl);
+}
+
+const struct tool_def tool_search_code_def = {sizeof(struct search_state), search_parse, search_plan,
+                                              search_render, search_release};

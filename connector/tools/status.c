@@ -4,7 +4,8 @@
 #include "connector/format/text.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
+#include "connector/zoekt/listcache.h"
 #include "connector/zoekt/reponame.h"
 #include "json.h"
 #include "kube/client.h"
@@ -257,34 +258,58 @@ static int status_oldest(const struct zr_list *l, struct buf *text)
     return rc;
 }
 
-int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
+struct status_state {
+    const char *repo;
+    char pattern[ZN_ARG_MAX + 1]; /* repo, normalised */
+};
+
+static int status_parse(const struct tool_ctx *ctx, const cJSON *args, void *state, struct tool_result *r)
+{
+    struct status_state *st = state;
+
+    (void)ctx;
+    if (targ_string(args, "repo", ZN_ARG_MAX, &st->repo, r) ||
+        (st->repo && targ_repo_pattern("repo", st->repo, st->pattern, r)))
+        return ZK_EINVAL;
+    return ZK_OK;
+}
+
+/* No search: the webserver's side of the answer is the catalogue, shown as it is now. */
+static int status_plan(const struct tool_ctx *ctx, void *state, enum tool_reading reading, struct tool_query *q,
+                       struct tool_result *r)
+{
+    (void)ctx;
+    (void)state;
+    (void)reading;
+    (void)r;
+    q->catalogue_ms = ZLC_FRESH_MS;
+    return ZK_OK;
+}
+
+/* The corpus's side comes from the Kubernetes API, read here: it is the one tool that asks it. */
+static int status_render(const struct tool_ctx *ctx, void *state, struct tool_answer *a, struct tool_result *r,
+                         struct zk_err *err)
 {
     const struct connector_config *cfg = ctx->cfg;
-    struct zk_err lerr = {0};
+    struct status_state *st = state;
+    const struct zr_list *l = a->list;
     struct tcat_index_summary s;
-    const struct zr_list *l = NULL;
-    cJSON *root = NULL, *repos = NULL;
+    cJSON *root = cJSON_CreateObject(), *repos = NULL;
+    struct zk_err ferr = {0};
     int corpus_failed = 0, rc;
-    char newest[32], oldest[32], pattern[ZN_ARG_MAX + 1];
-    const char *repo = NULL;
+    char newest[32], oldest[32];
 
-    if (targ_string(args, "repo", ZN_ARG_MAX, &repo, r) ||
-        (repo && targ_repo_pattern("repo", repo, pattern, r)))
-        return ZK_OK;
-    root = cJSON_CreateObject();
     buf_reset(&r->text);
     if ((rc = status_corpus_part(cfg, r, root, &corpus_failed)))
         goto out;
-
-    rc = tcat_get(ctx, &l, &lerr);
-    if (rc) {
+    if (!l) {
         cJSON_AddNullToObject(root, "index");
-        cJSON_AddStringToObject(root, "indexError", lerr.msg);
+        cJSON_AddStringToObject(root, "indexError", a->list_err.msg);
         /* Neither source answered: the agent cannot rely on the index at all. The webserver's failure is
          * the one counted: it is what every other tool depends on. */
         r->is_error = corpus_failed;
-        r->code = corpus_failed ? rc : ZK_OK;
-        rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, lerr.msg);
+        r->code = corpus_failed ? a->list_err.code : ZK_OK;
+        rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, a->list_err.msg);
         goto done;
     }
     tcat_summarise(l, &s);
@@ -294,13 +319,13 @@ int tool_corpus_status(const struct tool_ctx *ctx, const cJSON *args, struct too
                     cfg->zoekt_url, l->n_repos, l->shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
                     s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l->crashes ? " (some shards failed to load)" : "");
     cJSON_AddItemToObject(root, "index", status_index_json(l));
-    if (!rc && !repo && l->n_repos)
+    if (!rc && !st->repo && l->n_repos)
         rc = status_oldest(l, &r->text);
     /* The repositories asked about, selected by the same rules as search_code's repo. */
-    if (!rc && repo) {
-        struct fmt_repos_opts fo = {pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), 0, NULL, NULL};
+    if (!rc && st->repo) {
+        struct fmt_repos_opts fo = {st->pattern, STATUS_REPOS_MAX, cfg->output_budget, time(NULL), 0, NULL, NULL};
 
-        if (!(rc = fmt_repos(l, &fo, &r->text, &repos, &lerr)))
+        if (!(rc = fmt_repos(l, &fo, &r->text, &repos, &ferr)))
             cJSON_AddItemToObject(root, "repositories", repos);
     }
 done:
@@ -312,6 +337,8 @@ out:
     if (rc)
         zk_err_set(err, rc, "corpus_status: the report exceeds the output buffer");
     cJSON_Delete(root);
-    tcat_put(ctx, l);
     return rc;
 }
+
+const struct tool_def tool_corpus_status_def = {sizeof(struct status_state), status_parse, status_plan,
+                                                status_render, NULL};

@@ -5,7 +5,8 @@
 #include "connector/format/symbols.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
+#include "connector/zoekt/listcache.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
 #include "mem.h"
@@ -120,22 +121,20 @@ static int syms_selects(const char *const *repos, size_t n_repos, const char *fu
 }
 
 /* Appends to note which of the repositories the repo arguments select (all when none) have no symbol
- * data, naming a few, and how to search them; nothing when all have symbols. A list failure is
- * said, since it leaves the answer's silence unexplained. */
-static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const *repos, size_t n_repos,
+ * data in the catalogue a (naming a few) and how to search them; nothing when all have symbols. A list
+ * failure is said, since it leaves the answer's silence unexplained. */
+static void syms_note_unsymbolled(const struct tool_answer *a, const char *const *repos, size_t n_repos,
                                   const char *name, struct buf *note)
 {
-    struct zk_err err = {0};
     size_t selected = 0, without = 0;
-    const struct zr_list *l = NULL;
+    const struct zr_list *l = a->list;
     int rc;
 
-    rc = tcat_get(ctx, &l, &err);
-    if (rc) {
+    if (!l) {
         if (buf_printf(note, "%scould not check which repositories have symbol data: %s", note->len ? " " : "",
-                       err.msg))
+                       a->list_err.msg))
             buf_reset(note);
-        goto out;
+        return;
     }
     for (size_t i = 0; i < l->n_repos; i++) {
         int sel = syms_selects(repos, n_repos, l->repos[i].full_name);
@@ -144,7 +143,7 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
         without += (size_t)(sel && !l->repos[i].has_symbols);
     }
     if (!without)
-        goto out;
+        return;
     if (selected == 1)
         rc = buf_printf(note, "%sThe repository searched has no symbol data", note->len ? " " : "");
     else if (without == selected)
@@ -166,82 +165,92 @@ static void syms_note_unsymbolled(const struct tool_ctx *ctx, const char *const 
                         syms_plain_regex(name) && strlen(name) < 100 ? name : "...");
     if (rc)
         buf_reset(note);
-out:
-    tcat_put(ctx, l);
 }
 
-int tool_find_symbol(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err)
-{
-    const struct connector_config *cfg = ctx->cfg;
-    const char **repos = NULL, **files = NULL, *name = NULL;
-    size_t n_repos = 0, n_files = 0;
-    struct syms_kinds kinds = {NULL, 0};
-    struct zk_err qerr = {0};
-    struct zr_search res;
-    char *zq = NULL, *re = NULL, *sym = NULL;
+struct syms_state {
+    const char *name;
+    const char **repos, **files; /* heap arrays of pointers into the arguments */
+    size_t n_repos, n_files;
+    struct syms_kinds kinds;
     long max_files;
-    int regex, rc = ZK_OK;
-    struct buf note;
+    char *re;                    /* the regular expression after sym: (heap) */
+};
 
-    memset(&res, 0, sizeof(res));
-    buf_init(&note, SYMS_NOTE_MAX);
-    if (targ_string(args, "name", SYMS_NAME_MAX, &name, r) ||
-        targ_bool(args, "regex", 0, &regex, r) ||
-        targ_string_list(args, "kind", SYMS_MAX_FILTERS, SYMS_KIND_MAX, &kinds.want, &kinds.n, r) ||
-        targ_string_list(args, "repo", SYMS_MAX_FILTERS, SYMS_ARG_MAX, &repos, &n_repos, r) ||
-        targ_string_list(args, "file", SYMS_MAX_FILTERS, SYMS_ARG_MAX, &files, &n_files, r) ||
-        targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, cfg->max_files, &max_files, r))
-        goto out;
-    if (!name || !name[0]) {
-        rc = targ_fail(r, "find_symbol needs \"name\", a symbol name, glob or (with regex: true) regular "
-                          "expression (e.g. {\"name\":\"ParseConfig\"})");
-        goto out;
-    }
-    if (regex) {
-        if (!syms_plain_regex(name)) {
-            rc = targ_fail(r, "argument \"name\" (a regular expression) cannot hold blanks or quotes: symbol "
-                              "names have none; got \"%.100s\"", name);
-            goto out;
-        }
-        re = mem_strdup(name);
-    } else if (!(re = syms_name_regex(name))) {
-        rc = targ_fail(r, "argument \"name\" must be an identifier or a glob over one (letters, digits, _, * "
-                          "and ?), got \"%.100s\"; pass regex: true for a regular expression", name);
-        goto out;
-    }
-    sym = mem_printf("sym:%s", re);
-    {
-        struct zq_spec spec = {sym, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT, NULL};
-        struct zc_search_opts so = {SYMS_FETCH, 0, 1, 0, 0};
-        struct zr_opts ro = {cfg->mirror_prefix, 0, 0};
-        struct fmt_symbols_opts fo = {NULL, (int)max_files, cfg->output_budget, 0, NULL};
+static int syms_parse(const struct tool_ctx *ctx, const cJSON *args, void *state, struct tool_result *r)
+{
+    struct syms_state *st = state;
+    int regex;
 
-        if (zq_build(&spec, &zq, &qerr)) {
-            rc = targ_fail(r, "invalid find_symbol arguments: %s", qerr.msg);
-            goto out;
-        }
-        if (trun_search(ctx, "find_symbol", zq, &so, &ro, &res, r))
-            goto out;
-        fo.more = res.stats.file_count > (long long)res.n_files;
-        zr_search_keep_symbols(&res, syms_keep, &kinds);
-        if (res.n_files == 0 && n_repos)
-            tcat_explain_empty(ctx, repos, n_repos, &note);
-        syms_note_unsymbolled(ctx, repos, n_repos, name, &note);
-        fo.query = zq;
-        fo.note = note.len ? note.data : NULL;
-        buf_reset(&r->text);
-        rc = fmt_symbols(&res, &fo, &r->text, &r->structured, &qerr);
-        if (rc)
-            zk_err_set(err, rc, "find_symbol: %s", qerr.msg);
-    }
-out:
-    buf_free(&note);
-    zr_search_free(&res);
+    if (targ_string(args, "name", SYMS_NAME_MAX, &st->name, r) || targ_bool(args, "regex", 0, &regex, r) ||
+        targ_string_list(args, "kind", SYMS_MAX_FILTERS, SYMS_KIND_MAX, &st->kinds.want, &st->kinds.n, r) ||
+        targ_string_list(args, "repo", SYMS_MAX_FILTERS, SYMS_ARG_MAX, &st->repos, &st->n_repos, r) ||
+        targ_string_list(args, "file", SYMS_MAX_FILTERS, SYMS_ARG_MAX, &st->files, &st->n_files, r) ||
+        targ_int(args, "max_files", 1, CONNECTOR_MAX_FILES_LIMIT, ctx->cfg->max_files, &st->max_files, r))
+        return ZK_EINVAL;
+    if (!st->name || !st->name[0])
+        return targ_fail(r, "find_symbol needs \"name\", a symbol name, glob or (with regex: true) regular "
+                            "expression (e.g. {\"name\":\"ParseConfig\"})"), ZK_EINVAL;
+    if (regex && !syms_plain_regex(st->name))
+        return targ_fail(r, "argument \"name\" (a regular expression) cannot hold blanks or quotes: symbol names "
+                            "have none; got \"%.100s\"", st->name), ZK_EINVAL;
+    st->re = regex ? mem_strdup(st->name) : syms_name_regex(st->name);
+    if (!st->re)
+        return targ_fail(r, "argument \"name\" must be an identifier or a glob over one (letters, digits, _, * "
+                            "and ?), got \"%.100s\"; pass regex: true for a regular expression", st->name), ZK_EINVAL;
+    return ZK_OK;
+}
+
+static int syms_plan(const struct tool_ctx *ctx, void *state, enum tool_reading reading, struct tool_query *q,
+                     struct tool_result *r)
+{
+    struct syms_state *st = state;
+    char *sym = mem_printf("sym:%s", st->re);
+    struct zq_spec spec = {sym, st->repos, st->n_repos, st->files, st->n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT, NULL};
+    struct zk_err err = {0};
+    int rc;
+
+    (void)reading;
+    rc = zq_build(&spec, &q->zq, &err);
     free(sym);
-    free(re);
-    free(zq);
-    free(kinds.want);
-    free(repos);
-    free(files);
+    if (rc)
+        return targ_fail(r, "invalid find_symbol arguments: %s", err.msg), ZK_EINVAL;
+    q->so = (struct zc_search_opts){SYMS_FETCH, 0, 1, 0, 0};
+    q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, 0};
+    q->repos = st->repos;
+    q->n_repos = st->n_repos;
+    /* Which repositories have symbol data, shown as the index has it now. */
+    q->catalogue_ms = ZLC_FRESH_MS;
+    return ZK_OK;
+}
+
+static int syms_render(const struct tool_ctx *ctx, void *state, struct tool_answer *a, struct tool_result *r,
+                       struct zk_err *err)
+{
+    struct syms_state *st = state;
+    struct fmt_symbols_opts fo = {a->zq, (int)st->max_files, ctx->cfg->output_budget,
+                                  a->res.stats.file_count > (long long)a->res.n_files, NULL};
+    struct zk_err ferr = {0};
+    int rc;
+
+    zr_search_keep_symbols(&a->res, syms_keep, &st->kinds);
+    syms_note_unsymbolled(a, st->repos, st->n_repos, st->name, &a->note);
+    fo.note = a->note.len ? a->note.data : NULL;
+    buf_reset(&r->text);
+    rc = fmt_symbols(&a->res, &fo, &r->text, &r->structured, &ferr);
+    if (rc)
+        zk_err_set(err, rc, "find_symbol: %s", ferr.msg);
     return rc;
 }
+
+static void syms_release(void *state)
+{
+    struct syms_state *st = state;
+
+    free(st->kinds.want);
+    free(st->repos);
+    free(st->files);
+    free(st->re);
+}
+
+const struct tool_def tool_find_symbol_def = {sizeof(struct syms_state), syms_parse, syms_plan, syms_render,
+                                              syms_release};

@@ -1,38 +1,38 @@
 /* tools.c: the tool catalogue and the driver every call goes through; see tools.h. Each tool is a
- * declaration (connector/tools/schema/<name>.json, embedded by schemas.S) and a run function (search.c,
- * repos.c, read.c, files.c, refs.c, symbols.c, status.c). The driver owns what the declarations say for
- * every tool alike: the arguments must be an object whose members the declaration names, so that a
- * tool's parser and its published schema cannot drift apart. */
+ * declaration (connector/tools/schema/<name>.json, embedded by schemas.S) and a def (pipeline.h) in its
+ * own file (search.c, repos.c, read.c, files.c, refs.c, symbols.c, status.c). The driver owns what
+ * the declarations say for every tool alike: the arguments must be an object whose members the
+ * declaration names, so that a tool's parser and its published schema cannot drift apart. Then it runs
+ * the tool's steps (pipeline.c). */
 #include "connector/tools/tools.h"
 
 #include "connector/tools/args.h"
-#include "connector/tools/run.h"
+#include "connector/tools/pipeline.h"
 #include "connector/tools/schema/schemas.h"
 #include "http.h"
 #include "log.h"
+#include "mem.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef int tool_run_fn(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *r, struct zk_err *err);
-
-struct tool_decl {
+struct tool_entry {
     const char *json;        /* the embedded declaration, not NUL-terminated */
     const size_t *json_len;
-    tool_run_fn *run;
+    const struct tool_def *def;
 };
 
 /* Indexed by enum tool_id, whose names are tools_names (names.c). */
-static const struct tool_decl tools_decls[TOOL_COUNT] = {
-    [TOOL_SEARCH_CODE] = {schema_search_code_start, &schema_search_code_len, tool_search_code},
+static const struct tool_entry tools_decls[TOOL_COUNT] = {
+    [TOOL_SEARCH_CODE] = {schema_search_code_start, &schema_search_code_len, &tool_search_code_def},
     [TOOL_LIST_REPOSITORIES] = {schema_list_repositories_start, &schema_list_repositories_len,
-                                tool_list_repositories},
-    [TOOL_READ_FILE] = {schema_read_file_start, &schema_read_file_len, tool_read_file},
-    [TOOL_LIST_FILES] = {schema_list_files_start, &schema_list_files_len, tool_list_files},
-    [TOOL_FIND_REFERENCES] = {schema_find_references_start, &schema_find_references_len, tool_find_references},
-    [TOOL_FIND_SYMBOL] = {schema_find_symbol_start, &schema_find_symbol_len, tool_find_symbol},
-    [TOOL_CORPUS_STATUS] = {schema_corpus_status_start, &schema_corpus_status_len, tool_corpus_status},
+                                &tool_list_repositories_def},
+    [TOOL_READ_FILE] = {schema_read_file_start, &schema_read_file_len, &tool_read_file_def},
+    [TOOL_LIST_FILES] = {schema_list_files_start, &schema_list_files_len, &tool_list_files_def},
+    [TOOL_FIND_REFERENCES] = {schema_find_references_start, &schema_find_references_len, &tool_find_references_def},
+    [TOOL_FIND_SYMBOL] = {schema_find_symbol_start, &schema_find_symbol_len, &tool_find_symbol_def},
+    [TOOL_CORPUS_STATUS] = {schema_corpus_status_start, &schema_corpus_status_len, &tool_corpus_status_def},
 };
 
 /* The parsed declarations, made once and read-only after: every thread may read them. */
@@ -97,13 +97,22 @@ int tools_check_arguments(int id, const cJSON *args, struct tool_result *r)
 int tools_call(const struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *out,
                struct zk_err *err)
 {
-    int id = tools_id(name);
+    int id = tools_id(name), rc = ZK_OK;
+    const struct tool_def *def;
+    void *state;
 
     if (id < 0)
         return zk_err_set(err, ZK_ENOENT, "Unknown tool: %.200s", name ? name : "(none)");
     if (tools_check_arguments(id, args, out))
         return ZK_OK;
-    return tools_decls[id].run(ctx, args, out, err);
+    def = tools_decls[id].def;
+    state = mem_calloc(1, def->state_size);
+    if (def->parse(ctx, args, state, out) == ZK_OK)
+        rc = tpipe_run(ctx, name, def, state, out, err);
+    if (def->release)
+        def->release(state);
+    free(state);
+    return rc;
 }
 
 void tools_cancel(atomic_int *flag)
