@@ -204,7 +204,8 @@ static char *instructions(const struct connector_config *cfg)
              ", indexed by Zoekt; the index can lag the remotes (corpus_status says by how much).\n"
              "- search_code: one pattern, read as ripgrep reads it (a regex; code with metacharacters is "
              "also tried literally). Narrow with repo and file globs; page with the cursor it returns.\n"
-             "- find_symbol: where a name is defined (ctags); find_references: every use, per repository.\n"
+             "- find_symbol: where a name is defined (ctags); find_references: every use, per repository;\n"
+             "  find_dependents: the repositories whose manifests require a package.\n"
              "- read_file: the lines around a match; list_files: a repository's tree; list_repositories: "
              "the names repo accepts.") != ZK_OK)
         return NULL; /* a failed append has already freed the buffer */

@@ -11,6 +11,7 @@ const char *const tools_names[TOOL_COUNT] = {
     [TOOL_LIST_FILES] = "list_files",
     [TOOL_FIND_REFERENCES] = "find_references",
     [TOOL_FIND_SYMBOL] = "find_symbol",
+    [TOOL_FIND_DEPENDENTS] = "find_dependents",
     [TOOL_CORPUS_STATUS] = "corpus_status",
 };
 

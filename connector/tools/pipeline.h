@@ -76,7 +76,8 @@ struct tool_def {
 
 /* Each tool's def, which tools.c's table names. */
 extern const struct tool_def tool_search_code_def, tool_list_repositories_def, tool_read_file_def,
-    tool_list_files_def, tool_find_references_def, tool_find_symbol_def, tool_corpus_status_def;
+    tool_list_files_def, tool_find_references_def, tool_find_symbol_def, tool_find_dependents_def,
+    tool_corpus_status_def;
 
 /* Runs tool (its name, for messages) through plan, query and render with state, as tools_call does
  * after parse. Returns as render does. */

@@ -32,6 +32,7 @@ static const struct tool_entry tools_decls[TOOL_COUNT] = {
     [TOOL_LIST_FILES] = {schema_list_files_start, &schema_list_files_len, &tool_list_files_def},
     [TOOL_FIND_REFERENCES] = {schema_find_references_start, &schema_find_references_len, &tool_find_references_def},
     [TOOL_FIND_SYMBOL] = {schema_find_symbol_start, &schema_find_symbol_len, &tool_find_symbol_def},
+    [TOOL_FIND_DEPENDENTS] = {schema_find_dependents_start, &schema_find_dependents_len, &tool_find_dependents_def},
     [TOOL_CORPUS_STATUS] = {schema_corpus_status_start, &schema_corpus_status_len, &tool_corpus_status_def},
 };
 

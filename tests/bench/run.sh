@@ -88,7 +88,7 @@ if zbin=$(tests/support/zoekt.sh bin 2>"$tmp/zoekt.err"); then
     --src "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/src/usr/share/gocode/src" \
     --modules "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/modules" >"$tmp/patterns" 2>"$tmp/patterns.diff" ||
     { echo "run.sh: the pattern check failed" >&2; cat "$tmp/patterns.diff" >&2; exit 1; }
-  # Twenty agent tasks, right first time and the cost of finishing (tasks.py's header says how); beside
+  # Twenty-one agent tasks, right first time and the cost of finishing (tasks.py's header says how); beside
   # an older connector when BENCH_BASELINE_CONNECTOR names one (the figures before a change).
   tests/bench/tasks.py --connector bin/zoekt-connector ${BENCH_BASELINE_CONNECTOR:+--baseline "$BENCH_BASELINE_CONNECTOR"} \
     --zoekt "http://127.0.0.1:$zport" --src "${ZK_CACHE:-/var/cache/zoekt-operator}/bench-corpus/src/usr/share/gocode/src" \
@@ -109,12 +109,13 @@ tasks_section() {
   local baseline=${BENCH_BASELINE_CONNECTOR:-}
   echo "## Agent tasks: right first time, and what finishing costs"
   echo
-  echo "tests/bench/tasks.py: twenty tasks an agent working on these Go services has, each with the call an"
+  echo "tests/bench/tasks.py: twenty-one tasks an agent working on these Go services has, each with the call an"
   echo "agent writes first (code pasted as it is, a short repository name, a glob) and its truth from git over"
   echo "the same mirrors (\`git grep\` with ripgrep's reading, \`git ls-tree\`, the module list). Right first time:"
   echo "the first answer shows all of the truth. Otherwise the agent asks for the largest page: the next one with"
   echo "the answer's cursor, or, from a connector without cursors, the same call again (which resends what was"
-  echo "shown), at most 10 calls. Each cell: right first time, calls, bytes of text read until done."
+  echo "shown), at most 10 calls. Each cell: right first time, calls, bytes of text read until done; \"no such"
+  echo "tool\" where the connector has no tool for the task (it counts as not done, with no call)."
   [ -z "$baseline" ] || echo "Before: the connector \`$baseline\` (BENCH_BASELINE_CONNECTOR), on the same Zoekt in the same run."
   echo
   echo "The catalogue every session reads first (\`tools/list\`): $(sed -n 's/^CATALOGUE \([0-9]*\).*/\1/p' "$1") bytes$(sed -n 's/^CATALOGUE [0-9]* \([0-9]*\)$/ (before: \1 bytes)/p' "$1")."

@@ -30,8 +30,8 @@ import sys
 import mcp_stdio
 
 # (name, what the agent wants, tool, arguments, truth). Truth: ('grep', flags, pattern, repositories or
-# None for all), ('ls', repository, path or '' for all, file-name suffix or ''), ('repos', substring),
-# ('lines', repository, path, first, last).
+# None for all[, pathspec]), ('ls', repository, path or '' for all, file-name suffix or ''), ('repos',
+# substring), ('lines', repository, path, first, last).
 TASKS = [
     ('grpc-newserver', 'where grpc.NewServer is defined', 'search_code',
      {'query': 'func NewServer(', 'repo': 'grpc'}, ('grep', ['-F'], 'func NewServer(', ['google.golang.org/grpc'])),
@@ -71,13 +71,16 @@ TASKS = [
     ('repos-jackc', 'the jackc repositories', 'list_repositories',
      {'filter': 'jackc'}, ('repos', 'jackc')),
     ('repos-all', 'every repository', 'list_repositories', {}, ('repos', '')),
+    ('consumers-testify', 'the modules that require testify', 'find_dependents',
+     {'package': 'github.com/stretchr/testify'},
+     ('grep', ['-E'], r'^\s*(require\s+)?github\.com/stretchr/testify(/v[0-9]+)?\s+v[0-9]', None, ':(glob)**/go.mod')),
     ('read-mux', "the top of mux's mux.go", 'read_file',
      {'repo': 'gorilla/mux', 'path': 'mux.go', 'start_line': 1, 'end_line': 60},
      ('lines', 'github.com/gorilla/mux', 'mux.go', 1, 60)),
 ]
 
 MAX_CALLS = 10
-BIGGER = {'search_code': ('max_files', 200), 'find_references': ('max_files', 200),
+BIGGER = {'search_code': ('max_files', 200), 'find_references': ('max_files', 200), 'find_dependents': ('max_files', 1000),
           'list_files': ('max_files', 1000), 'list_repositories': ('limit', 1000)}
 
 
@@ -92,9 +95,9 @@ def truth_of(task, src, modules):
     """The set of what an answer must show: repository/path names, repository names, or line numbers."""
     kind = task[0]
     if kind == 'grep':
-        _, flags, pattern, repos = task
+        _, flags, pattern, repos, *paths = task
         return {f'{m}/{p}' for m in (repos or modules)
-                for p in git(f'{src}/{m}', 'grep', '-I', '-l', *flags, '-e', pattern, 'main', '--').splitlines()
+                for p in git(f'{src}/{m}', 'grep', '-I', '-l', *flags, '-e', pattern, 'main', '--', *paths).splitlines()
                 for p in [p.split(':', 1)[1]]}
     if kind == 'ls':
         _, repo, path, suffix = task
@@ -114,6 +117,8 @@ def shown(tool, res):
         return {r['name'] for r in sc.get('repositories', [])}
     if tool == 'read_file':
         return set(range(sc.get('startLine', 0), sc.get('endLine', -1) + 1))
+    if tool == 'find_dependents':
+        return {f'{d["repository"]}/{d["path"]}' for d in sc.get('dependents', [])}
     return {f'{f["repository"]}/{f["path"]}' for f in sc.get('files', [])}
 
 
@@ -124,9 +129,10 @@ class Connector(mcp_stdio.Connector):
     def tool(self, name, args):
         return self.call('tools/call', {'name': name, 'arguments': args})
 
-    def catalogue_bytes(self):
-        """The bytes of the tools/list result, as a client receives it (compact JSON)."""
-        return len(json.dumps(self.call('tools/list', {}), separators=(',', ':')).encode())
+    def catalogue(self):
+        """The bytes of the tools/list result, as a client receives it (compact JSON), and the tools' names."""
+        listed = self.call('tools/list', {})
+        return len(json.dumps(listed, separators=(',', ':')).encode()), {t['name'] for t in listed['tools']}
 
 
 def run(conn, tool, args, truth):
@@ -172,22 +178,23 @@ def main():
         if not binary:
             continue
         conn = Connector(binary, a.zoekt)
-        catalogue[label] = conn.catalogue_bytes()
-        results[label] = {t[0]: run(conn, t[2], t[3], truths[t[0]]) for t in TASKS}
+        catalogue[label], offered = conn.catalogue()
+        # A task for a tool the connector does not offer (an older one) is not done: no call, no bytes.
+        results[label] = {t[0]: run(conn, t[2], t[3], truths[t[0]]) if t[2] in offered else None for t in TASKS}
         conn.close()
     labels = [lb for lb in ('before', 'after') if lb in results]
-    cell = lambda r: f'{"yes" if r[0] else "no"}, {r[1]}, {r[2]:,} B' + ('' if r[3] else ' (not all found)')
+    cell = lambda r: 'no such tool' if r is None else f'{"yes" if r[0] else "no"}, {r[1]}, {r[2]:,} B' + ('' if r[3] else ' (not all found)')
     for t in TASKS:
         print(f'| {t[0]} | {t[1]} | `{t[2]}` | {len(truths[t[0]])} | ' + ' | '.join(cell(results[lb][t[0]]) for lb in labels) + ' |')
     for lb in labels:
-        r = results[lb].values()
+        r = [x or (False, 0, 0, False) for x in results[lb].values()]
         print(f'| all ({lb}) | | | | {sum(x[0] for x in r)} of {len(TASKS)} right first time, {sum(x[1] for x in r)} calls, '
               f'{sum(x[2] for x in r):,} B; {sum(x[3] for x in r)} finished |')
-    missed = [f'{lb}:{name}' for lb in labels for name, r in results[lb].items() if not r[3]]
+    missed = [f'{lb}:{name}' for lb in labels for name, r in results[lb].items() if r and not r[3]]
     if missed:
         print('tasks.py: not finished within the calls allowed: ' + ' '.join(missed), file=sys.stderr)
     print('CATALOGUE ' + ' '.join(str(catalogue[lb]) for lb in ('after', 'before') if lb in catalogue))
-    right = [sum(x[0] for x in results[lb].values()) for lb in ('after', 'before') if lb in results]
+    right = [sum(bool(x and x[0]) for x in results[lb].values()) for lb in ('after', 'before') if lb in results]
     print('TASKS ' + ' '.join([str(right[0]), str(len(TASKS))] + [str(x) for x in right[1:]]))
 
 

@@ -210,7 +210,7 @@ node "$HERE/mcp-client.mjs" "$G/mcp" "$TOKEN" needle >"$W/mcp.json" 2>"$W/mcp.er
 check "the MCP SDK client initializes, lists tools and calls search_code through nginx$( [ -s "$W/mcp.err" ] && echo ": $(head -c 400 "$W/mcp.err" | tr '\n' ' ')")" [ -s "$W/mcp.json" ]
 if [ -s "$W/mcp.json" ]; then
   echo "# mcp: $(q "$W/mcp.json" 'JSON.stringify({protocolVersion: d.protocolVersion, server: d.server, tools: d.tools, repositories: d.search.repositories})')"
-  check "tools/list has the 7 tools" [ "$(q "$W/mcp.json" "d.tools.join(',')")" = corpus_status,find_references,find_symbol,list_files,list_repositories,read_file,search_code ]
+  check "tools/list has the 8 tools" [ "$(q "$W/mcp.json" "d.tools.join(',')")" = corpus_status,find_dependents,find_references,find_symbol,list_files,list_repositories,read_file,search_code ]
   check "tools/list has search_code and list_repositories" [ "$(q "$W/mcp.json" 'd.tools.includes("search_code") && d.tools.includes("list_repositories")')" = true ]
   check "search_code needle is not an error" [ "$(q "$W/mcp.json" 'd.search.isError')" = false ]
   check "search_code needle finds matches in alpha, beta and gamma" \

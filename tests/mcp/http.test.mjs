@@ -59,7 +59,7 @@ describe('without tokens', () => {
       assert.equal(client.getServerVersion().name, 'zoekt-connector');
 
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'find_references', 'find_symbol', 'list_files', 'list_repositories', 'read_file', 'search_code']);
+      assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'find_dependents', 'find_references', 'find_symbol', 'list_files', 'list_repositories', 'read_file', 'search_code']);
 
       const res = await client.callTool({ name: 'search_code', arguments: { syntax: 'zoekt', query: 'needle' } });
       assert.notEqual(res.isError, true, textOf(res));

@@ -50,10 +50,10 @@ describe('SDK client over stdio', () => {
     assert.match(instructions, /search_code/);
   });
 
-  test('tools/list shows the six tools with object schemas', async () => {
+  test('tools/list shows the eight tools with object schemas', async () => {
     const { tools } = await client.listTools();
     const names = tools.map(t => t.name).sort();
-    assert.deepEqual(names, ['corpus_status', 'find_references', 'find_symbol', 'list_files', 'list_repositories', 'read_file', 'search_code']);
+    assert.deepEqual(names, ['corpus_status', 'find_dependents', 'find_references', 'find_symbol', 'list_files', 'list_repositories', 'read_file', 'search_code']);
     for (const t of tools) {
       assert.equal(t.inputSchema.type, 'object', `${t.name} inputSchema`);
       assert.ok(t.description && t.description.length > 20, `${t.name} has a description`);

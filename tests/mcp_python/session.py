@@ -30,8 +30,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 ROOT = Path(os.environ.get("ZK_ROOT", Path(__file__).resolve().parents[2]))
-TOOLS = {"corpus_status", "find_references", "find_symbol", "list_files", "list_repositories", "read_file",
-         "search_code"}
+TOOLS = {"corpus_status", "find_dependents", "find_references", "find_symbol", "list_files", "list_repositories",
+         "read_file", "search_code"}
 REPO = "acme/payments"
 PAY_GO = "package payments\n\n// Charge takes the amount in cents.\nfunc Charge(amount int) error {\n\treturn nil\n}\n"
 CHARGE_LINE = 4

@@ -44,7 +44,7 @@ static void test_catalogue(void **state)
     (void)state;
     assert_non_null(list);
     assert_int_equal(cJSON_GetArraySize(list), TOOL_COUNT);
-    assert_int_equal(TOOL_COUNT, 7);
+    assert_int_equal(TOOL_COUNT, 8);
     for (int i = 0; i < TOOL_COUNT; i++) {
         const cJSON *ann, *schema;
 
@@ -98,7 +98,7 @@ static void test_catalogue(void **state)
         t = find_tool(list, paged[i]);
         assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties"),
                                             "cursor"));
-        assert_non_null(strstr(cJSON_GetObjectItem(t, "description")->valuestring, "Page with the returned cursor"));
+        assert_non_null(strstr(cJSON_GetObjectItem(t, "description")->valuestring, "Page with the cursor"));
     }
     /* find_references must not pass for a semantic search: it says what it is, and where its
      * definitions come from. */
@@ -107,6 +107,9 @@ static void test_catalogue(void **state)
     assert_non_null(strstr(desc->valuestring, "from ctags symbols where the repository has them, else by keywords"));
     desc = cJSON_GetObjectItem(find_tool(list, "list_files"), "description");
     assert_non_null(strstr(desc->valuestring, "as a tree"));
+    /* find_dependents names the manifests it reads, so that an empty answer is not taken for "none". */
+    desc = cJSON_GetObjectItem(find_tool(list, "find_dependents"), "description");
+    assert_non_null(strstr(desc->valuestring, "(go.mod, package.json, requirements*.txt, pyproject.toml, Cargo.toml)"));
     assert_int_equal(tools_id("grep"), -1);
     assert_int_equal(tools_id("search_cod"), -1);
     assert_int_equal(tools_id(NULL), -1);

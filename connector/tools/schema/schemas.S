@@ -21,6 +21,7 @@ schema_\name\()_len:
     schema list_files
     schema find_references
     schema find_symbol
+    schema find_dependents
     schema corpus_status
 
     .section .note.GNU-stack,"",@progbits

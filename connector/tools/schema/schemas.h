@@ -18,6 +18,7 @@ SCHEMA_DECLARE(read_file)
 SCHEMA_DECLARE(list_files)
 SCHEMA_DECLARE(find_references)
 SCHEMA_DECLARE(find_symbol)
+SCHEMA_DECLARE(find_dependents)
 SCHEMA_DECLARE(corpus_status)
 
 #undef SCHEMA_DECLARE

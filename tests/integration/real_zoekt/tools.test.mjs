@@ -44,14 +44,24 @@ const AGENT = [
 // chargecard) that a word-bounded, case-sensitive search must leave out.
 const CHARGE = 'package pay\n\nfunc ChargeCard(c Card) error {\n\treturn nil\n}\n\nfunc retry() { ChargeCard(c); ChargeCard(c) }\n';
 const CLIENT = 'package bulk\n\n// ChargeCard charges.\nfunc run() { pay.ChargeCard(c) }\nvar ChargeCards = 1\nvar chargecard = 2\n';
+// find_dependents: manifests that require github.com/acme/payments (a require block, a one-line require of
+// its /v2, an npm key), and near misses it must leave out: a longer module name, go.sum, and the
+// module's own go.mod in acme/payments' README-only tree (it has none) or its module line.
+const BULKHEAD_GO_MOD = [
+  'module github.com/acme/bulkhead', '', 'go 1.22', '', 'require (', '\tgithub.com/acme/payments v1.2.0',
+  '\tgithub.com/acme/paymentsx v0.1.0 // indirect', ')', '',
+].join('\n');
 const REPOS = {
   'mirrors/github.com/acme/bulk': { 'bulk.go': 'package bulk\n\n// Needle in bulk\nfunc Bulk() {}\n',
     'informers/factory.go': FACTORY, 'informers/wait.go': WAIT, 'informers/agent.go': AGENT, 'client.go': CLIENT },
-  'mirrors/github.com/acme/bulkhead': { 'head.go': 'package bulkhead\n\n// Needle in bulkhead\n' },
+  'mirrors/github.com/acme/bulkhead': { 'head.go': 'package bulkhead\n\n// Needle in bulkhead\n',
+    'go.mod': BULKHEAD_GO_MOD, 'go.sum': 'github.com/acme/payments v1.2.0 h1:c2FtcGxl\n' },
   'mirrors/github.com/acme/payments': { 'src/pay.go': PAY_LINES, 'README.md': '# payments\n',
     'src/charge.go': CHARGE, 'deploy/app.yaml': 'kind: Deployment\n', 'deploy/db.yaml': 'kind: StatefulSet\n',
     'deploy/base/kustomization.yaml': 'resources: []\n', 'deploy/notes.md': 'deploy notes\n', 'ci.yaml': 'on: push\n' },
-  'mirrors/github.com/other/payments-legacy': { 'old.go': 'package old\n\n// Needle in the old payments\n' },
+  'mirrors/github.com/other/payments-legacy': { 'old.go': 'package old\n\n// Needle in the old payments\n',
+    'go.mod': 'module github.com/other/payments-legacy\n\nrequire github.com/acme/payments/v2 v2.0.1\n',
+    'web/package.json': '{\n  "dependencies": {\n    "github.com/acme/payments": "^3.1.0"\n  }\n}\n' },
 };
 // find_symbol: two repositories indexed as a corpus is (indexer.sh with universal-ctags), Go and C,
 // with a definition of the same name in both and kinds to filter on.
@@ -96,9 +106,9 @@ const repositories = res => res.structuredContent.files.map(f => f.repository).s
 
 // The behaviour every transport must show; client() returns the connected SDK client.
 function toolChecks(client) {
-  test('tools/list offers the seven tools', async () => {
+  test('tools/list offers the eight tools', async () => {
     const { tools } = await client().listTools();
-    assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'find_references', 'find_symbol', 'list_files', 'list_repositories', 'read_file', 'search_code']);
+    assert.deepEqual(tools.map(t => t.name).sort(), ['corpus_status', 'find_dependents', 'find_references', 'find_symbol', 'list_files', 'list_repositories', 'read_file', 'search_code']);
   });
 
   test('find_symbol: an exact name finds its definitions in Go and C, each with kind and scope', async () => {
@@ -150,6 +160,27 @@ function toolChecks(client) {
     const res = await call(client(), 'find_symbol', { name: 'func NewPoint(' });
     assert.equal(res.isError, true);
     assert.match(textOf(res), /must be an identifier or a glob over one .* pass regex: true/);
+  });
+
+  test('find_dependents: the manifests that require a module, one line each with the version', async () => {
+    const res = await call(client(), 'find_dependents', { package: 'github.com/acme/payments' });
+    assert.equal(res.isError, false, textOf(res));
+    const deps = res.structuredContent.dependents.map(d => `${d.repository}/${d.path}:${d.line} ${d.text.trim()}`);
+    assert.deepEqual(deps, [
+      'acme/bulkhead/go.mod:6 github.com/acme/payments v1.2.0',
+      'other/payments-legacy/go.mod:3 require github.com/acme/payments/v2 v2.0.1',
+      'other/payments-legacy/web/package.json:3 "github.com/acme/payments": "^3.1.0"',
+    ]);
+    assert.match(textOf(res), /\ngithub\.com\/acme\/payments is required by 3 manifests in 2 repositories \(3 shown, by repository\)\.\n/);
+    assert.match(textOf(res), /\nacme\/bulkhead {2}go\.mod:6 {2}github\.com\/acme\/payments v1\.2\.0\n/);
+  });
+
+  test('find_dependents: none, and a repository that selects nothing, are told apart', async () => {
+    let res = await call(client(), 'find_dependents', { package: 'github.com/acme/nothing' });
+    assert.equal(res.isError, false, textOf(res));
+    assert.match(textOf(res), /is required by 0 manifests\. Searched go\.mod, package\.json, requirements\*\.txt, pyproject\.toml and Cargo\.toml/);
+    res = await call(client(), 'find_dependents', { package: 'github.com/acme/payments', repo: 'bulkk' });
+    assert.match(textOf(res), /Note: "bulkk" matches no indexed repository; closest: acme\/bulk/);
   });
 
   test('a plain name selects the whole name or trailing segments: bulk is not bulkhead', async () => {
