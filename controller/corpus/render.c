@@ -387,13 +387,19 @@ int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err
     int i, rc;
 
     buf_init(&b, CONFIG_MAX);
-    rc = buf_puts(&b, "# name url [branches, comma-separated; absent: the remote HEAD]. Written by zoekt-operator.\n");
+    rc = buf_puts(&b, "# name url [branches, comma-separated, or HEAD for the remote HEAD [code-host-kind web-url]]. "
+                      "Written by zoekt-operator.\n");
     for (i = 0; rc == ZK_OK && i < spec->nrepos; i++) {
+        const struct corpus_repo *r = &spec->repos[i];
         char **br;
 
-        rc = buf_printf(&b, "%s %s", spec->repos[i].name, spec->repos[i].url);
-        for (br = spec->repos[i].branches; rc == ZK_OK && br && *br; br++)
-            rc = buf_printf(&b, "%c%s", br == spec->repos[i].branches ? ' ' : ',', *br);
+        rc = buf_printf(&b, "%s %s", r->name, r->url);
+        for (br = r->branches; rc == ZK_OK && br && *br; br++)
+            rc = buf_printf(&b, "%c%s", br == r->branches ? ' ' : ',', *br);
+        /* The fields are positional: HEAD, which the indexer reads as the remote HEAD whether written
+         * or left out, keeps the code host's two in their place. */
+        if (rc == ZK_OK && r->web_url)
+            rc = buf_printf(&b, "%s %s %s", r->branches && *r->branches ? "" : " HEAD", r->code_host, r->web_url);
         if (rc == ZK_OK)
             rc = buf_putc(&b, '\n');
     }

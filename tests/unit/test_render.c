@@ -1186,9 +1186,13 @@ static void test_repos_list(void **state)
     (void)state;
     render_fx(&fx, load_corpus());
     assert_int_equal(render_repos_list(fx.spec, &list, &err), ZK_OK);
-    assert_non_null(strstr(list, "\ngithub.com/example/api https://github.com/example/api.git\n"));
-    assert_non_null(strstr(list, "\ngithub.com/example/web https://github.com/example/web main,release/2.x\n"));
-    assert_non_null(strstr(list, "\ninfra git@gitlab.example.com:platform/infra.git\n"));
+    /* github.com's kind is inferred; HEAD holds the branches' place before the code host's fields. */
+    assert_non_null(strstr(list, "\ngithub.com/example/api https://github.com/example/api.git HEAD github "
+                                 "https://github.com/example/api\n"));
+    assert_non_null(strstr(list, "\ngithub.com/example/web https://github.com/example/web main,release/2.x github "
+                                 "https://github.com/example/web\n"));
+    assert_non_null(strstr(list, "\ninfra git@gitlab.example.com:platform/infra.git HEAD gitlab "
+                                 "https://gitlab.example.com/platform/infra\n"));
     free(list);
     fx_free(&fx);
 }
