@@ -534,6 +534,10 @@ static void test_refresh_deployment(void **state)
     assert_int_equal(json_int(json_obj(r, "spec"), "replicas", -1), 1);
     assert_string_equal(json_path_str(r, "spec.strategy.type", ""), "Recreate");
     assert_string_equal(json_str(json_path(r, "spec.selector.matchLabels"), API_LABEL_COMPONENT, ""), "refresh");
+    /* A new script replaces the pod, which keeps the script it started with; the Jobs need no hash. */
+    assert_int_equal(strlen(json_str(json_path(r, "spec.template.metadata.annotations"), API_ANN_SCRIPT_HASH, "")), 64);
+    assert_null(cJSON_GetObjectItem(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.metadata.annotations"),
+                                    API_ANN_SCRIPT_HASH));
     pod = json_path(r, "spec.template.spec");
     assert_string_equal(json_str(pod, "restartPolicy", ""), "Always");
     check_pod_security(pod);
