@@ -87,7 +87,11 @@ static int find_listed(const char *list, const struct hook_push *push, char *nam
         size_t l = eol ? (size_t)(eol - line) : strlen(line);
         char buf[sizeof(n) + sizeof(url) + 4];
 
-        if (l < sizeof(buf) && line[0] != '#') {
+        /* Only the name and the URL are read, and they always fit; what follows them (up to 64
+         * branches, the code host's address) may not, and is cut. */
+        if (l >= sizeof(buf))
+            l = sizeof(buf) - 1;
+        if (line[0] != '#') {
             memcpy(buf, line, l);
             buf[l] = '\0';
             if (sscanf(buf, "%255s %2047s", n, url) == 2 && hook_url_key(url, key, sizeof(key)))

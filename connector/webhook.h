@@ -30,7 +30,7 @@
 
 struct webhook_opts {
     const char *secret_file; /* the Secret's key, mounted */
-    const char *repos_file;  /* the indexer's repository list: "name url [branches]" lines */
+    const char *repos_file;  /* the indexer's repository list: "name url [branches [kind web-url]]" lines */
     const char *queue_dir;   /* the indexer's request folder on the shared volume */
     struct cmetrics *metrics; /* where each delivery is counted; NULL: nowhere. Must outlive the webhook */
 };

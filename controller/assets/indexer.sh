@@ -4,7 +4,10 @@
 #
 # Input: the repository list ($REPOS_FILE), one repository per line, fields separated by spaces
 # (names, URLs and branches never contain whitespace; the controller validates that):
-#     <name> <url> [<branches, comma-separated; absent for the remote HEAD>]
+#     <name> <url> [<branches, comma-separated; absent or HEAD for the remote HEAD> [<kind> <web-url>]]
+# kind and web-url are the repository's code host (spec.repositories[].codeHost and webURL, or what the
+# controller inferred), written to the mirror's zoekt.web-url-type and zoekt.web-url before each index:
+# zoekt-git-index makes every file's address on the code host from them.
 # Lines that are empty or start with '#' are ignored. Arguments to this script are passed on to every
 # zoekt-git-index call (spec.indexer.extraFlags).
 #
@@ -333,6 +336,20 @@ report_failure() { # name step message started
         "$(json_str "$1")" "$2" "$(json_str "$3")" $(($(now) - $4))
 }
 
+# web_config MIRROR KIND WEB_URL: the code host zoekt-git-index makes file addresses from, in the
+# mirror's config; without WEB_URL, neither key, so that a repository whose code host was removed from
+# the spec loses its addresses at its next index instead of keeping the ones an earlier run wrote.
+web_config() {
+    if [ -n "$3" ]; then
+        git --git-dir="$1" config zoekt.web-url "$3" && git --git-dir="$1" config zoekt.web-url-type "$2"
+        return
+    fi
+    for key in zoekt.web-url zoekt.web-url-type; do
+        # Status 5: the key was not set, which is the usual case.
+        git --git-dir="$1" config --unset-all "$key" || [ $? -eq 5 ] || return 1
+    done
+}
+
 # sync_mirror DIR URL LOG: clones URL into the bare mirror DIR, or fetches when DIR exists. A clone
 # goes to DIR.tmp first, so an interrupted one is never taken for a mirror.
 sync_mirror() {
@@ -427,10 +444,10 @@ full_run_active() {
     exec 7>&-
 }
 
-# index_repo NAME URL BRANCHES [FLAGS...]: under the repository's lock (lock_repo).
+# index_repo NAME URL BRANCHES KIND WEB_URL [FLAGS...]: under the repository's lock (lock_repo).
 index_repo() {
-    name=$1 url=$2 branches=${3:-HEAD}
-    shift 3
+    name=$1 url=$2 branches=${3:-HEAD} web_kind=$4 web_url=$5
+    shift 5
     started=$(now)
     mirror="$REPOS_DIR/$name.git"
     log="$WORK_DIR/git.log"
@@ -446,6 +463,10 @@ index_repo() {
     if [ -n "$missing" ]; then
         have=$(git --git-dir="$mirror" for-each-ref --format='%(refname:short)' refs/heads | head -n 10 | tr '\n' ' ')
         report_failure "$name" "$step" "no branch ${missing% } in the repository (its branches: ${have% })" "$started"
+        return
+    fi
+    if ! web_config "$mirror" "$web_kind" "$web_url" >"$log" 2>&1; then
+        report_failure "$name" "$step" "$(failure "git config" "$log")" "$started"
         return
     fi
     heads=$(mirror_heads "$mirror" "$branches")
@@ -527,7 +548,7 @@ symbols_field() {
 # run_full [FLAGS...]: the nightly run: every listed repository, then what is no longer listed.
 run_full() {
     hold_full_run
-    while read -r name url branches || [ -n "$name" ]; do
+    while read -r name url branches web_kind web_url || [ -n "$name" ]; do
         case $name in "" | "#"*) continue ;; esac
         total=$((total + 1))
         shard_prefix "$name" >>"$listed"
@@ -536,7 +557,7 @@ run_full() {
         # stdin is the list; keep git and the indexer from reading it. A refresh run indexing this
         # repository now is waited for: it holds the lock for one repository's fetch and index.
         if lock_repo "$(shard_prefix "$name")" 1; then
-            index_repo "$name" "$url" "$branches" "$@" </dev/null
+            index_repo "$name" "$url" "$branches" "$web_kind" "$web_url" "$@" </dev/null
         else
             report_failure "$name" fetch "cannot take the lock $LOCK_DIR/$(shard_prefix "$name").lock" "$(now)"
         fi
@@ -643,7 +664,8 @@ poll_remotes() {
     : >"$WORK_DIR/poll-changed"
     : >"$WORK_DIR/poll-failed"
     slot=0
-    while read -r name url branches || [ -n "$name" ]; do
+    # The code host's fields are read only to keep them out of $branches: a poll does not need them.
+    while read -r name url branches web_kind web_url || [ -n "$name" ]; do
         case $name in "" | "#"*) continue ;; esac
         polled=$((polled + 1))
         poll_one "$name" "$url" "${branches:-HEAD}" "$slot" </dev/null &
@@ -680,10 +702,10 @@ drain_queue() {
         fi
         rm -f "$req"
         requests=$((requests + 1))
-        read -r name url branches <<LINE
+        read -r name url branches web_kind web_url <<LINE
 $line
 LINE
-        index_repo "$name" "$url" "$branches" "$@" </dev/null
+        index_repo "$name" "$url" "$branches" "$web_kind" "$web_url" "$@" </dev/null
         unlock_repo
     done
 }

@@ -31,6 +31,9 @@
 #define API_APP_NAME "zoekt"
 /* On the Deployment's pod template: SHA-256 (hex) of the ConfigMap's data, so a change rolls the pods. */
 #define API_ANN_CONFIG_HASH API_GROUP "/config-hash"
+/* On the refresh Deployment's pod template: SHA-256 (hex) of indexer.sh. The pod runs the script it
+ * started with for as long as it lives, so a new script (a new operator) must replace it. */
+#define API_ANN_SCRIPT_HASH API_GROUP "/script-hash"
 /* On objects that have no controller ownerReference to their corpus (the PVC kept under Retain, the
  * Jobs the CronJob creates): the corpus's full name. The app.kubernetes.io/instance label cannot carry a
  * name longer than 63 characters; an annotation can, so this is what maps such objects back. */

@@ -387,13 +387,19 @@ int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err
     int i, rc;
 
     buf_init(&b, CONFIG_MAX);
-    rc = buf_puts(&b, "# name url [branches, comma-separated; absent: the remote HEAD]. Written by zoekt-operator.\n");
+    rc = buf_puts(&b, "# name url [branches, comma-separated, or HEAD for the remote HEAD [code-host-kind web-url]]. "
+                      "Written by zoekt-operator.\n");
     for (i = 0; rc == ZK_OK && i < spec->nrepos; i++) {
+        const struct corpus_repo *r = &spec->repos[i];
         char **br;
 
-        rc = buf_printf(&b, "%s %s", spec->repos[i].name, spec->repos[i].url);
-        for (br = spec->repos[i].branches; rc == ZK_OK && br && *br; br++)
-            rc = buf_printf(&b, "%c%s", br == spec->repos[i].branches ? ' ' : ',', *br);
+        rc = buf_printf(&b, "%s %s", r->name, r->url);
+        for (br = r->branches; rc == ZK_OK && br && *br; br++)
+            rc = buf_printf(&b, "%c%s", br == r->branches ? ' ' : ',', *br);
+        /* The fields are positional: HEAD, which the indexer reads as the remote HEAD whether written
+         * or left out, keeps the code host's two in their place. */
+        if (rc == ZK_OK && r->web_url)
+            rc = buf_printf(&b, "%s %s %s", r->branches && *r->branches ? "" : " HEAD", r->code_host, r->web_url);
         if (rc == ZK_OK)
             rc = buf_putc(&b, '\n');
     }
@@ -998,14 +1004,18 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
 }
 
 /* The pod template of an indexer pod (the Jobs' or the refresh Deployment's): its component's labels,
- * the corpus annotation, and indexer_pod's spec. */
+ * the corpus annotation, the script's hash when the pod keeps running the script (script_hash, or
+ * NULL), and indexer_pod's spec. */
 static cJSON *indexer_template(const struct rctx *c, const char *component, const char *restart,
-                               const char *poll_seconds)
+                               const char *poll_seconds, const char *script_hash)
 {
-    cJSON *tpl = jb_object(c->b), *md = jb_add_obj(c->b, tpl, "metadata");
+    cJSON *tpl = jb_object(c->b), *md = jb_add_obj(c->b, tpl, "metadata"), *ann;
 
     jb_add(c->b, md, "labels", pod_labels(c, component));
-    jb_add_str(c->b, jb_add_obj(c->b, md, "annotations"), API_ANN_CORPUS, c->name);
+    ann = jb_add_obj(c->b, md, "annotations");
+    jb_add_str(c->b, ann, API_ANN_CORPUS, c->name);
+    if (script_hash)
+        jb_add_str(c->b, ann, API_ANN_SCRIPT_HASH, script_hash);
     jb_add(c->b, tpl, "spec", indexer_pod(c, restart, poll_seconds));
     return tpl;
 }
@@ -1018,20 +1028,26 @@ static cJSON *job_spec(const struct rctx *c)
     /* One retry: the script fails only when no repository could be indexed at all. */
     jb_add_num(c->b, js, "backoffLimit", 1);
     jb_add_num(c->b, js, "activeDeadlineSeconds", (double)c->spec->indexer.deadline_seconds);
-    jb_add(c->b, js, "template", indexer_template(c, "indexer", "Never", NULL));
+    jb_add(c->b, js, "template", indexer_template(c, "indexer", "Never", NULL, NULL));
     return js;
 }
 
 /* The refresh Deployment: indexer.sh in its watch mode, polling the remotes every
  * spec.poll.interval and indexing the repositories with a request in the volume's queue, beside the
  * nightly CronJob (docs/architecture.md, "Freshness"). Recreate, not a rolling update: the script
- * allows one refresh run per volume, so a surge pod would only fail until the old one stopped. */
+ * allows one refresh run per volume, so a surge pod would only fail until the old one stopped.
+ *
+ * The watch loop keeps the script it started with, but reads the repository list anew on every pass,
+ * so a new script must replace the pod: an old one would misread a list in a newer format (the code
+ * host's fields after the branches), and the pod's image may stay the same across operator releases
+ * (a corpus that pins indexer.image). The template carries the script's hash for that; the Jobs start
+ * with the ConfigMap of the moment and need none. */
 static cJSON *render_refresh(const struct rctx *c)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.refresh, "refresh", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel;
-    char interval[32];
+    char interval[32], hash[65];
 
     snprintf(interval, sizeof(interval), "%ld", s->poll_interval_seconds);
     /* Webhook requests need the pod as much as polling does; with neither it has nothing to do. */
@@ -1040,7 +1056,8 @@ static cJSON *render_refresh(const struct rctx *c)
     sel = jb_add_obj(c->b, spec, "selector");
     jb_add(c->b, sel, "matchLabels", selector_labels(c, "refresh"));
     jb_add_str(c->b, jb_add_obj(c->b, spec, "strategy"), "type", "Recreate");
-    jb_add(c->b, spec, "template", indexer_template(c, "refresh", "Always", interval));
+    sha256_hex(ASSETS_INDEXER_SH, ASSETS_INDEXER_SH_LEN, hash, sizeof(hash));
+    jb_add(c->b, spec, "template", indexer_template(c, "refresh", "Always", interval, hash));
     return o;
 }
 

@@ -62,8 +62,10 @@ void render_instance_label(const char *corpus_name, char *dst);
  * frees. Returns ZK_OK, or ZK_ETOOBIG when the result outgrows its bound. */
 int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char **conf, struct zk_err *err);
 
-/* The repository list file the indexer reads: one "name url [branches]" line per repository,
- * branches comma-separated (absent for the remote HEAD). *list is a heap string the caller frees. */
+/* The repository list file the indexer reads: one "name url [branches [kind web-url]]" line per
+ * repository, branches comma-separated (absent, or HEAD before the code host's fields, for the remote
+ * HEAD), kind and web-url what the indexer writes to zoekt.web-url-type and zoekt.web-url (absent: no
+ * addresses). *list is a heap string the caller frees. */
 int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err *err);
 
 /* Renders every child, in apply order (PVC, ConfigMap, ServiceAccount, Role, RoleBinding, the two

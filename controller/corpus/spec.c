@@ -293,6 +293,57 @@ int spec_name_from_url(const char *url, char *dst, size_t len)
     return 1;
 }
 
+int spec_web_url(const char *url, char *dst, size_t len)
+{
+    char name[SPEC_MAX_URL + 1];
+    const char *port = "";
+    int portlen = 0, hostlen, n;
+
+    if (strncmp(url, "file://", 7) == 0 || !spec_name_from_url(url, name, sizeof(name)))
+        return 0;
+    if (strncmp(url, "https://", 8) == 0) {
+        const char *auth = url + 8, *end = auth + strcspn(auth, "/"), *colon;
+
+        colon = memchr(auth, ':', (size_t)(end - auth));
+        if (colon) {
+            port = colon;
+            portlen = (int)(end - colon);
+        }
+    }
+    /* The name is host/path: the host lower-cased, the path without ".git" and outer slashes. */
+    hostlen = (int)strcspn(name, "/");
+    n = snprintf(dst, len, "https://%.*s%.*s%s", hostlen, name, portlen, port, name + hostlen);
+    return n > 0 && (size_t)n < len;
+}
+
+const char *spec_code_host_infer(const char *web_url)
+{
+    static const struct {
+        const char *host, *kind;
+    } hosts[] = {
+        {"github.com", "github"},
+        {"gitlab.com", "gitlab"},
+        {"bitbucket.org", "bitbucket-cloud"},
+        {"dev.azure.com", "azuredevops"},
+    };
+    /* Google's Gerrit hosting: go.googlesource.com, chromium.googlesource.com and so on. */
+    static const char gitiles[] = ".googlesource.com";
+    const size_t glen = sizeof(gitiles) - 1;
+    const char *host;
+    size_t n;
+
+    if (strncmp(web_url, "https://", 8) != 0)
+        return NULL;
+    host = web_url + 8;
+    n = strcspn(host, ":/");
+    for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++)
+        if (strlen(hosts[i].host) == n && strncasecmp(host, hosts[i].host, n) == 0)
+            return hosts[i].kind;
+    if (n > glen && strncasecmp(host + n - glen, gitiles, glen) == 0)
+        return "gitiles";
+    return NULL;
+}
+
 /* ---- cron ----------------------------------------------------------------------------------- */
 
 static const char *const months[] = {"jan", "feb", "mar", "apr", "may", "jun",
@@ -734,6 +785,63 @@ static cJSON *resources_field(struct pctx *c, const cJSON *obj, const char *path
 
 /* ---- sections ------------------------------------------------------------------------------- */
 
+/* spec.repositories[i].codeHost and webURL: the address and kind of code host zoekt-git-index makes each
+ * file's address from. url is the repository's clone URL, or NULL when it is not valid (and reported). A
+ * repository gets an address when its kind is given or inferred from the host, and none otherwise; a
+ * webURL whose kind is neither is an error rather than ignored, since whoever wrote it wants links. */
+static void parse_code_host(struct pctx *c, const cJSON *item, int i, const char *url, struct corpus_repo *r)
+{
+    /* The kinds zoekt-git-index knows (zoekt.web-url-type), as the CRD's enum lists them. */
+    static const char *const kinds[] = {"github", "gitlab", "gitea", "gitiles", "cgit", "gitweb", "bitbucket-server",
+                                        "bitbucket-cloud", "azuredevops", "source.bazel.build"};
+    /* A derived address is at most "https://" longer than the URL it comes from. */
+    char host_path[96], web_path[96], web[SPEC_MAX_URL + 16];
+    const char *given, *kind = NULL, *web_given, *why = NULL;
+    size_t k, n;
+
+    snprintf(host_path, sizeof(host_path), "spec.repositories[%d].codeHost", i);
+    snprintf(web_path, sizeof(web_path), "spec.repositories[%d].webURL", i);
+    given = opt_str(c, item, "codeHost", host_path);
+    for (k = 0; given && !kind && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        if (strcmp(given, kinds[k]) == 0)
+            kind = kinds[k];
+    if (given && !kind) {
+        field_error(c, host_path, "must be one of github, gitlab, gitea, gitiles, cgit, gitweb, bitbucket-server, "
+                                  "bitbucket-cloud, azuredevops or source.bazel.build");
+        return;
+    }
+    web_given = opt_str(c, item, "webURL", web_path);
+    if (web_given) {
+        /* The address goes to git config and into Zoekt's templates, which append to it: a fragment
+         * would end every link early. */
+        if (strncmp(web_given, "https://", 8) != 0)
+            why = "must be an https:// address";
+        else if (!(why = url_problem(web_given)) && strchr(web_given, '#'))
+            why = "must not have a #fragment";
+        if (why) {
+            field_error(c, web_path, "%s", why);
+            return;
+        }
+        snprintf(web, sizeof(web), "%s", web_given);
+    } else if (!url || !spec_web_url(url, web, sizeof(web))) {
+        if (kind && url)
+            field_error(c, host_path, "needs webURL: the url gives no address on a code host (a file:// url never does)");
+        return;
+    }
+    for (n = strlen(web); n > 8 && web[n - 1] == '/'; n--)
+        web[n - 1] = '\0';
+    if (!kind)
+        kind = spec_code_host_infer(web);
+    if (!kind) {
+        if (web_given)
+            field_error(c, web_path, "needs codeHost: the kind of code host is inferred for github.com, gitlab.com, "
+                                     "bitbucket.org, dev.azure.com and *.googlesource.com only");
+        return;
+    }
+    r->code_host = kind;
+    r->web_url = mem_strdup(web);
+}
+
 static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *out)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "repositories");
@@ -788,6 +896,7 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
                 field_error(c, path, "cannot be derived from the URL; set it explicitly");
         }
         r->name = dup_opt(name);
+        parse_code_host(c, item, i, url, r);
 
         /* The CRD's CEL rules refuse both duplicates at admission; a CRD installed without them (or a
          * corpus stored before them) still reaches the controller. */
@@ -1149,6 +1258,7 @@ void spec_free(struct corpus_spec *spec)
         free(spec->repos[i].url);
         free(spec->repos[i].name);
         free_strv(spec->repos[i].branches);
+        free(spec->repos[i].web_url);
     }
     free(spec->repos);
     free(spec->credentials_secret);

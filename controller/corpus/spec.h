@@ -61,6 +61,9 @@ struct corpus_repo {
     char *url;
     char *name;      /* given, or derived from the URL ("github.com/org/repo") */
     char **branches; /* NULL-terminated; empty means the remote HEAD */
+    char *web_url;   /* its address on the code host, from which Zoekt makes each file's (zoekt.web-url),
+                      * or NULL: no addresses */
+    const char *code_host; /* the kind of that host (zoekt.web-url-type), static; NULL when web_url is */
 };
 
 enum pvc_policy { PVC_RETAIN = 0, PVC_DELETE = 1 };
@@ -191,6 +194,17 @@ int spec_quantity_canonical(const char *s, char *dst, size_t len);
 /* Derives a repository name from a clone URL ("https://github.com/org/repo.git" -> "github.com/org/repo").
  * Returns 1 and writes at most len bytes into dst, or 0 when the URL has no usable path. */
 int spec_name_from_url(const char *url, char *dst, size_t len);
+
+/* The address of a repository's pages on its code host, derived from its clone URL (one that url_problem
+ * accepts): https://host/path without ".git". An https URL keeps its port, since the same server shows the
+ * pages; an ssh URL's port is the ssh server's, so it is dropped. Returns 1 and writes at most len bytes
+ * into dst, or 0 for a file:// URL (on no code host) or when dst is too small. */
+int spec_web_url(const char *url, char *dst, size_t len);
+
+/* The kind of code host (a spec.repositories[].codeHost value) at web_url, an https:// address, when its
+ * host is one of the public ones whose kind is known: github.com, gitlab.com, bitbucket.org,
+ * dev.azure.com and *.googlesource.com. NULL for any other host, whose kind only the spec can say. */
+const char *spec_code_host_infer(const char *web_url);
 
 /* The TCP port git connects to for a URL that url_problem accepts: the one written in it, else 443 for
  * https://, 22 for ssh:// and user@host:path; 0 for file:// (no network). */

@@ -7,7 +7,8 @@
  * - spec_parse returns ZK_OK with a spec and no field error, or ZK_EINVAL with no spec and 1 to
  *   SPEC_MAX_FIELD_ERRORS errors (each a non-empty, NUL-terminated field and message);
  * - an accepted spec keeps every promise of spec.h: 1..SPEC_MAX_REPOS repositories with a URL and a
- *   unique non-empty name, NULL-terminated branch and flag lists, a schedule spec_cron_valid accepts,
+ *   unique non-empty name, NULL-terminated branch and flag lists, a code host address only with its
+ *   kind and always https:// without whitespace, a schedule spec_cron_valid accepts,
  *   defaults filled in, and every number within its documented bounds;
  * - spec_errors_format NUL-terminates within any buffer size;
  * - spec_cron_valid explains every rejection; spec_duration_parse only succeeds with a positive
@@ -46,6 +47,10 @@ static void check_spec(const struct corpus_spec *s)
         for (j = 0; j < i; j++)
             FUZZ_CHECK(strcmp(s->repos[j].name, r->name) != 0);
         check_strv(r->branches, 0);
+        /* The address is a field of the indexer's space-separated list, and always has its kind. */
+        FUZZ_CHECK((r->web_url == NULL) == (r->code_host == NULL));
+        FUZZ_CHECK(r->web_url == NULL ||
+                   (strncmp(r->web_url, "https://", 8) == 0 && strpbrk(r->web_url, " \t\r\n") == NULL));
     }
     FUZZ_CHECK(s->schedule != NULL && spec_cron_valid(s->schedule, why, sizeof(why)));
     FUZZ_CHECK(s->storage.storage_class != NULL && s->storage.size != NULL);

@@ -74,6 +74,10 @@ check "a malformed maxAge: rejected" rejected r11 "{$R,\"freshness\":{\"maxAge\"
 check "an extra flag without a dash: rejected" rejected r12 "{$R,\"indexer\":{\"extraFlags\":[\"rm\"]}}" 'spec.indexer.extraFlags[0]'
 check "a Secret reference without a name: rejected" rejected r13 "{$R,\"gitCredentialsSecretRef\":{}}" 'spec.gitCredentialsSecretRef.name'
 check "a bad size: rejected" rejected r14 "{$R,\"storage\":{\"size\":\"lots\"}}" 'spec.storage.size'
+check "an unknown codeHost: rejected" rejected r16 '{"repositories":[{"url":"https://h/a","codeHost":"forgejo"}]}' 'spec.repositories[0].codeHost'
+check "an http webURL: rejected" rejected r17 '{"repositories":[{"url":"https://h/a","codeHost":"gitea","webURL":"http://h/a"}]}' 'spec.repositories[0].webURL'
+check "a webURL with a fragment: rejected" rejected r18 '{"repositories":[{"url":"https://h/a","codeHost":"gitea","webURL":"https://h/a#x"}]}' 'spec.repositories[0].webURL'
+check "a codeHost with an https webURL: accepted" accepted codehost '{"repositories":[{"url":"git@h:o/a.git","codeHost":"gitea","webURL":"https://h/o/a"}]}'
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https://h/r%d" % i} for i in range(2001)]}))')
 check "2001 repositories: rejected" rejected r15 "$many" 'spec.repositories'
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https://h/r%d" % i} for i in range(2000)]}))')

@@ -261,6 +261,30 @@ check "a misspelled branch is reported by name" \
   grep -q '"error":"no branch relase in the repository (its branches: dev main)"' <(line_for local/beta)
 check "neither reached zoekt-git-index" bash -c "! grep -q 'headless.git\$' '$T/calls'"
 
+# ---- the code host: zoekt.web-url and zoekt.web-url-type in each mirror, for zoekt-git-index --------
+printf 'local/alpha file://%s/remotes/alpha.git HEAD gitea https://gitea.example.org/org/alpha\nlocal/beta file://%s/remotes/beta.git main,dev\n' \
+  "$T" "$T" >"$T/repos.txt"
+: >"$T/calls"
+run_indexer
+zoekt_keys() { git --git-dir="$T/data/repos/$1.git" config --get-regexp '^zoekt\.web-url' | sort; }
+check "code host: alpha, listed with gitea, is indexed" grep -q '"status":"indexed"' <(line_for local/alpha)
+check "code host: alpha's mirror has zoekt.web-url and zoekt.web-url-type gitea" \
+  test "$(zoekt_keys local/alpha)" = "$(printf 'zoekt.web-url https://gitea.example.org/org/alpha\nzoekt.web-url-type gitea')"
+check "code host: zoekt-git-index found them there (its shard records them)" \
+  grep -qx "local/alpha $(rev_of alpha main) gitea https://gitea.example.org/org/alpha" "$(shard local/alpha)"
+check "code host: HEAD before them is the remote HEAD" grep -qE -- "-branches HEAD $T/data/repos/local/alpha.git\$" "$T/calls"
+check "code host: beta, listed without one, has neither key" test -z "$(zoekt_keys local/beta)"
+check "code host: and its shard no address" grep -qx "local/beta $(rev_of beta main) - -" "$(shard local/beta)"
+printf 'local/alpha file://%s/remotes/alpha.git\nlocal/beta file://%s/remotes/beta.git main,dev gitlab https://gitlab.example.org/org/beta\n' \
+  "$T" "$T" >"$T/repos.txt"
+INDEXER_MODE=refresh INDEXER_REPOSITORIES="local/alpha local/beta" POLL_INTERVAL_SECONDS=0 run_indexer
+check "code host: a refresh run indexes both" test "$(grep -c '"status":"indexed"' "$T/out")" -eq 2
+check "code host: a code host no longer listed is unset at the next index" test -z "$(zoekt_keys local/alpha)"
+check "code host: and alpha's new shard has no address" grep -qx "local/alpha $(rev_of alpha main) - -" "$(shard local/alpha)"
+check "code host: beta's, listed after its branches, is set" \
+  test "$(zoekt_keys local/beta)" = "$(printf 'zoekt.web-url https://gitlab.example.org/org/beta\nzoekt.web-url-type gitlab')"
+check "code host: beta is indexed on both of its branches" grep -qE -- "-branches main,dev $T/data/repos/local/beta.git\$" "$T/calls"
+
 # ---- symbols: universal-ctags by default, a ctags failure degrades one repository, SYMBOLS=false ----
 printf 'local/alpha file://%s/remotes/alpha.git\nlocal/beta file://%s/remotes/beta.git main,dev\n' "$T" "$T" >"$T/repos.txt"
 # A Universal Ctags under Debian's name, which zoekt-git-index would not find by itself, knowing two

@@ -3,7 +3,8 @@
 # only the real tool shows (docs/zoekt.md): the repository's name in the index is the corpus's full
 # name, symbols come from the host's universal-ctags, a ctags that fails is reported in Zoekt's own
 # words, and symbols without a ctags stop the run before anything changes. zoekt-webserver answers
-# for the index. Needs Zoekt (need_zoekt) and universal-ctags; no cluster.
+# for the index, with the file addresses zoekt-git-index made from the code host the list names.
+# Needs Zoekt (need_zoekt) and universal-ctags; no cluster.
 set -u
 source "$(dirname "$0")/lib.sh"
 need_zoekt
@@ -15,7 +16,7 @@ export GIT_CONFIG_NOSYSTEM=1 HOME=$T
 git init -q -b main "$T/src"
 printf 'package alpha\n\n// Frobnicate turns the crank.\nfunc Frobnicate() int { return 42 }\n' >"$T/src/alpha.go"
 git -C "$T/src" add . && git -C "$T/src" commit -q -m init
-echo "git.example/acme/alpha file://$T/src" >"$T/repos.txt"
+echo "git.example/acme/alpha file://$T/src HEAD gitea https://gitea.example.org/acme/alpha" >"$T/repos.txt"
 run_indexer() {
   env REPOS_FILE="$T/repos.txt" DATA_DIR="$T/data" WORK_DIR="$T/work" CREDENTIALS_DIR="$T/creds" \
     TERMINATION_LOG="$T/termination-log" ZOEKT_GIT_INDEX="$ZOEKT_BIN/zoekt-git-index" "$@" \
@@ -35,6 +36,11 @@ check "zoekt-webserver is ready once it has loaded the shard (/readyz)" \
 list=$(curl -s -d '{"Q":""}' "http://127.0.0.1:$port/api/list")
 check "it lists the repository by its full name, with symbols" \
   python3 -c 'import json,sys; r = json.loads(sys.argv[1])["List"]["Repos"][0]; sys.exit(not (r["Repository"]["Name"] == "git.example/acme/alpha" and r["Repository"]["HasSymbols"]))' "$list"
+# Gitea's templates, as the pinned zoekt-git-index writes them for zoekt.web-url-type gitea: the
+# connector renders exactly these (tests/unit/test_weburl.c).
+check "the code host in the list gives Gitea's file and line templates" \
+  python3 -c 'import json,sys; r = json.loads(sys.argv[1])["List"]["Repos"][0]["Repository"]; sys.exit(not (r["FileURLTemplate"] == sys.argv[2] and r["LineFragmentTemplate"] == "#L{{.LineNumber}}"))' \
+  "$list" '{{URLJoinPath "https://gitea.example.org/acme/alpha" "src/commit" .Version .Path}}?display=source'
 sym=$(curl -s -d '{"Q":"sym:Frobnicate"}' "http://127.0.0.1:$port/api/search")
 check "sym: finds the definition ctags found" grep -q '"Sym":"Frobnicate"' <<<"$sym"
 

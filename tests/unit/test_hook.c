@@ -174,8 +174,12 @@ static const char *queued(const char *dir, char *out, size_t len)
     return out;
 }
 
-/* A webhook on dir's files, counting in metrics (may be NULL). */
-static struct webhook *new_counting_webhook(const char *dir, struct cmetrics *metrics)
+/* The repository list most tests match pushes to. */
+static const char listed[] = "# listed\ngithub.com/org/web https://github.com/org/web\n"
+                             "github.com/org/api git@github.com:org/api.git main,dev github https://github.com/org/api\n";
+
+/* A webhook on dir's files with the repository list list_text, counting in metrics (may be NULL). */
+static struct webhook *new_listing_webhook(const char *dir, const char *list_text, struct cmetrics *metrics)
 {
     char secret[128], list[128], queue[128];
     struct webhook_opts o = {secret, list, queue, metrics};
@@ -183,10 +187,7 @@ static struct webhook *new_counting_webhook(const char *dir, struct cmetrics *me
     struct zk_err err = {0};
 
     snprintf(secret, sizeof(secret), "%s", tmpdir_write(dir, "secret", SECRET "\n", 0600));
-    snprintf(list, sizeof(list), "%s",
-             tmpdir_write(dir, "repositories.txt",
-                          "# listed\ngithub.com/org/web https://github.com/org/web\n"
-                          "github.com/org/api git@github.com:org/api.git main,dev\n", 0644));
+    snprintf(list, sizeof(list), "%s", tmpdir_write(dir, "repositories.txt", list_text, 0644));
     snprintf(queue, sizeof(queue), "%s/queue", dir);
     assert_int_equal(mkdir(queue, 0755), 0);
     assert_int_equal(webhook_new(&o, &w, &err), ZK_OK);
@@ -195,7 +196,7 @@ static struct webhook *new_counting_webhook(const char *dir, struct cmetrics *me
 
 static struct webhook *new_webhook(const char *dir)
 {
-    return new_counting_webhook(dir, NULL);
+    return new_listing_webhook(dir, listed, NULL);
 }
 
 static void deliver(struct webhook *w, const char *hub, const char *gitlab, const char *body, struct webhook_answer *a)
@@ -225,6 +226,28 @@ static void test_webhook_queues_a_listed_push(void **state)
     /* GitLab's token (the secret file's trailing newline is not part of the secret). */
     deliver(w, NULL, SECRET, push_api, &a);
     assert_int_equal(a.status, 202);
+    webhook_free(w);
+}
+
+/* A list line longer than any name and URL (many branches, then the code host's fields) is matched
+ * by its name and URL, as the indexer reads it. */
+static void test_webhook_long_list_line(void **state)
+{
+    const struct tmpdir *t = *state;
+    char line[4096], sig[80], names[256];
+    size_t n = (size_t)snprintf(line, sizeof(line), "github.com/org/api git@github.com:org/api.git main");
+    struct webhook *w;
+    struct webhook_answer a;
+
+    while (n < 3000)
+        n += (size_t)snprintf(line + n, sizeof(line) - n, ",release/%zu", n);
+    snprintf(line + n, sizeof(line) - n, " github https://github.com/org/api\n");
+    w = new_listing_webhook(t->dir, line, NULL);
+    sign(push_api, sig);
+    deliver(w, sig, NULL, push_api, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"queued\":\"github.com/org/api\"}");
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
     webhook_free(w);
 }
 
@@ -314,7 +337,7 @@ static void test_webhook_counts_deliveries(void **state)
 {
     const struct tmpdir *t = *state;
     struct cmetrics *m = cmetrics_new(1);
-    struct webhook *w = new_counting_webhook(t->dir, m);
+    struct webhook *w = new_listing_webhook(t->dir, listed, m);
     struct front_route route = webhook_route(w);
     struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1};
     struct front *f = NULL;
@@ -356,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_no_proof_or_secret), cmocka_unit_test(test_payloads),
         cmocka_unit_test(test_url_keys),
         cmocka_unit_test_setup_teardown(test_webhook_queues_a_listed_push, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_long_list_line, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_refuses_and_ignores, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_counts_deliveries, tmpdir_setup, tmpdir_teardown),
     };

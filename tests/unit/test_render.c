@@ -534,6 +534,10 @@ static void test_refresh_deployment(void **state)
     assert_int_equal(json_int(json_obj(r, "spec"), "replicas", -1), 1);
     assert_string_equal(json_path_str(r, "spec.strategy.type", ""), "Recreate");
     assert_string_equal(json_str(json_path(r, "spec.selector.matchLabels"), API_LABEL_COMPONENT, ""), "refresh");
+    /* A new script replaces the pod, which keeps the script it started with; the Jobs need no hash. */
+    assert_int_equal(strlen(json_str(json_path(r, "spec.template.metadata.annotations"), API_ANN_SCRIPT_HASH, "")), 64);
+    assert_null(cJSON_GetObjectItem(json_path(child(fx.children, "CronJob"), "spec.jobTemplate.spec.template.metadata.annotations"),
+                                    API_ANN_SCRIPT_HASH));
     pod = json_path(r, "spec.template.spec");
     assert_string_equal(json_str(pod, "restartPolicy", ""), "Always");
     check_pod_security(pod);
@@ -1186,9 +1190,13 @@ static void test_repos_list(void **state)
     (void)state;
     render_fx(&fx, load_corpus());
     assert_int_equal(render_repos_list(fx.spec, &list, &err), ZK_OK);
-    assert_non_null(strstr(list, "\ngithub.com/example/api https://github.com/example/api.git\n"));
-    assert_non_null(strstr(list, "\ngithub.com/example/web https://github.com/example/web main,release/2.x\n"));
-    assert_non_null(strstr(list, "\ninfra git@gitlab.example.com:platform/infra.git\n"));
+    /* github.com's kind is inferred; HEAD holds the branches' place before the code host's fields. */
+    assert_non_null(strstr(list, "\ngithub.com/example/api https://github.com/example/api.git HEAD github "
+                                 "https://github.com/example/api\n"));
+    assert_non_null(strstr(list, "\ngithub.com/example/web https://github.com/example/web main,release/2.x github "
+                                 "https://github.com/example/web\n"));
+    assert_non_null(strstr(list, "\ninfra git@gitlab.example.com:platform/infra.git HEAD gitlab "
+                                 "https://gitlab.example.com/platform/infra\n"));
     free(list);
     fx_free(&fx);
 }

@@ -562,6 +562,89 @@ static void test_name_from_url(void **state)
     assert_false(spec_name_from_url("https://host/averyveryverylongrepositorynamethatdoesnotfit/intosixtyfour", n, 32));
 }
 
+static void test_web_url(void **state)
+{
+    static const struct {
+        const char *url, *web;
+    } cases[] = {
+        {"https://github.com/sourcegraph/zoekt.git", "https://github.com/sourcegraph/zoekt"},
+        {"https://Git.Example.com:8443/a/b/", "https://git.example.com:8443/a/b"},
+        {"ssh://git@gitea.example.org:2222/org/repo.git", "https://gitea.example.org/org/repo"},
+        {"git@gitlab.com:group/sub/repo.git", "https://gitlab.com/group/sub/repo"},
+        {"host:/abs/repo", "https://host/abs/repo"},
+    };
+    char w[128];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (!spec_web_url(cases[i].url, w, sizeof(w)))
+            fail_msg("%s: no address", cases[i].url);
+        assert_string_equal(w, cases[i].web);
+    }
+    assert_false(spec_web_url("file:///srv/git/r.git", w, sizeof(w)));
+    assert_false(spec_web_url("https://github.com/sourcegraph/zoekt", w, 20));
+
+    assert_string_equal(spec_code_host_infer("https://github.com/o/r"), "github");
+    assert_string_equal(spec_code_host_infer("https://GitLab.com/g/s/r"), "gitlab");
+    assert_string_equal(spec_code_host_infer("https://bitbucket.org/w/r"), "bitbucket-cloud");
+    assert_string_equal(spec_code_host_infer("https://dev.azure.com/o/p/_git/r"), "azuredevops");
+    assert_string_equal(spec_code_host_infer("https://go.googlesource.com/go"), "gitiles");
+    assert_string_equal(spec_code_host_infer("https://github.com:443/o/r"), "github");
+    assert_null(spec_code_host_infer("https://googlesource.com/x"));
+    assert_null(spec_code_host_infer("https://github.com.evil.example/o/r"));
+    assert_null(spec_code_host_infer("https://gitea.example.org/o/r"));
+    assert_null(spec_code_host_infer("https://ssh.dev.azure.com/v3/o/p/r"));
+}
+
+/* The address and kind each repository's line carries, from codeHost, webURL and the host. */
+static void test_code_host(void **state)
+{
+    struct corpus_spec *s = NULL;
+    struct spec_errors errs;
+
+    (void)state;
+    assert_int_equal(parse_spec("{\"repositories\":["
+                                "{\"url\":\"git@gitea.example.org:org/repo.git\",\"codeHost\":\"gitea\"},"
+                                "{\"url\":\"https://github.com/o/r.git\"},"
+                                "{\"url\":\"https://git.example.com/o/r\"},"
+                                "{\"url\":\"file:///srv/r.git\"},"
+                                "{\"url\":\"ssh://git@ssh.example.com/o/x\",\"codeHost\":\"bitbucket-server\","
+                                "\"webURL\":\"https://bb.example.com/projects/O/repos/x/\"},"
+                                "{\"url\":\"file:///srv/g.git\",\"webURL\":\"https://gitlab.com/o/g\"}]}",
+                                &s, &errs),
+                     ZK_OK);
+    assert_string_equal(s->repos[0].web_url, "https://gitea.example.org/org/repo");
+    assert_string_equal(s->repos[0].code_host, "gitea");
+    assert_string_equal(s->repos[1].web_url, "https://github.com/o/r");
+    assert_string_equal(s->repos[1].code_host, "github");
+    /* A host whose kind is not known gives no address, as before the field existed. */
+    assert_null(s->repos[2].web_url);
+    assert_null(s->repos[2].code_host);
+    assert_null(s->repos[3].web_url);
+    assert_string_equal(s->repos[4].web_url, "https://bb.example.com/projects/O/repos/x");
+    assert_string_equal(s->repos[4].code_host, "bitbucket-server");
+    /* The kind is inferred from the address given. */
+    assert_string_equal(s->repos[5].code_host, "gitlab");
+    spec_free(s);
+
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"codeHost\":\"GitHub\"}]}",
+                     "spec.repositories[0].codeHost", "must be one of github, gitlab, gitea");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"codeHost\":3}]}",
+                     "spec.repositories[0].codeHost", "string");
+    expect_one_error("{\"repositories\":[{\"url\":\"file:///srv/r.git\",\"codeHost\":\"gitea\"}]}",
+                     "spec.repositories[0].codeHost", "needs webURL");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"codeHost\":\"gitea\",\"webURL\":\"http://h/o/r\"}]}",
+                     "spec.repositories[0].webURL", "https://");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"codeHost\":\"gitea\",\"webURL\":\"https://h/o/r#x\"}]}",
+                     "spec.repositories[0].webURL", "fragment");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"codeHost\":\"gitea\",\"webURL\":\"https://u@h/o/r\"}]}",
+                     "spec.repositories[0].webURL", "credentials");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"codeHost\":\"gitea\",\"webURL\":\"https://h/a b\"}]}",
+                     "spec.repositories[0].webURL", "whitespace");
+    expect_one_error("{\"repositories\":[{\"url\":\"https://h/o/r\",\"webURL\":\"https://h/o/r\"}]}",
+                     "spec.repositories[0].webURL", "needs codeHost");
+}
+
 static void test_quantities(void **state)
 {
     static const struct {
@@ -632,6 +715,8 @@ int main(void)
         cmocka_unit_test(test_errors_collected_and_formatted),
         cmocka_unit_test(test_not_an_object),
         cmocka_unit_test(test_name_from_url),
+        cmocka_unit_test(test_web_url),
+        cmocka_unit_test(test_code_host),
         cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_resources_canonical),
     };

@@ -46,6 +46,21 @@ static void test_known_hosts(void **state)
            "abc", "src/m.c", 10, "https://git.example/cgit/x.git/tree/src/m.c/?id=abc#n10");
     expect("https://g.example/gitweb?p=x.git;a=blob;f={{.Path}};hb={{.Version}}", "#l{{.LineNumber}}", "abc", "m.c",
            2, "https://g.example/gitweb?p=x.git;a=blob;f=m.c;hb=abc#l2");
+    /* The other kinds spec.repositories[].codeHost takes, as the pinned zoekt-git-index writes them. */
+    expect("{{URLJoinPath \"https://gitea.example/acme/x\" \"src/commit\" .Version .Path}}?display=source",
+           "#L{{.LineNumber}}", "abc", "a b.go", 4, "https://gitea.example/acme/x/src/commit/abc/a%20b.go?display=source#L4");
+    expect("{{URLJoinPath \"https://bitbucket.org/acme/x\" \"src\" .Version .Path}}", "#{{.LineNumber}}", "abc", "x.go", 5,
+           "https://bitbucket.org/acme/x/src/abc/x.go#5");
+    expect("{{URLJoinPath \"https://bb.example/projects/A/repos/x/browse\" .Path}}?at={{.Version}}", "#{{.LineNumber}}",
+           "abc", "x.go", 6, "https://bb.example/projects/A/repos/x/browse/x.go?at=abc#6");
+    expect("{{URLJoinPath \"https://dev.azure.com/o/p/_git/x\"}}?path=/{{.Path}}&version=GC{{.Version}}&_a=contents",
+           "&line={{.LineNumber}}&lineEnd={{.LineNumber}}&lineStartColumn=1&lineEndColumn=200", "abc", "x.go", 7,
+           "https://dev.azure.com/o/p/_git/x?path=/x.go&version=GCabc&_a=contents&line=7&lineEnd=7&lineStartColumn=1"
+           "&lineEndColumn=200");
+    expect("{{URLJoinPath \"https://go.googlesource.com/go\" \"+\" .Version .Path}}", "#{{.LineNumber}}", "abc", "x.go", 8,
+           "https://go.googlesource.com/go/+/abc/x.go#8");
+    expect("https://source.bazel.build/bazel/%2B/{{.Version}}:{{.Path}}", ";l={{.LineNumber}}", "abc", "x.go", 9,
+           "https://source.bazel.build/bazel/%2B/abc:x.go;l=9");
     /* A quote in the base, as strconv.Quote writes it. */
     expect("{{URLJoinPath \"https://h.example/a\\\"b\" .Path}}", NULL, "v", "p", 0, "https://h.example/a\"b/p");
 }
