@@ -87,7 +87,8 @@ static int dep_plan(const struct tool_ctx *ctx, void *state, enum tool_reading r
     struct dep_state *st = state;
     char *name = zq_regex_quote(st->package), *any = mem_strdup(""), *line = NULL, *one = NULL;
     struct zk_err err = {0};
-    int rc = ZK_OK;
+    /* A name of at most DEP_PACKAGE_MAX bytes always quotes within a query's bound. */
+    int rc = name ? ZK_OK : zk_err_set(&err, ZK_ETOOBIG, "package: too long for a query");
 
     (void)reading;
     for (size_t i = 0; !rc && i < sizeof(dep_manifests) / sizeof(dep_manifests[0]); i++) {

@@ -3,7 +3,6 @@
 
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
-#include "connector/zoekt/query.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,13 +88,13 @@ static int tpipe_query(const struct tool_ctx *ctx, const struct tool_def *def, v
     zr_search_free(&a->res);
     memset(&a->res, 0, sizeof(a->res));
     memset(err, 0, sizeof(*err));
-    a->reading = TOOL_READ_LITERALLY;
     if (buf_puts(&a->note, invalid ? "The pattern is not a valid regular expression, so it was searched as literal "
                                      "text."
                                    : "As a regular expression the pattern matched nothing; read as literal text,"))
         buf_reset(&a->note);
     rc = tpipe_search(ctx, q, a, err);
-    if (!rc && !invalid && buf_puts(&a->note, a->res.n_files ? " it matched what is shown." : " it matched nothing either."))
+    if (!rc && !invalid &&
+        buf_puts(&a->note, a->res.n_files ? " it matched what is shown." : " it matched nothing either."))
         buf_reset(&a->note);
     return rc;
 }
@@ -125,7 +124,8 @@ int tpipe_run(const struct tool_ctx *ctx, const char *tool, const struct tool_de
             goto out;
         }
         a.zq = q.zq;
-        skip = q.ranked && q.skip < a.res.n_files ? q.skip : q.ranked ? a.res.n_files : 0;
+        /* A ranked page starts after the files the earlier pages showed. */
+        skip = !q.ranked ? 0 : q.skip < a.res.n_files ? q.skip : a.res.n_files;
         a.page = a.res;
         a.page.files += skip;
         a.page.n_files -= skip;

@@ -50,7 +50,6 @@ struct tool_query {
 /* What the driver hands render. Everything in it is the driver's, freed after render. */
 struct tool_answer {
     const char *zq;               /* the query that answered (the literal one after a retry) */
-    enum tool_reading reading;
     struct zr_search res;         /* every file Zoekt sent, in the order asked for */
     struct zr_search page;        /* res without the skip files before the page: a view into res */
     int ties;                     /* ranked: equal scores still straddle the page's end (past the bound) */
