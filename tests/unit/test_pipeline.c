@@ -13,7 +13,7 @@
 
 #include "connector/tools/pipeline.h"
 #include "connector/zoekt/listcache.h"
-#include "tests/support/fixture.h"
+#include "tests/support/shape.h"
 
 static const struct connector_config test_cfg = {.zoekt_url = "http://127.0.0.1:1", .max_files = 30,
                                                  .context_lines = 2, .search_timeout_ms = 1000,
@@ -138,25 +138,6 @@ static void test_find_dependents_plan(void **state)
     planned_free(&p);
 }
 
-/* Every key of obj is in the schema node and every required one is there; into arrays of objects. */
-static void check_keys(const cJSON *obj, const cJSON *schema)
-{
-    const cJSON *props = cJSON_GetObjectItem(schema, "properties"), *item, *req;
-
-    cJSON_ArrayForEach(req, cJSON_GetObjectItem(schema, "required")) {
-        if (!cJSON_GetObjectItem(obj, req->valuestring))
-            fail_msg("required key %s missing", req->valuestring);
-    }
-    cJSON_ArrayForEach(item, obj) {
-        const cJSON *p = cJSON_GetObjectItem(props, item->string);
-
-        if (!p)
-            fail_msg("key %s is not in the stated shape", item->string);
-        if (cJSON_IsArray(item) && cJSON_IsObject(cJSON_GetArrayItem(item, 0)))
-            check_keys(cJSON_GetArrayItem(item, 0), cJSON_GetObjectItem(p, "items"));
-    }
-}
-
 /* render: one line per manifest, sorted by repository, with the requirement line trimmed; the count
  * of repositories; structuredContent in the stated shape. */
 static void test_find_dependents_render(void **state)
@@ -173,9 +154,7 @@ static void test_find_dependents_render(void **state)
     struct tool_answer a;
     struct zk_err err = {0};
     struct planned p;
-    char *text, *shape_text;
-    size_t len;
-    cJSON *shape;
+    char *text;
 
     (void)state;
     assert_int_equal(plan(&p, &tool_find_dependents_def, "{\"package\":\"github.com/acme/bulk\"}", TOOL_READ_AS_GIVEN),
@@ -195,14 +174,9 @@ static void test_find_dependents_render(void **state)
     assert_non_null(strstr(text, "\nacme/api  go.mod:3  require github.com/acme/bulk v1.4.1\n"
                                  "acme/pay  go.mod:7  github.com/acme/bulk v1.2.0 // indirect\n"
                                  "acme/web  package.json:12  \"@acme/bulk\": \"^2.0.0\",\n"));
-    shape_text = fixture_read("tests/fixtures/structured", "find_dependents.json", &len);
-    shape = cJSON_ParseWithLength(shape_text, len);
-    assert_non_null(p.r.structured);
-    check_keys(p.r.structured, shape);
+    shape_check(p.r.structured, "find_dependents", "find_dependents");
     assert_int_equal(cJSON_GetObjectItem(p.r.structured, "repositories")->valueint, 3);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(p.r.structured, "complete")));
-    cJSON_Delete(shape);
-    free(shape_text);
     buf_free(&a.note);
     buf_free(&a.indexed);
     planned_free(&p);

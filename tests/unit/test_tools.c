@@ -18,7 +18,7 @@
 #include "connector/tools/cursor.h"
 #include "connector/tools/tools.h"
 #include "connector/zoekt/client.h"
-#include "tests/support/fixture.h"
+#include "tests/support/shape.h"
 
 static const cJSON *find_tool(const cJSON *list, const char *name)
 {
@@ -375,43 +375,6 @@ static void test_search_body(void **state)
     assert_int_equal(zc_wall_time_ns(300), 150000000LL);
 }
 
-/* The shape of a tool's structuredContent, as tests/fixtures/structured/<tool>.json states it (a JSON
- * Schema the catalogue no longer carries). Caller frees. */
-static cJSON *structured_shape(const char *tool)
-{
-    char name[64];
-    size_t len;
-    char *text;
-    cJSON *shape;
-
-    snprintf(name, sizeof(name), "%s.json", tool);
-    text = fixture_read("tests/fixtures/structured", name, &len);
-    shape = cJSON_ParseWithLength(text, len);
-    free(text);
-    assert_non_null(shape);
-    return shape;
-}
-
-/* Every key of obj is a property of the schema node, and every required one is there; recurses into
- * arrays of objects. */
-static void check_keys(const cJSON *obj, const cJSON *schema, const char *where)
-{
-    const cJSON *props = cJSON_GetObjectItem(schema, "properties"), *item, *req;
-
-    cJSON_ArrayForEach(req, cJSON_GetObjectItem(schema, "required")) {
-        if (!cJSON_GetObjectItem(obj, req->valuestring))
-            fail_msg("%s: required key %s missing", where, req->valuestring);
-    }
-    cJSON_ArrayForEach(item, obj) {
-        const cJSON *p = cJSON_GetObjectItem(props, item->string);
-
-        if (!p)
-            fail_msg("%s: key %s is not in the stated shape", where, item->string);
-        if (cJSON_IsArray(item) && cJSON_IsObject(cJSON_GetArrayItem(item, 0)))
-            check_keys(cJSON_GetArrayItem(item, 0), cJSON_GetObjectItem(p, "items"), item->string);
-    }
-}
-
 /* What format puts into structuredContent is the shape tests/fixtures/structured/ states, for a first
  * page and for a later one with a cursor, nested objects included. */
 static void test_structured_shapes(void **state)
@@ -426,39 +389,33 @@ static void test_structured_shapes(void **state)
     struct fmt_files_opts fo = {"q", 10, 16384, 0, NULL, NULL};
     struct fmt_refs_opts ro = {"q", "Bulk", 10, 16384, "a note", NULL, NULL, 0, NULL, NULL};
     struct zk_err err = {0};
-    cJSON *json = NULL, *shape;
+    cJSON *json = NULL;
     struct buf text;
 
     (void)state;
     buf_init(&text, 16385);
-    shape = structured_shape("search_code");
     assert_int_equal(fmt_search(&res, &so, &text, &json, &err), ZK_OK);
-    check_keys(json, shape, "search_code");
+    shape_check(json, "search_code", "search_code");
     cJSON_Delete(json);
     buf_reset(&text);
     assert_int_equal(fmt_search(&res, &later, &text, &json, &err), ZK_OK);
-    check_keys(json, shape, "search_code, a later page");
+    shape_check(json, "search_code", "search_code, a later page");
     assert_string_equal(cJSON_GetObjectItem(json, "nextCursor")->valuestring, "s0123456789abcdef.31");
     assert_int_equal(cJSON_GetObjectItem(json, "skippedFiles")->valueint, 30);
     cJSON_Delete(json);
-    cJSON_Delete(shape);
 
     buf_reset(&text);
-    shape = structured_shape("list_files");
     assert_int_equal(fmt_files(&res, &fo, &text, &json, &err), ZK_OK);
-    check_keys(json, shape, "list_files");
+    shape_check(json, "list_files", "list_files");
     cJSON_Delete(json);
-    cJSON_Delete(shape);
 
     buf_reset(&text);
-    shape = structured_shape("find_references");
     assert_int_equal(fmt_refs(&res, &ro, &text, &json, &err), ZK_OK);
-    check_keys(json, shape, "find_references");
+    shape_check(json, "find_references", "find_references");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(
         cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "files"), 0), "matches"), 0),
         "definition")));
     cJSON_Delete(json);
-    cJSON_Delete(shape);
     buf_free(&text);
 }
 
