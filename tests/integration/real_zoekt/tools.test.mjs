@@ -46,7 +46,7 @@ const CHARGE = 'package pay\n\nfunc ChargeCard(c Card) error {\n\treturn nil\n}\
 const CLIENT = 'package bulk\n\n// ChargeCard charges.\nfunc run() { pay.ChargeCard(c) }\nvar ChargeCards = 1\nvar chargecard = 2\n';
 // find_dependents: manifests that require github.com/acme/payments (a require block, a one-line require of
 // its /v2, an npm key), and near misses it must leave out: a longer module name, go.sum, and the
-// module's own go.mod in acme/payments' README-only tree (it has none) or its module line.
+// module's own go.mod, whose module line names it without a version.
 const BULKHEAD_GO_MOD = [
   'module github.com/acme/bulkhead', '', 'go 1.22', '', 'require (', '\tgithub.com/acme/payments v1.2.0',
   '\tgithub.com/acme/paymentsx v0.1.0 // indirect', ')', '',
@@ -57,7 +57,7 @@ const REPOS = {
   'mirrors/github.com/acme/bulkhead': { 'head.go': 'package bulkhead\n\n// Needle in bulkhead\n',
     'go.mod': BULKHEAD_GO_MOD, 'go.sum': 'github.com/acme/payments v1.2.0 h1:c2FtcGxl\n' },
   'mirrors/github.com/acme/payments': { 'src/pay.go': PAY_LINES, 'README.md': '# payments\n',
-    'src/charge.go': CHARGE, 'deploy/app.yaml': 'kind: Deployment\n', 'deploy/db.yaml': 'kind: StatefulSet\n',
+    'src/charge.go': CHARGE, 'go.mod': 'module github.com/acme/payments\n\ngo 1.22\n', 'deploy/app.yaml': 'kind: Deployment\n', 'deploy/db.yaml': 'kind: StatefulSet\n',
     'deploy/base/kustomization.yaml': 'resources: []\n', 'deploy/notes.md': 'deploy notes\n', 'ci.yaml': 'on: push\n' },
   'mirrors/github.com/other/payments-legacy': { 'old.go': 'package old\n\n// Needle in the old payments\n',
     'go.mod': 'module github.com/other/payments-legacy\n\nrequire github.com/acme/payments/v2 v2.0.1\n',
