@@ -131,6 +131,20 @@ static struct connector_config unreachable_cfg(void)
     return cfg;
 }
 
+/* Calls tool with args (JSON text, as the MCP parser reads it) against a Zoekt that cannot be reached,
+ * into r (initialised here; the caller frees it). The call itself always succeeds: what failed is in r. */
+static void call_unreachable(const char *tool, const char *args, struct tool_result *r)
+{
+    struct connector_config cfg = unreachable_cfg();
+    struct tool_ctx ctx = {&cfg, NULL};
+    struct zk_err err = {0};
+    cJSON *parsed = jsonrpc_parse(args, strlen(args));
+
+    tool_result_init(r);
+    assert_int_equal(tools_call(&ctx, tool, parsed, r, &err), ZK_OK);
+    cJSON_Delete(parsed);
+}
+
 static void test_bad_arguments(void **state)
 {
     static const struct {
@@ -227,18 +241,17 @@ static void test_bad_arguments(void **state)
         {"find_references", "{\"symbol\":\"x\",\"max_files\":0}", "\"max_files\" must be between 1 and 200"},
         {"find_references", "{\"symbol\":\"x\",\"file\":\"{a\"}", "invalid find_references arguments"},
         {"find_references", "{\"symbol\":\"x\",\"query\":\"y\"}", "unknown argument \"query\"; this tool takes: symbol"},
+        {"find_dependents", "{}", "find_dependents needs \"package\""},
+        {"find_dependents", "{\"package\":\"a b\"}", "argument \"package\" must be a package name"},
+        {"find_dependents", "{\"package\":\"x\",\"max_files\":1001}", "\"max_files\" must be between 1 and 1000"},
+        {"find_dependents", "{\"package\":\"x\",\"file\":\"go.mod\"}", "unknown argument \"file\"; this tool takes: package"},
     };
-    struct connector_config cfg = unreachable_cfg();
-    struct tool_ctx ctx = {&cfg, NULL};
 
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct zk_err err = {0};
         struct tool_result r;
-        cJSON *args = jsonrpc_parse(cases[i].args, strlen(cases[i].args));
 
-        tool_result_init(&r);
-        assert_int_equal(tools_call(&ctx, cases[i].tool, args, &r, &err), ZK_OK);
+        call_unreachable(cases[i].tool, cases[i].args, &r);
         if (!r.is_error || !r.text.data || !strstr(r.text.data, cases[i].msg))
             fail_msg("%s %s: got \"%s\", want \"%s\"", cases[i].tool, cases[i].args,
                      r.text.data ? r.text.data : "", cases[i].msg);
@@ -246,7 +259,6 @@ static void test_bad_arguments(void **state)
         assert_int_equal(r.code, ZK_EINVAL);
         assert_null(r.structured);
         tool_result_free(&r);
-        cJSON_Delete(args);
     }
 }
 
@@ -268,21 +280,15 @@ static void test_list_files_cursor_and_ref(void **state)
         {"{\"repo\":\"a\",\"ref\":\"\"}", "invalid list_files arguments: ref: a branch name has 1 to 256 bytes"},
         {"{\"repo\":\"a\",\"ref\":7}", "argument \"ref\" must be a string"},
     };
-    struct connector_config cfg = unreachable_cfg();
-    struct tool_ctx ctx = {&cfg, NULL};
 
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct zk_err err = {0};
         struct tool_result r;
-        cJSON *args = jsonrpc_parse(cases[i].args, strlen(cases[i].args));
 
-        tool_result_init(&r);
-        assert_int_equal(tools_call(&ctx, "list_files", args, &r, &err), ZK_OK);
+        call_unreachable("list_files", cases[i].args, &r);
         if (!r.is_error || r.code != ZK_EINVAL || !strstr(r.text.data, cases[i].msg))
             fail_msg("%s: got \"%s\", want \"%s\"", cases[i].args, r.text.data ? r.text.data : "", cases[i].msg);
         tool_result_free(&r);
-        cJSON_Delete(args);
     }
 }
 
@@ -316,25 +322,20 @@ static void test_unreachable_zoekt_code(void **state)
         {"list_files", "{\"repo\":\"a\"}"},
         {"find_references", "{\"symbol\":\"x\"}"},
         {"find_symbol", "{\"name\":\"X\"}"},
+        {"find_dependents", "{\"package\":\"github.com/acme/bulk\"}"},
         /* No corpus configured and no webserver: neither source answers. */
         {"corpus_status", "{}"},
     };
-    struct connector_config cfg = unreachable_cfg();
-    struct tool_ctx ctx = {&cfg, NULL};
 
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct zk_err err = {0};
         struct tool_result r;
-        cJSON *args = cJSON_Parse(cases[i].args);
 
-        tool_result_init(&r);
-        assert_int_equal(tools_call(&ctx, cases[i].tool, args, &r, &err), ZK_OK);
+        call_unreachable(cases[i].tool, cases[i].args, &r);
         if (!r.is_error || r.code != ZK_ECONNECT)
             fail_msg("%s: is_error %d, code %d (%s), text \"%s\"", cases[i].tool, r.is_error, r.code,
                      zk_strerror(r.code), r.text.data ? r.text.data : "");
         tool_result_free(&r);
-        cJSON_Delete(args);
     }
 }
 
