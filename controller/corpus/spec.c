@@ -89,7 +89,7 @@ static int repo_index(const struct corpus_repo *repos, int n, const char *value,
     return -1;
 }
 
-static int repo_name_ok(const char *s)
+int spec_repo_name_ok(const char *s)
 {
     const char *seg = s;
     size_t n = strlen(s);
@@ -162,8 +162,7 @@ static int port_ok(const char *p, size_t n)
     return v >= 1 && v <= 65535;
 }
 
-/* Checks the URL forms the indexer supports. Returns NULL when fine, else why not. */
-static const char *url_problem(const char *url)
+const char *spec_url_problem(const char *url)
 {
     const char *rest, *slash, *at, *colon;
 
@@ -229,7 +228,7 @@ int spec_url_port(const char *url)
         auth = at + 1;
     colon = memchr(auth, ':', (size_t)(end - auth));
     for (const char *d = colon ? colon + 1 : end; d < end && port <= 65535; d++)
-        port = port * 10 + (*d - '0'); /* url_problem has checked the digits */
+        port = port * 10 + (*d - '0'); /* spec_url_problem has checked the digits */
     if (port >= 1 && port <= 65535)
         return (int)port;
     return https ? 443 : 22;
@@ -816,7 +815,7 @@ static void parse_code_host(struct pctx *c, const cJSON *item, int i, const char
          * would end every link early. */
         if (strncmp(web_given, "https://", 8) != 0)
             why = "must be an https:// address";
-        else if (!(why = url_problem(web_given)) && strchr(web_given, '#'))
+        else if (!(why = spec_url_problem(web_given)) && strchr(web_given, '#'))
             why = "must not have a #fragment";
         if (why) {
             field_error(c, web_path, "%s", why);
@@ -877,7 +876,7 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
         if (!url) {
             if (!cJSON_GetObjectItemCaseSensitive(item, "url"))
                 field_error(c, path, "is required");
-        } else if ((why = url_problem(url)) != NULL) {
+        } else if ((why = spec_url_problem(url)) != NULL) {
             field_error(c, path, "%s", why);
             url = NULL;
         }
@@ -885,12 +884,12 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
 
         snprintf(path, sizeof(path), "spec.repositories[%d].name", i);
         name = opt_str(c, item, "name", path);
-        if (name && !repo_name_ok(name)) {
+        if (name && !spec_repo_name_ok(name)) {
             field_error(c, path, "must be path segments of letters, digits, '.', '_' and '-' (at most %d characters)",
                         SPEC_MAX_REPO_NAME);
             name = NULL;
         } else if (!name && url) {
-            if (spec_name_from_url(url, derived, sizeof(derived)) && repo_name_ok(derived))
+            if (spec_name_from_url(url, derived, sizeof(derived)) && spec_repo_name_ok(derived))
                 name = derived;
             else
                 field_error(c, path, "cannot be derived from the URL; set it explicitly");

@@ -191,11 +191,21 @@ int spec_duration_parse(const char *s, long *seconds);
  * for binary suffixes). Exponent forms ("1e3") are not accepted. */
 int spec_quantity_canonical(const char *s, char *dst, size_t len);
 
+/* Checks a clone URL against the forms the indexer supports (https://, ssh://, user@host:path and
+ * file:///path, without credentials, quotes or control characters). Returns NULL when it is fine, else
+ * a phrase saying why not. Discovered repositories (controller/sources) meet the same check as listed
+ * ones. */
+const char *spec_url_problem(const char *url);
+
+/* Whether s is a valid repository name: '/'-separated segments of letters, digits, '.', '_' and '-',
+ * none empty, "." or "..", none starting with '-', at most SPEC_MAX_REPO_NAME bytes in all. */
+int spec_repo_name_ok(const char *s);
+
 /* Derives a repository name from a clone URL ("https://github.com/org/repo.git" -> "github.com/org/repo").
  * Returns 1 and writes at most len bytes into dst, or 0 when the URL has no usable path. */
 int spec_name_from_url(const char *url, char *dst, size_t len);
 
-/* The address of a repository's pages on its code host, derived from its clone URL (one that url_problem
+/* The address of a repository's pages on its code host, derived from its clone URL (one that spec_url_problem
  * accepts): https://host/path without ".git". An https URL keeps its port, since the same server shows the
  * pages; an ssh URL's port is the ssh server's, so it is dropped. Returns 1 and writes at most len bytes
  * into dst, or 0 for a file:// URL (on no code host) or when dst is too small. */
@@ -206,7 +216,7 @@ int spec_web_url(const char *url, char *dst, size_t len);
  * dev.azure.com and *.googlesource.com. NULL for any other host, whose kind only the spec can say. */
 const char *spec_code_host_infer(const char *web_url);
 
-/* The TCP port git connects to for a URL that url_problem accepts: the one written in it, else 443 for
+/* The TCP port git connects to for a URL that spec_url_problem accepts: the one written in it, else 443 for
  * https://, 22 for ssh:// and user@host:path; 0 for file:// (no network). */
 int spec_url_port(const char *url);
 
