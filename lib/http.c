@@ -273,6 +273,8 @@ static size_t http_on_header(char *data, size_t size, size_t nmemb, void *ud)
         x->resp->retry_after = strtol(data + 12, NULL, 10);
     else if (n > 8 && strncasecmp(data, "Warning:", 8) == 0)
         http_keep_warning(x->resp, data + 8, n - 8);
+    if (x->req->on_header)
+        x->req->on_header(x->req->header_ud, data, n);
     return n;
 }
 
@@ -488,6 +490,8 @@ int http_do(const struct http_request *req, struct http_response *resp, struct z
         headers = http_header_append(headers, "Content-Type", "", req->content_type);
     if (req->bearer_token)
         headers = http_header_append(headers, "Authorization", "Bearer ", req->bearer_token);
+    for (const char *const *h = req->headers; h && *h; h++)
+        headers = http_curl_made(curl_slist_append(headers, *h));
     /* curl would send "Expect: 100-continue" for large bodies and wait for it; no server here needs that. */
     headers = http_curl_made(curl_slist_append(headers, "Expect:"));
 

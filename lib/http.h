@@ -83,6 +83,14 @@ struct http_request {
      * it is an atomic: the transfer's thread reads it while the cancelling thread writes it. */
     const atomic_int *cancel;
     struct budget *budget;      /* NULL: the body is bounded by max_body alone */
+    /* More "Name: value" lines to send, NULL-terminated, or NULL: a code host's token and version
+     * headers (controller/sources/hostapi.h). */
+    const char *const *headers;
+    /* When set, called with every header line of the answer as libcurl hands it over ("Name: value\r\n",
+     * len bytes, not NUL-terminated), for the headers a caller reads itself (a code host's Link, ETag
+     * and rate-limit counts). Called on the request's thread. */
+    void (*on_header)(void *ud, const char *line, size_t len);
+    void *header_ud;
 };
 
 /* The bound on what a response's Warning headers may cost: the texts of the first HTTP_MAX_WARNINGS

@@ -2,6 +2,8 @@
 # Fails when an #include points up a layer (docs/architecture.md, "Layers"). The layers, lowest first:
 #   lib/                                  shared by both programs; includes nothing of theirs
 #   controller/runtime/                   a generic controller runtime; includes only lib/
+#   controller/corpus/spec.*              the parsed spec; includes only lib/
+#   controller/sources/                   discovery from code hosts; of the domain only the spec
 #   controller/corpus/, controller/main.c the domain and the program
 #   connector/zoekt/, connector/format/   Zoekt and its rendering; know nothing of MCP
 #   connector/tools/, connector/front.*,  the tools, the HTTP front door that serves routes handed to
@@ -33,6 +35,9 @@ report=$(
   check controller/runtime/*.[ch] -- 'controller/corpus/|controller/assets/|connector/' \
     "controller/runtime/ is generic: it includes only lib/ (hand it functions instead)"
   check controller/**/*.[ch] -- 'connector/' "the operator does not include the connector"
+  check controller/corpus/spec.[ch] -- 'controller/(runtime|assets|sources)/|controller/corpus/(api|compare|gauges|reconcile|render|status)\.' "controller/corpus/spec is the domain's lowest part: it includes only lib/"
+  check controller/sources/*.[ch] -- 'controller/(runtime|assets)/|controller/corpus/(api|compare|gauges|reconcile|render|status)\.' \
+    "controller/sources/ knows of the domain only the spec; reconcile hands it what it needs"
   check connector/**/*.[ch] -- 'controller/' "the connector does not include the operator"
   check connector/zoekt/*.[ch] connector/format/*.[ch] -- 'connector/mcp/' \
     "connector/zoekt/ and connector/format/ know nothing of the MCP transport"

@@ -42,6 +42,9 @@
 #define API_ANN_ON_DELETE API_GROUP "/on-delete"
 /* On a corpus: a request to reindex now; on the Job it created: the request it honours. */
 #define API_ANN_REINDEX API_GROUP "/reindex-requested-at"
+/* A new value lists every spec.sources entry at once (the connector sets it on a host's repository
+ * webhook; anybody may, as for a reindex). */
+#define API_ANN_DISCOVER API_GROUP "/discover-requested-at"
 /* On a reindex Job: the first 16 hex digits of SHA-256(request value) (values may not be label-safe). */
 #define API_LABEL_REINDEX API_GROUP "/reindex-request"
 

@@ -6,6 +6,7 @@
 #include "controller/corpus/render.h"
 #include "controller/corpus/spec.h"
 #include "controller/corpus/status.h"
+#include "controller/sources/discover.h"
 #include "fanout.h"
 #include "http.h"
 #include "json.h"
@@ -52,6 +53,10 @@ struct reconcile_memo {
      * it, the cache has not seen that write yet: a status computed from it would only be refused as a
      * Conflict (each new corpus met one), and the write's own watch event reconciles again. */
     char status_written_over[32];
+    /* The discovery of spec.sources (NULL without sources), and the codesearch.dev/discover-requested-at
+     * value it last honoured. */
+    struct disc_corpus *disc;
+    char discover_honoured[64];
     struct reconcile_memo *next;
 };
 
@@ -93,6 +98,7 @@ static void reconcile_memo_free(struct reconcile_memo *m)
 {
     reconcile_memo_set_error(m, NULL);
     index_status_free(&m->index);
+    disc_corpus_free(m->disc);
     free(m->key);
     free(m);
 }
@@ -344,37 +350,49 @@ static int reconcile_ref_exists(struct reconcile_ctx *ctx, const struct kube_res
     return zk_err_set(err, rc, "%s", kerr.base.msg);
 }
 
-char *reconcile_secret_token(const cJSON *secret)
+/* The text of a Secret's base64 value b64 when it decodes to at most max bytes without a NUL, with the
+ * white space around it trimmed, as a heap string; NULL otherwise (or when nothing remains). */
+static char *reconcile_decode(const char *b64, size_t max)
 {
-    const cJSON *data = json_obj(secret, "data"), *v;
+    size_t len = strlen(b64), at, end;
     unsigned char *raw;
-    size_t len, at, end;
     int n;
 
-    cJSON_ArrayForEach(v, data) {
+    if (len == 0 || len % 4 != 0 || len > max * 4 / 3 + 4)
+        return NULL;
+    raw = mem_alloc(len / 4 * 3 + 1);
+    n = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)len);
+    if (n < 0) {
+        free(raw);
+        return NULL;
+    }
+    /* EVP_DecodeBlock counts the bytes the padding stands for as zeros: drop them. */
+    end = (size_t)n - (len >= 1 && b64[len - 1] == '=') - (len >= 2 && b64[len - 2] == '=');
+    for (at = 0; at < end && isspace(raw[at]); at++)
+        ;
+    while (end > at && isspace(raw[end - 1]))
+        end--;
+    if (end > at && !memchr(raw + at, '\0', end - at)) {
+        memmove(raw, raw + at, end - at);
+        raw[end - at] = '\0';
+        return (char *)raw;
+    }
+    free(raw);
+    return NULL;
+}
+
+char *reconcile_secret_token(const cJSON *secret)
+{
+    const cJSON *v;
+
+    cJSON_ArrayForEach(v, json_obj(secret, "data")) {
+        char *token;
+
         if (!cJSON_IsString(v) || !v->string || v->string[0] == '.' || !v->valuestring)
             continue;
-        len = strlen(v->valuestring);
-        if (len == 0 || len % 4 != 0 || len > RECONCILE_TOKEN_MAX * 4 / 3 + 4)
-            continue;
-        raw = mem_alloc(len / 4 * 3 + 1);
-        n = EVP_DecodeBlock(raw, (const unsigned char *)v->valuestring, (int)len);
-        if (n < 0) {
-            free(raw);
-            continue;
-        }
-        /* EVP_DecodeBlock counts the bytes the padding stands for as zeros: drop them. */
-        end = (size_t)n - (len >= 1 && v->valuestring[len - 1] == '=') - (len >= 2 && v->valuestring[len - 2] == '=');
-        for (at = 0; at < end && isspace(raw[at]); at++)
-            ;
-        while (end > at && isspace(raw[end - 1]))
-            end--;
-        if (end > at && !memchr(raw + at, '\0', end - at)) {
-            memmove(raw, raw + at, end - at);
-            raw[end - at] = '\0';
-            return (char *)raw;
-        }
-        free(raw);
+        token = reconcile_decode(v->valuestring, RECONCILE_TOKEN_MAX);
+        if (token)
+            return token;
     }
     return NULL;
 }
@@ -499,6 +517,10 @@ struct reconcile_pass {
     struct zk_err apply_err; /* the first child the API server refused; code ZK_OK when none */
     int ns_terminating;      /* a child was refused because the namespace is being deleted */
     double retry_after;      /* seconds: the next look at a missing Secret, 0 when none is missing */
+    double discover_after;   /* seconds: the next listing of a source, 0 without sources */
+    uint64_t sources_fp;     /* of the discovered repositories, for the fingerprint of settled children */
+    struct disc_report sources[SPEC_MAX_SOURCES];
+    char merge_error[sizeof(((struct zk_err *)0)->msg)];
     struct status_input in;
 };
 
@@ -762,7 +784,7 @@ static int reconcile_check_refs(struct reconcile_pass *p, struct zk_err *err)
  * apply, rendering and comparing would find nothing to do (that was most of a resync's CPU). */
 static int reconcile_children(struct reconcile_pass *p, struct reconcile_memo *memo, struct zk_err *err)
 {
-    uint64_t fp = reconcile_fingerprint(p->ctx, p->corpus_fp, p->ns, &p->names);
+    uint64_t fp = reconcile_fingerprint(p->ctx, p->corpus_fp ^ p->sources_fp, p->ns, &p->names);
     size_t applied = 0, deleted = 0;
     int rc;
 
@@ -864,6 +886,180 @@ static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
     return ZK_OK;
 }
 
+/* ---- discovery of spec.sources --------------------------------------------------------------------- */
+
+/* The text of key in a ConfigMap's data, or decoded from a Secret's, as a heap string of at most max
+ * bytes; NULL when absent, too long or not text. */
+static char *reconcile_object_value(const cJSON *obj, int is_secret, const char *key, size_t max)
+{
+    const char *v = json_str(json_obj(obj, "data"), key, NULL);
+
+    if (!v)
+        return NULL;
+    if (is_secret)
+        return reconcile_decode(v, max);
+    return strlen(v) <= max ? mem_strdup(v) : NULL;
+}
+
+/* Reads key of the Secret or ConfigMap name into *value. Returns NULL, or why it could not (a heap
+ * string). */
+static char *reconcile_read_value(struct reconcile_pass *p, int is_secret, const char *name, const char *key,
+                                  size_t max, char **value)
+{
+    struct kube_err kerr;
+    cJSON *obj = NULL;
+    const char *kind = is_secret ? "Secret" : "ConfigMap";
+    int rc = kube_get(p->ctx->client, is_secret ? &reconcile_secret : &reconcile_configmap, p->ns, name, &obj, &kerr);
+
+    metrics_api_result(p->ctx->metrics, "get", rc, kerr.http_status);
+    *value = rc == ZK_OK ? reconcile_object_value(obj, is_secret, key, max) : NULL;
+    cJSON_Delete(obj);
+    if (rc != ZK_OK)
+        return kerr.reason == KUBE_REASON_NOT_FOUND ? mem_printf("the %s %s does not exist", kind, name)
+                                                     : mem_printf("the %s %s cannot be read: %s", kind, name, kerr.base.msg);
+    if (!*value)
+        return mem_printf("the %s %s has no key %s holding text of at most %zu bytes", kind, name, key, max);
+    return NULL;
+}
+
+/* The longest CA bundle taken for a code host's API (a bundle of every public root is about 220 KB). */
+#define RECONCILE_CA_MAX (1u << 20)
+
+/* Lists source i, reading its token and, for a host of the organisation's own, the corpus's CA bundle
+ * (*ca, read once per pass and kept for the next source; *ca_why says why it could not be). */
+static void reconcile_list_source(struct reconcile_pass *p, int i, struct http_pool *pool, char **ca, char **ca_why,
+                                  int *ca_read)
+{
+    const struct corpus_spec *spec = p->spec;
+    const struct corpus_source *cs = &spec->sources[i];
+    struct reconcile_memo *memo = p->memo;
+    struct http_tls tls = {0};
+    struct disc_http h = {NULL, pool};
+    struct zk_err err = {0};
+    char *token = NULL, *why = NULL;
+    double started = monotime_s();
+    int rc;
+
+    if (cs->token_secret)
+        why = reconcile_read_value(p, 1, cs->token_secret, cs->token_key, RECONCILE_TOKEN_MAX, &token);
+    if (!why && !cs->public_host && spec->git_ca.name) {
+        if (!*ca_read) {
+            *ca_why = reconcile_read_value(p, spec->git_ca.is_secret, spec->git_ca.name, spec->git_ca.key,
+                                           RECONCILE_CA_MAX, ca);
+            *ca_read = 1;
+        }
+        if (*ca_why)
+            why = mem_strdup(*ca_why);
+        tls.ca_pem = *ca;
+        tls.ca_pem_len = *ca ? strlen(*ca) : 0;
+        h.tls = &tls;
+    }
+    if (why) {
+        disc_fail(memo->disc, spec, i, p->in.now, why);
+        log_warn("Could not list a repository source", "corpus", p->key, "source", cs->owner, "error", why, NULL);
+    } else {
+        rc = disc_list(memo->disc, spec, i, token, &h, p->in.now, &err);
+        struct disc_report r;
+        char ms[32];
+
+        disc_report(memo->disc, i, &r);
+        snprintf(ms, sizeof(ms), "%.0f", (monotime_s() - started) * 1000);
+        if (rc == ZK_OK) {
+            char n[32], req[32], nm[32];
+
+            snprintf(n, sizeof(n), "%zu", r.repositories);
+            snprintf(req, sizeof(req), "%u", r.requests);
+            snprintf(nm, sizeof(nm), "%u", r.not_modified);
+            log_info("Listed a repository source", "corpus", p->key, "source", cs->owner, "repositories", n,
+                     "requests", req, "notModified", nm, "ms", ms, NULL);
+        } else {
+            log_warn("Could not list a repository source", "corpus", p->key, "source", cs->owner, "error", err.msg,
+                     "ms", ms, NULL);
+        }
+    }
+    free(why);
+    if (token) {
+        OPENSSL_cleanse(token, strlen(token));
+        free(token);
+    }
+}
+
+/* FNV-1a over s: the fingerprint of the discovered repositories' text. */
+static uint64_t reconcile_text_fp(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+    return h;
+}
+
+/* Discovers what is due of spec.sources and makes the spec's repositories the merge of the listed and
+ * the discovered ones, before anything is rendered. A source that fails keeps its last good set, so a
+ * host that is down changes nothing the indexer sees; the status says which source fails and why. */
+static void reconcile_sources(struct reconcile_pass *p)
+{
+    struct reconcile_memo *memo = p->memo;
+    struct corpus_spec *spec = p->spec;
+    const char *asked = json_str(json_path(p->corpus, "metadata.annotations"), API_ANN_DISCOVER, NULL);
+    char *ca = NULL, *ca_why = NULL;
+    struct http_pool *pool = NULL;
+    struct corpus_repo *merged = NULL;
+    struct zk_err err = {0};
+    size_t dropped = 0;
+    time_t next;
+    int ca_read = 0, n = 0;
+
+    if (spec->nsources == 0) {
+        disc_corpus_free(memo->disc);
+        memo->disc = NULL;
+        return;
+    }
+    if (!memo->disc) {
+        /* A new operator, or a new leader: what the last one discovered is in the ConfigMap. */
+        cJSON *cm = informer_get(p->ctx->children[RK_CONFIGMAP], p->ns, p->names.configmap);
+
+        memo->disc = disc_corpus_new();
+        disc_sync(memo->disc, spec);
+        (void)disc_load(memo->disc, json_str(json_obj(cm, "data"), RENDER_DISCOVERED_KEY, NULL), p->in.now);
+        cJSON_Delete(cm);
+    } else {
+        disc_sync(memo->disc, spec);
+    }
+    if (asked && strcmp(asked, memo->discover_honoured) != 0) {
+        disc_request_all(memo->disc);
+        snprintf(memo->discover_honoured, sizeof(memo->discover_honoured), "%s", asked);
+    }
+    for (int i = 0; i < spec->nsources; i++) {
+        if (!disc_due(memo->disc, i, p->in.now))
+            continue;
+        if (!pool)
+            pool = http_pool_new(1);
+        reconcile_list_source(p, i, pool, &ca, &ca_why, &ca_read);
+    }
+    if (pool)
+        http_pool_free(pool);
+    free(ca);
+    free(ca_why);
+    for (int i = 0; i < spec->nsources; i++)
+        disc_report(memo->disc, i, &p->sources[i]);
+    p->in.sources = p->sources;
+    p->in.nsources = spec->nsources;
+    if (disc_merge(memo->disc, spec, &merged, &n, &dropped, &err) == ZK_OK) {
+        rlist_repos_free(spec->repos, spec->nrepos);
+        spec->repos = merged;
+        spec->nrepos = n;
+        p->in.sources_dropped = dropped;
+    } else {
+        snprintf(p->merge_error, sizeof(p->merge_error), "%s", err.msg);
+        p->in.sources_error = p->merge_error;
+    }
+    spec->discovered = disc_state_text(memo->disc);
+    p->sources_fp = reconcile_text_fp(spec->discovered);
+    next = disc_next_due(memo->disc);
+    p->discover_after = next > p->in.now ? (double)(next - p->in.now) : 1;
+}
+
 /* Fills p->in as far as the corpus gets: an invalid spec or a missing reference stops the pass early,
  * with the status saying why; otherwise reconcile_observe. Returns a failure that leaves nothing to
  * report in the status (an API error reading a Secret, a failed reindex). */
@@ -883,6 +1079,7 @@ static int reconcile_gather(struct reconcile_pass *p, struct zk_err *err)
     rc = reconcile_check_refs(p, err);
     if (rc != ZK_OK || p->in.missing_ref)
         return rc;
+    reconcile_sources(p);
     return reconcile_observe(p, err);
 }
 
@@ -896,7 +1093,8 @@ static int reconcile_publish(struct reconcile_pass *p, double *requeue_after, st
 
     cJSON_Delete(status);
     if (rc == ZK_OK)
-        *requeue_after = reconcile_min_requeue((double)status_requeue, p->retry_after);
+        *requeue_after = reconcile_min_requeue(reconcile_min_requeue((double)status_requeue, p->retry_after),
+                                               p->discover_after);
     return rc;
 }
 

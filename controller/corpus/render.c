@@ -508,6 +508,8 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
     jb_add_str(c->b, data, "indexer.sh", script);
     jb_add_str(c->b, data, "nginx.conf", nginx);
     jb_add_str(c->b, data, RENDER_REPOS_KEY, list);
+    if (c->spec->discovered)
+        jb_add_str(c->b, data, RENDER_DISCOVERED_KEY, c->spec->discovered);
 
     /* The hash covers what the search pods mount from this ConfigMap, nginx.conf, and nothing else: a
      * change to the repository list or the indexer script concerns the next indexer run only, and must

@@ -22,6 +22,9 @@
 #define RENDER_WEBHOOK_DIR "/etc/codesearch/webhook"
 #define RENDER_WEBHOOK_KEY "secret" /* the key of spec.webhook.secretRef's Secret */
 #define RENDER_REPOS_KEY "repositories.txt"
+/* The repositories discovered from spec.sources, with their last sightings (controller/sources/discover.h):
+ * kept in the ConfigMap so that a restarted operator knows them. Nothing mounts it. */
+#define RENDER_DISCOVERED_KEY "discovered"
 
 /* Names of the children of corpus `name` (each at most 63 characters, the CronJob's at most 52 since
  * its Jobs add a suffix; shortened with a hash when needed). Writes into caller-provided buffers of RENDER_NAME_MAX bytes. */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct pctx {
     struct spec_errors *errs;
@@ -847,15 +848,23 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
     const cJSON *item;
     int n, i = 0;
 
+    /* With spec.sources, the explicit list may be absent or empty: the corpus's repositories are then
+     * the discovered ones. */
+    int min = cJSON_GetObjectItemCaseSensitive(spec, "sources") ? 0 : 1;
+
+    if (!list && min == 0)
+        return;
     if (!cJSON_IsArray(list)) {
-        field_error(c, "spec.repositories", list ? "must be a list" : "is required");
+        field_error(c, "spec.repositories", list ? "must be a list" : "is required (or give spec.sources)");
         return;
     }
     n = cJSON_GetArraySize(list);
-    if (n < 1 || n > SPEC_MAX_REPOS) {
+    if (n < min || n > SPEC_MAX_REPOS) {
         field_error(c, "spec.repositories", "must hold between 1 and %d repositories, has %d", SPEC_MAX_REPOS, n);
         return;
     }
+    if (n == 0)
+        return;
     out->repos = mem_calloc((size_t)n, sizeof(*out->repos));
     out->nrepos = n;
     cJSON_ArrayForEach(item, list) {
@@ -1099,6 +1108,184 @@ static void parse_poll(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
     }
 }
 
+/* A list of at most max strings of at most 255 bytes at key, NULL-terminated, or NULL when absent or
+ * empty. */
+static char **string_list(struct pctx *c, const cJSON *obj, const char *key, const char *path, int max)
+{
+    const cJSON *list = opt_arr(c, obj, key, path), *item;
+    char **out;
+    int n, i = 0;
+
+    n = list ? cJSON_GetArraySize(list) : 0;
+    if (n == 0)
+        return NULL;
+    if (n > max) {
+        field_error(c, path, "must hold at most %d items, has %d", max, n);
+        return NULL;
+    }
+    out = mem_calloc((size_t)n + 1, sizeof(*out));
+    cJSON_ArrayForEach(item, list) {
+        if (!cJSON_IsString(item) || !*item->valuestring || strlen(item->valuestring) > 255 ||
+            has_space_or_ctl(item->valuestring)) {
+            char sub[192];
+
+            snprintf(sub, sizeof(sub), "%s[%d]", path, i);
+            field_error(c, sub, "must be a glob of 1 to 255 characters without spaces");
+            continue;
+        }
+        out[i++] = mem_strdup(item->valuestring);
+    }
+    return out;
+}
+
+/* The API base URL of a source: what users write is the host's own address (https://github.example.com,
+ * https://gitlab.example.com/, https://gitea.example.com), and each host serves its API under a path of
+ * its own; GitHub.com's is a host of its own. An address that already ends in the API's path is kept. */
+static char *source_api_url(enum spec_source_host host, const char *url)
+{
+    static const char *const paths[] = {"/api/v3", "/api/v4", "/api/v1"};
+    size_t n, plen = strlen(paths[host]);
+
+    if (!url)
+        return mem_strdup(host == SPEC_HOST_GITHUB ? "https://api.github.com" : "https://gitlab.com/api/v4");
+    n = strlen(url);
+    while (n > 0 && url[n - 1] == '/')
+        n--;
+    if (host == SPEC_HOST_GITHUB && (strncasecmp(url, "https://github.com", n) == 0 && n == 18))
+        return mem_strdup("https://api.github.com");
+    if (n >= plen && strncmp(url + n - plen, paths[host], plen) == 0)
+        return mem_printf("%.*s", (int)n, url);
+    return mem_printf("%.*s%s", (int)n, url, paths[host]);
+}
+
+static void parse_source(struct pctx *c, const cJSON *item, int i, struct corpus_source *src)
+{
+    static const char *const hosts[] = {"github", "gitlab", "gitea", "forgejo"};
+    static const char *const owner_keys[][2] = {{"org", "user"}, {"group", "user"}, {"org", "user"}};
+    char path[160], sub[192];
+    const char *host, *url, *owners[2];
+    const cJSON *ref, *vis, *v;
+    int h;
+
+    snprintf(path, sizeof(path), "spec.sources[%d]", i);
+    if (!cJSON_IsObject(item)) {
+        field_error(c, path, "must be an object with a host");
+        return;
+    }
+    snprintf(sub, sizeof(sub), "%s.host", path);
+    host = opt_str(c, item, "host", sub);
+    for (h = 0; host && h < 4 && strcmp(host, hosts[h]) != 0; h++)
+        ;
+    if (!host || h == 4) {
+        field_error(c, sub, "must be github, gitlab, gitea or forgejo");
+        return;
+    }
+    src->host = h == 3 ? SPEC_HOST_GITEA : (enum spec_source_host)h;
+    snprintf(sub, sizeof(sub), "%s.url", path);
+    url = opt_str(c, item, "url", sub);
+    if (url && (strncmp(url, "https://", 8) != 0 || spec_url_problem(url) || strlen(url) > 1024))
+        field_error(c, sub, "must be the host's https:// address (the token goes to it)");
+    else if (!url && src->host == SPEC_HOST_GITEA)
+        field_error(c, sub, "is required for a Gitea or Forgejo host");
+    else
+        src->api_url = source_api_url(src->host, url);
+    src->public_host = src->api_url && (strcmp(src->api_url, "https://api.github.com") == 0 ||
+                                        strcmp(src->api_url, "https://gitlab.com/api/v4") == 0);
+    for (int k = 0; k < 2; k++) {
+        snprintf(sub, sizeof(sub), "%s.%s", path, owner_keys[src->host][k]);
+        owners[k] = opt_str(c, item, owner_keys[src->host][k], sub);
+    }
+    if (!owners[0] == !owners[1]) {
+        field_error(c, path, "needs exactly one of %s and user", owner_keys[src->host][0]);
+    } else {
+        const char *o = owners[0] ? owners[0] : owners[1];
+
+        /* GitLab groups nest ("acme/platform"); organisations and users are one segment. */
+        if (!spec_repo_name_ok(o) || strlen(o) > 255 || (strchr(o, '/') && !(owners[0] && src->host == SPEC_HOST_GITLAB)))
+            field_error(c, path, "the %s \"%.80s\" is not a valid name", owners[0] ? owner_keys[src->host][0] : "user", o);
+        else
+            src->owner = mem_strdup(o);
+        src->user = owners[1] != NULL;
+    }
+    snprintf(sub, sizeof(sub), "%s.tokenSecretRef", path);
+    src->token_secret = secret_ref(c, item, "tokenSecretRef", sub);
+    ref = cJSON_GetObjectItemCaseSensitive(item, "tokenSecretRef");
+    snprintf(sub, sizeof(sub), "%s.tokenSecretRef.key", path);
+    v = cJSON_IsObject(ref) ? cJSON_GetObjectItemCaseSensitive(ref, "key") : NULL;
+    if (v && (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 253 ||
+              strspn(v->valuestring, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+                  strlen(v->valuestring)))
+        field_error(c, sub, "must consist of letters, digits, '-', '_' or '.'");
+    if (src->token_secret)
+        src->token_key = mem_strdup(v && cJSON_IsString(v) ? v->valuestring : "token");
+    snprintf(sub, sizeof(sub), "%s.include", path);
+    src->include = string_list(c, item, "include", sub, SPEC_MAX_SOURCE_GLOBS);
+    snprintf(sub, sizeof(sub), "%s.exclude", path);
+    src->exclude = string_list(c, item, "exclude", sub, SPEC_MAX_SOURCE_GLOBS);
+    snprintf(sub, sizeof(sub), "%s.archived", path);
+    src->archived = opt_bool(c, item, "archived", sub, 0);
+    snprintf(sub, sizeof(sub), "%s.forks", path);
+    src->forks = opt_bool(c, item, "forks", sub, 0);
+    snprintf(sub, sizeof(sub), "%s.visibility", path);
+    vis = opt_arr(c, item, "visibility", sub);
+    cJSON_ArrayForEach(v, vis) {
+        const char *s = cJSON_IsString(v) ? v->valuestring : "";
+
+        if (strcmp(s, "public") == 0)
+            src->visibility |= SPEC_VISIBLE_PUBLIC;
+        else if (strcmp(s, "private") == 0)
+            src->visibility |= SPEC_VISIBLE_PRIVATE;
+        else if (strcmp(s, "internal") == 0)
+            src->visibility |= SPEC_VISIBLE_INTERNAL;
+        else
+            field_error(c, sub, "may hold only public, private and internal");
+    }
+}
+
+/* A duration field at key of obj in [lo, hi] seconds, def when absent. */
+static long duration_field(struct pctx *c, const cJSON *obj, const char *key, const char *path, long def, long lo,
+                           long hi, const char *expect)
+{
+    const char *v = opt_str(c, obj, key, path);
+    long secs;
+
+    if (!v)
+        return def;
+    if (strcmp(v, "0") == 0 && lo == 0)
+        return 0;
+    if (!spec_duration_parse(v, &secs) || secs < lo || secs > hi) {
+        field_error(c, path, "must be %s", expect);
+        return def;
+    }
+    return secs;
+}
+
+/* spec.sources and spec.discovery. */
+static void parse_sources(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
+{
+    const cJSON *list = opt_arr(c, spec, "sources", "spec.sources"), *item;
+    const cJSON *d = opt_obj(c, spec, "discovery", "spec.discovery");
+    int n = list ? cJSON_GetArraySize(list) : 0, i = 0;
+
+    s->discovery_interval_seconds = duration_field(c, d, "interval", "spec.discovery.interval",
+                                                   SPEC_DEFAULT_DISCOVERY_SECONDS, SPEC_MIN_DISCOVERY_SECONDS, 86400,
+                                                   "a duration from 1m to 1d such as 10m");
+    s->discovery_grace_seconds = duration_field(c, d, "grace", "spec.discovery.grace", SPEC_DEFAULT_GRACE_SECONDS, 0,
+                                                30L * 86400, "\"0\" or a duration up to 30d such as 24h");
+    if (n == 0)
+        return;
+    if (n > SPEC_MAX_SOURCES) {
+        field_error(c, "spec.sources", "must hold at most %d sources, has %d", SPEC_MAX_SOURCES, n);
+        return;
+    }
+    s->sources = mem_calloc((size_t)n, sizeof(*s->sources));
+    s->nsources = n;
+    cJSON_ArrayForEach(item, list) {
+        parse_source(c, item, i, &s->sources[i]);
+        i++;
+    }
+}
+
 /* spec.networkPolicy: whether the operator restricts the corpus's pods, and the peers (NetworkPolicy
  * peers, checked here for shape only; the API server checks the selectors when the policy is applied,
  * and a refusal shows in the status like any child's) that may reach the gateway. */
@@ -1229,6 +1416,7 @@ int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct
         s->webhook_secret = secret_ref(&c, opt_obj(&c, spec, "webhook", "spec.webhook"), "secretRef",
                                        "spec.webhook.secretRef");
         parse_network_policy(&c, spec, s);
+        parse_sources(&c, spec, s);
     }
     if (errs->count > 0) {
         spec_free(s);
@@ -1260,6 +1448,16 @@ void spec_free(struct corpus_spec *spec)
         free(spec->repos[i].web_url);
     }
     free(spec->repos);
+    for (i = 0; i < spec->nsources; i++) {
+        free(spec->sources[i].api_url);
+        free(spec->sources[i].owner);
+        free(spec->sources[i].token_secret);
+        free(spec->sources[i].token_key);
+        free_strv(spec->sources[i].include);
+        free_strv(spec->sources[i].exclude);
+    }
+    free(spec->sources);
+    free(spec->discovered);
     free(spec->credentials_secret);
     free(spec->git_ca.name);
     free(spec->git_ca.key);

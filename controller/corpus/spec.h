@@ -68,9 +68,42 @@ struct corpus_repo {
 
 enum pvc_policy { PVC_RETAIN = 0, PVC_DELETE = 1 };
 
+/* spec.sources: where a corpus's repositories are discovered instead of listed (docs/sources.md). The
+ * hosts are in the order of controller/sources/hostapi.h's kinds, which the discovery maps them to. */
+enum spec_source_host { SPEC_HOST_GITHUB, SPEC_HOST_GITLAB, SPEC_HOST_GITEA };
+#define SPEC_MAX_SOURCES 16
+#define SPEC_MAX_SOURCE_GLOBS 64
+/* Visibility filter bits, spec.sources[].visibility; 0 keeps every visibility. */
+#define SPEC_VISIBLE_PUBLIC 1u
+#define SPEC_VISIBLE_PRIVATE 2u
+#define SPEC_VISIBLE_INTERNAL 4u
+#define SPEC_DEFAULT_DISCOVERY_SECONDS 600L
+#define SPEC_MIN_DISCOVERY_SECONDS 60L
+#define SPEC_DEFAULT_GRACE_SECONDS 86400L
+
+struct corpus_source {
+    enum spec_source_host host;
+    char *api_url;      /* the API's base URL, derived from spec.sources[].url and the host */
+    char *owner;        /* org, user or (GitLab) group */
+    int user;           /* owner is a user */
+    char *token_secret; /* tokenSecretRef.name, or NULL: anonymous (public repositories only) */
+    char *token_key;    /* tokenSecretRef.key, default "token" */
+    char **include;     /* NULL-terminated globs over full names, or NULL: every repository */
+    char **exclude;     /* NULL-terminated, or NULL */
+    int archived, forks;
+    unsigned visibility; /* SPEC_VISIBLE_* bits; 0: all */
+    int public_host;     /* GitHub.com or GitLab.com: trusted by the system's CA store, not gitCABundleRef */
+};
+
 struct corpus_spec {
-    struct corpus_repo *repos;
+    struct corpus_repo *repos; /* spec.repositories; reconcile adds the discovered ones before render */
     int nrepos;
+    struct corpus_source *sources; /* spec.sources, nsources of them */
+    int nsources;
+    long discovery_interval_seconds; /* spec.discovery.interval: default 10m */
+    long discovery_grace_seconds;    /* spec.discovery.grace: default 24h */
+    char *discovered; /* set by reconcile, not spec_parse: the discovered sets as the ConfigMap keeps them
+                       * (controller/sources/discover.h), or NULL without sources */
     char *credentials_secret; /* gitCredentialsSecretRef.name, or NULL */
     struct {
         int is_secret;        /* the object is a Secret (else a ConfigMap) */

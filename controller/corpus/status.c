@@ -611,6 +611,54 @@ static void judge_ready(const struct status_input *in, const struct cond *indexe
     }
 }
 
+/* status.sources and SourcesReady: per source what its set holds and when it was last listed, and
+ * whether every listing works. */
+static void judge_sources(const struct status_input *in, struct jb *b, cJSON *st, struct cond *c)
+{
+    static const char *const hosts[] = {"github", "gitlab", "gitea"};
+    cJSON *arr = jb_add_arr(b, st, "sources");
+    size_t total = 0;
+    int failing = 0, pending = 0;
+    char first[700] = "";
+
+    for (int i = 0; i < in->nsources; i++) {
+        const struct corpus_source *cs = &in->spec->sources[i];
+        const struct disc_report *r = &in->sources[i];
+        cJSON *o = jb_object(b);
+
+        jb_add_str(b, o, "host", hosts[cs->host]);
+        jb_add_str(b, o, cs->user ? "user" : cs->host == SPEC_HOST_GITLAB ? "group" : "org", cs->owner);
+        jb_add_num(b, o, "repositories", (double)r->repositories);
+        if (r->skipped)
+            jb_add_num(b, o, "skipped", (double)r->skipped);
+        add_time(b, o, "lastSuccessTime", r->last_success);
+        if (r->error) {
+            char msg[STATUS_SOURCE_ERROR_MAX + 1];
+
+            snprintf(msg, sizeof(msg), "%s", r->error);
+            jb_add_str(b, o, "error", msg);
+            add_time(b, o, "lastFailureTime", r->last_attempt);
+            if (!failing++)
+                snprintf(first, sizeof(first), "%s %s: %s", hosts[cs->host], cs->owner, msg);
+        } else if (!r->last_attempt) {
+            pending++;
+        }
+        total += r->repositories;
+        jb_push(b, arr, o);
+    }
+    if (in->sources_error)
+        cond_set(c, "False", "TooManyRepositories", "%s", in->sources_error);
+    else if (failing)
+        cond_set(c, "False", STATUS_DISCOVERY_FAILED,
+                 "%d of %d sources could not be listed; their last listed repositories stay until they answer. %s",
+                 failing, in->nsources, first);
+    else if (pending)
+        cond_set(c, "Unknown", "NotListedYet", "%d of %d sources not listed yet", pending, in->nsources);
+    else
+        cond_set(c, "True", "Listed", "%d sources hold %zu repositories%s", in->nsources, total,
+                 in->sources_dropped ? " (some with names the spec refuses were left out)" : "");
+}
+
 cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
 {
     const cJSON *prev = json_obj(in->corpus, "status");
@@ -659,6 +707,12 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
     add_condition(&b, conds, prev, STATUS_READY, &ready, generation, in->now);
     add_condition(&b, conds, prev, STATUS_INDEXED, &indexed, generation, in->now);
     add_condition(&b, conds, prev, STATUS_FRESH, &fresh, generation, in->now);
+    if (in->sources && in->nsources > 0 && in->spec) {
+        struct cond sources;
+
+        judge_sources(in, &b, st, &sources);
+        add_condition(&b, conds, prev, STATUS_SOURCES_READY, &sources, generation, in->now);
+    }
     return jb_finish(&b, st);
 }
 

@@ -7,6 +7,7 @@
 #define ZK_CORPUS_STATUS_H
 
 #include "controller/corpus/spec.h"
+#include "controller/sources/discover.h"
 #include "err.h"
 
 #include <cjson/cJSON.h>
@@ -54,6 +55,11 @@ struct status_input {
     const char *index_error;         /* why /index-status could not be read, or NULL */
     const char *endpoint;            /* http://<svc>.<ns>.svc:<port> */
     const char *reindex_honoured;    /* the reindex request value last turned into a Job, or NULL */
+    const struct disc_report *sources; /* one per spec.sources entry (nsources), or NULL when the pass
+                                          did not get to discovery */
+    int nsources;
+    size_t sources_dropped;          /* discovered repositories whose names the spec would refuse */
+    const char *sources_error;       /* why the discovered and listed repositories could not be merged */
     time_t now;
 };
 
@@ -79,6 +85,11 @@ int status_search_pod_unscheduled(const cJSON *pods);
 #define STATUS_READY "Ready"
 #define STATUS_INDEXED "Indexed"
 #define STATUS_FRESH "Fresh"
+/* Present only with spec.sources: whether every source's last listing worked. A failing source keeps
+ * its repositories, so Ready does not depend on it. */
+#define STATUS_SOURCES_READY "SourcesReady"
+#define STATUS_DISCOVERY_FAILED "DiscoveryFailed"
+#define STATUS_SOURCE_ERROR_MAX 512 /* status.sources[].error */
 #define STATUS_APPLY_FAILED "ApplyFailed"
 #define STATUS_PODS_REFUSED "PodsRefused"
 #define STATUS_INDEXER_FAILING "IndexerFailing" /* the newest indexer run could index nothing (its error) */

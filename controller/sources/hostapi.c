@@ -137,18 +137,18 @@ int hapi_request_page(const struct hapi_source *src, const char *url, const char
     }
     switch (src->kind) {
     case HAPI_GITHUB:
-        out->headers[h++] = mem_strdup("Accept: application/vnd.github+json");
+        out->accept = "application/vnd.github+json";
         out->headers[h++] = mem_strdup("X-GitHub-Api-Version: " HAPI_GITHUB_API_VERSION);
         if (token && *token)
             out->headers[h++] = mem_printf("Authorization: Bearer %s", token);
         break;
     case HAPI_GITLAB:
-        out->headers[h++] = mem_strdup("Accept: application/json");
+        out->accept = "application/json";
         if (token && *token)
             out->headers[h++] = mem_printf("PRIVATE-TOKEN: %s", token);
         break;
     case HAPI_GITEA:
-        out->headers[h++] = mem_strdup("Accept: application/json");
+        out->accept = "application/json";
         if (token && *token)
             out->headers[h++] = mem_printf("Authorization: token %s", token);
         break;
@@ -524,6 +524,14 @@ void hapi_repo_copy(struct hapi_repo *dst, const struct hapi_repo *src)
     dst->clone_url = mem_strdup(src->clone_url);
     dst->web_url = mem_strdup(src->web_url);
     dst->default_branch = mem_strdup(src->default_branch);
+}
+
+void hapi_repos_add_copy(struct hapi_repos *acc, const struct hapi_repo *r)
+{
+    struct hapi_repo copy;
+
+    hapi_repo_copy(&copy, r);
+    repos_push(acc, &copy);
 }
 
 void hapi_repo_free(struct hapi_repo *r)

@@ -74,7 +74,8 @@ struct hapi_source {
 #define HAPI_MAX_HEADERS 4
 struct hapi_request {
     char *url;
-    /* "Name: value" lines, NULL-terminated, as curl_slist_append takes them. */
+    const char *accept; /* the Accept header's value (static), for struct http_request's accept */
+    /* The other "Name: value" lines, NULL-terminated, for struct http_request's headers. */
     char *headers[HAPI_MAX_HEADERS + 1];
     size_t max_body; /* HAPI_MAX_BODY: for struct http_request's max_body */
 };
@@ -167,6 +168,9 @@ void hapi_repos_free(struct hapi_repos *r);
 /* Deep-copies one repository into dst (hapi_repo_free). */
 void hapi_repo_copy(struct hapi_repo *dst, const struct hapi_repo *src);
 void hapi_repo_free(struct hapi_repo *r);
+
+/* Appends a deep copy of r to acc. */
+void hapi_repos_add_copy(struct hapi_repos *acc, const struct hapi_repo *r);
 
 /* When the host may be asked again, from an answer's status and headers, at now: 0 when at once, else
  * an absolute time. The latest of: Retry-After (seconds, or an HTTP date) on any answer; the reset time
