@@ -850,7 +850,8 @@ static void parse_repos(struct pctx *c, const cJSON *spec, struct corpus_spec *o
 
     /* With spec.sources, the explicit list may be absent or empty: the corpus's repositories are then
      * the discovered ones. */
-    int min = cJSON_GetObjectItemCaseSensitive(spec, "sources") ? 0 : 1;
+    const cJSON *sources = cJSON_GetObjectItemCaseSensitive(spec, "sources");
+    int min = cJSON_IsArray(sources) && cJSON_GetArraySize(sources) > 0 ? 0 : 1;
 
     if (!list && min == 0)
         return;
@@ -1183,7 +1184,10 @@ static void parse_source(struct pctx *c, const cJSON *item, int i, struct corpus
     src->host = h == 3 ? SPEC_HOST_GITEA : (enum spec_source_host)h;
     snprintf(sub, sizeof(sub), "%s.url", path);
     url = opt_str(c, item, "url", sub);
-    if (url && (strncmp(url, "https://", 8) != 0 || spec_url_problem(url) || strlen(url) > 1024))
+    /* The host's address, not a repository's: an https origin with an optional path, without
+     * credentials (the token is sent as a header) or characters that a URL would have to escape. */
+    if (url && (strncmp(url, "https://", 8) != 0 || strlen(url) > 1024 || has_space_or_ctl(url) ||
+                strpbrk(url, "@\"'\\?#") || url[8] == '/' || url[8] == '\0'))
         field_error(c, sub, "must be the host's https:// address (the token goes to it)");
     else if (!url && src->host == SPEC_HOST_GITEA)
         field_error(c, sub, "is required for a Gitea or Forgejo host");

@@ -219,6 +219,72 @@ static void test_missing_repositories(void **state)
     expect_one_error("{\"repositories\":[{\"name\":\"x\"}]}", "spec.repositories[0].url", "required");
 }
 
+/* spec.sources: the API base URL each host is asked at, the owner's kind, the token reference and the
+ * filters; repositories may then be left out. */
+static void test_sources(void **state)
+{
+    struct corpus_spec *s;
+    struct spec_errors errs;
+
+    (void)state;
+    if (parse_spec("{\"sources\":[{\"host\":\"github\",\"org\":\"acme\"},"
+                                "{\"host\":\"github\",\"url\":\"https://ghe.example.com/\",\"user\":\"octo\","
+                                "\"tokenSecretRef\":{\"name\":\"gh\"},\"include\":[\"octo/*\"],\"exclude\":[\"octo/old-*\"]},"
+                                "{\"host\":\"gitlab\",\"group\":\"acme/platform\",\"archived\":true,\"forks\":true},"
+                                "{\"host\":\"forgejo\",\"url\":\"https://code.example.org/api/v1\",\"org\":\"acme\","
+                                "\"tokenSecretRef\":{\"name\":\"fj\",\"key\":\"pat\"},\"visibility\":[\"private\",\"internal\"]}],"
+                                "\"discovery\":{\"interval\":\"2m\",\"grace\":\"0\"}}",
+                                &s, &errs) != ZK_OK)
+        fail_msg("%d errors, first %s: %s", errs.count, errs.items[0].field, errs.items[0].message);
+    assert_int_equal(s->nrepos, 0);
+    assert_int_equal(s->nsources, 4);
+    assert_string_equal(s->sources[0].api_url, "https://api.github.com");
+    assert_true(s->sources[0].public_host);
+    assert_null(s->sources[0].token_secret);
+    assert_string_equal(s->sources[1].api_url, "https://ghe.example.com/api/v3");
+    assert_false(s->sources[1].public_host);
+    assert_true(s->sources[1].user);
+    assert_string_equal(s->sources[1].token_secret, "gh");
+    assert_string_equal(s->sources[1].token_key, "token");
+    assert_string_equal(s->sources[1].include[0], "octo/*");
+    assert_null(s->sources[1].include[1]);
+    assert_string_equal(s->sources[1].exclude[0], "octo/old-*");
+    assert_int_equal(s->sources[2].host, SPEC_HOST_GITLAB);
+    assert_string_equal(s->sources[2].api_url, "https://gitlab.com/api/v4");
+    assert_string_equal(s->sources[2].owner, "acme/platform");
+    assert_true(s->sources[2].archived && s->sources[2].forks);
+    assert_int_equal(s->sources[3].host, SPEC_HOST_GITEA);
+    assert_string_equal(s->sources[3].api_url, "https://code.example.org/api/v1");
+    assert_string_equal(s->sources[3].token_key, "pat");
+    assert_int_equal(s->sources[3].visibility, SPEC_VISIBLE_PRIVATE | SPEC_VISIBLE_INTERNAL);
+    assert_int_equal(s->discovery_interval_seconds, 120);
+    assert_int_equal(s->discovery_grace_seconds, 0);
+    spec_free(s);
+
+    assert_int_equal(parse_spec("{" ONE_REPO "}", &s, &errs), ZK_OK);
+    assert_int_equal(s->nsources, 0);
+    assert_int_equal(s->discovery_interval_seconds, SPEC_DEFAULT_DISCOVERY_SECONDS);
+    assert_int_equal(s->discovery_grace_seconds, SPEC_DEFAULT_GRACE_SECONDS);
+    spec_free(s);
+
+    expect_one_error("{\"sources\":[{\"host\":\"bitbucket\",\"org\":\"a\"}]}", "spec.sources[0].host", "github, gitlab");
+    expect_one_error("{\"sources\":[{\"host\":\"gitea\",\"org\":\"a\"}]}", "spec.sources[0].url", "required");
+    expect_one_error("{\"sources\":[{\"host\":\"gitea\",\"url\":\"http://g.example.com\",\"org\":\"a\"}]}",
+                     "spec.sources[0].url", "https://");
+    expect_one_error("{\"sources\":[{\"host\":\"github\",\"org\":\"a\",\"user\":\"b\"}]}", "spec.sources[0]",
+                     "exactly one of org and user");
+    expect_one_error("{\"sources\":[{\"host\":\"gitlab\",\"org\":\"a\"}]}", "spec.sources[0]",
+                     "exactly one of group and user");
+    expect_one_error("{\"sources\":[{\"host\":\"github\",\"org\":\"a/b\"}]}", "spec.sources[0]", "not a valid name");
+    expect_one_error("{\"sources\":[{\"host\":\"github\",\"org\":\"a\",\"visibility\":[\"secret\"]}]}",
+                     "spec.sources[0].visibility", "public, private and internal");
+    expect_one_error("{\"sources\":[{\"host\":\"github\",\"org\":\"a\",\"include\":[\"a b\"]}]}",
+                     "spec.sources[0].include[0]", "glob");
+    expect_one_error("{\"sources\":[{\"host\":\"github\",\"org\":\"a\"}],\"discovery\":{\"interval\":\"10s\"}}",
+                     "spec.discovery.interval", "from 1m to 1d");
+    expect_one_error("{\"sources\":[]}", "spec.repositories", "required");
+}
+
 static void test_too_many_repositories(void **state)
 {
     char *json = malloc(2100 * 40 + 64);
@@ -701,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_poll_interval),
         cmocka_unit_test(test_webhook_secret),
         cmocka_unit_test(test_missing_repositories),
+        cmocka_unit_test(test_sources),
         cmocka_unit_test(test_too_many_repositories),
         cmocka_unit_test(test_bad_urls),
         cmocka_unit_test(test_duplicate_names),

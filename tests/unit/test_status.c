@@ -914,12 +914,75 @@ static void test_stale_without_judgement(void **state)
     world_free(&w);
 }
 
+/* With spec.sources: per source what it holds and when it was listed, and SourcesReady, which a failing
+ * source turns False without touching Ready (its repositories stay). */
+static void test_sources_ready(void **state)
+{
+    struct world w;
+    struct corpus_spec *spec;
+    struct spec_errors errs;
+    struct disc_report r[2] = {{.repositories = 120, .last_success = T0 - 60, .last_attempt = T0 - 60},
+                               {.repositories = 0}};
+    cJSON *corpus = cJSON_Parse("{\"spec\":{\"sources\":[{\"host\":\"github\",\"org\":\"acme\"},"
+                                "{\"host\":\"gitea\",\"url\":\"https://git.example.org\",\"user\":\"ops\"}]}}");
+    const cJSON *st, *src;
+    char ready_time[32];
+
+    (void)state;
+    assert_int_equal(spec_parse(corpus, NULL, &spec, &errs), ZK_OK);
+    world_init(&w);
+    w.in.spec = spec;
+    w.in.sources = r;
+    w.in.nsources = 2;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_SOURCES_READY, "Unknown", "NotListedYet");
+    expect_cond(st, STATUS_READY, "True", "Available");
+    snprintf(ready_time, sizeof(ready_time), "%s", cond_time(st, STATUS_READY));
+
+    r[1] = (struct disc_report){.repositories = 7, .last_success = T0 - 30, .last_attempt = T0 - 30};
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_SOURCES_READY, "True", "Listed");
+    assert_string_equal(cond_msg(st, STATUS_SOURCES_READY), "2 sources hold 127 repositories");
+    src = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "sources"), 1);
+    assert_string_equal(json_str(src, "host", ""), "gitea");
+    assert_string_equal(json_str(src, "user", ""), "ops");
+    assert_int_equal(json_int(src, "repositories", -1), 7);
+    assert_string_equal(json_str(src, "lastSuccessTime", ""), "2026-11-27T23:59:30Z");
+
+    /* The host goes down: its seven repositories stay, and only SourcesReady says so. */
+    w.in.now = T0 + 600;
+    r[1].last_attempt = T0 + 600;
+    r[1].error = "gitea:user:ops@https://git.example.org/api/v1: GET ...: connection refused";
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_SOURCES_READY, "False", STATUS_DISCOVERY_FAILED);
+    assert_non_null(strstr(cond_msg(st, STATUS_SOURCES_READY), "1 of 2 sources could not be listed"));
+    assert_non_null(strstr(cond_msg(st, STATUS_SOURCES_READY), "gitea ops: gitea:user:ops@"));
+    src = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "sources"), 1);
+    assert_int_equal(json_int(src, "repositories", -1), 7);
+    assert_non_null(strstr(json_str(src, "error", ""), "connection refused"));
+    assert_string_equal(json_str(src, "lastFailureTime", ""), "2026-11-28T00:10:00Z");
+    expect_cond(st, STATUS_READY, "True", "Available");
+    assert_string_equal(cond_time(st, STATUS_READY), ready_time);
+
+    /* Without sources there is neither a list nor a condition. */
+    w.in.spec = w.spec;
+    w.in.sources = NULL;
+    w.in.nsources = 0;
+    st = step(&w, NULL);
+    assert_null(cJSON_GetObjectItemCaseSensitive(st, "sources"));
+    assert_null(status_condition(st, STATUS_SOURCES_READY));
+    world_free(&w);
+    spec_free(spec);
+    cJSON_Delete(corpus);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_index_status_parse),
         cmocka_unit_test(test_healthy),
+        cmocka_unit_test(test_sources_ready),
         cmocka_unit_test(test_flip_to_stale),
         cmocka_unit_test(test_no_churn),
         cmocka_unit_test(test_index_unreachable),
