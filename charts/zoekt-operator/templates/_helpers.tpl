@@ -103,8 +103,9 @@ which cannot grant the one cluster-scoped read, StorageClasses. */}}
   - apiGroups: ["networking.k8s.io"]
     resources: ["networkpolicies"]
     verbs: ["list", "watch", "create", "patch", "delete"]
-  # Referenced Secrets (and the ConfigMap of a git CA bundle) are checked for existence only; their
-  # contents are never copied anywhere.
+  # Referenced Secrets and the git CA bundle's ConfigMap: their existence is checked, and the operator
+  # reads the gateway's token (to read /index-status), a source's access token and the CA bundle (to
+  # list a code host's repositories, spec.sources); it copies none of them anywhere.
   - apiGroups: [""]
     resources: ["secrets", "configmaps"]
     verbs: ["get"]
