@@ -208,7 +208,10 @@ size_t disc_load(struct disc_corpus *d, const char *text, time_t now)
         }
         for (i = 0; i < d->n && strcmp(d->src[i].ident, field[0]) != 0; i++)
             ;
-        if (i == d->n || !open[i]) {
+        /* The text is the operator's own, but anybody who may edit ConfigMaps in the namespace can
+         * change it: it is held to what a listing could have given. */
+        if (i == d->n || !open[i] || d->src[i].set.n >= SPEC_MAX_REPOS || spec_url_problem(field[2]) ||
+            strncmp(field[2], "https://", 8) != 0) {
             free(copy);
             continue;
         }

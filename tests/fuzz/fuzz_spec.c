@@ -37,7 +37,22 @@ static void check_spec(const struct corpus_spec *s)
     char why[200];
     int i, j;
 
-    FUZZ_CHECK(s->nrepos >= 1 && s->nrepos <= SPEC_MAX_REPOS && s->repos != NULL);
+    /* Without repositories a spec has sources; each source has an owner and an https API address
+     * without white space (it becomes part of a request), and its discovery bounds. */
+    FUZZ_CHECK((s->nrepos >= 1 || s->nsources >= 1) && s->nrepos <= SPEC_MAX_REPOS &&
+               (s->nrepos == 0 || s->repos != NULL));
+    FUZZ_CHECK(s->nsources >= 0 && s->nsources <= SPEC_MAX_SOURCES);
+    for (i = 0; i < s->nsources; i++) {
+        const struct corpus_source *src = &s->sources[i];
+
+        FUZZ_CHECK(src->api_url != NULL && strncmp(src->api_url, "https://", 8) == 0 &&
+                   strpbrk(src->api_url, " \t\r\n") == NULL);
+        FUZZ_CHECK(src->owner != NULL && src->owner[0] != '\0' && strpbrk(src->owner, " \t\r\n") == NULL);
+        FUZZ_CHECK((src->token_secret == NULL) == (src->token_key == NULL));
+        FUZZ_CHECK((src->visibility & ~7u) == 0);
+    }
+    FUZZ_CHECK(s->discovery_interval_seconds >= 60 && s->discovery_interval_seconds <= 86400);
+    FUZZ_CHECK(s->discovery_grace_seconds >= 0 && s->discovery_grace_seconds <= 30L * 86400);
     for (i = 0; i < s->nrepos; i++) {
         const struct corpus_repo *r = &s->repos[i];
 
