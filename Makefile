@@ -184,6 +184,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay build/rel/tests/tools/zoekt-replay
 	@tests/bench/run.sh
 	@tests/bench/scale.sh 1 100
+	@tests/bench/sources.sh
 bench-scale: deps
 	@$(MAKE) --no-print-directory all
 	@BENCH_SCALE_FAILING=$${BENCH_SCALE_FAILING:-500} tests/bench/scale.sh 1 100 1000:$${BENCH_SCALE_RUNS_1000:-1}

@@ -149,6 +149,14 @@ void disc_sync(struct disc_corpus *d, const struct corpus_spec *spec)
 
 /* ---- the ConfigMap's text ------------------------------------------------------------------------ */
 
+static int has_ctl(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 static int has_space(const char *s)
 {
     return strpbrk(s, " \t\r\n") != NULL;
@@ -211,7 +219,8 @@ size_t disc_load(struct disc_corpus *d, const char *text, time_t now)
         /* The text is the operator's own, but anybody who may edit ConfigMaps in the namespace can
          * change it: it is held to what a listing could have given. */
         if (i == d->n || !open[i] || d->src[i].set.n >= SPEC_MAX_REPOS || spec_url_problem(field[2]) ||
-            strncmp(field[2], "https://", 8) != 0) {
+            strncmp(field[2], "https://", 8) != 0 || has_ctl(field[3]) || has_ctl(field[4]) ||
+            (strcmp(field[3], "-") != 0 && strncmp(field[3], "https://", 8) != 0)) {
             free(copy);
             continue;
         }
