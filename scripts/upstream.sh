@@ -212,8 +212,11 @@ build_prometheus-operator() {
 build_gitea() {
   local v=$1 out=$2 w dir m=code.gitea.io/gitea
   w=$(mktemp -d)
-  dir=$(go mod download -json "$m@v$v" | sed -n 's/.*"Dir": *"\([^"]*\)".*/\1/p')
-  [ -n "$dir" ] && cp -R "$dir" "$w/src" && chmod -R u+w "$w/src" || { rm -rf "$w"; return 1; }
+  # go mod download -json reports a failure (a proxy that refuses the module) in its JSON, not on stderr.
+  go mod download -json "$m@v$v" >"$w/info.json" ||
+    { sed -n 's/^[[:space:]]*"Error": *"\(.*\)",*$/\1/p' "$w/info.json" >&2; rm -rf "$w"; return 1; }
+  dir=$(sed -n 's/.*"Dir": *"\([^"]*\)".*/\1/p' "$w/info.json")
+  cp -R "$dir" "$w/src" && chmod -R u+w "$w/src" || { rm -rf "$w"; return 1; }
   mkdir -p "$out.new"
   (cd "$w/src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=$v" -o "$out.new/gitea" .) ||
     { rm -rf "$w"; return 1; }
