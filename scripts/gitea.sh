@@ -327,10 +327,11 @@ populate)
     xargs -r -n 25 -P 8 bash "$0" _batch "$dir" "$org" >"$out" || true
   # 201: made; 409: it was there already. Any other is tried once more, alone, which says why if it
   # fails again.
-  for name in $(awk '$1 != 201 && $1 != 409 { print $2 }' "$out"); do
+  again=$(awk '$1 != 201 && $1 != 409 { print $2 }' "$out")
+  rm -f "$out"
+  for name in $again; do
     api POST "/orgs/$org/repos" "{\"name\":\"$name\",\"default_branch\":\"main\"}" >/dev/null
   done
-  rm -f "$out"
   ;;
 _batch) # _batch DIR ORG NAME...: populate's worker; prints "STATUS NAME" for each repository
   org=$3
