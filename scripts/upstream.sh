@@ -14,7 +14,8 @@
 # kubectl at KUBE_VERSION), etcd, containerd (containerd, its runc shim and ctr), runc, cni (bridge,
 # loopback, host-local, portmap), helm, actionlint (the GitHub Actions workflow checker), prometheus
 # (prometheus and promtool), kube-router (its NetworkPolicy controller enforces policies on the test node),
-# prometheus-operator (the operator, and the CRDs of the objects the chart ships for it).
+# prometheus-operator (the operator, and the CRDs of the objects the chart ships for it), gitea (the code
+# host scripts/gitea.sh runs, with the options/ and templates/ folders it reads at run time).
 #
 # Everything lands in $ZK_CACHE/upstream/PART-VERSION-RECIPE/, written beside and renamed into place, so
 # a warm machine builds nothing and a running cluster keeps its executables. The module and build
@@ -42,7 +43,7 @@ zoekt_default_dir=/opt/zoekt-operator/zoekt
 . "$root/scripts/versions.sh"
 # Bump a part's recipe when its build below changes what it builds, so that the old output is rebuilt.
 declare -A recipe=([kube]=r1 [etcd]=r1 [containerd]=r1 [runc]=r1 [cni]=r1 [helm]=r2 [zoekt]=r1 [actionlint]=r1
-  [prometheus]=r1 [kube-router]=r1 [prometheus-operator]=r2)
+  [prometheus]=r1 [kube-router]=r1 [prometheus-operator]=r2 [gitea]=r1)
 
 export GOMODCACHE=$cache/go/mod GOCACHE=$cache/go/build GOTOOLCHAIN=auto GOFLAGS=-mod=mod
 export PATH=$cache/go/bin:$PATH:/usr/local/go/bin
@@ -199,6 +200,30 @@ build_prometheus-operator() {
   rm -rf "$w"
 }
 
+# Gitea's go.mod replaces a few of its dependencies with other versions, which the go command honours
+# only in the main module, so `go install` refuses it; and it names itself gitea.dev, so a wrapper
+# module that requires code.gitea.io/gitea is refused too. It is built as the main module instead, in
+# a writable copy of its tree (the module cache is read-only), with CGO off as upstream builds it: its
+# SQLite driver is the pure-Go one unless the sqlite_mattn tag asks for the cgo one. Without the
+# bindata tag (which needs its web assets built with npm), Gitea reads options/ (locales, licences,
+# .gitignore and README templates) and templates/ from STATIC_ROOT_PATH at run time, so both are
+# copied beside the binary. The API and webhooks need only options/; templates/ lets its web pages
+# render (unstyled) for a look by hand, where each would otherwise be an error 500.
+build_gitea() {
+  local v=$1 out=$2 w dir m=code.gitea.io/gitea
+  w=$(mktemp -d)
+  # go mod download -json reports a failure (a proxy that refuses the module) in its JSON, not on stderr.
+  go mod download -json "$m@v$v" >"$w/info.json" ||
+    { sed -n 's/^[[:space:]]*"Error": *"\(.*\)",*$/\1/p' "$w/info.json" >&2; rm -rf "$w"; return 1; }
+  dir=$(sed -n 's/.*"Dir": *"\([^"]*\)".*/\1/p' "$w/info.json")
+  cp -R "$dir" "$w/src" && chmod -R u+w "$w/src" || { rm -rf "$w"; return 1; }
+  mkdir -p "$out.new"
+  (cd "$w/src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=$v" -o "$out.new/gitea" .) ||
+    { rm -rf "$w"; return 1; }
+  cp -R "$w/src/options" "$w/src/templates" "$out.new/"
+  rm -rf "$w"
+}
+
 build_zoekt() { # build_zoekt COMMIT OUT ARCH
   local c=$1 out=$2 arch=$3 m=github.com/sourcegraph/zoekt
   mkdir -p "$out.new"
@@ -225,6 +250,7 @@ version_of() {
   prometheus) echo "$prometheus_version" ;;
   kube-router) echo "$kube_router_version" ;;
   prometheus-operator) echo "$prometheus_operator_version" ;;
+  gitea) echo "$gitea_version" ;;
   *) log "unknown part $1"; exit 2 ;;
   esac
 }
@@ -327,5 +353,5 @@ zoekt)
     "from github.com/sourcegraph/zoekt at $zoekt_commit) into $zoekt_default_dir or a folder named by ZK_ZOEKT_DIR," \
     "or point GOPROXY at a module proxy that serves github.com/sourcegraph/zoekt (docs/zoekt.md)"
   exit 3 ;;
-*) sed -n '2,20p' "$0" >&2; exit 2 ;;
+*) sed -n '2,21p' "$0" >&2; exit 2 ;;
 esac

@@ -27,6 +27,9 @@ kube_router_version=2.1.0
 # the chart's ServiceMonitor, PodMonitor and PrometheusRule into a Prometheus configuration in
 # tests/integration/test_prometheus_operator.sh, which a real Prometheus then runs.
 prometheus_operator_version=0.88.0
+# Gitea, the code host the repository-discovery tests and benchmarks list organisations from and get
+# webhooks from (scripts/gitea.sh runs it on this machine); Forgejo serves the same API.
+gitea_version=1.27.3
 # Zoekt has no release tags: a commit of github.com/sourcegraph/zoekt, resolved by the go command.
 zoekt_commit=c4d8f3537f7a
 
