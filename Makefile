@@ -143,13 +143,15 @@ deps:
 # may just have installed. Both test targets first check that no include points up a layer
 # (scripts/check-layers.sh; docs/architecture.md).
 # The images (amd64 for the node, arm64 under emulation) are built before the plane starts; each is
-# rebuilt only when its inputs changed. What `make demo` left in the cluster (its operator, which watches
+# rebuilt only when its inputs changed. So is the test Gitea (minutes on a fresh machine), so that no
+# suite spends its deadline building it. What `make demo` left in the cluster (its operator, which watches
 # every namespace, and its corpus) is removed first: the suites run operators of their own. A plane that this target started is stopped at the end, unless
 # ZK_KEEP_CLUSTER=1.
 test: deps
 	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory -j$$(nproc) $(TEST_BUILD)
 	@scripts/images.sh build
+	@scripts/upstream.sh build gitea || echo "make test: Gitea cannot be built here; its suites say why" >&2
 	@started=; scripts/cluster.sh status || started=1; \
 	  scripts/cluster.sh up || exit 1; \
 	  scripts/demo.sh uninstall || exit 1; \

@@ -79,14 +79,16 @@ corpus 1h || bail "a corpus with spec.sources is accepted"
 # listed: the indexer's repository list, one name per line, sorted.
 listed() { $KC -n "$NS" get configmap org-indexer -o jsonpath='{.data.repositories\.txt}' 2>/dev/null | awk '{print $1}' | sort; }
 lists() { [ "$(listed | tr '\n' ' ')" = "$1" ]; }
+# check_lists DESC SECONDS WANT: the list becomes WANT within SECONDS; a failure shows what it was.
+check_lists() { check "$1" eventually "$2" lists "$3" || echo "# listed: $(listed | tr '\n' ' ')"; }
 sources_ready() { condition_is "$NS" org SourcesReady "$1"; }
 discover_now() { $KC -n "$NS" annotate csc org --overwrite "codesearch.dev/discover-requested-at=$(date -u +%FT%T.%NZ)" >/dev/null; }
 host=${GITEA_URL#https://}
 host=${host%%:*}
 
 check "SourcesReady turns True after the first listing" eventually 90 sources_ready True
-check "the filters keep alpha and the private beta (not the archived, the excluded or the fork)" \
-  eventually 30 lists "$host/acme/alpha $host/acme/beta "
+check_lists "the filters keep alpha and the private beta (not the archived, the excluded or the fork)" 30 \
+  "$host/acme/alpha $host/acme/beta "
 check "status.sources counts them" test "$(csc "$NS" org '.status.sources[0].repositories')" = 2
 check "status.sources names the organisation" test "$(csc "$NS" org '.status.sources[0].org')" = acme
 check "the list carries Gitea's web address for file links" \
@@ -95,8 +97,8 @@ check "the list carries Gitea's web address for file links" \
 # A repository created in Gitea: the next discovery, asked for now, adds it.
 gitea repo acme gamma --init || bail "gamma is created in Gitea"
 discover_now
-check "a repository created in Gitea joins the list at the next discovery" \
-  eventually 60 lists "$host/acme/alpha $host/acme/beta $host/acme/gamma "
+check_lists "a repository created in Gitea joins the list at the next discovery" 60 \
+  "$host/acme/alpha $host/acme/beta $host/acme/gamma "
 
 # Gitea down: the list stays, SourcesReady says which source fails, Ready is unchanged.
 ready_before=$(csc "$NS" org '.status.conditions[?(@.type=="Ready")].status')
@@ -104,7 +106,7 @@ ready_before=$(csc "$NS" org '.status.conditions[?(@.type=="Ready")].status')
 discover_now
 check "with Gitea down SourcesReady turns False" eventually 60 sources_ready False
 check "its message names the source" bash -c "$KC -n $NS get csc org -o jsonpath='{.status.conditions[?(@.type==\"SourcesReady\")].message}' | grep -q 'gitea acme'"
-check "the list is kept while the host is down" lists "$host/acme/alpha $host/acme/beta $host/acme/gamma "
+check_lists "the list is kept while the host is down" 0 "$host/acme/alpha $host/acme/beta $host/acme/gamma "
 check "Ready is what it was" test "$(csc "$NS" org '.status.conditions[?(@.type=="Ready")].status')" = "$ready_before"
 vars=$("$ZK_ROOT/scripts/gitea.sh" start "$GITEA_DIR" 2>>"$NODE_TMP/gitea.log") || bail "Gitea starts again"
 eval "$vars"
@@ -113,7 +115,7 @@ eval "$vars"
 gitea delete acme gamma || bail "gamma is deleted in Gitea"
 discover_now
 check "SourcesReady is True again once Gitea answers" eventually 60 sources_ready True
-check "a repository deleted in Gitea leaves the list" eventually 30 lists "$host/acme/alpha $host/acme/beta "
+check_lists "a repository deleted in Gitea leaves the list" 30 "$host/acme/alpha $host/acme/beta "
 
 # The operator restarts: the discovered list is read back from the ConfigMap and nothing changes.
 rv=$($KC -n "$NS" get configmap org-indexer -o jsonpath='{.metadata.resourceVersion}')
@@ -133,10 +135,10 @@ fi
 gitea_push() { # REPO FILE LINE: commits FILE in a clone of acme/REPO and pushes it to Gitea.
   local work=$NODE_TMP/work-$1
   rm -rf "$work"
-  git -c http.sslCAInfo="$GITEA_CA" clone -q "https://$GITEA_USER:$GITEA_PASSWORD@${GITEA_URL#https://}/acme/$1.git" "$work" &&
-    printf '%s\n' "$3" >"$work/$2" && git -C "$work" add "$2" &&
+  GIT_SSL_CAINFO="$GITEA_CA" git clone -q "https://$GITEA_USER:$GITEA_PASSWORD@${GITEA_URL#https://}/acme/$1.git" "$work" &&
+    mkdir -p "$(dirname "$work/$2")" && printf '%s\n' "$3" >"$work/$2" && git -C "$work" add "$2" &&
     git -C "$work" -c user.name=dev -c user.email=dev@example.invalid commit -q -m "$2" &&
-    git -C "$work" -c http.sslCAInfo="$GITEA_CA" push -q origin HEAD
+    GIT_SSL_CAINFO="$GITEA_CA" git -C "$work" push -q origin HEAD
 }
 gitea_push alpha src/alpha.go '// alpha-discovered-marker-5d1e' || bail "a commit is pushed to alpha"
 job=$(reindex "$NS" org) || { node_diagnostics "$NS"; bail "a reindex Job runs to its end"; }
@@ -150,6 +152,6 @@ gitea hook acme "$HOOK" "$HOOK_SECRET" || bail "the organisation webhook is set 
 gitea_push beta src/beta.go '// beta-pushed-marker-77c2' || bail "a commit is pushed to beta"
 check "a push reaches search through Gitea's webhook" eventually 180 search_finds "$MCP" "$TOKEN" beta-pushed-marker-77c2 "acme/beta"
 gitea repo acme delta --init || bail "delta is created in Gitea"
-check "a repository created in Gitea joins the list through its repository webhook" \
-  eventually 60 lists "$host/acme/alpha $host/acme/beta $host/acme/delta "
+check_lists "a repository created in Gitea joins the list through its repository webhook" 60 \
+  "$host/acme/alpha $host/acme/beta $host/acme/delta "
 finish
