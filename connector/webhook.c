@@ -73,7 +73,7 @@ static int read_small(struct buf *b, const char *path, const char *what)
 }
 
 /* The listed name of the repository one of push's URLs names, from the list text, into name. */
-static int find_listed(const char *list, const struct hook_push *push, char *name, size_t len)
+static int find_listed(const char *list, const struct hook_event *push, char *name, size_t len)
 {
     char keys[HOOK_MAX_URLS][HOOK_KEY_MAX], key[HOOK_KEY_MAX], n[NAME_MAX_LEN], url[2048];
     int nkeys = 0;
@@ -132,11 +132,11 @@ static int enqueue(const struct webhook *w, const char *name)
     return 1;
 }
 
-void webhook_handle(struct webhook *w, const struct hook_proof *proof, const char *body, size_t len,
-                    int too_big, struct webhook_answer *a)
+void webhook_handle(struct webhook *w, const struct hook_proof *proof, const struct hook_event_headers *events,
+                    const char *body, size_t len, int too_big, struct webhook_answer *a)
 {
     struct buf secret, list;
-    struct hook_push push = {0};
+    struct hook_event push = {0};
     struct zk_err err = {0};
     char name[NAME_MAX_LEN];
     size_t slen;
@@ -160,8 +160,12 @@ void webhook_handle(struct webhook *w, const struct hook_proof *proof, const cha
         answer(a, 401, CMETRICS_REFUSED_SIGNATURE, "error", "missing or wrong signature");
         goto out;
     }
-    if (hook_parse_push(body, len, &push, &err) != ZK_OK) {
+    if (hook_parse_event(events, body, len, &push, &err) != ZK_OK) {
         answer(a, 400, CMETRICS_BAD_REQUEST, "error", err.msg);
+        goto out;
+    }
+    if (push.kind != HOOK_PUSH) {
+        answer(a, 202, CMETRICS_IGNORED, "ignored", "not a push");
         goto out;
     }
     if (push.ref && strncmp(push.ref, "refs/heads/", 11) != 0) {
@@ -183,7 +187,7 @@ void webhook_handle(struct webhook *w, const struct hook_proof *proof, const cha
     log_info("Webhook push queued", "repository", name, NULL);
     answer(a, 202, CMETRICS_ACCEPTED, "queued", name);
 out:
-    hook_push_free(&push);
+    hook_event_free(&push);
     buf_free(&secret);
     buf_free(&list);
 }
@@ -206,19 +210,23 @@ static enum MHD_Result webhook_serve(void *ctx, struct MHD_Connection *c, const 
 {
     struct webhook *w = ctx;
     struct hook_proof proof;
+    struct hook_event_headers events;
     struct webhook_answer a;
-    const char *gitea;
+    const char *gitea_signature = front_header(c, "X-Gitea-Signature");
+    const char *gitea_event = front_header(c, "X-Gitea-Event");
 
-    gitea = front_header(c, "X-Gitea-Signature");
     proof.hub_signature_256 = front_header(c, "X-Hub-Signature-256");
-    proof.gitea_signature = gitea ? gitea : front_header(c, "X-Forgejo-Signature");
+    proof.gitea_signature = gitea_signature ? gitea_signature : front_header(c, "X-Forgejo-Signature");
     proof.gitlab_token = front_header(c, "X-Gitlab-Token");
+    events.github = front_header(c, "X-GitHub-Event");
+    events.gitea = gitea_event ? gitea_event : front_header(c, "X-Forgejo-Event");
+    events.gitlab = front_header(c, "X-Gitlab-Event");
     if (strcmp(method, "POST") != 0) {
         cmetrics_webhook(w->metrics, webhook_scheme(&proof), CMETRICS_BAD_REQUEST);
         return front_respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "application/json",
-                             "{\"error\":\"POST a push event\"}", MHD_HTTP_HEADER_ALLOW, "POST", NULL);
+                             "{\"error\":\"POST a webhook delivery\"}", MHD_HTTP_HEADER_ALLOW, "POST", NULL);
     }
-    webhook_handle(w, &proof, body->data, body->len, body->too_big, &a);
+    webhook_handle(w, &proof, &events, body->data, body->len, body->too_big, &a);
     cmetrics_webhook(w->metrics, webhook_scheme(&proof), a.outcome);
     return front_respond(c, a.status, "application/json", a.body, NULL);
 }

@@ -6,9 +6,10 @@
  *
  *   401  a missing or wrong proof: nothing is read beyond the body, nothing is written
  *   413  a body over FRONT_BODY_MAX (the poll still finds the push)
- *   400  a proven body that is not a push payload
- *   202  {"queued":"<name>"}, or {"ignored":"<why>"} for a repository the corpus does not list or a
- *        ref that is not a branch
+ *   400  a proven body that is not a JSON object, or a push that names no repository URL
+ *   202  {"queued":"<name>"}, or {"ignored":"<why>"} for a repository the corpus does not list, a
+ *        ref that is not a branch, or an event that is not a push (hook.h says how events are told
+ *        apart)
  *   503  the secret, the repository list or the queue cannot be read or written (logged)
  *   405  another method than POST
  *
@@ -50,9 +51,10 @@ struct webhook_answer {
 };
 
 /* Handles one delivery of body[0..len) (too_big: it was longer than the front's bound) with the given
- * proof headers, writing the request file when it is proven and names a listed repository. */
-void webhook_handle(struct webhook *w, const struct hook_proof *proof, const char *body, size_t len,
-                    int too_big, struct webhook_answer *answer);
+ * proof and event headers, writing the request file when it is proven and is a push of a listed
+ * repository. */
+void webhook_handle(struct webhook *w, const struct hook_proof *proof, const struct hook_event_headers *events,
+                    const char *body, size_t len, int too_big, struct webhook_answer *answer);
 
 /* The route the front serves WEBHOOK_PATH with; w must outlive the front. */
 struct front_route webhook_route(struct webhook *w);

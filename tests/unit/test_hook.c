@@ -23,6 +23,7 @@
 #include "connector/webhook.h"
 #include "err.h"
 #include "mem.h"
+#include "tests/support/fixture.h"
 #include "tests/support/tmpdir.h"
 
 #include <openssl/evp.h>
@@ -77,44 +78,168 @@ static void test_no_proof_or_secret(void **state)
     assert_false(hook_verify(&right, NULL, 0, BODY, strlen(BODY)));
 }
 
-static void test_payloads(void **state)
+/* Event headers: none, and those each host sends with a push. */
+static const struct hook_event_headers no_event = {NULL, NULL, NULL};
+static const struct hook_event_headers github_push = {"push", NULL, NULL};
+static const struct hook_event_headers gitlab_push = {NULL, NULL, "Push Hook"};
+static const struct hook_event_headers gitea_push = {"push", "push", NULL};
+
+static void test_push_payloads(void **state)
 {
     static const char github[] =
         "{\"ref\":\"refs/heads/main\",\"repository\":{\"full_name\":\"org/api\","
         "\"clone_url\":\"https://github.com/org/api.git\",\"ssh_url\":\"git@github.com:org/api.git\","
         "\"html_url\":\"https://github.com/org/api\"}}";
     static const char gitlab[] =
-        "{\"object_kind\":\"push\",\"ref\":\"refs/heads/dev\",\"project\":{\"path_with_namespace\":\"g/p\","
-        "\"git_http_url\":\"https://gitlab.example.com/g/p.git\",\"git_ssh_url\":\"git@gitlab.example.com:g/p.git\","
-        "\"web_url\":\"https://gitlab.example.com/g/p\"}}";
+        "{\"object_kind\":\"push\",\"event_name\":\"push\",\"ref\":\"refs/heads/dev\",\"project\":{"
+        "\"path_with_namespace\":\"g/p\",\"git_http_url\":\"https://gitlab.example.com/g/p.git\","
+        "\"git_ssh_url\":\"git@gitlab.example.com:g/p.git\",\"web_url\":\"https://gitlab.example.com/g/p\"}}";
     static const char gitea[] =
         "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://gitea.example.com/o/r.git\"}}";
-    struct hook_push p;
+    struct hook_event e;
     struct zk_err err = {0};
 
     (void)state;
-    assert_int_equal(hook_parse_push(github, strlen(github), &p, &err), ZK_OK);
-    assert_int_equal(p.nurls, 3);
-    assert_string_equal(p.urls[0], "https://github.com/org/api.git");
-    assert_string_equal(p.urls[1], "git@github.com:org/api.git");
-    assert_string_equal(p.ref, "refs/heads/main");
-    hook_push_free(&p);
-    assert_int_equal(hook_parse_push(gitlab, strlen(gitlab), &p, &err), ZK_OK);
-    assert_int_equal(p.nurls, 3);
-    assert_string_equal(p.urls[0], "https://gitlab.example.com/g/p.git");
-    assert_string_equal(p.ref, "refs/heads/dev");
-    hook_push_free(&p);
-    assert_int_equal(hook_parse_push(gitea, strlen(gitea), &p, &err), ZK_OK);
-    assert_int_equal(p.nurls, 1);
-    hook_push_free(&p);
+    assert_int_equal(hook_parse_event(&github_push, github, strlen(github), &e, &err), ZK_OK);
+    assert_int_equal(e.kind, HOOK_PUSH);
+    assert_int_equal(e.nurls, 3);
+    assert_string_equal(e.urls[0], "https://github.com/org/api.git");
+    assert_string_equal(e.urls[1], "git@github.com:org/api.git");
+    assert_string_equal(e.ref, "refs/heads/main");
+    hook_event_free(&e);
+    assert_int_equal(hook_parse_event(&gitlab_push, gitlab, strlen(gitlab), &e, &err), ZK_OK);
+    assert_int_equal(e.kind, HOOK_PUSH);
+    assert_int_equal(e.nurls, 3);
+    assert_string_equal(e.urls[0], "https://gitlab.example.com/g/p.git");
+    assert_string_equal(e.ref, "refs/heads/dev");
+    hook_event_free(&e);
+    assert_int_equal(hook_parse_event(&gitea_push, gitea, strlen(gitea), &e, &err), ZK_OK);
+    assert_int_equal(e.nurls, 1);
+    hook_event_free(&e);
+    /* A delivery that names no event is read as a push, as every delivery was before events were told
+     * apart. */
+    assert_int_equal(hook_parse_event(&no_event, github, strlen(github), &e, &err), ZK_OK);
+    assert_int_equal(e.kind, HOOK_PUSH);
+    hook_event_free(&e);
 
-    assert_int_equal(hook_parse_push("[1]", 3, &p, &err), ZK_EINVAL);
-    assert_int_equal(hook_parse_push("{\"zen\":\"ping\"}", 14, &p, &err), ZK_EINVAL);
+    assert_int_equal(hook_parse_event(&github_push, "[1]", 3, &e, &err), ZK_EINVAL);
+    assert_non_null(strstr(err.msg, "not a JSON object"));
+    assert_int_equal(hook_parse_event(&no_event, "{\"zen\":\"ping\"}", 14, &e, &err), ZK_EINVAL);
     assert_non_null(strstr(err.msg, "no repository URL"));
-    assert_int_equal(hook_parse_push("{\"repository\":", 14, &p, &err), ZK_EINVAL);
-    assert_int_equal(hook_parse_push(NULL, 0, &p, &err), ZK_EINVAL);
+    assert_int_equal(e.nurls, 0);
+    assert_int_equal(hook_parse_event(&github_push, "{\"repository\":", 14, &e, &err), ZK_EINVAL);
+    assert_int_equal(hook_parse_event(&github_push, NULL, 0, &e, &err), ZK_EINVAL);
     /* Only the given bytes are read: a body cut at its bound is not read past its end. */
-    assert_int_equal(hook_parse_push(github, 20, &p, &err), ZK_EINVAL);
+    assert_int_equal(hook_parse_event(&github_push, github, 20, &e, &err), ZK_EINVAL);
+}
+
+/* The kind of every event the table in hook.h names, and of its near misses, from headers and a small
+ * payload. */
+static void test_event_kinds(void **state)
+{
+    static const struct {
+        struct hook_event_headers h;
+        const char *body;
+        enum hook_kind kind;
+        const char *action; /* repository events: what the event records */
+    } cases[] = {
+        {{"repository", NULL, NULL}, "{\"action\":\"created\",\"repository\":{}}", HOOK_REPOSITORY, "created"},
+        {{"repository", NULL, NULL}, "{\"action\":\"deleted\"}", HOOK_REPOSITORY, "deleted"},
+        {{"repository", NULL, NULL}, "{\"action\":\"renamed\"}", HOOK_REPOSITORY, "renamed"},
+        {{"repository", NULL, NULL}, "{\"action\":\"transferred\"}", HOOK_REPOSITORY, "transferred"},
+        {{"repository", NULL, NULL}, "{\"action\":\"archived\"}", HOOK_REPOSITORY, "archived"},
+        {{"repository", NULL, NULL}, "{\"action\":\"unarchived\"}", HOOK_REPOSITORY, "unarchived"},
+        {{"repository", NULL, NULL}, "{\"action\":\"publicized\"}", HOOK_REPOSITORY, "publicized"},
+        {{"repository", NULL, NULL}, "{\"action\":\"privatized\"}", HOOK_REPOSITORY, "privatized"},
+        {{"repository", NULL, NULL}, "{\"action\":\"edited\"}", HOOK_OTHER, NULL},
+        {{"repository", NULL, NULL}, "{\"action\":\"Created\"}", HOOK_OTHER, NULL},
+        {{"repository", NULL, NULL}, "{\"action\":7}", HOOK_OTHER, NULL},
+        {{"repository", NULL, NULL}, "{}", HOOK_OTHER, NULL},
+        {{"issues", NULL, NULL}, "{\"action\":\"deleted\"}", HOOK_OTHER, NULL},
+        {{"ping", NULL, NULL}, "{\"zen\":\"z\"}", HOOK_OTHER, NULL},
+        {{"create", NULL, NULL}, "{\"ref\":\"main\",\"ref_type\":\"branch\"}", HOOK_OTHER, NULL},
+        /* Gitea and Forgejo: their own header decides, GitHub's comes along. */
+        {{"repository", "repository", NULL}, "{\"action\":\"created\"}", HOOK_REPOSITORY, "created"},
+        {{NULL, "repository", NULL}, "{\"action\":\"deleted\"}", HOOK_REPOSITORY, "deleted"},
+        {{"push", "issues", NULL}, "{\"action\":\"opened\"}", HOOK_OTHER, NULL},
+        /* GitLab: the payload decides, whatever the hook is called. */
+        {{NULL, NULL, "System Hook"}, "{\"event_name\":\"project_create\"}", HOOK_REPOSITORY, "project_create"},
+        {{NULL, NULL, "System Hook"}, "{\"event_name\":\"project_destroy\"}", HOOK_REPOSITORY, "project_destroy"},
+        {{NULL, NULL, "System Hook"}, "{\"event_name\":\"project_rename\"}", HOOK_REPOSITORY, "project_rename"},
+        {{NULL, NULL, "Project Hook"}, "{\"event_name\":\"project_transfer\"}", HOOK_REPOSITORY, "project_transfer"},
+        {{NULL, NULL, "System Hook"}, "{\"event_name\":\"project_update\"}", HOOK_OTHER, NULL},
+        {{NULL, NULL, "System Hook"}, "{\"event_name\":\"user_create\"}", HOOK_OTHER, NULL},
+        {{NULL, NULL, "Issue Hook"}, "{\"object_kind\":\"issue\"}", HOOK_OTHER, NULL},
+        {{NULL, NULL, "Push Hook"}, "{\"object_kind\":\"push\",\"project\":{\"web_url\":\"https://g/a/b\"}}",
+         HOOK_PUSH, NULL},
+        {{NULL, NULL, "System Hook"}, "{\"event_name\":\"push\",\"project\":{\"web_url\":\"https://g/a/b\"}}",
+         HOOK_PUSH, NULL},
+        {{NULL, NULL, "Tag Push Hook"},
+         "{\"object_kind\":\"tag_push\",\"event_name\":\"tag_push\",\"project\":{\"web_url\":\"https://g/a/b\"}}",
+         HOOK_PUSH, NULL},
+        {{NULL, NULL, "System Hook"},
+         "{\"event_name\":\"repository_update\",\"project\":{\"web_url\":\"https://g/a/b\"}}", HOOK_PUSH, NULL},
+        /* A project event named only by a GitLab-style payload, without GitLab's header, is not one. */
+        {{"repository", NULL, NULL}, "{\"event_name\":\"project_create\"}", HOOK_OTHER, NULL},
+    };
+    struct hook_event e;
+    struct zk_err err = {0};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        print_message("case %zu: %s\n", i, cases[i].body);
+        assert_int_equal(hook_parse_event(&cases[i].h, cases[i].body, strlen(cases[i].body), &e, &err), ZK_OK);
+        assert_int_equal(e.kind, cases[i].kind);
+        assert_string_equal(e.action, cases[i].action ? cases[i].action : "");
+        assert_int_equal(e.nurls, cases[i].kind == HOOK_PUSH);
+        hook_event_free(&e);
+    }
+}
+
+/* The fixtures (tests/fixtures/hooks/README.md), shaped as the hosts document them, with the headers
+ * the hosts send with them. */
+static void test_event_fixtures(void **state)
+{
+    static const struct {
+        const char *file;
+        struct hook_event_headers h;
+        enum hook_kind kind;
+        const char *action, *repository;
+    } cases[] = {
+        {"github_repository_created.json", {"repository", NULL, NULL}, HOOK_REPOSITORY, "created", "acme/new-service"},
+        {"github_repository_renamed.json", {"repository", NULL, NULL}, HOOK_REPOSITORY, "renamed", "acme/billing"},
+        {"github_issues_opened.json", {"issues", NULL, NULL}, HOOK_OTHER, "", NULL},
+        {"github_ping.json", {"ping", NULL, NULL}, HOOK_OTHER, "", NULL},
+        {"gitea_repository_deleted.json", {"repository", "repository", NULL}, HOOK_REPOSITORY, "deleted",
+         "acme/old-tool"},
+        {"gitlab_project_create.json", {NULL, NULL, "System Hook"}, HOOK_REPOSITORY, "project_create",
+         "acme/platform/new-service"},
+        {"gitlab_project_transfer.json", {NULL, NULL, "System Hook"}, HOOK_REPOSITORY, "project_transfer",
+         "acme/payments/billing"},
+        {"gitlab_project_update.json", {NULL, NULL, "System Hook"}, HOOK_OTHER, "", NULL},
+        {"gitlab_issue.json", {NULL, NULL, "Issue Hook"}, HOOK_OTHER, "", NULL},
+    };
+    struct hook_event e;
+    struct zk_err err = {0};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len;
+        char *body = fixture_read("tests/fixtures/hooks", cases[i].file, &len);
+
+        print_message("%s\n", cases[i].file);
+        assert_int_equal(hook_parse_event(&cases[i].h, body, len, &e, &err), ZK_OK);
+        assert_int_equal(e.kind, cases[i].kind);
+        assert_string_equal(e.action, cases[i].action);
+        if (cases[i].repository)
+            assert_string_equal(e.repository, cases[i].repository);
+        else
+            assert_null(e.repository);
+        /* Only pushes keep URLs: an issue's repository is not read as a push's. */
+        assert_int_equal(e.nurls, 0);
+        hook_event_free(&e);
+        free(body);
+    }
 }
 
 static void test_url_keys(void **state)
@@ -199,11 +324,30 @@ static struct webhook *new_webhook(const char *dir)
     return new_listing_webhook(dir, listed, NULL);
 }
 
+/* Delivers body with the proof headers given (each NULL when absent) and no event header. */
 static void deliver(struct webhook *w, const char *hub, const char *gitlab, const char *body, struct webhook_answer *a)
 {
     struct hook_proof p = {hub, NULL, gitlab};
 
-    webhook_handle(w, &p, body, strlen(body), 0, a);
+    webhook_handle(w, &p, &no_event, body, strlen(body), 0, a);
+}
+
+/* Delivers body with the event headers h and the right proof of the host that sends them: GitLab's
+ * token, Gitea's and Forgejo's signature beside GitHub's, or GitHub's. */
+static void deliver_proven(struct webhook *w, const struct hook_event_headers *h, const char *body,
+                           struct webhook_answer *a)
+{
+    struct hook_proof p = {NULL, NULL, NULL};
+    char sig[80];
+
+    sign(body, sig);
+    if (h->gitlab) {
+        p.gitlab_token = SECRET;
+    } else {
+        p.hub_signature_256 = sig;
+        p.gitea_signature = h->gitea ? sig + 7 : NULL;
+    }
+    webhook_handle(w, &p, h, body, strlen(body), 0, a);
 }
 
 static void test_webhook_queues_a_listed_push(void **state)
@@ -288,7 +432,7 @@ static void test_webhook_refuses_and_ignores(void **state)
     {
         struct hook_proof p = {sig, NULL, NULL};
 
-        webhook_handle(w, &p, NULL, 0, 1, &a);
+        webhook_handle(w, &p, &no_event, NULL, 0, 1, &a);
         assert_int_equal(a.status, 413);
         assert_int_equal(a.outcome, CMETRICS_TOO_LARGE);
     }
@@ -296,12 +440,61 @@ static void test_webhook_refuses_and_ignores(void **state)
     webhook_free(w);
 }
 
+/* Delivers the fixture file with event headers h and its host's proof. */
+static void deliver_fixture(struct webhook *w, const struct hook_event_headers *h, const char *file,
+                            struct webhook_answer *a)
+{
+    size_t len;
+    char *body = fixture_read("tests/fixtures/hooks", file, &len);
+
+    deliver_proven(w, h, body, a);
+    free(body);
+}
+
+static const struct hook_event_headers github_repository = {"repository", NULL, NULL};
+static const struct hook_event_headers gitea_repository = {"repository", "repository", NULL};
+static const struct hook_event_headers gitlab_system = {NULL, NULL, "System Hook"};
+
+#define NOT_A_PUSH "{\"ignored\":\"not a push\"}"
+
+/* Proven events that are not pushes are answered and ignored: an issue in a listed repository queues
+ * no reindex, as it did when every delivery was read as a push. */
+static void test_webhook_ignores_other_events(void **state)
+{
+    static const struct hook_event_headers issues = {"issues", NULL, NULL}, ping = {"ping", NULL, NULL};
+    static const struct hook_event_headers gitlab_issue = {NULL, NULL, "Issue Hook"};
+    static const struct {
+        const struct hook_event_headers *h;
+        const char *file;
+    } cases[] = {
+        {&issues, "github_issues_opened.json"},          {&ping, "github_ping.json"},
+        {&gitlab_system, "gitlab_project_update.json"},  {&gitlab_issue, "gitlab_issue.json"},
+        {&github_repository, "github_repository_created.json"},
+        {&gitea_repository, "gitea_repository_deleted.json"},
+        {&gitlab_system, "gitlab_project_create.json"},
+    };
+    const struct tmpdir *t = *state;
+    struct webhook *w = new_webhook(t->dir);
+    struct webhook_answer a;
+    char names[256];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        deliver_fixture(w, cases[i].h, cases[i].file, &a);
+        assert_int_equal(a.status, 202);
+        assert_string_equal(a.body, NOT_A_PUSH);
+        assert_int_equal(a.outcome, CMETRICS_IGNORED);
+    }
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+    webhook_free(w);
+}
+
 /* Sends request (a whole HTTP/1.1 request, which asks to close the connection) to 127.0.0.1:port and
- * returns the answer's status. */
-static int http_status(int port, const char *request)
+ * returns the answer's status, its body into body (size bytes) unless that is NULL. */
+static int http_answer(int port, const char *request, char *body, size_t size)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    char answer[512];
+    char answer[1024];
+    const char *start;
     size_t got = 0;
     ssize_t n;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -315,18 +508,32 @@ static int http_status(int port, const char *request)
     answer[got] = '\0';
     close(fd);
     assert_int_equal(strncmp(answer, "HTTP/1.1 ", 9), 0);
+    start = strstr(answer, "\r\n\r\n");
+    assert_non_null(start);
+    if (body)
+        snprintf(body, size, "%s", start + 4);
     return atoi(answer + 9);
 }
 
-/* A POST of push_api to /hooks/push with the proof headers given (each a "Name: value\r\n" line, or
- * ""), as a whole request. */
-static const char *push_request(char *out, size_t size, const char *headers)
+static int http_status(int port, const char *request)
+{
+    return http_answer(port, request, NULL, 0);
+}
+
+/* A POST of body to /hooks/push with the headers given (each a "Name: value\r\n" line, or ""), as a
+ * whole request. */
+static const char *delivery_request(char *out, size_t size, const char *headers, const char *body)
 {
     snprintf(out, size,
              "POST " WEBHOOK_PATH " HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\n"
              "Content-Length: %zu\r\n%s\r\n%s",
-             strlen(push_api), headers, push_api);
+             strlen(body), headers, body);
     return out;
+}
+
+static const char *push_request(char *out, size_t size, const char *headers)
+{
+    return delivery_request(out, size, headers, push_api);
 }
 
 #define DELIVERIES "zoekt_connector_webhook_deliveries_total"
@@ -372,16 +579,54 @@ static void test_webhook_counts_deliveries(void **state)
     cmetrics_free(m);
 }
 
+/* Through the front, the event headers reach the webhook: GitHub's, and Forgejo's over the GitHub
+ * header Forgejo sends too. */
+static void test_webhook_event_headers_through_front(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct webhook *w = new_webhook(t->dir);
+    struct front_route route = webhook_route(w);
+    struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1};
+    struct front *f = NULL;
+    struct zk_err err = {0};
+    size_t len;
+    char *issue = fixture_read("tests/fixtures/hooks", "github_issues_opened.json", &len);
+    char sig[80], headers[512], req[4096], answer[512], names[256];
+
+    assert_int_equal(front_start(&o, &f, &err), ZK_OK);
+    sign(issue, sig);
+    snprintf(headers, sizeof(headers), "X-GitHub-Event: issues\r\nX-Hub-Signature-256: %s\r\n", sig);
+    assert_int_equal(
+        http_answer(front_port(f), delivery_request(req, sizeof(req), headers, issue), answer, sizeof(answer)), 202);
+    assert_string_equal(answer, NOT_A_PUSH);
+    sign(push_api, sig);
+    snprintf(headers, sizeof(headers),
+             "X-GitHub-Event: push\r\nX-Forgejo-Event: issues\r\nX-Hub-Signature-256: %s\r\n"
+             "X-Forgejo-Signature: %s\r\n",
+             sig, sig + 7);
+    assert_int_equal(http_answer(front_port(f), push_request(req, sizeof(req), headers), answer, sizeof(answer)), 202);
+    assert_string_equal(answer, NOT_A_PUSH);
+    snprintf(headers, sizeof(headers), "X-GitHub-Event: push\r\nX-Hub-Signature-256: %s\r\n", sig);
+    assert_int_equal(http_answer(front_port(f), push_request(req, sizeof(req), headers), answer, sizeof(answer)), 202);
+    assert_string_equal(answer, "{\"queued\":\"github.com/org/api\"}");
+    front_stop(f);
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
+    free(issue);
+    webhook_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_github_signature), cmocka_unit_test(test_gitea_and_gitlab),
-        cmocka_unit_test(test_no_proof_or_secret), cmocka_unit_test(test_payloads),
-        cmocka_unit_test(test_url_keys),
+        cmocka_unit_test(test_no_proof_or_secret), cmocka_unit_test(test_push_payloads),
+        cmocka_unit_test(test_event_kinds), cmocka_unit_test(test_event_fixtures), cmocka_unit_test(test_url_keys),
         cmocka_unit_test_setup_teardown(test_webhook_queues_a_listed_push, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_long_list_line, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_refuses_and_ignores, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_counts_deliveries, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_ignores_other_events, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_event_headers_through_front, tmpdir_setup, tmpdir_teardown),
     };
 
     mem_setup();
