@@ -37,3 +37,18 @@ int owncorpus_get(const struct owncorpus *c, cJSON **out, struct kube_err *err)
     kube_client_free(client);
     return rc;
 }
+
+int owncorpus_annotate(const struct owncorpus *c, const char *key, const char *value, struct kube_err *err)
+{
+    struct kube_client *client = NULL;
+    cJSON *patch = cJSON_CreateObject();
+    int rc = owncorpus_client(c, &client, err);
+
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"), key,
+                            value);
+    if (!rc)
+        rc = kube_merge_patch(client, &owncorpus_resource, c->namespace, c->name, NULL, patch, NULL, err);
+    cJSON_Delete(patch);
+    kube_client_free(client);
+    return rc;
+}

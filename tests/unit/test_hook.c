@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "connector/front.h"
@@ -22,7 +25,10 @@
 #include "connector/metrics.h"
 #include "connector/webhook.h"
 #include "err.h"
+#include "json.h"
 #include "mem.h"
+#include "rfc3339.h"
+#include "tests/support/fakeapi.h"
 #include "tests/support/fixture.h"
 #include "tests/support/tmpdir.h"
 
@@ -303,11 +309,24 @@ static const char *queued(const char *dir, char *out, size_t len)
 static const char listed[] = "# listed\ngithub.com/org/web https://github.com/org/web\n"
                              "github.com/org/api git@github.com:org/api.git main,dev github https://github.com/org/api\n";
 
-/* A webhook on dir's files with the repository list list_text, counting in metrics (may be NULL). */
-static struct webhook *new_listing_webhook(const char *dir, const char *list_text, struct cmetrics *metrics)
+/* The corpus the discovery requests annotate, as the fake API server serves it. */
+#define CORPUS_PATH "/apis/codesearch.dev/v1alpha1/namespaces/search/codesearchcorpora/org"
+
+/* The monotonic clock the webhooks of these tests read, which the tests move. */
+static atomic_llong fake_now;
+
+static long long fake_clock(void)
 {
-    char secret[128], list[128], queue[128];
-    struct webhook_opts o = {secret, list, queue, metrics};
+    return atomic_load(&fake_now);
+}
+
+/* A webhook on dir's files with the repository list list_text, counting in metrics (may be NULL), and
+ * requesting discoveries of the corpus search/org from the API server at server (NULL: no corpus). */
+static struct webhook *new_listing_webhook(const char *dir, const char *list_text, struct cmetrics *metrics,
+                                           const char *server)
+{
+    char secret[128], list[128], queue[128], kubeconfig[128], yaml[512];
+    struct webhook_opts o = {secret, list, queue, metrics, NULL, NULL, NULL, fake_clock};
     struct webhook *w;
     struct zk_err err = {0};
 
@@ -315,13 +334,25 @@ static struct webhook *new_listing_webhook(const char *dir, const char *list_tex
     snprintf(list, sizeof(list), "%s", tmpdir_write(dir, "repositories.txt", list_text, 0644));
     snprintf(queue, sizeof(queue), "%s/queue", dir);
     assert_int_equal(mkdir(queue, 0755), 0);
+    if (server) {
+        snprintf(yaml, sizeof(yaml),
+                 "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                 "clusters:\n- {name: k, cluster: {server: '%s'}}\n"
+                 "users:\n- {name: u, user: {token: connector-token}}\n"
+                 "contexts:\n- {name: c, context: {cluster: k, user: u, namespace: search}}\n",
+                 server);
+        snprintf(kubeconfig, sizeof(kubeconfig), "%s", tmpdir_write(dir, "kubeconfig", yaml, 0600));
+        o.corpus_namespace = "search";
+        o.corpus_name = "org";
+        o.kubeconfig = kubeconfig;
+    }
     assert_int_equal(webhook_new(&o, &w, &err), ZK_OK);
     return w;
 }
 
 static struct webhook *new_webhook(const char *dir)
 {
-    return new_listing_webhook(dir, listed, NULL);
+    return new_listing_webhook(dir, listed, NULL, NULL);
 }
 
 /* Delivers body with the proof headers given (each NULL when absent) and no event header. */
@@ -386,7 +417,7 @@ static void test_webhook_long_list_line(void **state)
     while (n < 3000)
         n += (size_t)snprintf(line + n, sizeof(line) - n, ",release/%zu", n);
     snprintf(line + n, sizeof(line) - n, " github https://github.com/org/api\n");
-    w = new_listing_webhook(t->dir, line, NULL);
+    w = new_listing_webhook(t->dir, line, NULL, NULL);
     sign(push_api, sig);
     deliver(w, sig, NULL, push_api, &a);
     assert_int_equal(a.status, 202);
@@ -440,6 +471,63 @@ static void test_webhook_refuses_and_ignores(void **state)
     webhook_free(w);
 }
 
+/* ---- discovery requests: the corpus annotated through a fake API server --------------------------- */
+
+/* The API server the discovery requests reach: it answers a PATCH of the corpus, or refuses it as RBAC
+ * refuses a verb the Role does not grant. */
+struct fake_cluster {
+    struct fakeapi *api;
+    atomic_int refuse;
+};
+
+static int fake_cluster_handler(void *ud, const struct fakeapi_request *rq, char *out, size_t len)
+{
+    struct fake_cluster *c = ud;
+
+    if (strcmp(rq->method, "PATCH") != 0 || strcmp(rq->path, CORPUS_PATH) != 0)
+        return 0;
+    if (atomic_load(&c->refuse)) {
+        snprintf(out, len,
+                 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"codesearchcorpora."
+                 "codesearch.dev \\\"org\\\" is forbidden: User \\\"system:serviceaccount:search:org-search\\\" "
+                 "cannot patch resource \\\"codesearchcorpora\\\"\",\"reason\":\"Forbidden\",\"code\":403}");
+        return 403;
+    }
+    snprintf(out, len, "{\"apiVersion\":\"codesearch.dev/v1alpha1\",\"kind\":\"CodeSearchCorpus\","
+                       "\"metadata\":{\"name\":\"org\",\"namespace\":\"search\"}}");
+    return 200;
+}
+
+static void fake_cluster_start(struct fake_cluster *c)
+{
+    atomic_init(&c->refuse, 0);
+    c->api = fakeapi_start(fake_cluster_handler, c);
+    atomic_store(&fake_now, 1000000);
+}
+
+static int patches(struct fake_cluster *c)
+{
+    return fakeapi_count(c->api, "PATCH", CORPUS_PATH);
+}
+
+/* Checks that the last patch sets the annotation, and nothing else, to a time between from and to. */
+static void assert_last_patch(struct fake_cluster *c, time_t from, time_t to)
+{
+    char *text = fakeapi_last_body(c->api, "PATCH", CORPUS_PATH);
+    cJSON *patch = json_parse(text, strlen(text));
+    const cJSON *annotations = json_path(patch, "metadata.annotations");
+    time_t at = 0;
+
+    assert_int_equal(cJSON_GetArraySize(patch), 1);
+    assert_int_equal(cJSON_GetArraySize(json_obj(patch, "metadata")), 1);
+    assert_int_equal(cJSON_GetArraySize(annotations), 1);
+    assert_true(rfc3339_parse(json_str(annotations, WEBHOOK_DISCOVER_ANNOTATION, ""), &at));
+    assert_true(at >= from && at <= to);
+    assert_non_null(strstr(json_str(annotations, WEBHOOK_DISCOVER_ANNOTATION, ""), "Z"));
+    cJSON_Delete(patch);
+    free(text);
+}
+
 /* Delivers the fixture file with event headers h and its host's proof. */
 static void deliver_fixture(struct webhook *w, const struct hook_event_headers *h, const char *file,
                             struct webhook_answer *a)
@@ -455,37 +543,276 @@ static const struct hook_event_headers github_repository = {"repository", NULL, 
 static const struct hook_event_headers gitea_repository = {"repository", "repository", NULL};
 static const struct hook_event_headers gitlab_system = {NULL, NULL, "System Hook"};
 
-#define NOT_A_PUSH "{\"ignored\":\"not a push\"}"
+#define REQUESTED "{\"discovery\":\"requested\"}"
+#define ALREADY "{\"discovery\":\"already requested\"}"
+#define OTHER_EVENT "{\"ignored\":\"neither a push nor a repository event\"}"
+#define CANNOT "{\"error\":\"the corpus cannot be annotated to request a discovery now; the connector's log says why\"}"
 
-/* Proven events that are not pushes are answered and ignored: an issue in a listed repository queues
- * no reindex, as it did when every delivery was read as a push. */
+/* A proven repository event of each host requests a discovery; those within the interval after it are
+ * answered without another request, and the first after it makes one. */
+static void test_webhook_repository_events_request_discovery(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct fake_cluster c;
+    struct webhook *w;
+    struct webhook_answer a;
+    char names[256];
+    time_t from = time(NULL);
+
+    fake_cluster_start(&c);
+    w = new_listing_webhook(t->dir, listed, NULL, fakeapi_url(c.api));
+    deliver_fixture(w, &github_repository, "github_repository_created.json", &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, REQUESTED);
+    assert_int_equal(a.outcome, CMETRICS_ACCEPTED);
+    assert_int_equal(patches(&c), 1);
+    assert_last_patch(&c, from, time(NULL));
+
+    atomic_fetch_add(&fake_now, 1000);
+    deliver_fixture(w, &gitea_repository, "gitea_repository_deleted.json", &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, ALREADY);
+    assert_int_equal(a.outcome, CMETRICS_ACCEPTED);
+    atomic_fetch_add(&fake_now, WEBHOOK_DISCOVERY_INTERVAL_MS - 1001);
+    deliver_fixture(w, &gitlab_system, "gitlab_project_create.json", &a);
+    assert_string_equal(a.body, ALREADY);
+    assert_int_equal(patches(&c), 1);
+
+    atomic_fetch_add(&fake_now, 1);
+    deliver_fixture(w, &gitlab_system, "gitlab_project_transfer.json", &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, REQUESTED);
+    assert_int_equal(patches(&c), 2);
+    atomic_fetch_add(&fake_now, WEBHOOK_DISCOVERY_INTERVAL_MS);
+    deliver_fixture(w, &github_repository, "github_repository_renamed.json", &a);
+    assert_string_equal(a.body, REQUESTED);
+    assert_int_equal(patches(&c), 3);
+    /* A discovery asks nothing of the indexer. */
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+    webhook_free(w);
+    fakeapi_stop(c.api);
+}
+
+/* Without a right proof a repository event is refused before anything is asked of the API server. */
+static void test_webhook_unproven_events_request_nothing(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct fake_cluster c;
+    struct webhook *w;
+    struct webhook_answer a;
+    size_t len;
+    char *body = fixture_read("tests/fixtures/hooks", "github_repository_created.json", &len);
+    char sig[80];
+    struct hook_proof none = {NULL, NULL, NULL}, forged = {sig, NULL, NULL}, token = {NULL, NULL, "wrong"};
+    struct hook_proof gitea_only = {NULL, "0000000000000000000000000000000000000000000000000000000000000000", NULL};
+
+    fake_cluster_start(&c);
+    w = new_listing_webhook(t->dir, listed, NULL, fakeapi_url(c.api));
+    sign(push_api, sig); /* a signature of another body */
+    webhook_handle(w, &none, &github_repository, body, len, 0, &a);
+    assert_int_equal(a.status, 401);
+    assert_int_equal(a.outcome, CMETRICS_REFUSED_SIGNATURE);
+    webhook_handle(w, &forged, &github_repository, body, len, 0, &a);
+    assert_int_equal(a.status, 401);
+    webhook_handle(w, &token, &gitlab_system, body, len, 0, &a);
+    assert_int_equal(a.status, 401);
+    webhook_handle(w, &gitea_only, &gitea_repository, body, len, 0, &a);
+    assert_int_equal(a.status, 401);
+    assert_string_equal(a.body, "{\"error\":\"missing or wrong signature\"}");
+    assert_int_equal(fakeapi_count(c.api, "PATCH", "/"), 0);
+    assert_int_equal(fakeapi_count(c.api, "GET", "/"), 0);
+    free(body);
+    webhook_free(w);
+    fakeapi_stop(c.api);
+}
+
+/* Proven events that are neither pushes nor repository events are answered and ignored: an issue in a
+ * listed repository queues no reindex, as it did when every delivery was read as a push. */
 static void test_webhook_ignores_other_events(void **state)
 {
     static const struct hook_event_headers issues = {"issues", NULL, NULL}, ping = {"ping", NULL, NULL};
     static const struct hook_event_headers gitlab_issue = {NULL, NULL, "Issue Hook"};
-    static const struct {
-        const struct hook_event_headers *h;
-        const char *file;
-    } cases[] = {
-        {&issues, "github_issues_opened.json"},          {&ping, "github_ping.json"},
-        {&gitlab_system, "gitlab_project_update.json"},  {&gitlab_issue, "gitlab_issue.json"},
-        {&github_repository, "github_repository_created.json"},
-        {&gitea_repository, "gitea_repository_deleted.json"},
-        {&gitlab_system, "gitlab_project_create.json"},
-    };
     const struct tmpdir *t = *state;
-    struct webhook *w = new_webhook(t->dir);
+    struct fake_cluster c;
+    struct webhook *w;
     struct webhook_answer a;
     char names[256];
 
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        deliver_fixture(w, cases[i].h, cases[i].file, &a);
-        assert_int_equal(a.status, 202);
-        assert_string_equal(a.body, NOT_A_PUSH);
-        assert_int_equal(a.outcome, CMETRICS_IGNORED);
-    }
+    fake_cluster_start(&c);
+    w = new_listing_webhook(t->dir, listed, NULL, fakeapi_url(c.api));
+    deliver_fixture(w, &issues, "github_issues_opened.json", &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, OTHER_EVENT);
+    assert_int_equal(a.outcome, CMETRICS_IGNORED);
+    deliver_fixture(w, &ping, "github_ping.json", &a);
+    assert_string_equal(a.body, OTHER_EVENT);
+    deliver_proven(w, &github_repository, "{\"action\":\"edited\",\"repository\":{\"full_name\":\"acme/x\"}}", &a);
+    assert_string_equal(a.body, OTHER_EVENT);
+    deliver_fixture(w, &gitlab_system, "gitlab_project_update.json", &a);
+    assert_string_equal(a.body, OTHER_EVENT);
+    deliver_fixture(w, &gitlab_issue, "gitlab_issue.json", &a);
+    assert_string_equal(a.body, OTHER_EVENT);
+    assert_int_equal(a.status, 202);
     assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+    assert_int_equal(patches(&c), 0);
     webhook_free(w);
+    fakeapi_stop(c.api);
+}
+
+/* A branch pushed to a repository the corpus does not list is how a new repository's first push looks:
+ * it requests a discovery, within the same interval as the repository events. A listed repository's
+ * push is queued as before, and a tag is not a branch either way. */
+static void test_webhook_unlisted_push_requests_discovery(void **state)
+{
+    static const char unlisted[] =
+        "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://github.com/org/brand-new.git\"}}";
+    static const char unlisted_tag[] =
+        "{\"ref\":\"refs/tags/v1\",\"repository\":{\"clone_url\":\"https://github.com/org/brand-new.git\"}}";
+    const struct tmpdir *t = *state;
+    struct fake_cluster c;
+    struct webhook *w;
+    struct webhook_answer a;
+    char names[256];
+    time_t from = time(NULL);
+
+    fake_cluster_start(&c);
+    w = new_listing_webhook(t->dir, listed, NULL, fakeapi_url(c.api));
+    deliver_proven(w, &github_push, unlisted_tag, &a);
+    assert_string_equal(a.body, "{\"ignored\":\"not a branch\"}");
+    assert_int_equal(patches(&c), 0);
+    deliver_proven(w, &github_push, unlisted, &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, REQUESTED);
+    assert_int_equal(a.outcome, CMETRICS_ACCEPTED);
+    assert_int_equal(patches(&c), 1);
+    assert_last_patch(&c, from, time(NULL));
+    deliver_proven(w, &github_push, push_api, &a);
+    assert_string_equal(a.body, "{\"queued\":\"github.com/org/api\"}");
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
+    deliver_proven(w, &github_repository, "{\"action\":\"created\"}", &a);
+    assert_string_equal(a.body, ALREADY);
+    deliver_proven(w, &github_push, unlisted, &a);
+    assert_string_equal(a.body, ALREADY);
+    assert_int_equal(patches(&c), 1);
+    webhook_free(w);
+    fakeapi_stop(c.api);
+}
+
+/* A patch the API server refuses (RBAC) or that cannot reach it is a 503 counted as discovery_failed;
+ * the deliveries of the rest of that interval get the same answer without asking again, and the first
+ * after it asks again. */
+static void test_webhook_discovery_failures(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct fake_cluster c;
+    struct webhook *w;
+    struct webhook_answer a;
+    char dir[TMPDIR_MAX + 8];
+
+    fake_cluster_start(&c);
+    atomic_store(&c.refuse, 1);
+    w = new_listing_webhook(t->dir, listed, NULL, fakeapi_url(c.api));
+    deliver_fixture(w, &github_repository, "github_repository_created.json", &a);
+    assert_int_equal(a.status, 503);
+    assert_string_equal(a.body, CANNOT);
+    assert_int_equal(a.outcome, CMETRICS_DISCOVERY_FAILED);
+    assert_int_equal(patches(&c), 1);
+    atomic_fetch_add(&fake_now, WEBHOOK_DISCOVERY_INTERVAL_MS - 1);
+    deliver_fixture(w, &gitlab_system, "gitlab_project_create.json", &a);
+    assert_int_equal(a.status, 503);
+    assert_int_equal(a.outcome, CMETRICS_DISCOVERY_FAILED);
+    assert_int_equal(patches(&c), 1);
+    atomic_store(&c.refuse, 0);
+    atomic_fetch_add(&fake_now, 1);
+    deliver_fixture(w, &gitlab_system, "gitlab_project_create.json", &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, REQUESTED);
+    assert_int_equal(patches(&c), 2);
+    webhook_free(w);
+    fakeapi_stop(c.api);
+
+    /* An API server nobody answers for: nothing listens on port 1 of the loopback. */
+    snprintf(dir, sizeof(dir), "%s/down", t->dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    w = new_listing_webhook(dir, listed, NULL, "http://127.0.0.1:1");
+    deliver_fixture(w, &gitea_repository, "gitea_repository_deleted.json", &a);
+    assert_int_equal(a.status, 503);
+    assert_string_equal(a.body, CANNOT);
+    assert_int_equal(a.outcome, CMETRICS_DISCOVERY_FAILED);
+    webhook_free(w);
+}
+
+/* Without --corpus there is nothing to annotate: repository events are ignored, and an unlisted
+ * repository's push is answered as before discoveries existed. */
+static void test_webhook_without_corpus(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct webhook *w = new_webhook(t->dir);
+    struct webhook_answer a;
+    static const char unlisted[] =
+        "{\"ref\":\"refs/heads/main\",\"repository\":{\"clone_url\":\"https://github.com/org/brand-new.git\"}}";
+
+    deliver_fixture(w, &github_repository, "github_repository_created.json", &a);
+    assert_int_equal(a.status, 202);
+    assert_string_equal(a.body, "{\"ignored\":\"the connector serves no corpus to discover for (no --corpus)\"}");
+    assert_int_equal(a.outcome, CMETRICS_IGNORED);
+    deliver_proven(w, &github_push, unlisted, &a);
+    assert_string_equal(a.body, "{\"ignored\":\"the corpus does not list this repository\"}");
+    webhook_free(w);
+}
+
+#define DELIVERY_THREADS 8
+#define DELIVERIES_PER_THREAD 25
+
+struct delivery_thread {
+    struct webhook *w;
+    const char *body;
+    int requested, already; /* the answers this thread got */
+};
+
+static void *deliver_repeatedly(void *arg)
+{
+    struct delivery_thread *d = arg;
+    struct webhook_answer a;
+
+    for (int i = 0; i < DELIVERIES_PER_THREAD; i++) {
+        deliver_proven(d->w, &github_repository, d->body, &a);
+        d->requested += strcmp(a.body, REQUESTED) == 0;
+        d->already += strcmp(a.body, ALREADY) == 0;
+    }
+    return NULL;
+}
+
+/* Deliveries on several threads at once, as the front's connection threads make them, request one
+ * discovery in all (also under ThreadSanitizer). */
+static void test_webhook_discovery_once_across_threads(void **state)
+{
+    const struct tmpdir *t = *state;
+    struct fake_cluster c;
+    struct delivery_thread d[DELIVERY_THREADS];
+    pthread_t th[DELIVERY_THREADS];
+    int requested = 0, already = 0;
+    size_t len;
+    char *body = fixture_read("tests/fixtures/hooks", "github_repository_created.json", &len);
+    struct webhook *w;
+
+    fake_cluster_start(&c);
+    w = new_listing_webhook(t->dir, listed, NULL, fakeapi_url(c.api));
+    for (int i = 0; i < DELIVERY_THREADS; i++) {
+        d[i] = (struct delivery_thread){w, body, 0, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, deliver_repeatedly, &d[i]), 0);
+    }
+    for (int i = 0; i < DELIVERY_THREADS; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        requested += d[i].requested;
+        already += d[i].already;
+    }
+    assert_int_equal(requested, 1);
+    assert_int_equal(already, DELIVERY_THREADS * DELIVERIES_PER_THREAD - 1);
+    assert_int_equal(patches(&c), 1);
+    free(body);
+    webhook_free(w);
+    fakeapi_stop(c.api);
 }
 
 /* Sends request (a whole HTTP/1.1 request, which asks to close the connection) to 127.0.0.1:port and
@@ -544,7 +871,7 @@ static void test_webhook_counts_deliveries(void **state)
 {
     const struct tmpdir *t = *state;
     struct cmetrics *m = cmetrics_new(1);
-    struct webhook *w = new_listing_webhook(t->dir, listed, m);
+    struct webhook *w = new_listing_webhook(t->dir, listed, m, NULL);
     struct front_route route = webhook_route(w);
     struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1};
     struct front *f = NULL;
@@ -579,40 +906,79 @@ static void test_webhook_counts_deliveries(void **state)
     cmetrics_free(m);
 }
 
-/* Through the front, the event headers reach the webhook: GitHub's, and Forgejo's over the GitHub
- * header Forgejo sends too. */
+/* Through the front, the event headers each host sends reach the webhook: Forgejo's and Gitea's own
+ * (over the GitHub header they send too), GitHub's and GitLab's; and a discovery that fails is counted
+ * as discovery_failed by the proof the delivery carried. */
 static void test_webhook_event_headers_through_front(void **state)
 {
     const struct tmpdir *t = *state;
-    struct webhook *w = new_webhook(t->dir);
-    struct front_route route = webhook_route(w);
+    struct cmetrics *m = cmetrics_new(1);
+    struct fake_cluster c;
+    struct webhook *w;
+    struct front_route route;
     struct front_opts o = {.listen = "127.0.0.1:0", .routes = &route, .nroutes = 1};
     struct front *f = NULL;
     struct zk_err err = {0};
+    struct buf b;
     size_t len;
+    char *deleted = fixture_read("tests/fixtures/hooks", "gitea_repository_deleted.json", &len);
     char *issue = fixture_read("tests/fixtures/hooks", "github_issues_opened.json", &len);
+    char *created = fixture_read("tests/fixtures/hooks", "gitlab_project_create.json", &len);
     char sig[80], headers[512], req[4096], answer[512], names[256];
 
+    fake_cluster_start(&c);
+    atomic_store(&c.refuse, 1);
+    w = new_listing_webhook(t->dir, listed, m, fakeapi_url(c.api));
+    route = webhook_route(w);
     assert_int_equal(front_start(&o, &f, &err), ZK_OK);
+
+    sign(deleted, sig);
+    snprintf(headers, sizeof(headers),
+             "X-GitHub-Event: push\r\nX-Forgejo-Event: repository\r\nX-Hub-Signature-256: %s\r\n"
+             "X-Forgejo-Signature: %s\r\n",
+             sig, sig + 7);
+    assert_int_equal(http_answer(front_port(f), delivery_request(req, sizeof(req), headers, deleted), answer,
+                                 sizeof(answer)),
+                     503);
+    assert_string_equal(answer, CANNOT);
     sign(issue, sig);
     snprintf(headers, sizeof(headers), "X-GitHub-Event: issues\r\nX-Hub-Signature-256: %s\r\n", sig);
     assert_int_equal(
         http_answer(front_port(f), delivery_request(req, sizeof(req), headers, issue), answer, sizeof(answer)), 202);
-    assert_string_equal(answer, NOT_A_PUSH);
-    sign(push_api, sig);
+    assert_string_equal(answer, OTHER_EVENT);
+    assert_int_equal(http_status(front_port(f), delivery_request(req, sizeof(req),
+                                                                 "X-Gitlab-Event: System Hook\r\n"
+                                                                 "X-Gitlab-Token: " SECRET "\r\n",
+                                                                 created)),
+                     503);
+    atomic_store(&c.refuse, 0);
+    atomic_fetch_add(&fake_now, WEBHOOK_DISCOVERY_INTERVAL_MS);
+    sign(deleted, sig);
     snprintf(headers, sizeof(headers),
-             "X-GitHub-Event: push\r\nX-Forgejo-Event: issues\r\nX-Hub-Signature-256: %s\r\n"
-             "X-Forgejo-Signature: %s\r\n",
+             "X-GitHub-Event: repository\r\nX-Gitea-Event: repository\r\nX-Hub-Signature-256: %s\r\n"
+             "X-Gitea-Signature: %s\r\n",
              sig, sig + 7);
-    assert_int_equal(http_answer(front_port(f), push_request(req, sizeof(req), headers), answer, sizeof(answer)), 202);
-    assert_string_equal(answer, NOT_A_PUSH);
-    snprintf(headers, sizeof(headers), "X-GitHub-Event: push\r\nX-Hub-Signature-256: %s\r\n", sig);
-    assert_int_equal(http_answer(front_port(f), push_request(req, sizeof(req), headers), answer, sizeof(answer)), 202);
-    assert_string_equal(answer, "{\"queued\":\"github.com/org/api\"}");
+    assert_int_equal(http_answer(front_port(f), delivery_request(req, sizeof(req), headers, deleted), answer,
+                                 sizeof(answer)),
+                     202);
+    assert_string_equal(answer, REQUESTED);
     front_stop(f);
-    assert_string_equal(queued(t->dir, names, sizeof(names)), "github.com%2Forg%2Fapi");
+    assert_string_equal(queued(t->dir, names, sizeof(names)), "");
+    assert_int_equal(patches(&c), 2);
+
+    buf_init(&b, CMETRICS_TEXT_MAX);
+    assert_int_equal(cmetrics_render(m, &b), ZK_OK);
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"gitea\",outcome=\"discovery_failed\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"gitlab\",outcome=\"discovery_failed\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"github\",outcome=\"ignored\"} 1\n"));
+    assert_non_null(strstr(b.data, DELIVERIES "{scheme=\"gitea\",outcome=\"accepted\"} 1\n"));
+    buf_free(&b);
+    free(deleted);
     free(issue);
+    free(created);
     webhook_free(w);
+    fakeapi_stop(c.api);
+    cmetrics_free(m);
 }
 
 int main(void)
@@ -625,7 +991,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_webhook_long_list_line, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_refuses_and_ignores, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_counts_deliveries, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_repository_events_request_discovery, tmpdir_setup,
+                                        tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_unproven_events_request_nothing, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_ignores_other_events, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_unlisted_push_requests_discovery, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_discovery_failures, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_without_corpus, tmpdir_setup, tmpdir_teardown),
+        cmocka_unit_test_setup_teardown(test_webhook_discovery_once_across_threads, tmpdir_setup, tmpdir_teardown),
         cmocka_unit_test_setup_teardown(test_webhook_event_headers_through_front, tmpdir_setup, tmpdir_teardown),
     };
 
