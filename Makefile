@@ -23,8 +23,8 @@ SAN_FLAGS := -O2 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-c
 # ThreadSanitizer cannot share a binary with AddressSanitizer: the suites that start threads are built a
 # third time, under build/tsan/, and run as tsan/<suite> next to their san/ selves.
 TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
-TSAN_UNIT  := test_budget test_cmetrics test_controller test_fanout test_front test_http test_informer test_leader test_listcache test_mcp_server \
-              test_peerwatch test_queue test_reconcile test_refs test_serve
+TSAN_UNIT  := test_budget test_cmetrics test_controller test_fanout test_front test_hook test_http test_informer test_leader test_listcache \
+              test_mcp_server test_peerwatch test_queue test_reconcile test_refs test_serve
 # Integration programs that start threads (test_zoekt_client's server is the san build of
 # tests/tools/zoekt-replay; test_kube_client's watches and token reloads run against the plane).
 TSAN_INTEG := test_kube_client test_mcp_streamable test_zoekt_client

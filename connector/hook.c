@@ -8,6 +8,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +84,52 @@ int hook_verify(const struct hook_proof *proof, const char *secret, size_t secre
     return proofs > 0;
 }
 
-int hook_parse_push(const char *body, size_t len, struct hook_push *out, struct zk_err *err)
+/* Whether s is one of the NULL-terminated words. */
+static int hook_one_of(const char *s, const char *const *words)
+{
+    for (; s && *words; words++)
+        if (strcmp(s, *words) == 0)
+            return 1;
+    return 0;
+}
+
+/* The kind of a delivery, from its event headers and payload (the table in hook.h). *action gets the
+ * payload's word that made it a repository event. */
+static enum hook_kind hook_kind_of(const struct hook_event_headers *h, const cJSON *root, const char **action)
+{
+    /* GitHub's actions that add a repository to an organisation's listing, take one out of it, change
+     * its address, or change what a source's archived and visibility filters decide; Gitea and Forgejo
+     * send the first two. "edited" (a description, a homepage) changes nothing discovery reads. */
+    static const char *const actions[] = {"created",   "deleted",    "renamed",    "transferred",
+                                          "archived",  "unarchived", "publicized", "privatized", NULL};
+    static const char *const gitlab_pushes[] = {"push", "tag_push", "repository_update", NULL};
+    static const char *const gitlab_projects[] = {"project_create", "project_destroy", "project_rename",
+                                                  "project_transfer", NULL};
+    const char *event = h->gitea ? h->gitea : h->github, *name;
+
+    *action = NULL;
+    if (h->gitlab) {
+        /* A system hook sends every event under "System Hook", so the payload decides; project and
+         * group hooks name the event in the payload too. */
+        name = json_str(root, "event_name", json_str(root, "object_kind", NULL));
+        if (hook_one_of(name, gitlab_pushes))
+            return HOOK_PUSH;
+        if (!hook_one_of(name, gitlab_projects))
+            return HOOK_OTHER;
+        *action = name;
+        return HOOK_REPOSITORY;
+    }
+    if (!event || strcmp(event, "push") == 0)
+        return HOOK_PUSH;
+    name = json_str(root, "action", NULL);
+    if (strcmp(event, "repository") != 0 || !hook_one_of(name, actions))
+        return HOOK_OTHER;
+    *action = name;
+    return HOOK_REPOSITORY;
+}
+
+/* Fills e's URLs and ref from a push payload. Returns ZK_OK, or ZK_EINVAL when it names no URL. */
+static int hook_read_push(const cJSON *root, struct hook_event *e, struct zk_err *err)
 {
     /* Where each host puts the repository's URLs: GitHub and Gitea under repository, GitLab under
      * project (its repository object repeats some of them). */
@@ -91,37 +137,55 @@ int hook_parse_push(const char *body, size_t len, struct hook_push *out, struct 
         {"repository", "clone_url"}, {"repository", "ssh_url"},      {"repository", "html_url"},
         {"project", "git_http_url"}, {"project", "git_ssh_url"},     {"project", "web_url"},
     };
+    const char *ref = json_str(root, "ref", NULL);
+
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && e->nurls < HOOK_MAX_URLS; i++) {
+        const char *url = json_str(json_obj(root, fields[i][0]), fields[i][1], NULL);
+
+        if (url && *url)
+            e->urls[e->nurls++] = mem_strdup(url);
+    }
+    e->ref = ref ? mem_strdup(ref) : NULL;
+    if (e->nurls == 0)
+        return zk_err_set(err, ZK_EINVAL, "the push payload names no repository URL");
+    return ZK_OK;
+}
+
+int hook_parse_event(const struct hook_event_headers *headers, const char *body, size_t len, struct hook_event *out,
+                     struct zk_err *err)
+{
     cJSON *root;
-    const char *ref;
+    const char *action, *name;
+    int rc = ZK_OK;
 
     memset(out, 0, sizeof(*out));
     root = body ? json_parse(body, len) : NULL;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        return zk_err_set(err, ZK_EINVAL, "the push payload is not a JSON object");
+        return zk_err_set(err, ZK_EINVAL, "the payload is not a JSON object");
     }
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && out->nurls < HOOK_MAX_URLS; i++) {
-        const char *url = json_str(json_obj(root, fields[i][0]), fields[i][1], NULL);
-
-        if (url && *url)
-            out->urls[out->nurls++] = mem_strdup(url);
+    out->kind = hook_kind_of(headers, root, &action);
+    if (out->kind == HOOK_PUSH) {
+        rc = hook_read_push(root, out, err);
+    } else if (out->kind == HOOK_REPOSITORY) {
+        /* Every word hook_kind_of accepts is shorter than the buffer. */
+        snprintf(out->action, sizeof(out->action), "%s", action);
+        name = json_str(json_obj(root, "repository"), "full_name", json_str(root, "path_with_namespace", NULL));
+        out->repository = name ? mem_strdup(name) : NULL;
     }
-    ref = json_str(root, "ref", NULL);
-    out->ref = ref ? mem_strdup(ref) : NULL;
     cJSON_Delete(root);
-    if (out->nurls == 0) {
-        hook_push_free(out);
-        return zk_err_set(err, ZK_EINVAL, "the push payload names no repository URL");
-    }
-    return ZK_OK;
+    if (rc != ZK_OK)
+        hook_event_free(out);
+    return rc;
 }
 
-void hook_push_free(struct hook_push *p)
+void hook_event_free(struct hook_event *e)
 {
-    for (int i = 0; i < p->nurls; i++)
-        free(p->urls[i]);
-    free(p->ref);
-    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < e->nurls; i++)
+        free(e->urls[i]);
+    free(e->ref);
+    free(e->repository);
+    memset(e, 0, sizeof(*e));
 }
 
 int hook_url_key(const char *url, char *dst, size_t len)

@@ -102,14 +102,15 @@ static void usage(FILE *f)
             "  --search-timeout DUR     deadline of one search, e.g. 30s, 1500ms, 2m (default %lds)\n"
             "  --list-timeout DUR       deadline of one repository listing (default %lds)\n"
             "  --output-budget BYTES    text per tool result (default %d, max %d)\n"
-            "  --kubeconfig FILE        for corpus status (default: in-cluster or the usual search)\n"
-            "  --corpus NS/NAME         the CodeSearchCorpus this connector serves (default: none)\n"
+            "  --kubeconfig FILE        for --corpus (default: in-cluster or the usual search)\n"
+            "  --corpus NS/NAME         the CodeSearchCorpus this connector serves: corpus_status reads it,\n"
+            "                           webhooks annotate it to request a discovery (default: none)\n"
             "  --allowed-origin ORIGIN  an Origin accepted on /mcp; repeatable (default: loopback only)\n"
             "  --rate-limit BURST/RATE  tool calls per Streamable HTTP session: a burst, then RATE per\n"
             "                           second; off for none (default %.0f/%.0f)\n"
             "  --stdio-rate-limit BURST/RATE  the same for the stdio session (default off: its caller\n"
             "                           is the only user of the process)\n"
-            "  --webhook-secret-file F  serve POST /hooks/push: push webhooks proven with the secret in F\n"
+            "  --webhook-secret-file F  serve POST /hooks/push: webhooks proven with the secret in F\n"
             "  --webhook-repos-file F   with it: the indexer's repository list the pushes are matched to\n"
             "  --webhook-queue-dir DIR  with it: the indexer's request folder a matched push is written to\n"
             "  --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr\n"
@@ -312,6 +313,12 @@ static int main_start_http(struct connector *c)
     }
     c->routes[0] = mcp_streamable_route(c->mcp);
     if (c->webhook_opts.secret_file) {
+        c->webhook_opts.corpus_namespace = c->cfg.corpus_namespace;
+        c->webhook_opts.corpus_name = c->cfg.corpus_name;
+        c->webhook_opts.kubeconfig = c->cfg.kubeconfig;
+        if (!c->cfg.corpus_namespace)
+            log_warn("No --corpus: repository events and pushes of unlisted repositories request no discovery",
+                     NULL);
         if ((rc = webhook_new(&c->webhook_opts, &c->webhook, &err)) != ZK_OK) {
             log_error("Cannot set up the webhook", "error", err.msg, NULL);
             goto out;

@@ -42,6 +42,7 @@ static const char *const cmetrics_outcomes[CMETRICS_OUTCOMES] = {
     [CMETRICS_BAD_REQUEST] = "bad_request",
     [CMETRICS_TOO_LARGE] = "too_large",
     [CMETRICS_FAILED] = "failed",
+    [CMETRICS_DISCOVERY_FAILED] = "discovery_failed",
 };
 
 /* One tool's counters. */
@@ -240,7 +241,7 @@ int cmetrics_render(struct cmetrics *m, struct buf *b)
         rc = prom_counter(b, "zoekt_connector_unknown_tool_calls_total", NULL, 0, cmetrics_get(&m->unknown_tool));
     if (rc == ZK_OK && m->webhooks)
         rc = prom_family(b, "zoekt_connector_webhook_deliveries_total", "counter",
-                         "Push webhook deliveries on /hooks/push, by the proof they carried and what became of them.");
+                         "Webhook deliveries on /hooks/push, by the proof they carried and what became of them.");
     for (int s = 0; rc == ZK_OK && m->webhooks && s < CMETRICS_SCHEMES; s++)
         for (int o = 0; rc == ZK_OK && o < CMETRICS_OUTCOMES; o++) {
             l[0].value = cmetrics_schemes[s];

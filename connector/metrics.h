@@ -1,5 +1,5 @@
 /* metrics.h: the connector's Prometheus metrics: tool calls, their failures by kind, their latency and
- * the text they showed, and push webhook deliveries. The front serves them as text on GET /metrics
+ * the text they showed, and webhook deliveries. The front serves them as text on GET /metrics
  * (connector/front.h), on its own listener and, with --metrics-listen, on one that Prometheus reaches
  * on the pod's address.
  *
@@ -33,7 +33,7 @@
 
 #include <stddef.h>
 
-/* Bound on the exposition: 17 KB fresh, at most 22 KB with every counter at 20 digits (test_cmetrics
+/* Bound on the exposition: 19 KB fresh, at most 26 KB with every counter at 20 digits (test_cmetrics
  * measures it). */
 #define CMETRICS_TEXT_MAX (64u * 1024)
 
@@ -55,12 +55,17 @@ enum cmetrics_scheme { CMETRICS_GITHUB, CMETRICS_GITLAB, CMETRICS_GITEA, CMETRIC
 
 /* What became of a webhook delivery (connector/webhook.h lists the answers). */
 enum cmetrics_outcome {
-    CMETRICS_ACCEPTED,          /* 202: the indexer's request file is written */
-    CMETRICS_IGNORED,           /* 202: proven, but not a listed repository or not a branch */
+    CMETRICS_ACCEPTED,          /* 202: the indexer's request file is written, or a discovery is requested
+                                 * (or was already, moments before) */
+    CMETRICS_IGNORED,           /* 202: proven, but not a branch, not an event the connector acts on, or
+                                 * an unlisted repository with no corpus to discover for */
     CMETRICS_REFUSED_SIGNATURE, /* 401: a missing or wrong proof */
-    CMETRICS_BAD_REQUEST,       /* 400 (no push payload) or 405 (not a POST) */
+    CMETRICS_BAD_REQUEST,       /* 400 (no payload) or 405 (not a POST) */
     CMETRICS_TOO_LARGE,         /* 413 */
     CMETRICS_FAILED,            /* 503: the secret, the list or the queue could not be read or written */
+    CMETRICS_DISCOVERY_FAILED,  /* 503: the corpus could not be annotated to request a discovery (the
+                                 * API server unreachable, the Role refusing): apart from failed, since
+                                 * its cause is in the cluster, not on the volume */
     CMETRICS_OUTCOMES
 };
 

@@ -2,30 +2,25 @@
  * about the index (conditions, counts, times) and what the webserver actually serves (/api/list). */
 #include "connector/format/repos.h"
 #include "connector/format/text.h"
+#include "connector/owncorpus.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
 #include "connector/tools/pipeline.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/reponame.h"
 #include "json.h"
-#include "kube/client.h"
-#include "kube/config.h"
 #include "rfc3339.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define STATUS_KUBE_TIMEOUT_MS 5000
 /* Repositories listed for the repo argument. */
 #define STATUS_REPOS_MAX 20
 /* Repositories named in the "Oldest indexes" line. */
 #define STATUS_OLDEST_SHOWN 5
 /* Longest condition message shown; the operator's own are far shorter. */
 #define STATUS_MESSAGE_MAX 300
-
-static const struct kube_resource status_corpus_resource = {"codesearch.dev", "v1alpha1", "codesearchcorpora",
-                                                             "CodeSearchCorpus", 1};
 
 /* {"repositories","shards","newestIndexTime","oldestIndexTime","zoektVersion"} for a repository list. */
 static cJSON *status_index_json(const struct zr_list *l)
@@ -156,32 +151,13 @@ int tools_index_status(const struct connector_config *cfg, const struct index_st
 /* Reads the configured CodeSearchCorpus. Returns ZK_OK with *out (caller frees), or an error in msg. */
 static int status_read_corpus(const struct connector_config *cfg, cJSON **out, char *msg, size_t size)
 {
-    struct kube_config kc;
-    struct kube_client *client = NULL;
+    const struct owncorpus corpus = {cfg->kubeconfig, cfg->corpus_namespace, cfg->corpus_name};
     struct kube_err kerr;
-    struct zk_err err = {0};
-    int rc;
+    int rc = owncorpus_get(&corpus, out, &kerr);
 
-    *out = NULL;
-    memset(&kerr, 0, sizeof(kerr));
-    memset(&kc, 0, sizeof(kc));
-    rc = kube_config_load(cfg->kubeconfig, NULL, &kc, &err);
-    if (rc) {
-        snprintf(msg, size, "no Kubernetes configuration: %s", err.msg);
-        return rc;
-    }
-    rc = kube_client_new(&kc, STATUS_KUBE_TIMEOUT_MS, &client, &err);
-    if (rc) {
-        snprintf(msg, size, "%s", err.msg);
-        goto out;
-    }
-    rc = kube_get(client, &status_corpus_resource, cfg->corpus_namespace, cfg->corpus_name, out, &kerr);
     if (rc)
         snprintf(msg, size, "%s%s", kerr.base.msg,
                  kerr.reason == KUBE_REASON_NOT_FOUND ? " (the corpus does not exist)" : "");
-out:
-    kube_client_free(client);
-    kube_config_free(&kc);
     return rc;
 }
 

@@ -539,13 +539,17 @@ static cJSON *render_role(const struct rctx *c)
     static const char *const groups[] = {API_GROUP, NULL};
     static const char *const res[] = {API_PLURAL, NULL};
     static const char *const verbs[] = {"get", "list", "watch", NULL};
+    static const char *const webhook_verbs[] = {"get", "list", "watch", "patch", NULL};
     const char *names[] = {c->name, NULL};
 
-    /* The connector reads its own corpus (the corpus_status tool) and nothing else. */
+    /* The connector reads its own corpus (the corpus_status tool) and nothing else. With webhooks it
+     * also patches it, to set the annotation that asks for a discovery (connector/webhook.h): the
+     * operator reads no spec from annotations, and resourceNames keeps every other object out of
+     * reach (docs/security.md). */
     jb_add(c->b, r, "apiGroups", strv(c->b, groups));
     jb_add(c->b, r, "resources", strv(c->b, res));
     jb_add(c->b, r, "resourceNames", strv(c->b, names));
-    jb_add(c->b, r, "verbs", strv(c->b, verbs));
+    jb_add(c->b, r, "verbs", strv(c->b, c->spec->webhook_secret ? webhook_verbs : verbs));
     jb_push(c->b, rules, r);
     return o;
 }

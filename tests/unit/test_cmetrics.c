@@ -98,6 +98,7 @@ static void test_fresh_exposition(void **state)
     text = render(m);
     assert_int_equal(count_lines(text, DELIVERIES "{"), CMETRICS_SCHEMES * CMETRICS_OUTCOMES);
     assert_contains(text, DELIVERIES "{scheme=\"none\",outcome=\"refused_signature\"} 0\n");
+    assert_contains(text, DELIVERIES "{scheme=\"gitea\",outcome=\"discovery_failed\"} 0\n");
     free(text);
     cmetrics_free(m);
 }

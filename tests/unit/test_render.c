@@ -835,15 +835,25 @@ static void test_pod_settings(void **state)
     cJSON_Delete(labels);
 }
 
+/* The connector's Role, printed: one rule, on its own corpus alone. */
+static char *role_rules(const struct fixture *fx)
+{
+    return json_print(json_arr(child(fx->children, "Role"), "rules"));
+}
+
+#define ROLE_RULE                                                                                            \
+    "[{\"apiGroups\":[\"codesearch.dev\"],\"resources\":[\"codesearchcorpora\"],\"resourceNames\":[\"org\"],"
+
 /* spec.webhook: the connector serves /hooks/push with the Secret's key, the repository list and the
- * volume's request folder, and nginx routes it there; without it nothing of this is rendered (the
- * golden files, rendered without it, stay as they were). */
+ * volume's request folder, and nginx routes it there, and its Role lets it patch its own corpus to
+ * request discoveries; without it nothing of this is rendered (the golden files, rendered without it,
+ * stay as they were). */
 static void test_webhook(void **state)
 {
     struct fixture fx;
     cJSON *corpus = load_corpus();
     const cJSON *pod, *k, *v;
-    char *cmd, *mounts, *conf = NULL;
+    char *cmd, *mounts, *rules, *conf = NULL;
     struct zk_err err = {0};
     int webhook_volume = 0;
 
@@ -874,6 +884,9 @@ static void test_webhook(void **state)
         check_connector_locations(conf, to_connector);
     }
     assert_null(strstr(conf, "@HOOKS@"));
+    rules = role_rules(&fx);
+    assert_string_equal(rules, ROLE_RULE "\"verbs\":[\"get\",\"list\",\"watch\",\"patch\"]}]");
+    free(rules);
     free(cmd);
     free(mounts);
     free(conf);
@@ -886,6 +899,9 @@ static void test_webhook(void **state)
     assert_int_equal(render_nginx_conf(fx.spec, "/tmp", &conf, &err), ZK_OK);
     assert_null(strstr(conf, "/hooks/push"));
     assert_null(strstr(conf, "@HOOKS@"));
+    rules = role_rules(&fx);
+    assert_string_equal(rules, ROLE_RULE "\"verbs\":[\"get\",\"list\",\"watch\"]}]");
+    free(rules);
     free(cmd);
     free(conf);
     fx_free(&fx);

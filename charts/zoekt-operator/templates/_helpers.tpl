@@ -58,12 +58,13 @@ for all of them. */}}
 {{/* The operator's RBAC rules, for the ClusterRole or (given "namespaced") each namespace's Role,
 which cannot grant the one cluster-scoped read, StorageClasses. */}}
 {{- define "zoekt-operator.rules" -}}
-  # Corpora: watched; the spec is never written, status only through /status (PUT). get is not
-  # used by the controller itself, but RBAC lets it create the connector's Role (get, list, watch on
-  # its own corpus) only when it holds those permissions: without get that would be an escalation.
+  # Corpora: watched; the spec is never written, status only through /status (PUT). get and patch
+  # are not used by the controller itself, but RBAC lets it create the connector's Role (get, list,
+  # watch on its own corpus, and patch with webhooks, to request a discovery) only when it holds
+  # those permissions: without them that would be an escalation.
   - apiGroups: ["codesearch.dev"]
     resources: ["codesearchcorpora"]
-    verbs: ["get", "list", "watch"]
+    verbs: ["get", "list", "watch", "patch"]
   - apiGroups: ["codesearch.dev"]
     resources: ["codesearchcorpora/status"]
     verbs: ["update"]
