@@ -60,6 +60,7 @@ struct connector {
     struct mcp_streamable *mcp;
     struct front_route routes[2]; /* /mcp, and /hooks/push when a webhook is configured */
     struct webhook_opts webhook_opts; /* --webhook-*: all three, or none */
+    int webhook_discovery;            /* --webhook-discovery: the corpus has spec.sources */
     struct webhook *webhook;
     struct front *front;
     struct front *metrics_front;     /* on metrics_listen */
@@ -113,6 +114,8 @@ static void usage(FILE *f)
             "  --webhook-secret-file F  serve POST /hooks/push: webhooks proven with the secret in F\n"
             "  --webhook-repos-file F   with it: the indexer's repository list the pushes are matched to\n"
             "  --webhook-queue-dir DIR  with it: the indexer's request folder a matched push is written to\n"
+            "  --webhook-discovery      with --corpus: repository events and pushes of unlisted repositories\n"
+            "                           annotate the corpus to request a discovery of its spec.sources\n"
             "  --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr\n"
             "  --help                   show this help\n"
             "  --version                print the version\n",
@@ -247,6 +250,7 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
         {.name = "webhook-secret-file", .type = FLAG_STRING, .dst = &c->webhook_opts.secret_file},
         {.name = "webhook-repos-file", .type = FLAG_STRING, .dst = &c->webhook_opts.repos_file},
         {.name = "webhook-queue-dir", .type = FLAG_STRING, .dst = &c->webhook_opts.queue_dir},
+        {.name = "webhook-discovery", .type = FLAG_SWITCH, .dst = &c->webhook_discovery},
         {.name = "help", .type = FLAG_SWITCH, .dst = &help},
         {.name = "version", .type = FLAG_SWITCH, .dst = &version},
     };
@@ -313,12 +317,15 @@ static int main_start_http(struct connector *c)
     }
     c->routes[0] = mcp_streamable_route(c->mcp);
     if (c->webhook_opts.secret_file) {
-        c->webhook_opts.corpus_namespace = c->cfg.corpus_namespace;
-        c->webhook_opts.corpus_name = c->cfg.corpus_name;
-        c->webhook_opts.kubeconfig = c->cfg.kubeconfig;
-        if (!c->cfg.corpus_namespace)
-            log_warn("No --corpus: repository events and pushes of unlisted repositories request no discovery",
-                     NULL);
+        /* Only a corpus that discovers its repositories is annotated: one with an explicit list has
+         * nothing to discover, and its webhooks then need no access to the API server at all. */
+        if (c->webhook_discovery) {
+            c->webhook_opts.corpus_namespace = c->cfg.corpus_namespace;
+            c->webhook_opts.corpus_name = c->cfg.corpus_name;
+            c->webhook_opts.kubeconfig = c->cfg.kubeconfig;
+            if (!c->cfg.corpus_namespace)
+                log_warn("--webhook-discovery without --corpus: no discovery can be requested", NULL);
+        }
         if ((rc = webhook_new(&c->webhook_opts, &c->webhook, &err)) != ZK_OK) {
             log_error("Cannot set up the webhook", "error", err.msg, NULL);
             goto out;

@@ -542,14 +542,14 @@ static cJSON *render_role(const struct rctx *c)
     static const char *const webhook_verbs[] = {"get", "list", "watch", "patch", NULL};
     const char *names[] = {c->name, NULL};
 
-    /* The connector reads its own corpus (the corpus_status tool) and nothing else. With webhooks it
-     * also patches it, to set the annotation that asks for a discovery (connector/webhook.h): the
+    /* The connector reads its own corpus (the corpus_status tool) and nothing else. With webhooks and
+     * spec.sources it also patches it, to set the annotation that asks for a discovery (connector/webhook.h): the
      * operator reads no spec from annotations, and resourceNames keeps every other object out of
      * reach (docs/security.md). */
     jb_add(c->b, r, "apiGroups", strv(c->b, groups));
     jb_add(c->b, r, "resources", strv(c->b, res));
     jb_add(c->b, r, "resourceNames", strv(c->b, names));
-    jb_add(c->b, r, "verbs", strv(c->b, c->spec->webhook_secret ? webhook_verbs : verbs));
+    jb_add(c->b, r, "verbs", strv(c->b, c->spec->webhook_secret && c->spec->nsources > 0 ? webhook_verbs : verbs));
     jb_push(c->b, rules, r);
     return o;
 }
@@ -859,6 +859,8 @@ static cJSON *container_connector(const struct rctx *c)
 
         for (const char *const *f = hook_flags; *f; f++)
             jb_push(c->b, cmd, jb_string(c->b, *f));
+        if (s->nsources > 0)
+            jb_push(c->b, cmd, jb_string(c->b, "--webhook-discovery"));
     }
     env = jb_add_arr(c->b, k, "env");
     e = jb_object(c->b);

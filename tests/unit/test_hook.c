@@ -754,7 +754,7 @@ static void test_webhook_without_corpus(void **state)
 
     deliver_fixture(w, &github_repository, "github_repository_created.json", &a);
     assert_int_equal(a.status, 202);
-    assert_string_equal(a.body, "{\"ignored\":\"the connector serves no corpus to discover for (no --corpus)\"}");
+    assert_string_equal(a.body, "{\"ignored\":\"the corpus discovers no repositories (no --webhook-discovery and --corpus)\"}");
     assert_int_equal(a.outcome, CMETRICS_IGNORED);
     deliver_proven(w, &github_push, unlisted, &a);
     assert_string_equal(a.body, "{\"ignored\":\"the corpus does not list this repository\"}");

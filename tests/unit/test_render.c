@@ -845,9 +845,9 @@ static char *role_rules(const struct fixture *fx)
     "[{\"apiGroups\":[\"codesearch.dev\"],\"resources\":[\"codesearchcorpora\"],\"resourceNames\":[\"org\"],"
 
 /* spec.webhook: the connector serves /hooks/push with the Secret's key, the repository list and the
- * volume's request folder, and nginx routes it there, and its Role lets it patch its own corpus to
- * request discoveries; without it nothing of this is rendered (the golden files, rendered without it,
- * stay as they were). */
+ * volume's request folder, and nginx routes it there; with spec.sources too, the connector requests
+ * discoveries and its Role lets it patch its own corpus for that; without a webhook nothing of this is
+ * rendered (the golden files, rendered without it, stay as they were). */
 static void test_webhook(void **state)
 {
     struct fixture fx;
@@ -884,12 +884,29 @@ static void test_webhook(void **state)
         check_connector_locations(conf, to_connector);
     }
     assert_null(strstr(conf, "@HOOKS@"));
+    assert_null(strstr(cmd, "--webhook-discovery"));
     rules = role_rules(&fx);
-    assert_string_equal(rules, ROLE_RULE "\"verbs\":[\"get\",\"list\",\"watch\",\"patch\"]}]");
+    assert_string_equal(rules, ROLE_RULE "\"verbs\":[\"get\",\"list\",\"watch\"]}]");
     free(rules);
     free(cmd);
     free(mounts);
     free(conf);
+    fx_free(&fx);
+
+    /* With sources, the connector may ask for discoveries. */
+    corpus = load_corpus();
+    cJSON_AddItemToObject(cJSON_GetObjectItem(corpus, "spec"), "webhook",
+                          cJSON_Parse("{\"secretRef\":{\"name\":\"hook-secret\"}}"));
+    cJSON_AddItemToObject(cJSON_GetObjectItem(corpus, "spec"), "sources",
+                          cJSON_Parse("[{\"host\":\"github\",\"org\":\"acme\"}]"));
+    render_fx(&fx, corpus);
+    cmd = json_print(json_arr(container(json_path(child(fx.children, "Deployment"), "spec.template.spec"), "connector"),
+                              "command"));
+    assert_non_null(strstr(cmd, "\"--webhook-discovery\""));
+    rules = role_rules(&fx);
+    assert_string_equal(rules, ROLE_RULE "\"verbs\":[\"get\",\"list\",\"watch\",\"patch\"]}]");
+    free(rules);
+    free(cmd);
     fx_free(&fx);
 
     render_fx(&fx, load_corpus());
