@@ -1249,8 +1249,9 @@ static int zr_rank_cmp(const void *a, const void *b)
 
     if (x->score != y->score)
         return x->score > y->score ? -1 : 1;
-    c = strcmp(x->repo, y->repo);
-    return c ? c : strcmp(x->path, y->path);
+    if ((c = strcmp(x->repo, y->repo)) || (c = strcmp(x->path, y->path)))
+        return c;
+    return strcmp(zr_file_branch(x), zr_file_branch(y));
 }
 
 void zr_rank(struct zr_search *s)

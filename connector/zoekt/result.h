@@ -133,9 +133,10 @@ int zr_parse_search_tree(const char *body, size_t len, const struct zr_opts *o, 
                          struct zk_err *err);
 void zr_search_free(struct zr_search *s);
 
-/* Sorts the files of s by score, highest first, then by repository and path: a total order. Zoekt
- * answers in score order, but files of equal score come in whatever order its shards finished, which
- * differs from one request to the next; pages of a ranked list need one order that does not. */
+/* Sorts the files of s by score, highest first, then by repository, path and first branch
+ * (zr_file_branch): a total order over the files of an answer. Zoekt answers in score order, but files
+ * of equal score come in whatever order its shards finished, which differs from one request to the
+ * next; pages of a ranked list need one order that does not. */
 void zr_rank(struct zr_search *s);
 
 /* Whether the first n files of s, ranked (zr_rank) from an answer to a request for asked files, are

@@ -651,6 +651,26 @@ static void test_rank(void **state)
     assert_true(zr_rank_is_prefix(&s, 0, 3));
 }
 
+/* A path whose contents differ between branches comes as one file per content, with the same score
+ * when the match is the same: the first branch orders them, so that pages cut them the same way on
+ * every request. */
+static void test_rank_branches(void **state)
+{
+    char *main_branch[] = {(char *)"main"}, *dev[] = {(char *)"dev", (char *)"release"};
+    struct zr_file files[3] = {
+        {.repo = (char *)"a", .path = (char *)"x", .branches = main_branch, .n_branches = 1, .score = 5},
+        {.repo = (char *)"a", .path = (char *)"x", .branches = dev, .n_branches = 2, .score = 5},
+        {.repo = (char *)"a", .path = (char *)"x", .score = 5},
+    };
+    struct zr_search s = {files, 3, {0}, 1};
+
+    (void)state;
+    zr_rank(&s);
+    assert_string_equal(zr_file_branch(&files[0]), "");
+    assert_string_equal(zr_file_branch(&files[1]), "dev");
+    assert_string_equal(zr_file_branch(&files[2]), "main");
+}
+
 /* A repository's code host templates come with the list; zr_list_find finds a repository by name. */
 static void test_list_templates(void **state)
 {
@@ -689,7 +709,8 @@ int main(void)
         cmocka_unit_test(test_names_are_sanitised),  cmocka_unit_test(test_symbols),
         cmocka_unit_test(test_time_and_prefix),      cmocka_unit_test(test_match_line_cap),
         cmocka_unit_test(test_match_positions),      cmocka_unit_test(test_error_text_printable),
-        cmocka_unit_test(test_rank),                 cmocka_unit_test(test_list_templates),
+        cmocka_unit_test(test_rank),                 cmocka_unit_test(test_rank_branches),
+        cmocka_unit_test(test_list_templates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
