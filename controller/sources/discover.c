@@ -13,7 +13,8 @@ _Static_assert(SPEC_VISIBLE_PUBLIC == HAPI_PUBLIC && SPEC_VISIBLE_PRIVATE == HAP
                    SPEC_VISIBLE_INTERNAL == HAPI_INTERNAL,
                "spec.h and hostapi.h number visibilities alike");
 
-/* One page as the host last gave it: asked again with its ETag, and read from here on a 304. */
+/* One page as the host last gave it: asked again with its ETag, and read from here on a 304 (its
+ * repositories are kept only when it has an ETag). */
 struct disc_page {
     char *url;
     char *etag; /* NULL: the host sent none (Gitea), so the page is always read whole */
@@ -356,7 +357,9 @@ static int fetch_page(struct disc_source *s, const struct hapi_source *hs, const
         page->next = next;
         next = NULL;
     }
-    for (size_t i = before; i < acc->n; i++)
+    /* Only a page with an ETag can be answered 304 and read from here; keeping the others (Gitea sends
+     * none) would double the memory of a listing for nothing. */
+    for (size_t i = before; page->etag && i < acc->n; i++)
         hapi_repos_add_copy(&page->repos, &acc->items[i]);
     page->url = req.url;
     req.url = NULL;
