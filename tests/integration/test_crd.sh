@@ -78,6 +78,17 @@ check "an unknown codeHost: rejected" rejected r16 '{"repositories":[{"url":"htt
 check "an http webURL: rejected" rejected r17 '{"repositories":[{"url":"https://h/a","codeHost":"gitea","webURL":"http://h/a"}]}' 'spec.repositories[0].webURL'
 check "a webURL with a fragment: rejected" rejected r18 '{"repositories":[{"url":"https://h/a","codeHost":"gitea","webURL":"https://h/a#x"}]}' 'spec.repositories[0].webURL'
 check "a codeHost with an https webURL: accepted" accepted codehost '{"repositories":[{"url":"git@h:o/a.git","codeHost":"gitea","webURL":"https://h/o/a"}]}'
+check "sources without repositories: accepted" accepted src1 '{"sources":[{"host":"github","org":"acme","include":["acme/*"]}],"discovery":{"interval":"10m","grace":"0"}}'
+check "neither repositories nor sources: rejected" rejected r19 '{"sources":[]}' 'give spec.repositories, spec.sources or both'
+check "an unknown code host in sources: rejected" rejected r20 '{"sources":[{"host":"bitbucket","org":"a"}]}' 'spec.sources[0].host'
+check "an http source url: rejected" rejected r21 '{"sources":[{"host":"gitea","url":"http://g.example.com","org":"a"}]}' 'spec.sources[0].url'
+check "a malformed discovery interval: rejected" rejected r22 "{$R,\"discovery\":{\"interval\":\"ten minutes\"}}" 'spec.discovery.interval'
+check "CEL: a Gitea source without its url is refused" refused c20 '{"sources":[{"host":"gitea","org":"a"}]}' \
+  'spec.sources[0]' 'a Gitea or Forgejo source needs its url'
+check "CEL: a source naming an org and a user is refused" refused c21 '{"sources":[{"host":"github","org":"a","user":"b"}]}' \
+  'spec.sources[0]' 'give exactly one of org, group (GitLab) and user'
+check "CEL: a GitLab source naming an org is refused" refused c22 '{"sources":[{"host":"gitlab","org":"a"}]}' \
+  'spec.sources[0]' 'a GitLab source names a group'
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https://h/r%d" % i} for i in range(2001)]}))')
 check "2001 repositories: rejected" rejected r15 "$many" 'spec.repositories'
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https://h/r%d" % i} for i in range(2000)]}))')
