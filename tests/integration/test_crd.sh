@@ -83,12 +83,6 @@ check "neither repositories nor sources: rejected" rejected r19 '{"sources":[]}'
 check "an unknown code host in sources: rejected" rejected r20 '{"sources":[{"host":"bitbucket","org":"a"}]}' 'spec.sources[0].host'
 check "an http source url: rejected" rejected r21 '{"sources":[{"host":"gitea","url":"http://g.example.com","org":"a"}]}' 'spec.sources[0].url'
 check "a malformed discovery interval: rejected" rejected r22 "{$R,\"discovery\":{\"interval\":\"ten minutes\"}}" 'spec.discovery.interval'
-check "CEL: a Gitea source without its url is refused" refused c20 '{"sources":[{"host":"gitea","org":"a"}]}' \
-  'spec.sources[0]' 'a Gitea or Forgejo source needs its url'
-check "CEL: a source naming an org and a user is refused" refused c21 '{"sources":[{"host":"github","org":"a","user":"b"}]}' \
-  'spec.sources[0]' 'give exactly one of org, group (GitLab) and user'
-check "CEL: a GitLab source naming an org is refused" refused c22 '{"sources":[{"host":"gitlab","org":"a"}]}' \
-  'spec.sources[0]' 'a GitLab source names a group'
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https://h/r%d" % i} for i in range(2001)]}))')
 check "2001 repositories: rejected" rejected r15 "$many" 'spec.repositories'
 many=$(python3 -c 'import json; print(json.dumps({"repositories":[{"url":"https://h/r%d" % i} for i in range(2000)]}))')
@@ -131,6 +125,12 @@ M_PORT='gateway.port cannot be 6070 or 8081 (zoekt-webserver and the connector l
 M_MAXAGE='freshness.maxAge must be at least 1m: give a duration such as 36h, 90m or 2d'
 M_POLL='poll.interval must be "0" (no polling) or a duration from 30s to 1d such as 5m'
 
+check "CEL: a Gitea source without its url is refused" refused c20 '{"sources":[{"host":"gitea","org":"a"}]}' \
+  'spec.sources[0]' 'a Gitea or Forgejo source needs its url'
+check "CEL: a source naming an org and a user is refused" refused c21 '{"sources":[{"host":"github","org":"a","user":"b"}]}' \
+  'spec.sources[0]' 'give exactly one of org, group (GitLab) and user'
+check "CEL: a GitLab source naming an org is refused" refused c22 '{"sources":[{"host":"gitlab","org":"a"}]}' \
+  'spec.sources[0]' 'a GitLab source names a group'
 check "CEL: a repeated url is refused" refused c1 \
   '{"repositories":[{"url":"https://github.com/o/r"},{"url":"https://github.com/o/s"},{"url":"https://github.com/o/r","name":"o/r-again"}]}' \
   'spec.repositories' "$M_URL"
