@@ -77,7 +77,7 @@ YAML
 corpus 1h || bail "a corpus with spec.sources is accepted"
 
 # listed: the indexer's repository list, one name per line, sorted.
-listed() { $KC -n "$NS" get configmap org-indexer -o jsonpath='{.data.repositories\.txt}' 2>/dev/null | awk '{print $1}' | sort; }
+listed() { $KC -n "$NS" get configmap org-indexer -o jsonpath='{.data.repositories\.txt}' 2>/dev/null | awk '!/^#/ && NF {print $1}' | sort; }
 lists() { [ "$(listed | tr '\n' ' ')" = "$1" ]; }
 # check_lists DESC SECONDS WANT: the list becomes WANT within SECONDS; a failure shows what it was.
 check_lists() { check "$1" eventually "$2" lists "$3" || echo "# listed: $(listed | tr '\n' ' ')"; }
