@@ -16,18 +16,7 @@ cmd=${1:?usage: git-server.sh start|stop|repo DIR}
 dir=${2:?usage: git-server.sh start|stop|repo DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-# stop_pid FILE: stops the process named in FILE with everything it forked (fcgiwrap's workers), as
-# the process group setsid made it lead. fcgiwrap ignores SIGTERM, so what is left gets SIGKILL.
-stop_pid() {
-  local pid
-  [ -f "$1" ] || return 0
-  pid=$(cat "$1")
-  rm -f "$1"
-  kill -- "-$pid" 2>/dev/null || return 0
-  for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  return 0
-}
+. "$(dirname "$0")/process-group.sh"
 
 case $cmd in
 start)
@@ -55,7 +44,7 @@ start)
   chmod 640 "$dir/htpasswd"
   port=$(cat "$dir/port" 2>/dev/null || "$root/scripts/free-port.sh")
   echo "$port" >"$dir/port"
-  stop_pid "$dir/fcgiwrap.pid"
+  stop_group "$dir/fcgiwrap.pid"
   rm -f "$dir/fcgiwrap.sock"
   setsid fcgiwrap -c 4 -s "unix:$dir/fcgiwrap.sock" </dev/null >>"$dir/fcgiwrap.log" 2>&1 &
   echo $! >"$dir/fcgiwrap.pid"
@@ -102,7 +91,7 @@ $(backend)
   }
 }
 CONF
-  stop_pid "$dir/nginx.pid"
+  stop_group "$dir/nginx.pid"
   setsid /usr/sbin/nginx -c "$dir/nginx.conf" -p "$dir" </dev/null >>"$dir/error.log" 2>&1 &
   for _ in $(seq 50); do
     curl -s -o /dev/null --max-time 1 --cacert "$dir/ca.crt" "https://$ip:$port/" && break
@@ -111,8 +100,8 @@ CONF
   echo "GIT_URL=https://$ip:$port GIT_CA=$dir/ca.crt GIT_USER=git GIT_PASSWORD=$(cat "$dir/password")"
   ;;
 stop)
-  stop_pid "$dir/nginx.pid"
-  stop_pid "$dir/fcgiwrap.pid"
+  stop_group "$dir/nginx.pid"
+  stop_group "$dir/fcgiwrap.pid"
   ;;
 repo)
   name=${3:?usage: git-server.sh repo DIR NAME}

@@ -61,18 +61,7 @@ as_gitea() {
     setpriv --reuid=$uid --regid=$uid --clear-groups "$@"
 }
 
-# stop_pid FILE: stops the process group whose leader FILE names (setsid made Gitea lead one), with
-# SIGKILL for what is left after 15 s (Gitea finishes the requests in flight first).
-stop_pid() {
-  local pid
-  [ -f "$1" ] || return 0
-  pid=$(cat "$1")
-  rm -f "$1"
-  kill -- "-$pid" 2>/dev/null || return 0
-  for _ in $(seq 150); do kill -0 -- "-$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  return 0
-}
+. "$(dirname "$0")/process-group.sh"
 
 # name_ok WORD: an organisation or repository name Gitea takes, safe to put into JSON and URLs as is.
 name_ok() {
@@ -150,7 +139,7 @@ start)
   . "$dir/secrets"
   port=$(cat "$dir/port" 2>/dev/null || "$root/scripts/free-port.sh")
   echo "$port" >"$dir/port"
-  stop_pid "$dir/gitea.pid"
+  stop_group "$dir/gitea.pid" 15
   # app.ini, server.key and the secrets are readable by Gitea's group and by root only.
   cat >"$dir/app.ini" <<INI
 APP_NAME = zoekt-operator test Gitea
@@ -234,7 +223,7 @@ INI
   if [ -z "$up" ]; then
     echo "gitea.sh: Gitea did not answer on $url; the end of $dir/gitea.out and its log:" >&2
     tail -n 5 "$dir/gitea.out" "$dir/data/log/gitea.log" >&2 2>/dev/null || true
-    stop_pid "$dir/gitea.pid"
+    stop_group "$dir/gitea.pid" 15
     exit 1
   fi
   # The administrator and its token, made once: their secrets stay in DIR/env for the next start.
@@ -265,7 +254,7 @@ INI
     "GITEA_TOKEN=$GITEA_TOKEN GITEA_USER=$GITEA_USER GITEA_PASSWORD=$GITEA_PASSWORD"
   ;;
 stop)
-  stop_pid "$dir/gitea.pid"
+  stop_group "$dir/gitea.pid" 15
   ;;
 org)
   org=${3:?usage: gitea.sh org DIR ORG}
