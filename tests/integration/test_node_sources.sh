@@ -21,8 +21,11 @@ else
   node_preflight operator connector gateway
 fi
 
-GITEA_DIR=$NODE_TMP/gitea
-on_exit "\"$ZK_ROOT/scripts/gitea.sh\" stop \"$GITEA_DIR\""
+# Gitea's folder is not under NODE_TMP: node_cleanup, which runs first, would remove its PID file before
+# Gitea is stopped, and leave it running. Gitea runs as nobody, so the folder must be searchable.
+GITEA_DIR=$(mktemp -d /tmp/zk-gitea-test.XXXXXX)
+chmod 755 "$GITEA_DIR"
+on_exit "\"$ZK_ROOT/scripts/gitea.sh\" stop \"$GITEA_DIR\"; rm -rf \"$GITEA_DIR\""
 vars=$("$ZK_ROOT/scripts/gitea.sh" start "$GITEA_DIR" 2>"$NODE_TMP/gitea.log") ||
   bail "Gitea starts: $(tail -3 "$NODE_TMP/gitea.log")"
 eval "$vars"
