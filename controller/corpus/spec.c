@@ -1089,24 +1089,32 @@ static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct co
     out->connector.mirror_prefix = dup_opt(prefix && *prefix ? prefix : NULL);
 }
 
+/* A duration field at key of obj: "0" when zero_ok (a feature turned off), else a duration of lo to hi
+ * seconds; def when absent or wrong, with the error saying it must be expect. */
+static long duration_field(struct pctx *c, const cJSON *obj, const char *key, const char *path, long def, long lo,
+                           long hi, int zero_ok, const char *expect)
+{
+    const char *v = opt_str(c, obj, key, path);
+    long secs;
+
+    if (!v)
+        return def;
+    if (zero_ok && strcmp(v, "0") == 0)
+        return 0;
+    if (!spec_duration_parse(v, &secs) || secs < lo || secs > hi) {
+        field_error(c, path, "must be %s", expect);
+        return def;
+    }
+    return secs;
+}
+
 /* spec.poll.interval: "0" turns polling off; otherwise a duration of at least SPEC_MIN_POLL_SECONDS. */
 static void parse_poll(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
 {
-    const cJSON *poll = opt_obj(c, spec, "poll", "spec.poll");
-    const char *v = opt_str(c, poll, "interval", "spec.poll.interval");
-
-    s->poll_interval_seconds = SPEC_DEFAULT_POLL_SECONDS;
-    if (!v)
-        return;
-    if (strcmp(v, "0") == 0) {
-        s->poll_interval_seconds = 0;
-        return;
-    }
-    if (!spec_duration_parse(v, &s->poll_interval_seconds) || s->poll_interval_seconds < SPEC_MIN_POLL_SECONDS ||
-        s->poll_interval_seconds > 86400) {
-        field_error(c, "spec.poll.interval", "must be 0 (no polling) or a duration from 30s to 1d such as 5m");
-        s->poll_interval_seconds = SPEC_DEFAULT_POLL_SECONDS;
-    }
+    s->poll_interval_seconds =
+        duration_field(c, opt_obj(c, spec, "poll", "spec.poll"), "interval", "spec.poll.interval",
+                       SPEC_DEFAULT_POLL_SECONDS, SPEC_MIN_POLL_SECONDS, 86400, 1,
+                       "0 (no polling) or a duration from 30s to 1d such as 5m");
 }
 
 /* A list of at most max strings of at most 255 bytes at key, NULL-terminated, or NULL when absent or
@@ -1246,24 +1254,6 @@ static void parse_source(struct pctx *c, const cJSON *item, int i, struct corpus
     }
 }
 
-/* A duration field at key of obj in [lo, hi] seconds, def when absent. */
-static long duration_field(struct pctx *c, const cJSON *obj, const char *key, const char *path, long def, long lo,
-                           long hi, const char *expect)
-{
-    const char *v = opt_str(c, obj, key, path);
-    long secs;
-
-    if (!v)
-        return def;
-    if (strcmp(v, "0") == 0 && lo == 0)
-        return 0;
-    if (!spec_duration_parse(v, &secs) || secs < lo || secs > hi) {
-        field_error(c, path, "must be %s", expect);
-        return def;
-    }
-    return secs;
-}
-
 /* spec.sources and spec.discovery. */
 static void parse_sources(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
 {
@@ -1272,10 +1262,10 @@ static void parse_sources(struct pctx *c, const cJSON *spec, struct corpus_spec 
     int n = list ? cJSON_GetArraySize(list) : 0, i = 0;
 
     s->discovery_interval_seconds = duration_field(c, d, "interval", "spec.discovery.interval",
-                                                   SPEC_DEFAULT_DISCOVERY_SECONDS, SPEC_MIN_DISCOVERY_SECONDS, 86400,
+                                                   SPEC_DEFAULT_DISCOVERY_SECONDS, SPEC_MIN_DISCOVERY_SECONDS, 86400, 0,
                                                    "a duration from 1m to 1d such as 10m");
-    s->discovery_grace_seconds = duration_field(c, d, "grace", "spec.discovery.grace", SPEC_DEFAULT_GRACE_SECONDS, 0,
-                                                30L * 86400, "\"0\" or a duration up to 30d such as 24h");
+    s->discovery_grace_seconds = duration_field(c, d, "grace", "spec.discovery.grace", SPEC_DEFAULT_GRACE_SECONDS, 1,
+                                                30L * 86400, 1, "\"0\" or a duration up to 30d such as 24h");
     if (n == 0)
         return;
     if (n > SPEC_MAX_SOURCES) {
@@ -1410,12 +1400,9 @@ int spec_parse(const cJSON *corpus, const struct spec_defaults *defaults, struct
         parse_gateway_connector(&c, spec, s);
 
         fr = opt_obj(&c, spec, "freshness", "spec.freshness");
-        v = opt_str(&c, fr, "maxAge", "spec.freshness.maxAge");
-        s->freshness_max_age_seconds = SPEC_DEFAULT_MAX_AGE_SECONDS;
-        if (v && (!spec_duration_parse(v, &s->freshness_max_age_seconds) || s->freshness_max_age_seconds < 60)) {
-            field_error(&c, "spec.freshness.maxAge", "must be a duration of at least 1m such as 36h, 90m or 2d");
-            s->freshness_max_age_seconds = SPEC_DEFAULT_MAX_AGE_SECONDS;
-        }
+        s->freshness_max_age_seconds = duration_field(&c, fr, "maxAge", "spec.freshness.maxAge",
+                                                      SPEC_DEFAULT_MAX_AGE_SECONDS, 60, LONG_MAX, 0,
+                                                      "a duration of at least 1m such as 36h, 90m or 2d");
         parse_poll(&c, spec, s);
         s->webhook_secret = secret_ref(&c, opt_obj(&c, spec, "webhook", "spec.webhook"), "secretRef",
                                        "spec.webhook.secretRef");
