@@ -1089,6 +1089,19 @@ static void parse_gateway_connector(struct pctx *c, const cJSON *spec, struct co
     out->connector.mirror_prefix = dup_opt(prefix && *prefix ? prefix : NULL);
 }
 
+const char *spec_source_host_name(enum spec_source_host host)
+{
+    static const char *const names[] = {[SPEC_HOST_GITHUB] = "github", [SPEC_HOST_GITLAB] = "gitlab",
+                                        [SPEC_HOST_GITEA] = "gitea"};
+
+    return names[host];
+}
+
+const char *spec_source_owner_kind(const struct corpus_source *src)
+{
+    return src->user ? "user" : src->host == SPEC_HOST_GITLAB ? "group" : "org";
+}
+
 /* A duration field at key of obj: "0" when zero_ok (a feature turned off), else a duration of lo to hi
  * seconds; def when absent or wrong, with the error saying it must be expect. */
 static long duration_field(struct pctx *c, const cJSON *obj, const char *key, const char *path, long def, long lo,

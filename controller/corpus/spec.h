@@ -81,6 +81,12 @@ enum spec_source_host { SPEC_HOST_GITHUB, SPEC_HOST_GITLAB, SPEC_HOST_GITEA };
 #define SPEC_MIN_DISCOVERY_SECONDS 60L
 #define SPEC_DEFAULT_GRACE_SECONDS 86400L
 
+/* What a source's host and owner are called in the spec, in the status and in the discovery's state:
+ * "github", "gitlab" or "gitea" (Forgejo is "gitea"), and "org", "group" or "user". Static strings. */
+struct corpus_source;
+const char *spec_source_host_name(enum spec_source_host host);
+const char *spec_source_owner_kind(const struct corpus_source *src);
+
 struct corpus_source {
     enum spec_source_host host;
     char *api_url;      /* the API's base URL, derived from spec.sources[].url and the host */

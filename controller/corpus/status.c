@@ -615,7 +615,6 @@ static void judge_ready(const struct status_input *in, const struct cond *indexe
  * whether every listing works. */
 static void judge_sources(const struct status_input *in, struct jb *b, cJSON *st, struct cond *c)
 {
-    static const char *const hosts[] = {"github", "gitlab", "gitea"};
     cJSON *arr = jb_add_arr(b, st, "sources");
     size_t total = 0;
     int failing = 0, pending = 0;
@@ -626,8 +625,8 @@ static void judge_sources(const struct status_input *in, struct jb *b, cJSON *st
         const struct disc_report *r = &in->sources[i];
         cJSON *o = jb_object(b);
 
-        jb_add_str(b, o, "host", hosts[cs->host]);
-        jb_add_str(b, o, cs->user ? "user" : cs->host == SPEC_HOST_GITLAB ? "group" : "org", cs->owner);
+        jb_add_str(b, o, "host", spec_source_host_name(cs->host));
+        jb_add_str(b, o, spec_source_owner_kind(cs), cs->owner);
         jb_add_num(b, o, "repositories", (double)r->repositories);
         if (r->skipped)
             jb_add_num(b, o, "skipped", (double)r->skipped);
@@ -639,7 +638,7 @@ static void judge_sources(const struct status_input *in, struct jb *b, cJSON *st
             jb_add_str(b, o, "error", msg);
             add_time(b, o, "lastFailureTime", r->last_attempt);
             if (!failing++)
-                snprintf(first, sizeof(first), "%s %s: %s", hosts[cs->host], cs->owner, msg);
+                snprintf(first, sizeof(first), "%s %s: %s", spec_source_host_name(cs->host), cs->owner, msg);
         } else if (!r->last_attempt) {
             pending++;
         }

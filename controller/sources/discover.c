@@ -45,8 +45,6 @@ struct disc_corpus {
     int n;
 };
 
-static const char *const host_names[] = {"github", "gitlab", "gitea"};
-
 /* ---- state ----------------------------------------------------------------------------------- */
 
 static void pages_free(struct disc_page *pages, size_t n)
@@ -86,7 +84,7 @@ void disc_corpus_free(struct disc_corpus *d)
 
 static char *source_ident(const struct corpus_source *cs)
 {
-    return mem_printf("%s:%s:%s@%s", host_names[cs->host], cs->user ? "user" : cs->host == SPEC_HOST_GITLAB ? "group" : "org",
+    return mem_printf("%s:%s:%s@%s", spec_source_host_name(cs->host), spec_source_owner_kind(cs),
                       cs->owner ? cs->owner : "", cs->api_url ? cs->api_url : "");
 }
 
@@ -291,7 +289,8 @@ static const struct disc_page *cached_page(const struct disc_source *s, const ch
 }
 
 /* Asks for one page (url NULL: the first) and appends its repositories to acc; fills *page with what to
- * keep of it and *wait with the time the host's rate limit allows the next request. */
+ * keep of it and *wait with the time the host's rate limit allows the next request. On failure *page is
+ * left as it was (empty) and acc as hapi_page_read leaves it. */
 static int fetch_page(struct disc_source *s, const struct hapi_source *hs, const char *url, const char *token,
                       const struct disc_http *h, time_t now, struct hapi_repos *acc, struct disc_page *page,
                       time_t *wait, struct zk_err *err)
@@ -387,13 +386,8 @@ static int walk(struct disc_source *s, const struct hapi_source *hs, const char 
             return zk_err_set(err, ZK_ETOOBIG, "more than %d pages", DISC_MAX_PAGES);
         page = &(*pages)[*npages];
         rc = fetch_page(s, hs, url, token, h, now, acc, page, wait, err);
-        if (rc != ZK_OK) {
-            free(page->etag);
-            free(page->next);
-            hapi_repos_free(&page->repos);
-            memset(page, 0, sizeof(*page));
+        if (rc != ZK_OK)
             return rc;
-        }
         (*npages)++;
         if (!page->next)
             return ZK_OK;
