@@ -1,7 +1,7 @@
 /* owncorpus.h: the CodeSearchCorpus this connector serves (--corpus NS/NAME), through lib/kube. The
  * corpus_status tool reads it; the webhook annotates it to ask the operator for a discovery
  * (connector/webhook.h). The search pod's Role lets the connector get, list and watch that one object,
- * and, with webhooks, patch it (controller/corpus/render.c, render_role).
+ * and, with webhooks and spec.sources, patch it (controller/corpus/render.c, render_role).
  *
  * Each call loads the Kubernetes configuration as kube_config_load finds it (--kubeconfig, $KUBECONFIG,
  * ~/.kube/config, or the pod's service account) and makes a client for that call alone: both callers

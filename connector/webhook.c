@@ -279,7 +279,8 @@ void webhook_handle(struct webhook *w, const struct hook_proof *proof, const str
     else if (event.kind == HOOK_OTHER)
         answer(a, 202, CMETRICS_IGNORED, "ignored", "neither a push nor a repository event");
     else if (!w->corpus_namespace)
-        answer(a, 202, CMETRICS_IGNORED, "ignored", "the corpus discovers no repositories (no --webhook-discovery and --corpus)");
+        answer(a, 202, CMETRICS_IGNORED, "ignored",
+               "the corpus discovers no repositories (no --webhook-discovery and --corpus)");
     else
         request_discovery(w, event.action, event.repository, a);
 out:

@@ -24,8 +24,8 @@
  *        WEBHOOK_DISCOVERY_INTERVAL_MS ago; the discovery it starts finds this change too (should a
  *        request still in flight fail, the deliveries it covered were answered so all the same)
  *   202  {"ignored":"<why>"}: a tag push; an event that is neither a push nor a repository event; a
- *        repository event or an unlisted repository's push when the connector serves no corpus
- *        (no --corpus)
+ *        repository event or an unlisted repository's push when the connector requests no
+ *        discoveries (no --webhook-discovery, given only for a corpus with spec.sources, or no --corpus)
  *   503  {"error":...}: the secret, the repository list or the queue cannot be read or written; or the
  *        corpus cannot be annotated (the API server unreachable, the Role refusing), and for the rest
  *        of that interval the deliveries that would have requested a discovery (logged once, counted
@@ -62,8 +62,9 @@ struct webhook_opts {
     const char *repos_file;  /* the indexer's repository list: "name url [branches [kind web-url]]" lines */
     const char *queue_dir;   /* the indexer's request folder on the shared volume */
     struct cmetrics *metrics; /* where each delivery is counted; NULL: nowhere. Must outlive the webhook */
-    /* The corpus a discovery is requested for (--corpus) and how to reach the API server
-     * (--kubeconfig, NULL: as lib/kube/config.h searches). With no corpus, no discovery is requested. */
+    /* The corpus a discovery is requested for (--corpus, when --webhook-discovery) and how to reach the
+     * API server (--kubeconfig, NULL: as lib/kube/config.h searches). With no corpus, no discovery is
+     * requested. */
     const char *corpus_namespace, *corpus_name;
     const char *kubeconfig;
     long long (*now_ms)(void); /* the clock of the discovery interval (monotonic); NULL: lib/monotime.h */
