@@ -936,7 +936,8 @@ static void reconcile_list_source(struct reconcile_pass *p, int i, struct http_p
     struct http_tls tls = {0};
     struct disc_http h = {NULL, pool};
     struct zk_err err = {0};
-    char *token = NULL, *why = NULL;
+    struct disc_report r;
+    char *token = NULL, *why = NULL, ms[32];
     double started = monotime_s();
     int rc;
 
@@ -959,9 +960,6 @@ static void reconcile_list_source(struct reconcile_pass *p, int i, struct http_p
         log_warn("Could not list a repository source", "corpus", p->key, "source", cs->owner, "error", why, NULL);
     } else {
         rc = disc_list(memo->disc, spec, i, token, &h, p->in.now, &err);
-        struct disc_report r;
-        char ms[32];
-
         disc_report(memo->disc, i, &r);
         snprintf(ms, sizeof(ms), "%.0f", (monotime_s() - started) * 1000);
         if (rc == ZK_OK) {
