@@ -16,7 +16,7 @@ cmd=${1:?usage: git-server.sh start|stop|repo DIR}
 dir=${2:?usage: git-server.sh start|stop|repo DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-. "$(dirname "$0")/process-group.sh"
+. "$(dirname "$0")/local-server.sh"
 
 case $cmd in
 start)
@@ -27,19 +27,13 @@ start)
   # which run as www-data (the `user` line below) and need only the password file and fcgiwrap's
   # socket: those two are the group www-data's, the keys and the password root's alone.
   chmod 755 "$dir"
-  if [ ! -f "$dir/ca.crt" ]; then
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 30 \
-      -subj "/CN=zoekt-operator test git CA" 2>/dev/null
-    openssl req -new -newkey rsa:2048 -nodes -keyout "$dir/server.key" -out "$dir/server.csr" \
-      -subj "/CN=$ip" 2>/dev/null
-    printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$ip" >"$dir/server.ext"
-    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
-      -days 30 -out "$dir/server.crt" -extfile "$dir/server.ext" 2>/dev/null
+  server_cert "$dir" "$ip" "zoekt-operator test git CA"
+  if [ ! -f "$dir/password" ]; then
     password=$(openssl rand -hex 12)
     echo "$password" >"$dir/password"
     printf 'git:%s\n' "$(openssl passwd -apr1 "$password")" >"$dir/htpasswd"
   fi
-  chmod 600 "$dir/ca.key" "$dir/server.key" "$dir/password"
+  chmod 600 "$dir/password"
   chgrp www-data "$dir/htpasswd"
   chmod 640 "$dir/htpasswd"
   port=$(cat "$dir/port" 2>/dev/null || "$root/scripts/free-port.sh")

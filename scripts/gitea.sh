@@ -61,7 +61,7 @@ as_gitea() {
     setpriv --reuid=$uid --regid=$uid --clear-groups "$@"
 }
 
-. "$(dirname "$0")/process-group.sh"
+. "$(dirname "$0")/local-server.sh"
 
 # name_ok WORD: an organisation or repository name Gitea takes, safe to put into JSON and URLs as is.
 name_ok() {
@@ -103,19 +103,7 @@ start)
   mkdir -p "$dir/trust"
   dir=$(cd "$dir" && pwd)
   chmod 755 "$dir"
-  if [ ! -f "$dir/ca.crt" ]; then
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 30 \
-      -subj "/CN=zoekt-operator test Gitea CA" 2>/dev/null
-    chmod 600 "$dir/ca.key"
-  fi
-  # The server certificate names the address Gitea listens on, so it is made again when that changed.
-  if ! openssl x509 -in "$dir/server.crt" -noout -checkip "$ip" 2>/dev/null | grep -q 'does match'; then
-    openssl req -new -newkey rsa:2048 -nodes -keyout "$dir/server.key" -out "$dir/server.csr" \
-      -subj "/CN=$ip" 2>/dev/null
-    printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$ip" >"$dir/server.ext"
-    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
-      -days 30 -out "$dir/server.crt" -extfile "$dir/server.ext" 2>/dev/null
-  fi
+  server_cert "$dir" "$ip" "zoekt-operator test Gitea CA"
   cp "$dir/ca.crt" "$dir/trust/gitea-ca.pem"
   if [ ! -d "$dir/data" ]; then
     mkdir -p "$dir/data/home"
