@@ -699,6 +699,16 @@ static char *secret_ref(struct pctx *c, const cJSON *obj, const char *key, const
     return dup_opt(name);
 }
 
+/* Whether key can name a value of a ConfigMap or Secret: the API server's own rule for data keys. */
+static int data_key_ok(const char *key)
+{
+    size_t n = strlen(key);
+
+    return n > 0 && n <= 253 &&
+           strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n &&
+           strcmp(key, ".") != 0 && strcmp(key, "..") != 0;
+}
+
 /* gitCABundleRef: {kind: ConfigMap|Secret, name, key}. Organisations serve git behind a private CA
  * (GitHub Enterprise, GitLab); the bundle is what the indexer's git trusts in addition to the image's
  * own store. */
@@ -721,9 +731,7 @@ static void git_ca_ref(struct pctx *c, const cJSON *spec, struct corpus_spec *s)
     else
         s->git_ca.name = dup_opt(name);
     key = opt_str(c, ref, "key", "spec.gitCABundleRef.key");
-    /* A key of a ConfigMap or Secret: the API server's own rule for data keys. */
-    if (key && (!*key || strlen(key) > 253 || strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(key) ||
-                strcmp(key, ".") == 0 || strcmp(key, "..") == 0))
+    if (key && !data_key_ok(key))
         field_error(c, "spec.gitCABundleRef.key", "must consist of letters, digits, '-', '_' or '.'");
     else
         s->git_ca.key = dup_opt(key ? key : "ca.crt");
@@ -1237,9 +1245,7 @@ static void parse_source(struct pctx *c, const cJSON *item, int i, struct corpus
     ref = cJSON_GetObjectItemCaseSensitive(item, "tokenSecretRef");
     snprintf(sub, sizeof(sub), "%s.tokenSecretRef.key", path);
     v = cJSON_IsObject(ref) ? cJSON_GetObjectItemCaseSensitive(ref, "key") : NULL;
-    if (v && (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > 253 ||
-              strspn(v->valuestring, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
-                  strlen(v->valuestring)))
+    if (v && (!cJSON_IsString(v) || !data_key_ok(v->valuestring)))
         field_error(c, sub, "must consist of letters, digits, '-', '_' or '.'");
     if (src->token_secret)
         src->token_key = mem_strdup(v && cJSON_IsString(v) ? v->valuestring : "token");
