@@ -48,6 +48,12 @@
 /* On a reindex Job: the first 16 hex digits of SHA-256(request value) (values may not be label-safe). */
 #define API_LABEL_REINDEX API_GROUP "/reindex-request"
 
+/* On search pods, their Services and PodDisruptionBudgets: how many shards their layout has (every
+ * search pod carries it, so that the search Service can select one layout while another is built),
+ * and, in a layout of more than one, the pod's shard (lib/shard.h). */
+#define API_LABEL_SHARDS API_GROUP "/shards"
+#define API_LABEL_SHARD API_GROUP "/shard"
+
 /* The selector that lists every child the operator manages, and the one for the indexer's Pods only
  * (the search pods would only add watch traffic). */
 #define API_CHILD_SELECTOR API_LABEL_MANAGED_BY "=" API_MANAGER

@@ -511,8 +511,10 @@ struct reconcile_pass {
     struct corpus_spec *spec;
     struct spec_errors errs;
     struct render_names names;
+    struct render_layouts layouts;
     char endpoint[RECONCILE_URL_MAX];
-    cJSON *children, *deployment, *cronjob, *jobs, *pods, *claim;
+    cJSON *children, *cronjob, *jobs, *pods, *claim;
+    cJSON *deployments[2][SHARD_MAX]; /* each layout's shard Deployments as cached, NULL when absent */
     struct reconcile_memo *memo; /* the corpus's, looked up once per pass */
     struct zk_err apply_err; /* the first child the API server refused; code ZK_OK when none */
     int ns_terminating;      /* a child was refused because the namespace is being deleted */
@@ -529,11 +531,13 @@ static void reconcile_pass_free(struct reconcile_pass *p)
     spec_free(p->spec);
     cJSON_Delete(p->corpus);
     cJSON_Delete(p->children);
-    cJSON_Delete(p->deployment);
     cJSON_Delete(p->cronjob);
     cJSON_Delete(p->jobs);
     cJSON_Delete(p->pods);
     cJSON_Delete(p->claim);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < SHARD_MAX; k++)
+            cJSON_Delete(p->deployments[i][k]);
 }
 
 /* The index (an enum reconcile_kind) of the children of kind that the controller watches, or -1. */
@@ -615,40 +619,60 @@ static int reconcile_apply_children(struct reconcile_pass *p, size_t *applied, s
     return ZK_OK;
 }
 
-/* Deletes the NetworkPolicies the operator made for this corpus once spec.networkPolicy.enabled is
- * false: render leaves them out, and an apply never removes an object. One that another controller of
- * the same name owns is left alone. *deleted counts the requests sent, so the pass is not taken as
- * settled until the cache has seen them go. */
-static void reconcile_delete_policies(struct reconcile_pass *p, size_t *deleted)
+/* Whether render made a child of kind called name in this pass. */
+static int reconcile_rendered(const struct reconcile_pass *p, const char *kind, const char *name)
 {
-    const char *names[] = {p->names.search_policy, p->names.indexer_policy};
+    const cJSON *child;
+
+    cJSON_ArrayForEach(child, p->children)
+        if (strcmp(json_str(child, "kind", ""), kind) == 0 &&
+            strcmp(json_path_str(child, "metadata.name", ""), name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Deletes what the corpus owns of the kinds render may leave out and render left out this pass: its
+ * NetworkPolicies once spec.networkPolicy.enabled is false, and the Deployments, Services and
+ * PodDisruptionBudget of a shard layout that no longer serves (render.h); an apply never removes an
+ * object. An object another owner holds is left alone. *deleted counts the requests sent, so the pass
+ * is not taken as settled until the cache has seen them go. */
+static void reconcile_prune(struct reconcile_pass *p, size_t *deleted)
+{
+    static const enum reconcile_kind kinds[] = {RK_NETPOL, RK_SERVICE, RK_DEPLOYMENT, RK_PDB};
     const char *uid = json_path_str(p->corpus, "metadata.uid", "");
 
     *deleted = 0;
-    if (p->spec->network_policy.enabled || !p->ctx->children[RK_NETPOL])
-        return;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        cJSON *observed = informer_get(p->ctx->children[RK_NETPOL], p->ns, names[i]);
-        const cJSON *owner = api_corpus_owner(observed);
-        struct kube_err kerr;
-        int ours = owner && strcmp(json_str(owner, "uid", ""), uid) == 0, rc;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        const struct kube_resource *res = &p->ctx->resources[kinds[i]];
+        const char *why = kinds[i] == RK_NETPOL ? "spec.networkPolicy.enabled is false"
+                                                : "its shard layout no longer serves";
+        cJSON *owned, *obj;
 
-        cJSON_Delete(observed);
-        if (!ours)
+        if (!p->ctx->children[kinds[i]])
             continue;
-        rc = kube_delete(p->ctx->client, &p->ctx->resources[RK_NETPOL], p->ns, names[i], NULL, &kerr);
-        metrics_api_result(p->ctx->metrics, "delete", rc, kerr.http_status);
-        (*deleted)++;
-        if (rc == ZK_OK || kerr.reason == KUBE_REASON_NOT_FOUND) {
-            events_emit(p->ctx->events, p->corpus, "Normal", "Deleted",
-                        "Deleted NetworkPolicy %s: spec.networkPolicy.enabled is false", names[i]);
-        } else {
-            events_emit(p->ctx->events, p->corpus, "Warning", "DeleteFailed", "Could not delete NetworkPolicy %s: %s",
-                        names[i], kerr.base.msg);
-            if (p->apply_err.code == ZK_OK)
-                zk_err_set(&p->apply_err, rc, "NetworkPolicy %s: %s", names[i],
-                           kerr.message[0] ? kerr.message : kerr.base.msg);
+        owned = informer_list_for(p->ctx->children[kinds[i]], p->key);
+        cJSON_ArrayForEach(obj, owned) {
+            const cJSON *owner = api_corpus_owner(obj);
+            const char *name = json_path_str(obj, "metadata.name", "");
+            struct kube_err kerr;
+            int rc;
+
+            if (!owner || strcmp(json_str(owner, "uid", ""), uid) != 0 || reconcile_rendered(p, res->kind, name))
+                continue;
+            rc = kube_delete(p->ctx->client, res, p->ns, name, NULL, &kerr);
+            metrics_api_result(p->ctx->metrics, "delete", rc, kerr.http_status);
+            (*deleted)++;
+            if (rc == ZK_OK || kerr.reason == KUBE_REASON_NOT_FOUND) {
+                events_emit(p->ctx->events, p->corpus, "Normal", "Deleted", "Deleted %s %s: %s", res->kind, name, why);
+            } else {
+                events_emit(p->ctx->events, p->corpus, "Warning", "DeleteFailed", "Could not delete %s %s: %s",
+                            res->kind, name, kerr.base.msg);
+                if (p->apply_err.code == ZK_OK)
+                    zk_err_set(&p->apply_err, rc, "%s %s: %s", res->kind, name,
+                               kerr.message[0] ? kerr.message : kerr.base.msg);
+            }
         }
+        cJSON_Delete(owned);
     }
 }
 
@@ -659,10 +683,10 @@ static void reconcile_delete_policies(struct reconcile_pass *p, size_t *deleted)
  * between then leaves a fingerprint that no longer matches (one needless full pass), never a
  * current-looking fingerprint over a stale comparison. */
 static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus_fp, const char *ns,
-                                      const struct render_names *names)
+                                      const struct render_names *names, const struct render_layouts *layouts)
 {
     struct render_child children[RENDER_CHILDREN_MAX];
-    size_t n = render_child_list(names, children);
+    size_t n = render_child_list(names, layouts, children);
     uint64_t h = corpus_fp;
 
     for (size_t i = 0; i < n; i++) {
@@ -784,7 +808,7 @@ static int reconcile_check_refs(struct reconcile_pass *p, struct zk_err *err)
  * apply, rendering and comparing would find nothing to do (that was most of a resync's CPU). */
 static int reconcile_children(struct reconcile_pass *p, struct reconcile_memo *memo, struct zk_err *err)
 {
-    uint64_t fp = reconcile_fingerprint(p->ctx, p->corpus_fp ^ p->sources_fp, p->ns, &p->names);
+    uint64_t fp = reconcile_fingerprint(p->ctx, p->corpus_fp ^ p->sources_fp, p->ns, &p->names, &p->layouts);
     size_t applied = 0, deleted = 0;
     int rc;
 
@@ -795,7 +819,7 @@ static int reconcile_children(struct reconcile_pass *p, struct reconcile_memo *m
     if (rc == ZK_OK)
         rc = reconcile_apply_children(p, &applied, err);
     if (rc == ZK_OK)
-        reconcile_delete_policies(p, &deleted);
+        reconcile_prune(p, &deleted);
     if (rc == ZK_OK && applied == 0 && deleted == 0)
         memo->settled = fp;
     return rc;
@@ -855,6 +879,138 @@ static void reconcile_check_storage_class(struct reconcile_pass *p)
         p->retry_after = RECONCILE_SECRET_RETRY_SECONDS;
 }
 
+/* How soon a pass comes back while a shard layout is being built or its pods roll out. */
+#define RECONCILE_LAYOUT_RECHECK_SECONDS 10
+
+/* Whether every Deployment of layout i is rolled out and Ready: it exists, its controller has seen its
+ * last change, and all its pods run that change and are ready. */
+static int reconcile_layout_ready(const struct reconcile_pass *p, int i)
+{
+    int want = p->spec->webserver.replicas;
+
+    for (int k = 0; k < p->layouts.shards[i]; k++) {
+        const cJSON *d = p->deployments[i][k], *st = json_obj(d, "status");
+
+        if (!d || json_int(st, "observedGeneration", 0) < json_int(json_obj(d, "metadata"), "generation", 1) ||
+            json_int(st, "updatedReplicas", 0) < want || json_int(st, "readyReplicas", 0) < want)
+            return 0;
+    }
+    return 1;
+}
+
+/* Starts, once, the Job that indexes the target layout (a reindex Job of the target's spec, named for
+ * it), and says whether it has finished, whether or not every repository could be indexed: the status
+ * tells those apart as for any indexer run. */
+static int reconcile_layout_indexed(struct reconcile_pass *p)
+{
+    char value[32];
+    cJSON *job = NULL;
+    const cJSON *j;
+    const char *name;
+    struct zk_err err = {0};
+    struct kube_err kerr;
+    int rc, found = 0;
+
+    snprintf(value, sizeof(value), "shards-%d", p->layouts.target);
+    if (render_reindex_job(p->corpus, p->spec, value, &job, &err) != ZK_OK) {
+        log_warn("Could not render the Job of a new shard layout", "corpus", p->key, "error", err.msg, NULL);
+        return 0;
+    }
+    name = json_path_str(job, "metadata.name", "");
+    cJSON_ArrayForEach(j, p->jobs) {
+        const cJSON *c;
+
+        if (strcmp(json_path_str(j, "metadata.name", ""), name) != 0)
+            continue;
+        found = 1;
+        cJSON_ArrayForEach(c, json_path(j, "status.conditions"))
+            if ((strcmp(json_str(c, "type", ""), "Complete") == 0 || strcmp(json_str(c, "type", ""), "Failed") == 0) &&
+                strcmp(json_str(c, "status", ""), "True") == 0) {
+                cJSON_Delete(job);
+                return 1;
+            }
+    }
+    if (!found) {
+        rc = kube_create(p->ctx->client, &p->ctx->resources[RK_JOB], p->ns, job, NULL, &kerr);
+        metrics_api_result(p->ctx->metrics, "create", rc, kerr.http_status);
+        if (rc == ZK_OK)
+            events_emit(p->ctx->events, p->corpus, "Normal", "ReindexStarted",
+                        "Started Job %s to index the new layout of %d shards", name, p->layouts.target);
+        else if (kerr.reason != KUBE_REASON_ALREADY_EXISTS)
+            events_emit(p->ctx->events, p->corpus, "Warning", "ReindexFailed",
+                        "Could not start Job %s to index the new layout of %d shards: %s", name, p->layouts.target,
+                        kerr.base.msg);
+    }
+    cJSON_Delete(job);
+    return 0;
+}
+
+/* Whether the target layout serves its whole index: its /index-status, read through its first shard's
+ * Service (any of its connectors asks all of its shards), counts repositories and no shard failed. */
+static int reconcile_layout_serves(struct reconcile_pass *p)
+{
+    struct reconcile_memo probe = {.key = (char *)p->key};
+    int ok;
+
+    reconcile_read_index(p->ctx, &probe, p->ns, p->name, p->layouts.shard[1][0], p->spec, p->in.now);
+    ok = probe.have_index && (probe.index.repositories > 0 || p->spec->nrepos == 0);
+    for (int k = 0; ok && k < probe.index.nsearch_shards; k++)
+        ok = !probe.index.search_shards[k].error[0];
+    index_status_free(&probe.index);
+    free(probe.error);
+    return ok;
+}
+
+/* Decides status.servingShards (render.h): the serving layout is recorded once its pods are rolled out
+ * (they carry the layout label the search Service will select from then on), and the target layout
+ * takes over once indexed, rolled out and answering. The next pass renders the Service for it and
+ * deletes the old layout. */
+static void reconcile_layout(struct reconcile_pass *p)
+{
+    const struct render_layouts *l = &p->layouts;
+
+    if (!l->recorded || l->n < 2) {
+        if (l->recorded || reconcile_layout_ready(p, 0))
+            p->in.serving_shards = l->serving;
+        else
+            p->retry_after = reconcile_min_requeue(p->retry_after, RECONCILE_LAYOUT_RECHECK_SECONDS);
+        return;
+    }
+    p->in.serving_shards = l->serving;
+    p->retry_after = reconcile_min_requeue(p->retry_after, RECONCILE_LAYOUT_RECHECK_SECONDS);
+    if (!reconcile_layout_indexed(p) || !reconcile_layout_ready(p, 1) || !reconcile_layout_serves(p))
+        return;
+    p->in.serving_shards = l->target;
+    events_emit(p->ctx->events, p->corpus, "Normal", "LayoutServing",
+                "The search Service now sends requests to the layout of %d shards (was %d)", l->target, l->serving);
+}
+
+/* Reads each layout's Deployments from the cache, and hands the status the serving layout's: with
+ * shards, the one with the fewest ready pods stands for the layout, so Ready names a shard that is
+ * down. */
+static void reconcile_observe_layouts(struct reconcile_pass *p)
+{
+    const struct render_layouts *l = &p->layouts;
+    long long fewest = -1;
+
+    for (int i = 0; i < l->n; i++)
+        for (int k = 0; k < l->shards[i]; k++)
+            p->deployments[i][k] = informer_get(p->ctx->children[RK_DEPLOYMENT], p->ns,
+                                                l->shards[i] == 1 ? p->names.deployment : l->shard[i][k]);
+    for (int k = 0; k < l->serving; k++) {
+        const cJSON *d = p->deployments[0][k];
+        long long ready = json_int(json_obj(d, "status"), "readyReplicas", 0);
+
+        p->in.shard_deployments[k] = d;
+        if (fewest < 0 || ready < fewest || !d) {
+            p->in.deployment = d;
+            fewest = d ? ready : 0;
+        }
+        if (!d)
+            break;
+    }
+}
+
 /* Everything a status needs of a corpus with a valid spec whose references exist: applies what
  * differs, starts a requested reindex, and observes the children and the index. */
 static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
@@ -868,7 +1024,7 @@ static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
         rc = reconcile_reindex(ctx, p->corpus, p->spec, &p->in.reindex_honoured, err);
     if (rc != ZK_OK)
         return rc;
-    p->deployment = informer_get(ctx->children[RK_DEPLOYMENT], p->ns, p->names.deployment);
+    reconcile_observe_layouts(p);
     p->cronjob = informer_get(ctx->children[RK_CRONJOB], p->ns, p->names.cronjob);
     p->jobs = informer_list_for(ctx->children[RK_JOB], p->key);
     p->pods = informer_list_for(ctx->children[RK_POD], p->key);
@@ -876,13 +1032,13 @@ static int reconcile_observe(struct reconcile_pass *p, struct zk_err *err)
         p->claim = informer_get(ctx->children[RK_PVC], p->ns, p->names.pvc);
     reconcile_check_storage_class(p);
     p->in.claim = p->claim;
-    p->in.deployment = p->deployment;
     p->in.cronjob = p->cronjob;
     p->in.jobs = p->jobs;
     p->in.pods = p->pods;
     if (p->apply_err.code != ZK_OK)
         p->in.apply_failure = p->apply_err.msg;
     reconcile_index(p, p->memo, period);
+    reconcile_layout(p);
     return ZK_OK;
 }
 
@@ -1070,6 +1226,7 @@ static int reconcile_gather(struct reconcile_pass *p, struct zk_err *err)
         return ZK_OK;
     }
     render_child_names(p->name, &p->names);
+    render_layouts(p->corpus, p->spec, &p->layouts);
     snprintf(p->endpoint, sizeof(p->endpoint), "http://%s.%s.svc:%d", p->names.service, p->ns,
              p->spec->gateway.port);
     p->in.spec = p->spec;

@@ -92,8 +92,51 @@ void render_child_names(const char *corpus_name, struct render_names *names)
     child_name(corpus_name, "-indexer", NAME_MAX_LABEL, names->indexer_policy);
 }
 
-size_t render_child_list(const struct render_names *names, struct render_child out[RENDER_CHILDREN_MAX])
+/* The shard layout the search Service serves (render.h): status.servingShards; else the spec's for a
+ * corpus that has never had a status (it is new), and one shard for one that has (it predates sharding). */
+static int serving_shards(const cJSON *corpus, const struct corpus_spec *spec, int *recorded)
 {
+    const cJSON *status = json_obj(corpus, "status");
+    long long v = json_int(status, "servingShards", 0);
+
+    *recorded = v >= 1 && v <= SHARD_MAX;
+    if (*recorded)
+        return (int)v;
+    return cJSON_GetObjectItemCaseSensitive(status, "observedGeneration") ? 1 : spec->webserver.shards;
+}
+
+void render_layouts(const cJSON *corpus, const struct corpus_spec *spec, struct render_layouts *out)
+{
+    const char *name = json_path_str(corpus, "metadata.name", "");
+    struct render_names names;
+    char suffix[32];
+
+    memset(out, 0, sizeof(*out));
+    render_child_names(name, &names);
+    out->serving = serving_shards(corpus, spec, &out->recorded);
+    out->target = spec->webserver.shards;
+    out->shards[out->n++] = out->serving;
+    if (out->recorded && out->target != out->serving)
+        out->shards[out->n++] = out->target;
+    for (int i = 0; i < out->n; i++) {
+        int n = out->shards[i];
+
+        for (int k = 0; k < n; k++) {
+            snprintf(suffix, sizeof(suffix), "-search-%d-%d", n, k);
+            child_name(name, suffix, NAME_MAX_LABEL, out->shard[i][k]);
+        }
+        snprintf(suffix, sizeof(suffix), "-search-%d", n);
+        if (n == 1)
+            memcpy(out->pdb[i], names.pdb, sizeof(out->pdb[i]));
+        else
+            child_name(name, suffix, NAME_MAX_LABEL, out->pdb[i]);
+    }
+}
+
+size_t render_child_list(const struct render_names *names, const struct render_layouts *layouts,
+                         struct render_child out[RENDER_CHILDREN_MAX])
+{
+    size_t n = 0;
     const struct render_child children[] = {
         {"PersistentVolumeClaim", names->pvc}, {"ConfigMap", names->configmap},
         {"ServiceAccount", names->serviceaccount}, {"Role", names->role},
@@ -102,10 +145,24 @@ size_t render_child_list(const struct render_names *names, struct render_child o
         {"Deployment", names->deployment}, {"PodDisruptionBudget", names->pdb},
         {"CronJob", names->cronjob}, {"Deployment", names->refresh},
     };
-    _Static_assert(sizeof(children) / sizeof(children[0]) == RENDER_CHILDREN_MAX, "one entry per child");
+    _Static_assert(sizeof(children) / sizeof(children[0]) == 12, "one entry per child of every corpus");
 
     memcpy(out, children, sizeof(children));
-    return RENDER_CHILDREN_MAX;
+    n = sizeof(children) / sizeof(children[0]);
+    /* A layout's Deployments, the Services of their shards and its budget, beyond the one-shard
+     * layout's above (render.h says which exist; naming one that does not costs only a cache lookup). */
+    for (int i = 0; i < layouts->n; i++) {
+        int shards = layouts->shards[i];
+
+        for (int k = 0; k < shards; k++) {
+            if (shards > 1)
+                out[n++] = (struct render_child){"Deployment", layouts->shard[i][k]};
+            out[n++] = (struct render_child){"Service", layouts->shard[i][k]};
+        }
+        if (shards > 1)
+            out[n++] = (struct render_child){"PodDisruptionBudget", layouts->pdb[i]};
+    }
+    return n;
 }
 
 void render_instance_label(const char *corpus_name, char *dst)
@@ -131,8 +188,14 @@ struct rctx {
     const char *name, *ns, *uid;
     char instance[RENDER_NAME_MAX];
     struct render_names names;
+    struct render_layouts layouts;
     const struct corpus_spec *spec;
     struct jb *b; /* the builder of the current render */
+};
+
+/* One search shard: shard k of layout i of c->layouts. */
+struct shard_ref {
+    int layout, k;
 };
 
 static cJSON *labels(const struct rctx *c, const char *component)
@@ -166,6 +229,22 @@ static cJSON *selector_labels(const struct rctx *c, const char *component)
     jb_add_str(c->b, l, API_LABEL_NAME, API_APP_NAME);
     jb_add_str(c->b, l, API_LABEL_INSTANCE, c->instance);
     jb_add_str(c->b, l, API_LABEL_COMPONENT, component);
+    return l;
+}
+
+/* The labels that select the search pods of a layout of n shards, and of its shard k when k >= 0 (only
+ * in a layout of more than one, whose pods carry their shard). */
+static cJSON *layout_labels(const struct rctx *c, int n, int k)
+{
+    cJSON *l = selector_labels(c, "search");
+    char v[16];
+
+    snprintf(v, sizeof(v), "%d", n);
+    jb_add_str(c->b, l, API_LABEL_SHARDS, v);
+    if (n > 1 && k >= 0) {
+        snprintf(v, sizeof(v), "%d", k);
+        jb_add_str(c->b, l, API_LABEL_SHARD, v);
+    }
     return l;
 }
 
@@ -409,6 +488,24 @@ int render_repos_list(const struct corpus_spec *spec, char **list, struct zk_err
     return ZK_OK;
 }
 
+/* The target layout's assignment for indexer.sh (RENDER_SHARDS_KEY): "<shard> <name>" per repository,
+ * so that the script, which cannot compute shard_of, indexes each where its shard serves it. */
+static int render_shards_list(const struct corpus_spec *spec, char **list, struct zk_err *err)
+{
+    int n = spec->webserver.shards, rc;
+    struct buf b;
+
+    buf_init(&b, CONFIG_MAX);
+    rc = buf_printf(&b, "# shards: %d. Written by zoekt-operator: the search shard of each repository of %s.\n", n,
+                    RENDER_REPOS_KEY);
+    for (int i = 0; rc == ZK_OK && i < spec->nrepos; i++)
+        rc = buf_printf(&b, "%d %s\n", shard_of(spec->repos[i].name, n), spec->repos[i].name);
+    if (rc != ZK_OK)
+        return zk_err_set(err, rc, "rendering the shard list: %s", zk_strerror(rc));
+    *list = buf_steal(&b);
+    return ZK_OK;
+}
+
 int render_nginx_conf(const struct corpus_spec *spec, const char *run_dir, char **conf, struct zk_err *err)
 {
     const char *p = ASSETS_NGINX_CONF, *end = p + ASSETS_NGINX_CONF_LEN;
@@ -490,7 +587,7 @@ static cJSON *render_pvc(const struct rctx *c)
 static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, struct zk_err *err)
 {
     cJSON *o = NULL, *data;
-    char *list = NULL, *nginx = NULL, *script = NULL;
+    char *list = NULL, *nginx = NULL, *script = NULL, *shards = NULL;
     char hash[65];
     int rc;
 
@@ -499,6 +596,8 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
     rc = render_repos_list(c->spec, &list, err);
     if (rc == ZK_OK)
         rc = render_nginx_conf(c->spec, "/tmp", &nginx, err);
+    if (rc == ZK_OK && c->spec->webserver.shards > 1)
+        rc = render_shards_list(c->spec, &shards, err);
     if (rc != ZK_OK)
         goto out;
     script = mem_strndup(ASSETS_INDEXER_SH, ASSETS_INDEXER_SH_LEN);
@@ -508,6 +607,8 @@ static int render_configmap(const struct rctx *c, cJSON **cm, char **hash_out, s
     jb_add_str(c->b, data, "indexer.sh", script);
     jb_add_str(c->b, data, "nginx.conf", nginx);
     jb_add_str(c->b, data, RENDER_REPOS_KEY, list);
+    if (shards)
+        jb_add_str(c->b, data, RENDER_SHARDS_KEY, shards);
     if (c->spec->discovered)
         jb_add_str(c->b, data, RENDER_DISCOVERED_KEY, c->spec->discovered);
 
@@ -524,6 +625,7 @@ out:
     free(list);
     free(nginx);
     free(script);
+    free(shards);
     return rc;
 }
 
@@ -571,9 +673,13 @@ static cJSON *render_rolebinding(const struct rctx *c)
     return o;
 }
 
-static cJSON *render_service(const struct rctx *c)
+/* The search Service agents use (shard NULL), which selects the serving layout, or the Service of one
+ * shard, which the connectors of its layout's other shards and the reconciler call. */
+static cJSON *render_service(const struct rctx *c, const struct shard_ref *shard)
 {
-    cJSON *o = new_object(c, "v1", "Service", c->names.service, "search", 1);
+    const struct render_layouts *l = &c->layouts;
+    cJSON *o = new_object(c, "v1", "Service", shard ? l->shard[shard->layout][shard->k] : c->names.service,
+                          "search", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec"), *ports, *p;
 
     jb_add_str(c->b, spec, "type", "ClusterIP");
@@ -581,8 +687,14 @@ static cJSON *render_service(const struct rctx *c)
      * a request of the session that reached another pod would be answered 404 and the client would
      * start over. The Service keeps each client on one pod (three hours without traffic, the
      * default, outlasts any session). */
-    jb_add_str(c->b, spec, "sessionAffinity", "ClientIP");
-    jb_add(c->b, spec, "selector", selector_labels(c, "search"));
+    if (!shard)
+        jb_add_str(c->b, spec, "sessionAffinity", "ClientIP");
+    if (shard)
+        jb_add(c->b, spec, "selector", layout_labels(c, l->shards[shard->layout], shard->k));
+    else if (l->recorded)
+        jb_add(c->b, spec, "selector", layout_labels(c, l->serving, -1));
+    else
+        jb_add(c->b, spec, "selector", selector_labels(c, "search"));
     ports = jb_add_arr(c->b, spec, "ports");
     p = jb_object(c->b);
     jb_add_str(c->b, p, "name", "http");
@@ -655,6 +767,14 @@ static cJSON *render_search_policy(const struct rctx *c)
     gateway = ingress_rule(c->b, s->gateway.port, s->network_policy.from, "podSelector");
     if (s->operator_namespace && *s->operator_namespace)
         jb_push(c->b, cJSON_GetObjectItemCaseSensitive(gateway, "from"), namespace_peer(c->b, s->operator_namespace));
+    /* With shards, each search pod's connector asks the other shards through their gateways, whoever
+     * else spec.networkPolicy.from lets in. */
+    if (c->layouts.shards[c->layouts.n - 1] > 1 || c->layouts.serving > 1) {
+        cJSON *peer = jb_object(c->b);
+
+        jb_add(c->b, jb_add_obj(c->b, peer, "podSelector"), "matchLabels", selector_labels(c, "search"));
+        jb_push(c->b, cJSON_GetObjectItemCaseSensitive(gateway, "from"), peer);
+    }
     jb_push(c->b, ingress, gateway);
     /* The connector's /metrics, for Prometheus wherever it runs (by default every namespace: an empty
      * namespaceSelector): counts by tool, error kind and webhook outcome, which name no repository,
@@ -728,13 +848,18 @@ static cJSON *render_indexer_policy(const struct rctx *c)
 /* At most one search pod down at a time through voluntary disruptions (node drains, cluster
  * upgrades): with two or more replicas the corpus stays searchable during a drain. It allows evicting a
  * single replica, so a one-replica corpus never blocks a drain. */
-static cJSON *render_pdb(const struct rctx *c)
+static cJSON *render_pdb(const struct rctx *c, int layout)
 {
-    cJSON *o = new_object(c, "policy/v1", "PodDisruptionBudget", c->names.pdb, "search", 1);
+    const struct render_layouts *l = &c->layouts;
+    int n = l->shards[layout];
+    cJSON *o = new_object(c, "policy/v1", "PodDisruptionBudget", l->pdb[layout], "search", 1);
     cJSON *spec = jb_add_obj(c->b, o, "spec");
 
     jb_add_num(c->b, spec, "maxUnavailable", 1);
-    jb_add(c->b, jb_add_obj(c->b, spec, "selector"), "matchLabels", selector_labels(c, "search"));
+    /* The budget of a layout counts that layout's pods only once the Service tells layouts apart; a
+     * corpus that predates sharding keeps its budget over every search pod until then. */
+    jb_add(c->b, jb_add_obj(c->b, spec, "selector"), "matchLabels",
+           l->recorded || n > 1 ? layout_labels(c, n, -1) : selector_labels(c, "search"));
     return o;
 }
 
@@ -766,9 +891,11 @@ static cJSON *probe_exec(struct jb *b, const char *const *cmd, int initial_delay
     return p;
 }
 
-static cJSON *container_zoekt(const struct rctx *c)
+static cJSON *container_zoekt(const struct rctx *c, const struct shard_ref *shard)
 {
     cJSON *k = jb_object(c->b), *mounts;
+    int n = c->layouts.shards[shard->layout];
+    char folder[64];
     static const char *const cmd[] = {"zoekt-webserver", "-rpc", "-listen", ZOEKT_LISTEN, "-index", "/data/index",
                                       NULL};
     /* zoekt-webserver listens on the loopback only, which the kubelet's HTTP probes cannot reach;
@@ -782,8 +909,13 @@ static cJSON *container_zoekt(const struct rctx *c)
     jb_add(c->b, k, "livenessProbe", probe_exec(c->b, probe, 30, 30, 5));
     jb_add(c->b, k, "securityContext", container_security(c->b));
     mounts = jb_add_arr(c->b, k, "volumeMounts");
-    /* Read-only, and through subPath so the kubelet creates index/ before the first indexer run. */
-    jb_push(c->b, mounts, mount(c->b, "data", "/data/index", "index", 1));
+    /* Read-only, and through subPath so the kubelet creates the folder before the first indexer run.
+     * A shard of a layout of more than one serves a folder of its own, where indexer.sh writes it. */
+    if (n > 1)
+        snprintf(folder, sizeof(folder), "index-shards/%d/%d", n, shard->k);
+    else
+        snprintf(folder, sizeof(folder), "index");
+    jb_push(c->b, mounts, mount(c->b, "data", "/data/index", folder, 1));
     jb_push(c->b, mounts, mount(c->b, "tmp", "/tmp", "zoekt", 0));
     return k;
 }
@@ -796,6 +928,10 @@ static cJSON *container_nginx(const struct rctx *c)
     jb_add_str(c->b, k, "name", "nginx");
     jb_add_str(c->b, k, "image", c->spec->gateway.image);
     jb_add(c->b, k, "command", strv(c->b, cmd));
+    /* Stopping pods (a rolling update, the old layout after a reshard) leave the Service's endpoints a
+     * moment after they are told to stop: nginx keeps answering until every proxy has seen that. */
+    jb_add_num(c->b, jb_add_obj(c->b, jb_add_obj(c->b, jb_add_obj(c->b, k, "lifecycle"), "preStop"), "sleep"),
+               "seconds", 5);
     ports = jb_add_arr(c->b, k, "ports");
     p = jb_object(c->b);
     jb_add_str(c->b, p, "name", "http");
@@ -812,7 +948,26 @@ static cJSON *container_nginx(const struct rctx *c)
     return k;
 }
 
-static cJSON *container_connector(const struct rctx *c)
+/* The --shard-urls of a connector in shard self of a layout of more than one: its own webserver on
+ * the loopback, and every other shard's gateway through that shard's Service. */
+static char *shard_urls(const struct rctx *c, const struct shard_ref *self)
+{
+    const struct render_layouts *l = &c->layouts;
+    struct buf b;
+    int rc = ZK_OK;
+
+    buf_init(&b, 4096);
+    for (int k = 0; k < l->shards[self->layout] && rc == ZK_OK; k++) {
+        if (k == self->k)
+            rc = buf_printf(&b, "%shttp://%s", k ? "," : "", ZOEKT_LISTEN);
+        else
+            rc = buf_printf(&b, "%shttp://%s.%s.svc:%d", k ? "," : "", l->shard[self->layout][k], c->ns,
+                            c->spec->gateway.port);
+    }
+    return rc == ZK_OK ? buf_steal(&b) : NULL;
+}
+
+static cJSON *container_connector(const struct rctx *c, const struct shard_ref *shard)
 {
     const struct corpus_spec *s = c->spec;
     cJSON *k = jb_object(c->b), *cmd, *mounts, *env, *e, *from, *ports, *p;
@@ -832,6 +987,13 @@ static cJSON *container_connector(const struct rctx *c)
     jb_push(c->b, cmd, jb_string(c->b, "http://" ZOEKT_LISTEN));
     jb_push(c->b, cmd, jb_string(c->b, "--corpus"));
     jb_push(c->b, cmd, jb_string(c->b, corpus));
+    if (c->layouts.shards[shard->layout] > 1) {
+        char *urls = shard_urls(c, shard);
+
+        jb_push(c->b, cmd, jb_string(c->b, "--shard-urls"));
+        jb_push(c->b, cmd, jb_string(c->b, urls));
+        free(urls);
+    }
 #define ADD_NUM_FLAG(flag, fmt, v)                                                                         \
     do {                                                                                                   \
         snprintf(num, sizeof(num), fmt, (v));                                                              \
@@ -895,17 +1057,22 @@ static cJSON *container_connector(const struct rctx *c)
     return k;
 }
 
-static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
+/* The search pods of one shard. A layout of one is today's Deployment, whose selector (immutable) does
+ * not name the layout; its pods carry it all the same, for the Service. */
+static cJSON *render_deployment(const struct rctx *c, const char *config_hash, const struct shard_ref *shard)
 {
-    cJSON *o = new_object(c, "apps/v1", "Deployment", c->names.deployment, "search", 1);
-    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *strat, *ru, *tpl, *md, *ann, *pod, *ctrs, *vols;
+    int n = c->layouts.shards[shard->layout];
+    cJSON *o = new_object(c, "apps/v1", "Deployment",
+                          n > 1 ? c->layouts.shard[shard->layout][shard->k] : c->names.deployment, "search", 1);
+    cJSON *spec = jb_add_obj(c->b, o, "spec"), *sel, *strat, *ru, *tpl, *md, *ann, *pod, *ctrs, *vols, *pl;
     static const char *const nginx_keys[] = {"nginx.conf", NULL};
     static const char *const hook_keys[] = {"nginx.conf", RENDER_REPOS_KEY, NULL};
+    char v[16];
 
     jb_add_num(c->b, spec, "replicas", c->spec->webserver.replicas);
     jb_add_num(c->b, spec, "revisionHistoryLimit", 3);
     sel = jb_add_obj(c->b, spec, "selector");
-    jb_add(c->b, sel, "matchLabels", selector_labels(c, "search"));
+    jb_add(c->b, sel, "matchLabels", n > 1 ? layout_labels(c, n, shard->k) : selector_labels(c, "search"));
     /* Start the new pod before stopping the old one: with one replica there is never a gap. */
     strat = jb_add_obj(c->b, spec, "strategy");
     jb_add_str(c->b, strat, "type", "RollingUpdate");
@@ -914,7 +1081,14 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     jb_add_num(c->b, ru, "maxUnavailable", 0);
     tpl = jb_add_obj(c->b, spec, "template");
     md = jb_add_obj(c->b, tpl, "metadata");
-    jb_add(c->b, md, "labels", pod_labels(c, "search"));
+    pl = pod_labels(c, "search");
+    snprintf(v, sizeof(v), "%d", n);
+    jb_add_str(c->b, pl, API_LABEL_SHARDS, v);
+    if (n > 1) {
+        snprintf(v, sizeof(v), "%d", shard->k);
+        jb_add_str(c->b, pl, API_LABEL_SHARD, v);
+    }
+    jb_add(c->b, md, "labels", pl);
     ann = jb_add_obj(c->b, md, "annotations");
     jb_add_str(c->b, ann, API_ANN_CONFIG_HASH, config_hash);
     pod = jb_add_obj(c->b, tpl, "spec");
@@ -924,9 +1098,9 @@ static cJSON *render_deployment(const struct rctx *c, const char *config_hash)
     add_placement(c, pod);
     add_pod_settings(c, pod);
     ctrs = jb_add_arr(c->b, pod, "containers");
-    jb_push(c->b, ctrs, container_zoekt(c));
+    jb_push(c->b, ctrs, container_zoekt(c, shard));
     jb_push(c->b, ctrs, container_nginx(c));
-    jb_push(c->b, ctrs, container_connector(c));
+    jb_push(c->b, ctrs, container_connector(c, shard));
     vols = jb_add_arr(c->b, pod, "volumes");
     jb_push(c->b, vols, volume_pvc(c));
     jb_push(c->b, vols, volume_config(c, c->spec->webhook_secret ? hook_keys : nginx_keys));
@@ -947,6 +1121,8 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
     cJSON *pod = jb_object(c->b), *ctrs, *k, *env, *mounts, *vols;
     static const char *const cmd[] = {"/bin/sh", RENDER_CONFIG_DIR "/indexer.sh", NULL};
     static const char *const keys[] = {RENDER_REPOS_KEY, "indexer.sh", NULL};
+    static const char *const shard_keys[] = {RENDER_REPOS_KEY, "indexer.sh", RENDER_SHARDS_KEY, NULL};
+    int shards = s->webserver.shards;
 
     jb_add_str(c->b, pod, "restartPolicy", restart);
     /* The indexer talks to git servers, never to the Kubernetes API. */
@@ -969,6 +1145,15 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
     jb_push(c->b, env, env_var(c->b, "TMPDIR", "/tmp"));
     if (s->git_ca.name)
         jb_push(c->b, env, env_var(c->b, "GIT_CA_BUNDLE", RENDER_GIT_CA_DIR "/" RENDER_GIT_CA_FILE));
+    /* With more than one shard, each repository is indexed into its shard's folder (the Jobs' pod k
+     * indexes shard k's repositories, the refresh pod each where the list puts it). */
+    if (shards > 1) {
+        char num[16];
+
+        snprintf(num, sizeof(num), "%d", shards);
+        jb_push(c->b, env, env_var(c->b, "SHARDS", num));
+        jb_push(c->b, env, env_var(c->b, "SHARDS_FILE", RENDER_CONFIG_DIR "/" RENDER_SHARDS_KEY));
+    }
     if (poll_seconds) {
         jb_push(c->b, env, env_var(c->b, "INDEXER_MODE", "watch"));
         jb_push(c->b, env, env_var(c->b, "POLL_INTERVAL_SECONDS", poll_seconds));
@@ -1002,7 +1187,7 @@ static cJSON *indexer_pod(const struct rctx *c, const char *restart, const char 
     jb_push(c->b, ctrs, k);
     vols = jb_add_arr(c->b, pod, "volumes");
     jb_push(c->b, vols, volume_pvc(c));
-    jb_push(c->b, vols, volume_config(c, keys));
+    jb_push(c->b, vols, volume_config(c, shards > 1 ? shard_keys : keys));
     if (s->credentials_secret)
         jb_push(c->b, vols, volume_secret(c->b, "git-credentials", s->credentials_secret));
     if (s->git_ca.name)
@@ -1032,9 +1217,17 @@ static cJSON *indexer_template(const struct rctx *c, const char *component, cons
 static cJSON *job_spec(const struct rctx *c)
 {
     cJSON *js = jb_object(c->b);
+    int shards = c->spec->webserver.shards;
 
-    /* One retry: the script fails only when no repository could be indexed at all. */
-    jb_add_num(c->b, js, "backoffLimit", 1);
+    /* One retry: the script fails only when no repository could be indexed at all. With more than one
+     * shard, pod k of an Indexed Job indexes shard k (indexer.sh reads JOB_COMPLETION_INDEX), all at
+     * once, each with its retry. */
+    jb_add_num(c->b, js, "backoffLimit", shards);
+    if (shards > 1) {
+        jb_add_str(c->b, js, "completionMode", "Indexed");
+        jb_add_num(c->b, js, "completions", shards);
+        jb_add_num(c->b, js, "parallelism", shards);
+    }
     jb_add_num(c->b, js, "activeDeadlineSeconds", (double)c->spec->indexer.deadline_seconds);
     jb_add(c->b, js, "template", indexer_template(c, "indexer", "Never", NULL, NULL));
     return js;
@@ -1106,6 +1299,7 @@ static int ctx_init(struct rctx *c, struct jb *b, const cJSON *corpus, const str
     c->spec = spec;
     render_instance_label(c->name, c->instance);
     render_child_names(c->name, &c->names);
+    render_layouts(corpus, spec, &c->layouts);
     return ZK_OK;
 }
 
@@ -1137,9 +1331,19 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON *
         jb_push(&b, arr, render_search_policy(&c));
         jb_push(&b, arr, render_indexer_policy(&c));
     }
-    jb_push(&b, arr, render_service(&c));
-    jb_push(&b, arr, render_deployment(&c, hash));
-    jb_push(&b, arr, render_pdb(&c));
+    jb_push(&b, arr, render_service(&c, NULL));
+    for (int i = 0; i < c.layouts.n; i++) {
+        int n = c.layouts.shards[i];
+
+        for (int k = 0; k < n; k++) {
+            struct shard_ref shard = {i, k};
+
+            if (n > 1 || i > 0)
+                jb_push(&b, arr, render_service(&c, &shard));
+            jb_push(&b, arr, render_deployment(&c, hash, &shard));
+        }
+        jb_push(&b, arr, render_pdb(&c, i));
+    }
     jb_push(&b, arr, render_cronjob(&c));
     jb_push(&b, arr, render_refresh(&c));
     free(hash);

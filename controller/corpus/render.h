@@ -10,6 +10,7 @@
 #include "controller/corpus/api.h"
 #include "controller/corpus/spec.h"
 #include "err.h"
+#include "shard.h"
 
 #include <cjson/cJSON.h>
 
@@ -45,15 +46,42 @@ struct render_names {
 };
 void render_child_names(const char *corpus_name, struct render_names *names);
 
+/* Shard layouts (docs/sharding.md). A layout of n shards is n Deployments of search pods, each
+ * serving the repositories shard_of (lib/shard.h) gives it from a folder of its own, and a
+ * PodDisruptionBudget; a layout of one is today's Deployment <name>-search over /data/index. The search
+ * Service sends requests to the serving layout. While spec.webserver.shards names another, both are
+ * rendered: the new one is indexed and started beside the old, and the reconciler makes it the serving
+ * one (status.servingShards) once it is complete and Ready; the next render drops the old one.
+ *
+ * The serving layout is status.servingShards; a corpus without it is either new (it serves the spec's
+ * layout from the start) or older than sharding (it serves one shard), and the target layout is only
+ * rendered once status.servingShards is written: until then, the search Service keeps the selector it
+ * had, which a new layout's pods would also match. */
+#define RENDER_SHARDS_KEY "shards.txt"  /* the ConfigMap's "<shard> <name>" lines of the target layout */
+struct render_layouts {
+    int serving;    /* the serving layout's number of shards */
+    int target;     /* spec.webserver.shards */
+    int recorded;   /* status.servingShards is set: the Service selects the serving layout by label */
+    int n;          /* layouts rendered: 1, or 2 while the target one is built */
+    int shards[2];  /* their numbers of shards, the serving layout's first */
+    /* The Deployment of shard k of layout i (for a layout of one, names.deployment), which is also the
+     * name of its own Service (rendered for every layout of more than one, and for a layout of one while
+     * it is not serving, so that the reconciler can read that layout's /index-status). */
+    char shard[2][SHARD_MAX][RENDER_NAME_MAX];
+    char pdb[2][RENDER_NAME_MAX]; /* each layout's PodDisruptionBudget (a layout of one: names.pdb) */
+};
+void render_layouts(const cJSON *corpus, const struct corpus_spec *spec, struct render_layouts *out);
+
 /* Every child render_children can make, as its kind (a Kubernetes kind, e.g. "Deployment") and its
- * name, a string in names: the controller looks each up in its cache to tell, without rendering,
+ * name, a string in names or layouts: the controller looks each up in its cache to tell, without rendering,
  * whether any of them changed. Writes them into out (RENDER_CHILDREN_MAX entries) and returns how many. */
-#define RENDER_CHILDREN_MAX 12
+#define RENDER_CHILDREN_MAX (12 + 2 * (2 * SHARD_MAX + 1))
 struct render_child {
     const char *kind;
     const char *name;
 };
-size_t render_child_list(const struct render_names *names, struct render_child out[RENDER_CHILDREN_MAX]);
+size_t render_child_list(const struct render_names *names, const struct render_layouts *layouts,
+                         struct render_child out[RENDER_CHILDREN_MAX]);
 
 /* The app.kubernetes.io/instance label value for a corpus: its name when that is a valid label value
  * (at most 63 characters), else a prefix of it with a hash suffix. dst holds RENDER_NAME_MAX bytes. */

@@ -8,6 +8,7 @@
 #include "jb.h"
 #include "json.h"
 #include "mem.h"
+#include "shard.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -1039,6 +1040,7 @@ static void parse_webserver(struct pctx *c, const cJSON *spec, struct corpus_spe
 
     out->webserver.image = image_field(c, ws, "spec.webserver", c->images.zoekt);
     out->webserver.replicas = (int)opt_int(c, ws, "replicas", "spec.webserver.replicas", 1, 0, 20);
+    out->webserver.shards = (int)opt_int(c, ws, "shards", "spec.webserver.shards", 1, 1, SHARD_MAX);
     out->webserver.resources = resources_field(c, ws, "spec.webserver");
     if (arch && strcmp(arch, "arm64") && strcmp(arch, "amd64")) {
         field_error(c, "spec.webserver.architecture", "must be arm64 or amd64");

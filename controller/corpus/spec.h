@@ -135,7 +135,9 @@ struct corpus_spec {
     } indexer;
     struct {
         char *image;
-        int replicas;
+        int replicas;         /* search pods per shard */
+        int shards;           /* search shards (1..SHARD_MAX, default 1): each serves the repositories
+                               * lib/shard.h assigns it, from a folder of its own */
         cJSON *resources;
         char *architecture;   /* default "arm64" */
         cJSON *node_selector; /* owned copy or NULL */

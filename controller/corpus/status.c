@@ -73,6 +73,27 @@ static int index_status_parse_stale(const cJSON *root, struct index_status *out,
     return ZK_OK;
 }
 
+/* "searchShards": what a sharded connector found of each shard. An entry it cannot read is shown as
+ * an error of that shard rather than failing the whole answer, which still counts every repository. */
+static void index_status_parse_shards(const cJSON *root, struct index_status *out)
+{
+    const cJSON *e;
+
+    cJSON_ArrayForEach(e, json_arr(root, "searchShards")) {
+        struct index_shard *sh;
+        const char *oldest = json_str(e, "oldestIndexTime", "");
+
+        if (out->nsearch_shards == SHARD_MAX)
+            break;
+        sh = &out->search_shards[out->nsearch_shards++];
+        sh->repositories = (int)json_int(e, "repositories", 0);
+        sh->index_bytes = json_int(e, "indexBytes", 0);
+        if (*oldest && !rfc3339_parse(oldest, &sh->oldest_index_time))
+            snprintf(sh->error, sizeof(sh->error), "its oldest index time is not RFC 3339");
+        snprintf(sh->error, sizeof(sh->error), "%s", json_str(e, "error", sh->error));
+    }
+}
+
 int index_status_parse(const char *body, size_t len, struct index_status *out, struct zk_err *err)
 {
     cJSON *root = json_parse(body, len);
@@ -106,6 +127,8 @@ int index_status_parse(const char *body, size_t len, struct index_status *out, s
     }
     snprintf(out->zoekt_version, sizeof(out->zoekt_version), "%s", json_str(root, "zoektVersion", ""));
     rc = index_status_parse_stale(root, out, err);
+    if (rc == ZK_OK)
+        index_status_parse_shards(root, out);
 out:
     cJSON_Delete(root);
     return rc;
@@ -658,6 +681,41 @@ static void judge_sources(const struct status_input *in, struct jb *b, cJSON *st
                  in->sources_dropped ? " (some with names the spec refuses were left out)" : "");
 }
 
+/* servingShards (kept from the last status when this pass did not decide it, e.g. an invalid spec: the
+ * serving layout must not be forgotten) and, with more than one shard, each one's figures. */
+static void add_shards(const struct status_input *in, const cJSON *prev, struct jb *b, cJSON *st)
+{
+    int serving = in->serving_shards ? in->serving_shards : (int)json_int(prev, "servingShards", 0);
+    const struct index_status *idx = in->index;
+    cJSON *arr;
+
+    if (serving <= 0)
+        return;
+    jb_add_num(b, st, "servingShards", serving);
+    if (serving < 2 || !in->serving_shards)
+        return;
+    arr = jb_add_arr(b, st, "shards");
+    for (int k = 0; k < serving; k++) {
+        cJSON *e = jb_object(b);
+        const struct index_shard *sh = idx && k < idx->nsearch_shards ? &idx->search_shards[k] : NULL;
+
+        jb_add_num(b, e, "shard", k);
+        if (sh && !sh->error[0]) {
+            jb_add_num(b, e, "repositories", sh->repositories);
+            jb_add_num(b, e, "indexBytes", (double)sh->index_bytes);
+        }
+        jb_add_num(b, e, "readyReplicas",
+                   (double)json_int(json_obj(in->shard_deployments[k], "status"), "readyReplicas", 0));
+        if (sh && !sh->error[0])
+            add_time(b, e, "oldestIndexTime", sh->oldest_index_time);
+        if (sh && sh->error[0])
+            jb_add_str(b, e, "error", sh->error);
+        else if (!sh)
+            jb_add_str(b, e, "error", in->index_error ? in->index_error : "its index status has not been read yet");
+        jb_push(b, arr, e);
+    }
+}
+
 cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
 {
     const cJSON *prev = json_obj(in->corpus, "status");
@@ -702,6 +760,7 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
         jb_add_str(&b, st, "lastReindexRequest", reindex);
     if (in->endpoint)
         jb_add_str(&b, st, "endpoint", in->endpoint);
+    add_shards(in, prev, &b, st);
     conds = jb_add_arr(&b, st, "conditions");
     add_condition(&b, conds, prev, STATUS_READY, &ready, generation, in->now);
     add_condition(&b, conds, prev, STATUS_INDEXED, &indexed, generation, in->now);

@@ -9,9 +9,18 @@
 #include "controller/corpus/spec.h"
 #include "controller/sources/discover.h"
 #include "err.h"
+#include "shard.h"
 
 #include <cjson/cJSON.h>
 #include <time.h>
+
+/* One search shard as a sharded connector's /index-status reports it ("searchShards"). */
+struct index_shard {
+    int repositories;
+    long long index_bytes;
+    time_t oldest_index_time; /* 0 when unknown */
+    char error[256];          /* why the shard did not answer, or empty */
+};
 
 /* What the connector's /index-status reported (see the architecture's contract). */
 struct index_status {
@@ -24,6 +33,8 @@ struct index_status {
     int stale;                 /* repositories older than maxAge when it answered */
     cJSON *stale_repositories; /* their names, oldest first: an array of at most STATUS_MAX_STALE_REPOS
                                   strings owned here, or NULL */
+    int nsearch_shards;        /* entries of search_shards: 0 from a connector of one shard */
+    struct index_shard search_shards[SHARD_MAX];
 };
 
 /* Parses the /index-status body. Returns ZK_OK or ZK_EPARSE with err set; either way *out is to be
@@ -40,7 +51,10 @@ struct status_input {
     const char *missing_kind;        /* its kind: "Secret" (the default) or "ConfigMap" */
     const char *apply_failure;       /* the first child the API server refused, as "<kind> <name>: <the
                                         API's answer>", or NULL when every apply went through */
-    const cJSON *deployment;         /* observed children, NULL when absent */
+    const cJSON *deployment;         /* observed children, NULL when absent; with shards, the serving
+                                        layout's Deployment with the fewest ready pods */
+    int serving_shards;              /* status.servingShards to write (render.h), 0: keep the recorded one */
+    const cJSON *shard_deployments[SHARD_MAX]; /* with serving_shards > 1, each shard's Deployment or NULL */
     const cJSON *cronjob;
     const cJSON *jobs;               /* array of the corpus's indexer Jobs, or NULL */
     const cJSON *pods;               /* array of the corpus's Pods (status_prune_pod), or NULL: the

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "controller/corpus/render.h"
 #include "json.h"
+#include "shard.h"
 #include "tests/support/fixture.h"
 
 #include <stdio.h>
@@ -1052,6 +1053,7 @@ static void test_names(void **state)
 static void check_child_names(const struct fixture *fx, const char *corpus_name)
 {
     struct render_names names;
+    struct render_layouts layouts;
     struct render_child list[RENDER_CHILDREN_MAX];
     int found[RENDER_CHILDREN_MAX] = {0};
     size_t n_list, i;
@@ -1059,7 +1061,8 @@ static void check_child_names(const struct fixture *fx, const char *corpus_name)
     int n = 0;
 
     render_child_names(corpus_name, &names);
-    n_list = render_child_list(&names, list);
+    render_layouts(fx->corpus, fx->spec, &layouts);
+    n_list = render_child_list(&names, &layouts, list);
     cJSON_ArrayForEach(c, fx->children) {
         for (i = 0; i < n_list; i++)
             if (strcmp(list[i].kind, json_str(c, "kind", "")) == 0 &&
@@ -1070,7 +1073,8 @@ static void check_child_names(const struct fixture *fx, const char *corpus_name)
         n++;
     }
     assert_int_equal(n, 12);
-    assert_int_equal(n_list, 12);
+    /* And the Service of the one-shard layout's shard, made only while another layout serves. */
+    assert_int_equal(n_list, 13);
     for (i = 0; i < n_list; i++) {
         assert_true(dns1035(list[i].name));
         assert_string_not_equal(list[i].kind, "Job");
@@ -1272,6 +1276,167 @@ static void test_yaml_parses(void **state)
     fx_free(&fx);
 }
 
+/* The named child of kind, or NULL. */
+static const cJSON *named(const cJSON *children, const char *kind, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, children)
+        if (strcmp(json_str(c, "kind", ""), kind) == 0 && strcmp(json_path_str(c, "metadata.name", ""), name) == 0)
+            return c;
+    return NULL;
+}
+
+static int count_kind(const cJSON *children, const char *kind)
+{
+    const cJSON *c;
+    int n = 0;
+
+    cJSON_ArrayForEach(c, children)
+        n += strcmp(json_str(c, "kind", ""), kind) == 0;
+    return n;
+}
+
+/* The corpus fixture with spec.webserver.shards and, when serving > 0, status.servingShards. */
+static cJSON *sharded_corpus(int shards, int serving)
+{
+    cJSON *corpus = load_corpus(), *spec = cJSON_GetObjectItem(corpus, "spec"), *ws, *st;
+
+    ws = cJSON_GetObjectItem(spec, "webserver");
+    if (!ws)
+        ws = cJSON_AddObjectToObject(spec, "webserver");
+    cJSON_AddNumberToObject(ws, "shards", shards);
+    if (serving > 0) {
+        cJSON_DeleteItemFromObject(corpus, "status");
+        st = cJSON_AddObjectToObject(corpus, "status");
+        cJSON_AddNumberToObject(st, "observedGeneration", 1);
+        cJSON_AddNumberToObject(st, "servingShards", serving);
+    }
+    return corpus;
+}
+
+/* The command-line value after flag in a container, or NULL. */
+static const char *flag_value(const cJSON *container, const char *flag)
+{
+    const cJSON *a, *cmd = cJSON_GetObjectItem(container, "command");
+
+    cJSON_ArrayForEach(a, cmd)
+        if (strcmp(a->valuestring, flag) == 0 && a->next)
+            return a->next->valuestring;
+    return NULL;
+}
+
+static const cJSON *container_named(const cJSON *deployment, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, json_path(deployment, "spec.template.spec.containers"))
+        if (strcmp(json_str(c, "name", ""), name) == 0)
+            return c;
+    return NULL;
+}
+
+/* A new corpus of three shards: three Deployments, each serving its own folder and asking the other
+ * two through their Services; an Indexed Job of three pods; the assignment in the ConfigMap. */
+static void test_three_shards(void **state)
+{
+    struct fixture fx;
+    char name[64], want[256];
+    const cJSON *d, *svc, *conn, *zoekt, *cron, *cm, *pdb, *env;
+    const char *list;
+
+    (void)state;
+    render_fx(&fx, sharded_corpus(3, 0));
+    assert_null(named(fx.children, "Deployment", "org-search"));
+    assert_int_equal(count_kind(fx.children, "Deployment"), 4); /* and the refresh Deployment */
+    for (int k = 0; k < 3; k++) {
+        snprintf(name, sizeof(name), "org-search-3-%d", k);
+        d = named(fx.children, "Deployment", name);
+        svc = named(fx.children, "Service", name);
+        assert_non_null(d);
+        assert_non_null(svc);
+        snprintf(want, sizeof(want), "%d", k);
+        assert_string_equal(json_str(json_path(d, "spec.selector.matchLabels"), API_LABEL_SHARD, ""), want);
+        assert_string_equal(json_str(json_path(d, "spec.template.metadata.labels"), API_LABEL_SHARD, ""), want);
+        assert_string_equal(json_str(json_path(d, "spec.template.metadata.labels"), API_LABEL_SHARDS, ""), "3");
+        assert_string_equal(json_str(json_path(svc, "spec.selector"), API_LABEL_SHARD, ""), want);
+        zoekt = container_named(d, "zoekt-webserver");
+        snprintf(want, sizeof(want), "index-shards/3/%d", k);
+        assert_string_equal(json_str(cJSON_GetArrayItem(json_path(zoekt, "volumeMounts"), 0), "subPath", ""), want);
+        /* Its own shard on the loopback, the others through their gateways, in shard order. */
+        conn = container_named(d, "connector");
+        snprintf(want, sizeof(want), "%s,%s,%s",
+                 k == 0 ? "http://127.0.0.1:6070" : "http://org-search-3-0.codesearch.svc:8080",
+                 k == 1 ? "http://127.0.0.1:6070" : "http://org-search-3-1.codesearch.svc:8080",
+                 k == 2 ? "http://127.0.0.1:6070" : "http://org-search-3-2.codesearch.svc:8080");
+        assert_string_equal(flag_value(conn, "--shard-urls"), want);
+    }
+    /* The agents' Service: a new corpus serves its spec's layout from the start. */
+    svc = named(fx.children, "Service", "org-search");
+    assert_non_null(svc);
+    pdb = named(fx.children, "PodDisruptionBudget", "org-search-3");
+    assert_non_null(pdb);
+    assert_string_equal(json_str(json_path(pdb, "spec.selector.matchLabels"), API_LABEL_SHARDS, ""), "3");
+    cron = child(fx.children, "CronJob");
+    assert_string_equal(json_path_str(cron, "spec.jobTemplate.spec.completionMode", ""), "Indexed");
+    assert_int_equal(json_int(json_path(cron, "spec.jobTemplate.spec"), "completions", 0), 3);
+    assert_int_equal(json_int(json_path(cron, "spec.jobTemplate.spec"), "parallelism", 0), 3);
+    env = json_path(cJSON_GetArrayItem(json_path(cron, "spec.jobTemplate.spec.template.spec.containers"), 0), "env");
+    {
+        const cJSON *e;
+        int shards_env = 0;
+
+        cJSON_ArrayForEach(e, env)
+            shards_env += strcmp(json_str(e, "name", ""), "SHARDS") == 0 && strcmp(json_str(e, "value", ""), "3") == 0;
+        assert_int_equal(shards_env, 1);
+    }
+    /* Every repository once in the assignment, in the shard shard_of gives it. */
+    cm = child(fx.children, "ConfigMap");
+    list = json_str(json_obj(cm, "data"), RENDER_SHARDS_KEY, NULL);
+    assert_non_null(list);
+    for (int i = 0; i < fx.spec->nrepos; i++) {
+        snprintf(want, sizeof(want), "\n%d %s\n", shard_of(fx.spec->repos[i].name, 3), fx.spec->repos[i].name);
+        assert_non_null(strstr(list, want));
+    }
+    fx_free(&fx);
+}
+
+/* Moving from one shard to three: the old layout keeps serving (the Service selects it by label) while
+ * the new one is rendered beside it; once three serve, the old one is no longer rendered. */
+static void test_layout_move(void **state)
+{
+    struct fixture fx;
+    const cJSON *svc;
+
+    (void)state;
+    render_fx(&fx, sharded_corpus(3, 1));
+    assert_non_null(named(fx.children, "Deployment", "org-search"));
+    assert_non_null(named(fx.children, "Deployment", "org-search-3-2"));
+    assert_non_null(named(fx.children, "PodDisruptionBudget", "org-search"));
+    assert_non_null(named(fx.children, "PodDisruptionBudget", "org-search-3"));
+    svc = named(fx.children, "Service", "org-search");
+    assert_string_equal(json_str(json_path(svc, "spec.selector"), API_LABEL_SHARDS, ""), "1");
+    assert_null(named(fx.children, "Service", "org-search-1-0"));
+    fx_free(&fx);
+
+    render_fx(&fx, sharded_corpus(3, 3));
+    assert_null(named(fx.children, "Deployment", "org-search"));
+    assert_null(named(fx.children, "PodDisruptionBudget", "org-search"));
+    svc = named(fx.children, "Service", "org-search");
+    assert_string_equal(json_str(json_path(svc, "spec.selector"), API_LABEL_SHARDS, ""), "3");
+    fx_free(&fx);
+
+    /* Back to one: the one-shard layout gets a Service of its own while it is built, for its
+     * /index-status. */
+    render_fx(&fx, sharded_corpus(1, 3));
+    assert_non_null(named(fx.children, "Deployment", "org-search"));
+    assert_non_null(named(fx.children, "Service", "org-search-1-0"));
+    assert_non_null(named(fx.children, "Deployment", "org-search-3-0"));
+    svc = named(fx.children, "Service", "org-search");
+    assert_string_equal(json_str(json_path(svc, "spec.selector"), API_LABEL_SHARDS, ""), "3");
+    fx_free(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1297,6 +1462,8 @@ int main(void)
         cmocka_unit_test(test_nginx_conf),
         cmocka_unit_test(test_repos_list),
         cmocka_unit_test(test_yaml_parses),
+        cmocka_unit_test(test_three_shards),
+        cmocka_unit_test(test_layout_move),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,6 +70,7 @@ static void test_defaults(void **state)
     assert_null(s->indexer.resources);
     assert_int_equal(s->indexer.symbols, 1);
     assert_int_equal(s->webserver.replicas, 1);
+    assert_int_equal(s->webserver.shards, 1);
     assert_string_equal(s->webserver.architecture, "arm64");
     assert_int_equal(s->gateway.port, 8080);
     assert_null(s->gateway.tokens_secret);
@@ -507,6 +508,8 @@ static void test_field_errors(void **state)
                      "arm64 or amd64");
     expect_one_error("{" ONE_REPO ",\"webserver\":{\"replicas\":1.5}}", "spec.webserver.replicas", "integer");
     expect_one_error("{" ONE_REPO ",\"webserver\":{\"replicas\":1e300}}", "spec.webserver.replicas", "between");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"shards\":0}}", "spec.webserver.shards", "between");
+    expect_one_error("{" ONE_REPO ",\"webserver\":{\"shards\":17}}", "spec.webserver.shards", "between");
     expect_one_error("{" ONE_REPO ",\"webserver\":{\"replicas\":\"2\"}}", "spec.webserver.replicas", "integer");
     expect_one_error("{" ONE_REPO ",\"webserver\":{\"nodeSelector\":{\"kubernetes.io/arch\":\"amd64\"}}}",
                      "spec.webserver.nodeSelector", "architecture");

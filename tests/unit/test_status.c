@@ -976,9 +976,53 @@ static void test_sources_ready(void **state)
     cJSON_Delete(corpus);
 }
 
+/* With three shards the status says which layout serves and each shard's figures, from the connector's
+ * searchShards and each shard's Deployment; a shard that did not answer shows why. A pass that decides
+ * nothing of the layout (an invalid spec) keeps the serving layout recorded. */
+static void test_shards(void **state)
+{
+    static const char body[] =
+        "{\"repositories\":9,\"shards\":9,\"searchShards\":["
+        "{\"shard\":0,\"repositories\":4,\"indexBytes\":4096,\"oldestIndexTime\":\"2026-11-27T19:00:00Z\"},"
+        "{\"shard\":1,\"repositories\":5,\"indexBytes\":5120,\"oldestIndexTime\":\"2026-11-27T18:00:00Z\"},"
+        "{\"shard\":2,\"error\":\"Zoekt is not reachable\"}]}";
+    struct world w;
+    struct zk_err err = {0};
+    cJSON *d1 = cJSON_Parse("{\"status\":{\"readyReplicas\":2}}");
+    const cJSON *st, *sh;
+
+    (void)state;
+    world_init(&w);
+    index_status_free(&w.index);
+    assert_int_equal(index_status_parse(body, strlen(body), &w.index, &err), ZK_OK);
+    assert_int_equal(w.index.nsearch_shards, 3);
+    w.in.serving_shards = 3;
+    w.in.shard_deployments[0] = w.deployment;
+    w.in.shard_deployments[1] = d1;
+    st = step(&w, NULL);
+    assert_int_equal(json_int(st, "servingShards", 0), 3);
+    assert_int_equal(cJSON_GetArraySize(json_arr(st, "shards")), 3);
+    sh = cJSON_GetArrayItem(json_arr(st, "shards"), 1);
+    assert_int_equal(json_int(sh, "shard", -1), 1);
+    assert_int_equal(json_int(sh, "repositories", 0), 5);
+    assert_int_equal(json_int(sh, "indexBytes", 0), 5120);
+    assert_int_equal(json_int(sh, "readyReplicas", 0), 2);
+    assert_string_equal(json_str(sh, "oldestIndexTime", ""), "2026-11-27T18:00:00Z");
+    sh = cJSON_GetArrayItem(json_arr(st, "shards"), 2);
+    assert_string_equal(json_str(sh, "error", ""), "Zoekt is not reachable");
+    assert_int_equal(json_int(sh, "readyReplicas", -1), 0);
+
+    w.in.serving_shards = 0;
+    st = step(&w, NULL);
+    assert_int_equal(json_int(st, "servingShards", 0), 3);
+    cJSON_Delete(d1);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shards),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_index_status_parse),
         cmocka_unit_test(test_healthy),
