@@ -1267,9 +1267,22 @@ int zr_rank_is_prefix(const struct zr_search *s, size_t n, size_t asked)
     return n == 0 || s->files[n - 1].score > s->files[s->n_files - 1].score;
 }
 
+void zr_search_truncate(struct zr_search *s, size_t n)
+{
+    while (s->n_files > n)
+        zr_file_free(&s->files[--s->n_files]);
+}
+
 const char *zr_file_branch(const struct zr_file *f)
 {
     return f->n_branches ? f->branches[0] : "";
+}
+
+void zr_shards_free(struct zr_shards *s)
+{
+    for (int k = 0; k < SHARD_MAX; k++)
+        free(s->why[k]);
+    memset(s, 0, sizeof(*s));
 }
 
 void zr_search_free(struct zr_search *s)
@@ -1277,12 +1290,13 @@ void zr_search_free(struct zr_search *s)
     for (size_t i = 0; i < s->n_files; i++)
         zr_file_free(&s->files[i]);
     free(s->files);
+    zr_shards_free(&s->shards);
     memset(s, 0, sizeof(*s));
 }
 
 /* ---- /api/list ------------------------------------------------------------------------------------ */
 
-static void zr_repo_free(struct zr_repo *r)
+void zr_repo_free(struct zr_repo *r)
 {
     free(r->name);
     free(r->full_name);
@@ -1354,8 +1368,8 @@ static int zr_scan_list_entry(const struct jscan_doc *d, struct jscan e, const s
     static const char *const repo_names[] = {"Name",       "LatestCommitDate", "Branches",
                                              "HasSymbols", "FileURLTemplate",  "LineFragmentTemplate"};
     static const char *const meta_names[] = {"ZoektVersion", "IndexTime"};
-    static const char *const stats_names[] = {"Shards", "Documents", "ContentBytes"};
-    struct jscan ev[3], rv[6], mv[2], sv[3];
+    static const char *const stats_names[] = {"Shards", "Documents", "ContentBytes", "IndexBytes"};
+    struct jscan ev[3], rv[6], mv[2], sv[4];
     char *index_time;
 
     jscan_find(d, jscan_obj(e), entry_names, 3, ev);
@@ -1363,7 +1377,7 @@ static int zr_scan_list_entry(const struct jscan_doc *d, struct jscan e, const s
         return 0;
     jscan_find(d, jscan_obj(ev[0]), repo_names, 6, rv);
     jscan_find(d, jscan_obj(ev[1]), meta_names, 2, mv);
-    jscan_find(d, jscan_obj(ev[2]), stats_names, 3, sv);
+    jscan_find(d, jscan_obj(ev[2]), stats_names, 4, sv);
     r->full_name = zr_scan_strdup(rv[0], NULL);
     r->name = zr_scan_strdup(rv[0], o->mirror_prefix);
     r->latest_commit = zr_scan_strdup(rv[1], NULL);
@@ -1376,6 +1390,7 @@ static int zr_scan_list_entry(const struct jscan_doc *d, struct jscan e, const s
     r->shards = jscan_int(sv[0], 0);
     r->documents = jscan_int(sv[1], 0);
     r->content_bytes = jscan_int(sv[2], 0);
+    r->index_bytes = jscan_int(sv[3], 0);
     r->has_symbols = jscan_bool(rv[3], 0);
     if (jscan_type(rv[4]) == JSCAN_STRING && rv[4].len > 2)
         r->file_url_template = zr_scan_strdup(rv[4], NULL);
@@ -1465,6 +1480,7 @@ void zr_list_free(struct zr_list *l)
     for (size_t i = 0; i < l->n_repos; i++)
         zr_repo_free(&l->repos[i]);
     free(l->repos);
+    zr_shards_free(&l->search_shards);
     memset(l, 0, sizeof(*l));
 }
 

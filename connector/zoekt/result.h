@@ -11,6 +11,7 @@
 #define ZK_ZOEKT_RESULT_H
 
 #include "err.h"
+#include "shard.h"
 
 #include <stddef.h>
 #include <time.h>
@@ -80,11 +81,20 @@ struct zr_stats {
     long long duration_ns;
 };
 
+/* Which shards of a corpus served by several webservers (shards.h) did not answer a call, and why: an
+ * answer merged from the others is partial. All zero for one webserver, and for every shard answering. */
+struct zr_shards {
+    int n;                 /* the corpus's shards; 0: one webserver */
+    unsigned failed;       /* bit k: shard k did not answer */
+    char *why[SHARD_MAX];  /* for each failed shard, its error message (heap), else NULL */
+};
+
 struct zr_search {
     struct zr_file *files;
     size_t n_files;
     struct zr_stats stats;
     int chunk_matches; /* 1 when at least one file came as ChunkMatches */
+    struct zr_shards shards;
 };
 
 struct zr_branch {
@@ -103,6 +113,8 @@ struct zr_repo {
     long long shards;
     long long documents;
     long long content_bytes;
+    long long index_bytes; /* Stats.IndexBytes: the size of its index shards */
+    int shard;             /* the search shard that serves it (shards.h); 0 for one webserver */
     int has_symbols;       /* HasSymbols: indexed with ctags (the shard holds symbol data) */
     /* The code host's templates zoekt-git-index recorded (from a github.com origin, or the mirror's
      * zoekt.web-url and zoekt.web-url-type): Go templates weburl.h renders; NULL when none. */
@@ -115,6 +127,7 @@ struct zr_list {
     size_t n_repos;
     long long shards;      /* List.Stats.Shards, or the sum over the repositories */
     long long crashes;
+    struct zr_shards search_shards; /* the search shards that did not answer the list */
 };
 
 /* Parses a /api/search body ({"Result":{...}}, or a bare SearchResult as /healthz sends). Returns ZK_OK
@@ -146,6 +159,9 @@ void zr_rank(struct zr_search *s);
  * favour of others, and which ones differs between requests. */
 int zr_rank_is_prefix(const struct zr_search *s, size_t n, size_t asked);
 
+/* Frees the files of s after its first n (none when it has no more). */
+void zr_search_truncate(struct zr_search *s, size_t n);
+
 /* The first branch f was found on (the one a branch list names first), or "" when Zoekt named none. A
  * path whose contents differ between branches comes as one file per content, each with other
  * branches, so a repository, a path and this tell the files of an answer apart. */
@@ -158,6 +174,12 @@ void zr_search_keep_symbols(struct zr_search *s, int (*keep)(const struct zr_sym
 /* Parses a /api/list body ({"List":{...}}). Same contract as zr_parse_search; free with zr_list_free. */
 int zr_parse_list(const char *body, size_t len, const struct zr_opts *o, struct zr_list *out, struct zk_err *err);
 void zr_list_free(struct zr_list *l);
+
+/* Frees what r holds (a repository taken out of a list; zr_list_free frees those left in it). */
+void zr_repo_free(struct zr_repo *r);
+
+/* Frees the messages of s and zeroes it (zr_search_free and zr_list_free call it). */
+void zr_shards_free(struct zr_shards *s);
 
 /* The repository of l named name (as zr_repo.name: the mirror prefix stripped), or NULL: a binary
  * search, since l is sorted by name as zr_parse_list sorts it. */

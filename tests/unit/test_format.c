@@ -1447,7 +1447,7 @@ static void refs_list(struct zr_list *l, struct zr_repo *repos, int z_has_symbol
     memset(repos, 0, 2 * sizeof(*repos));
     repos[0] = (struct zr_repo){.name = (char *)"acme/a", .full_name = (char *)"acme/a", .has_symbols = 1};
     repos[1] = (struct zr_repo){.name = (char *)"acme/z", .full_name = (char *)"acme/z", .has_symbols = z_has_symbols};
-    *l = (struct zr_list){repos, 2, 2, 0};
+    *l = (struct zr_list){.repos = repos, .n_repos = 2, .shards = 2};
 }
 
 /* The text of refs_answer with ctags' definitions of Bulk in acme/a (defs: Bulk on line 9 of
@@ -1495,7 +1495,7 @@ static void test_find_references_ctags(void **state)
                                 {9, (char *)"Bulk", (char *)"func", (char *)"", (char *)""}};
     struct zr_file def = {(char *)"acme/a", (char *)"bulk.go", (char *)"0226d547aa", (char *)"Go", branches, 1,
                           NULL, 0, NULL, 2, 2, 0, 0, NULL, 0, 0, syms, 2, 0, NULL};
-    struct zr_search defs = {&def, 1, {1, 2, 0, 0, 0, 0, 0}, 1};
+    struct zr_search defs = {.files = &def, .n_files = 1, .stats = {1, 2, 0, 0, 0, 0, 0}, .chunk_matches = 1};
     struct zr_repo repos[2];
     struct zr_list l;
     cJSON *json = NULL, *f;

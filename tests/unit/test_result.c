@@ -629,7 +629,7 @@ static void test_rank(void **state)
         {.repo = (char *)"c", .path = (char *)"z", .score = 9},
         {.repo = (char *)"a", .path = (char *)"x", .score = 1},
     };
-    struct zr_search s = {files, 4, {0}, 1};
+    struct zr_search s = {.files = files, .n_files = 4, .chunk_matches = 1};
 
     (void)state;
     zr_rank(&s);
@@ -662,7 +662,7 @@ static void test_rank_branches(void **state)
         {.repo = (char *)"a", .path = (char *)"x", .branches = dev, .n_branches = 2, .score = 5},
         {.repo = (char *)"a", .path = (char *)"x", .score = 5},
     };
-    struct zr_search s = {files, 3, {0}, 1};
+    struct zr_search s = {.files = files, .n_files = 3, .chunk_matches = 1};
 
     (void)state;
     zr_rank(&s);

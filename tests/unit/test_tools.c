@@ -384,7 +384,7 @@ static void test_structured_shapes(void **state)
     char *branches[] = {(char *)"HEAD"};
     struct zr_file file = {(char *)"r", (char *)"p", (char *)"v", (char *)"Go", branches, 1, &line, 1, line.text,
                            1, 1, 0, 0, NULL, 0, 0, NULL, 0, 0, NULL};
-    struct zr_search res = {&file, 1, {1, 1, 0, 0, 0, 0, 0}, 1};
+    struct zr_search res = {.files = &file, .n_files = 1, .stats = {1, 1, 0, 0, 0, 0, 0}, .chunk_matches = 1};
     struct fmt_search_opts so = {"q", 30, 16384, 0, "a note", NULL, 0, NULL};
     struct fmt_search_opts later = {"q", 30, 16384, 0, NULL, NULL, 30, "s0123456789abcdef.31"};
     struct fmt_files_opts fo = {"q", 10, 16384, 0, NULL, NULL};
@@ -443,7 +443,7 @@ static void make_list(struct made_list *m, size_t n, time_t now, long (*age)(siz
                                        .n_branches = 1, .index_time = age(i) ? now - age(i) : 0,
                                        .latest_commit = empty, .zoekt_version = empty, .shards = 1};
     }
-    m->l = (struct zr_list){m->repos, n, (long long)n, 0};
+    m->l = (struct zr_list){.repos = m->repos, .n_repos = n, .shards = (long long)n};
 }
 
 static void free_list(struct made_list *m)
