@@ -12,7 +12,8 @@
 struct zlc_copy {
     struct zr_list list; /* first member: a reader's const struct zr_list * is the copy's address */
     long long made_ms;   /* when its fetch started */
-    int refs;            /* the cache's own while current, and one per reader */
+    int refs;            /* the cache's own while current, another while the last complete one, and one
+                          * per reader */
 };
 
 struct zlc {
@@ -20,6 +21,8 @@ struct zlc {
     pthread_cond_t fetched; /* broadcast when a fetch ends, whatever its outcome */
     struct zlc_opts o;
     struct zlc_copy *copy;  /* NULL until the first fetch succeeds */
+    struct zlc_copy *complete; /* the newest copy no search shard was missing from, or NULL; the cache
+                                * holds a reference of its own on it */
     int fetching;           /* a caller is fetching (outside the lock) */
     unsigned long fetches;  /* fetches ended so far, so that a waiter knows one ended */
     int last_rc;            /* the outcome of the last fetch that ended */
@@ -59,6 +62,7 @@ void zlc_free(struct zlc *c)
     if (!c)
         return;
     zlc_copy_free(zlc_unref_locked(c->copy));
+    zlc_copy_free(zlc_unref_locked(c->complete));
     pthread_cond_destroy(&c->fetched);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -69,7 +73,7 @@ void zlc_free(struct zlc *c)
  * Returns the fetch's outcome. */
 static int zlc_refresh_locked(struct zlc *c, long long started, zlc_fetch_fn fetch, void *arg)
 {
-    struct zlc_copy *fresh = mem_calloc(1, sizeof(*fresh)), *old = NULL;
+    struct zlc_copy *fresh = mem_calloc(1, sizeof(*fresh)), *old = NULL, *old_complete = NULL;
     struct zk_err err = {0};
     int rc;
 
@@ -85,6 +89,11 @@ static int zlc_refresh_locked(struct zlc *c, long long started, zlc_fetch_fn fet
         fresh->refs = 1;
         old = zlc_unref_locked(c->copy);
         c->copy = fresh;
+        if (!fresh->list.search_shards.failed) {
+            fresh->refs++;
+            old_complete = zlc_unref_locked(c->complete);
+            c->complete = fresh;
+        }
     } else if (rc != ZK_ECANCELLED) {
         c->retry_at_ms = c->o.now_ms() + c->o.backoff_ms;
     }
@@ -93,10 +102,11 @@ static int zlc_refresh_locked(struct zlc *c, long long started, zlc_fetch_fn fet
     c->fetching = 0;
     c->fetches++;
     pthread_cond_broadcast(&c->fetched);
-    if (old) {
-        /* Nobody reads the old copy any more: free it without holding up the waiters. */
+    if (old || old_complete) {
+        /* Nobody reads the old copies any more: free them without holding up the waiters. */
         pthread_mutex_unlock(&c->mu);
         zlc_copy_free(old);
+        zlc_copy_free(old_complete);
         pthread_mutex_lock(&c->mu);
     }
     return rc;
@@ -165,6 +175,19 @@ void zlc_put(struct zlc *c, const struct zr_list *l)
     last = zlc_unref_locked((struct zlc_copy *)(void *)l);
     pthread_mutex_unlock(&c->mu);
     zlc_copy_free(last);
+}
+
+const struct zr_list *zlc_complete(struct zlc *c)
+{
+    const struct zr_list *l = NULL;
+
+    pthread_mutex_lock(&c->mu);
+    if (c->complete) {
+        c->complete->refs++;
+        l = &c->complete->list;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return l;
 }
 
 /* Whether commit is "" or one of r's branches' commits. */

@@ -34,7 +34,13 @@
  * even when a newer one replaces it meanwhile. zlc_free must not race with a reader and no copy may be
  * held then (main.c frees the cache after the HTTP front has stopped its threads).
  *
- * Memory: one copy is current, and a replaced one lives until its last reader puts it. The list being
+ * For a corpus served by several search shards (shards.h), a list some shard did not answer is a copy
+ * like any other (its search_shards say which shard is missing), but the cache also keeps the last copy
+ * every shard answered, the catalogue that names the repositories a missing shard serves
+ * (zlc_complete).
+ *
+ * Memory: one copy is current (and, while the current one is partial, the last complete one), and a
+ * replaced one lives until its last reader puts it. The list being
  * fetched is bounded like every Zoekt answer and parsed without a tree (zr_parse_list), so a fetch
  * costs about twice the list's size while it runs, once for the whole process. */
 #ifndef ZK_ZOEKT_LISTCACHE_H
@@ -84,6 +90,10 @@ int zlc_get(struct zlc *c, long long max_age_ms, zlc_fetch_fn fetch, void *arg, 
 
 /* Hands back a copy zlc_get gave; l may be NULL. */
 void zlc_put(struct zlc *c, const struct zr_list *l);
+
+/* The newest copy that no search shard was missing from (all of them, for one webserver), however
+ * old, without fetching: the caller hands it back with zlc_put. NULL when there is none yet. */
+const struct zr_list *zlc_complete(struct zlc *c);
 
 /* Sets times[i] to the index time of the repository named names[i] (as zr_repo.name: the mirror
  * prefix stripped) as of commits[i] (a branch's commit; "" or commits NULL: any), 0 when the copy does
