@@ -9,6 +9,7 @@ struct budget;
 struct cmetrics;
 struct http_pool;
 struct zlc;
+struct zs_set;
 
 /* Defaults and hard bounds of what a caller may ask for per call. */
 #define CONNECTOR_MAX_FILES_DEFAULT 30
@@ -50,6 +51,8 @@ struct connector_rate {
 struct connector_config {
     const char *zoekt_url;      /* base URL of zoekt-webserver (or nginx in front of it), no trailing slash */
     const char *zoekt_token;    /* bearer token for zoekt behind nginx, or NULL */
+    const struct zs_set *zoekt_shards; /* --shard-urls: the corpus's search shards, every Zoekt call asked
+                                        * of all of them (connector/zoekt/shards.h); NULL: zoekt_url alone */
     const char *mirror_prefix;  /* stripped from repository names shown to agents, or NULL */
     int max_files;              /* default files per search */
     int context_lines;          /* default context lines */

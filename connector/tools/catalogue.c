@@ -5,6 +5,7 @@
 #include "connector/tools/pipeline.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/reponame.h"
+#include "connector/zoekt/shards.h"
 #include "connector/zoekt/weburl.h"
 #include "mem.h"
 
@@ -151,7 +152,7 @@ static int tcat_fetch_list(void *arg, struct zr_list *out, struct zk_err *err)
     struct zc_conn c = tpipe_conn(ctx, ctx->cfg->list_timeout_ms);
     struct zr_opts ro = {ctx->cfg->mirror_prefix, -1, 0};
 
-    return zc_list(&c, "", &ro, out, err);
+    return zs_list(ctx->cfg->zoekt_shards, &c, "", &ro, out, err);
 }
 
 int tcat_get(const struct tool_ctx *ctx, const struct zr_list **out, struct zk_err *err)
@@ -176,6 +177,11 @@ int tcat_get_within(const struct tool_ctx *ctx, long long max_age_ms, const stru
     }
     *out = own;
     return rc;
+}
+
+const struct zr_list *tcat_get_complete(const struct tool_ctx *ctx)
+{
+    return ctx->cfg->zoekt_list_cache ? zlc_complete(ctx->cfg->zoekt_list_cache) : NULL;
 }
 
 void tcat_put(const struct tool_ctx *ctx, const struct zr_list *l)

@@ -48,6 +48,11 @@ void tcat_put(const struct tool_ctx *ctx, const struct zr_list *l);
 int tcat_get_within(const struct tool_ctx *ctx, long long max_age_ms, const struct zr_list **out,
                          struct zk_err *err) __attribute__((warn_unused_result));
 
+/* The repositories as of the last list that every search shard answered (listcache.h's zlc_complete),
+ * which names the repositories of a shard that did not answer; NULL when there is none yet (or no
+ * cache). Hand it back with tcat_put. */
+const struct zr_list *tcat_get_complete(const struct tool_ctx *ctx);
+
 /* Sets the url of each of the n files that has none from its repository's code host templates in the
  * configuration's repository list (a copy at most ZLC_TTL_MS old): the file at its commit, at its first
  * matching line. A courtesy: no list, or no templates, leaves them NULL. */

@@ -1,8 +1,10 @@
 /* pipeline.c: the driver's query step between a tool's plan and its render; see pipeline.h. */
 #include "connector/tools/pipeline.h"
 
+#include "connector/format/partial.h"
 #include "connector/tools/args.h"
 #include "connector/tools/catalogue.h"
+#include "connector/zoekt/shards.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ static int tpipe_search(const struct tool_ctx *ctx, struct tool_query *q, struct
                         struct zk_err *err)
 {
     struct zc_conn c = tpipe_conn(ctx, ctx->cfg->search_timeout_ms);
+    const struct zs_set *shards = ctx->cfg->zoekt_shards;
     size_t wanted = q->skip + q->page, asked = wanted + 1;
     struct zr_search wider;
     struct zk_err werr = {0};
@@ -40,9 +43,9 @@ static int tpipe_search(const struct tool_ctx *ctx, struct tool_query *q, struct
 
     a->ties = 0;
     if (!q->ranked)
-        return zc_search(&c, q->zq, &q->so, &q->ro, &a->res, err);
+        return zs_search(shards, &c, q->zq, &q->so, &q->ro, &a->res, err);
     q->so.max_files = (int)asked;
-    if ((rc = zc_search(&c, q->zq, &q->so, &q->ro, &a->res, err)))
+    if ((rc = zs_search(shards, &c, q->zq, &q->so, &q->ro, &a->res, err)))
         return rc;
     zr_rank(&a->res);
     while (!zr_rank_is_prefix(&a->res, wanted, asked)) {
@@ -53,7 +56,10 @@ static int tpipe_search(const struct tool_ctx *ctx, struct tool_query *q, struct
         asked = asked * 4 > TPIPE_RANKED_MAX + 1 ? TPIPE_RANKED_MAX + 1 : asked * 4;
         q->so.max_files = (int)asked;
         memset(&wider, 0, sizeof(wider));
-        if (zc_search(&c, q->zq, &q->so, &q->ro, &wider, &werr)) {
+        /* A wider answer that a shard missed, which the narrower one had, would lose that shard's files:
+         * it counts as failed. */
+        if (zs_search(shards, &c, q->zq, &q->so, &q->ro, &wider, &werr) ||
+            (wider.shards.failed & ~a->res.shards.failed)) {
             zr_search_free(&wider);
             a->ties = 1;
             break;
@@ -97,6 +103,35 @@ static int tpipe_query(const struct tool_ctx *ctx, const struct tool_def *def, v
         buf_puts(&a->note, a->res.n_files ? " it matched what is shown." : " it matched nothing either."))
         buf_reset(&a->note);
     return rc;
+}
+
+/* Puts the note of a partial answer (connector/format/partial.h) above r's text, and as "partialAnswer"
+ * in its structured content, when missing records a search shard that did not answer: every tool
+ * alike, whatever its render made of the answers the other shards gave. The text's bound grows by the
+ * note's, which is bounded on its own: the answer is not cut to make room for it. */
+static void tpipe_partial(const struct tool_ctx *ctx, const struct zr_shards *missing, struct tool_result *r)
+{
+    const struct zr_list *catalogue;
+    struct buf note, text;
+
+    if (!missing || !missing->failed)
+        return;
+    catalogue = tcat_get_complete(ctx);
+    buf_init(&note, FMT_PARTIAL_MAX);
+    if (fmt_partial_note(missing, catalogue, &note) == ZK_OK && note.len) {
+        buf_init(&text, r->text.max + note.len + 1);
+        if (buf_append(&text, note.data, note.len) || buf_putc(&text, '\n') ||
+            (r->text.len && buf_append(&text, r->text.data, r->text.len))) {
+            buf_free(&text);
+        } else {
+            buf_free(&r->text);
+            r->text = text;
+        }
+        if (cJSON_IsObject(r->structured))
+            cJSON_AddStringToObject(r->structured, "partialAnswer", note.data);
+    }
+    buf_free(&note);
+    tcat_put(ctx, catalogue);
 }
 
 int tpipe_run(const struct tool_ctx *ctx, const char *tool, const struct tool_def *def, void *state,
@@ -143,6 +178,10 @@ int tpipe_run(const struct tool_ctx *ctx, const char *tool, const struct tool_de
     if (q.catalogue_ms && tcat_get_within(ctx, q.catalogue_ms, &a.list, &a.list_err) != ZK_OK)
         a.list = NULL;
     rc = def->render(ctx, state, &a, r, err);
+    /* The search's shards decide whether the answer is partial; a tool without one answers from the
+     * catalogue. */
+    if (!rc)
+        tpipe_partial(ctx, q.zq ? &a.res.shards : a.list ? &a.list->search_shards : NULL, r);
 out:
     tcat_put(ctx, a.list);
     buf_free(&a.note);

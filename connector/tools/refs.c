@@ -9,8 +9,10 @@
 #include "connector/tools/pipeline.h"
 #include "connector/tools/cursor.h"
 #include "connector/zoekt/listcache.h"
+#include "connector/zoekt/merge.h"
 #include "connector/zoekt/query.h"
 #include "connector/zoekt/reponame.h"
+#include "connector/zoekt/shards.h"
 #include "mem.h"
 
 #include <stdio.h>
@@ -70,7 +72,7 @@ static int refs_definitions(const struct tool_ctx *ctx, const char *const *repos
     rc = zq_build(&spec, &zq, err);
     if (rc)
         goto out;
-    rc = zc_search(&c, zq, &so, &ro, defs, err);
+    rc = zs_search(ctx->cfg->zoekt_shards, &c, zq, &so, &ro, defs, err);
 out:
     free(zq);
     free(sym);
@@ -154,6 +156,9 @@ static int refs_render(const struct tool_ctx *ctx, void *state, struct tool_answ
     } else if (a->res.n_files && refs_any_symbols(a->list, &a->res)) {
         have_defs = refs_definitions(ctx, st->repos, st->n_repos, st->files, st->n_files, st->symbol, &defs,
                                      &ferr) == ZK_OK;
+        /* A shard that missed the definitions' search makes the answer partial too: the driver's note
+         * names it. */
+        zm_failures_add(&a->res.shards, &defs.shards);
         if (!have_defs && buf_printf(&a->note, "The ctags definitions could not be read (%s), so D marks keyword "
                                                "guesses.", ferr.msg))
             buf_reset(&a->note);

@@ -8,6 +8,7 @@
 #include "connector/tools/pipeline.h"
 #include "connector/zoekt/listcache.h"
 #include "connector/zoekt/reponame.h"
+#include "connector/zoekt/shards.h"
 #include "json.h"
 #include "rfc3339.h"
 
@@ -22,27 +23,87 @@
 /* Longest condition message shown; the operator's own are far shorter. */
 #define STATUS_MESSAGE_MAX 300
 
-/* {"repositories","shards","newestIndexTime","oldestIndexTime","zoektVersion"} for a repository list. */
+/* What one search shard serves, summed over its repositories in a list. */
+struct status_shard {
+    size_t repos;
+    long long index_bytes;
+    time_t newest, oldest; /* 0 when unknown */
+};
+
+/* The sums of each shard of l (l->search_shards.n of them) into sums. */
+static void status_shard_sums(const struct zr_list *l, struct status_shard sums[SHARD_MAX])
+{
+    memset(sums, 0, SHARD_MAX * sizeof(*sums));
+    for (size_t i = 0; i < l->n_repos; i++) {
+        const struct zr_repo *r = &l->repos[i];
+        struct status_shard *s;
+
+        if (r->shard < 0 || r->shard >= SHARD_MAX)
+            continue;
+        s = &sums[r->shard];
+        s->repos++;
+        s->index_bytes += r->index_bytes;
+        if (r->index_time && (!s->newest || r->index_time > s->newest))
+            s->newest = r->index_time;
+        if (r->index_time && (!s->oldest || r->index_time < s->oldest))
+            s->oldest = r->index_time;
+    }
+}
+
+/* Adds name: the time as RFC 3339, or null when unknown (0). */
+static void status_add_time(cJSON *o, const char *name, time_t t)
+{
+    char ts[32];
+
+    if (t) {
+        rfc3339_format(t, ts, sizeof(ts));
+        cJSON_AddStringToObject(o, name, ts);
+    } else {
+        cJSON_AddNullToObject(o, name);
+    }
+}
+
+/* "searchShards": one entry per search shard, in shard order: what it serves, or why it did not
+ * answer, so that the operator can publish each shard's state. */
+static cJSON *status_shards_json(const struct zr_list *l)
+{
+    const struct zr_shards *ss = &l->search_shards;
+    struct status_shard sums[SHARD_MAX];
+    cJSON *arr = cJSON_CreateArray();
+
+    status_shard_sums(l, sums);
+    for (int k = 0; k < ss->n && k < SHARD_MAX; k++) {
+        cJSON *e = cJSON_CreateObject();
+
+        cJSON_AddNumberToObject(e, "shard", k);
+        if (ss->failed & (1u << k)) {
+            cJSON_AddStringToObject(e, "error", ss->why[k] ? ss->why[k] : "no answer");
+        } else {
+            cJSON_AddNumberToObject(e, "repositories", (double)sums[k].repos);
+            cJSON_AddNumberToObject(e, "indexBytes", (double)sums[k].index_bytes);
+            status_add_time(e, "oldestIndexTime", sums[k].oldest);
+            status_add_time(e, "newestIndexTime", sums[k].newest);
+        }
+        cJSON_AddItemToArray(arr, e);
+    }
+    return arr;
+}
+
+/* {"repositories","shards","newestIndexTime","oldestIndexTime","zoektVersion"} for a repository list,
+ * and "searchShards" for a corpus served by several. */
 static cJSON *status_index_json(const struct zr_list *l)
 {
     struct tcat_index_summary s;
     cJSON *o = cJSON_CreateObject();
-    char newest[32], oldest[32];
 
     tcat_summarise(l, &s);
-    rfc3339_format(s.newest, newest, sizeof(newest));
-    rfc3339_format(s.oldest, oldest, sizeof(oldest));
     cJSON_AddNumberToObject(o, "repositories", (double)l->n_repos);
     cJSON_AddNumberToObject(o, "shards", (double)l->shards);
-    if (s.newest)
-        cJSON_AddStringToObject(o, "newestIndexTime", newest);
-    else
-        cJSON_AddNullToObject(o, "newestIndexTime");
-    if (s.oldest)
-        cJSON_AddStringToObject(o, "oldestIndexTime", oldest);
-    else
-        cJSON_AddNullToObject(o, "oldestIndexTime");
+    status_add_time(o, "newestIndexTime", s.newest);
+    status_add_time(o, "oldestIndexTime", s.oldest);
     cJSON_AddStringToObject(o, "zoektVersion", s.zoekt_version);
+    if (l->search_shards.n)
+        cJSON_AddItemToObject(o, "searchShards", status_shards_json(l));
     return o;
 }
 
@@ -83,7 +144,6 @@ static void status_add_list(cJSON *o, const struct zr_list *l, const size_t *ord
 {
     cJSON *list = cJSON_CreateArray();
     size_t n, bytes = 0;
-    char ts[32];
 
     for (n = 0; n < l->n_repos && n < TOOLS_REPOSITORY_LIST_MAX; n++) {
         const struct zr_repo *r = &l->repos[order[n]];
@@ -94,12 +154,7 @@ static void status_add_list(cJSON *o, const struct zr_list *l, const size_t *ord
             break;
         e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "name", r->name);
-        if (r->index_time) {
-            rfc3339_format(r->index_time, ts, sizeof(ts));
-            cJSON_AddStringToObject(e, "indexTime", ts);
-        } else {
-            cJSON_AddNullToObject(e, "indexTime");
-        }
+        status_add_time(e, "indexTime", r->index_time);
         branches = cJSON_AddArrayToObject(e, "branches");
         for (size_t b = 0; b < r->n_branches; b++) {
             cJSON *br = cJSON_CreateObject();
@@ -145,6 +200,43 @@ int tools_index_status(const struct connector_config *cfg, const struct index_st
         cJSON_Delete(o);
     }
     tcat_put(&ctx, l);
+    return rc;
+}
+
+/* What the webserver's lines of corpus_status call the index: the one webserver by its URL, or the
+ * search shards. */
+static void status_where(const struct connector_config *cfg, char *out, size_t size)
+{
+    if (cfg->zoekt_shards)
+        snprintf(out, size, "Search shards (%d)", cfg->zoekt_shards->n);
+    else
+        snprintf(out, size, "Search webserver %s", cfg->zoekt_url);
+}
+
+/* Appends a line per search shard of l: what it serves, or why it did not answer. */
+static int status_shards_text(const struct zr_list *l, struct buf *text)
+{
+    const struct zr_shards *ss = &l->search_shards;
+    struct status_shard sums[SHARD_MAX];
+    char newest[32], oldest[32];
+    int rc = ZK_OK;
+
+    status_shard_sums(l, sums);
+    for (int k = 0; !rc && k < ss->n && k < SHARD_MAX; k++) {
+        if (ss->failed & (1u << k)) {
+            rc = buf_printf(text, "  shard %d: did not answer: ", k);
+            if (!rc)
+                rc = fmt_put_cut(text, ss->why[k] ? ss->why[k] : "no reason given", STATUS_MESSAGE_MAX);
+            if (!rc)
+                rc = buf_putc(text, '\n');
+            continue;
+        }
+        rfc3339_format(sums[k].newest, newest, sizeof(newest));
+        rfc3339_format(sums[k].oldest, oldest, sizeof(oldest));
+        rc = buf_printf(text, "  shard %d: %zu repositories, %lld index bytes, newest index %s, oldest index %s\n", k,
+                        sums[k].repos, sums[k].index_bytes, sums[k].newest ? newest : "(none)",
+                        sums[k].oldest ? oldest : "(none)");
+    }
     return rc;
 }
 
@@ -273,9 +365,10 @@ static int status_render(const struct tool_ctx *ctx, void *state, struct tool_an
     cJSON *root = cJSON_CreateObject(), *repos = NULL;
     struct zk_err ferr = {0};
     int corpus_failed = 0, rc;
-    char newest[32], oldest[32];
+    char newest[32], oldest[32], where[1100];
 
     buf_reset(&r->text);
+    status_where(cfg, where, sizeof(where));
     if ((rc = status_corpus_part(cfg, r, root, &corpus_failed)))
         goto out;
     if (!l) {
@@ -285,15 +378,17 @@ static int status_render(const struct tool_ctx *ctx, void *state, struct tool_an
          * the one counted: it is what every other tool depends on. */
         r->is_error = corpus_failed;
         r->code = corpus_failed ? a->list_err.code : ZK_OK;
-        rc = buf_printf(&r->text, "Search webserver %s: could not be read: %s\n", cfg->zoekt_url, a->list_err.msg);
+        rc = buf_printf(&r->text, "%s: could not be read: %s\n", where, a->list_err.msg);
         goto done;
     }
     tcat_summarise(l, &s);
     rfc3339_format(s.newest, newest, sizeof(newest));
     rfc3339_format(s.oldest, oldest, sizeof(oldest));
-    rc = buf_printf(&r->text, "Search webserver %s: %zu repositories, %lld shards, newest index %s, oldest index %s%s%s%s\n",
-                    cfg->zoekt_url, l->n_repos, l->shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
+    rc = buf_printf(&r->text, "%s: %zu repositories, %lld shards, newest index %s, oldest index %s%s%s%s\n",
+                    where, l->n_repos, l->shards, s.newest ? newest : "(none)", s.oldest ? oldest : "(none)",
                     s.zoekt_version[0] ? ", Zoekt " : "", s.zoekt_version, l->crashes ? " (some shards failed to load)" : "");
+    if (!rc && l->search_shards.n)
+        rc = status_shards_text(l, &r->text);
     cJSON_AddItemToObject(root, "index", status_index_json(l));
     if (!rc && !st->repo && l->n_repos)
         rc = status_oldest(l, &r->text);
