@@ -31,13 +31,25 @@ struct auth {
     unsigned char stamp[DIGEST_LEN]; /* digest of the sources' names, sizes and times at the last load */
     unsigned char (*digests)[DIGEST_LEN];
     size_t n;
+    int keep_first; /* auth_keep_gateway_token was called */
+    char *first;    /* with keep_first: the first token, in plaintext */
 };
 
 /* The token set being built by a load. */
 struct tokens {
     unsigned char (*digests)[DIGEST_LEN];
     size_t n;
+    int want_first; /* keep the first token's text in first */
+    char *first;
 };
+
+/* Frees a token's text, overwritten first: it is a credential. */
+static void first_free(char *first)
+{
+    if (first)
+        OPENSSL_cleanse(first, strlen(first));
+    free(first);
+}
 
 static int is_space(char c)
 {
@@ -52,6 +64,8 @@ static int tokens_add(struct tokens *t, const char *tok, size_t len, struct zk_e
     /* OpenSSL allocates through lib/mem.h; what is left is a provider without SHA-256. */
     if (!EVP_Digest(tok, len, t->digests[t->n], NULL, EVP_sha256(), NULL))
         return zk_err_set(err, ZK_EIO, "SHA-256 of a token failed");
+    if (t->want_first && t->n == 0)
+        t->first = mem_strndup(tok, len);
     t->n++;
     return ZK_OK;
 }
@@ -125,6 +139,8 @@ static int load(const struct auth *a, struct tokens *t, struct zk_err *err)
 
     t->digests = NULL;
     t->n = 0;
+    t->want_first = a->keep_first;
+    t->first = NULL;
     if (a->file != NULL) {
         if ((rc = read_file(a->file, &b, err)) != ZK_OK)
             goto fail;
@@ -143,9 +159,21 @@ static int load(const struct auth *a, struct tokens *t, struct zk_err *err)
     return ZK_OK;
 fail:
     free(t->digests);
+    first_free(t->first);
     t->digests = NULL;
+    t->first = NULL;
     t->n = 0;
     return rc;
+}
+
+/* Replaces the tokens of a with the set t a load made (a->mu held, or a not shared yet). */
+static void install(struct auth *a, struct tokens *t)
+{
+    free(a->digests);
+    first_free(a->first);
+    a->digests = t->digests;
+    a->n = t->n;
+    a->first = t->first;
 }
 
 static void stamp_stat(EVP_MD_CTX *ctx, const char *path, const struct stat *st)
@@ -208,8 +236,7 @@ int auth_new(const char *token_file, const char *token_dir, double reload_s, str
         auth_free(a);
         return rc;
     }
-    a->digests = t.digests;
-    a->n = t.n;
+    install(a, &t);
     a->checked_at = monotime_s();
     *out = a;
     return ZK_OK;
@@ -223,6 +250,7 @@ void auth_free(struct auth *a)
     free(a->file);
     free(a->dir);
     free(a->digests);
+    first_free(a->first);
     free(a);
 }
 
@@ -272,9 +300,7 @@ static void maybe_reload(struct auth *a)
         log_warn("Keeping the previous bearer tokens: reloading failed", "error", err.msg, NULL);
         return;
     }
-    free(a->digests);
-    a->digests = t.digests;
-    a->n = t.n;
+    install(a, &t);
     memcpy(a->stamp, now_stamp, DIGEST_LEN);
     log_info("Reloaded bearer tokens", NULL);
 }
@@ -296,6 +322,36 @@ int auth_check_header(struct auth *a, const char *authorization)
     /* No early exit: every token is compared, whichever matches. */
     for (i = 0; i < a->n; i++)
         ok |= CRYPTO_memcmp(d, a->digests[i], DIGEST_LEN) == 0;
+    pthread_mutex_unlock(&a->mu);
+    return ok;
+}
+
+int auth_keep_gateway_token(struct auth *a, struct zk_err *err)
+{
+    struct tokens t;
+    int rc;
+
+    pthread_mutex_lock(&a->mu);
+    a->keep_first = 1;
+    if ((rc = load(a, &t, err)) == ZK_OK)
+        install(a, &t);
+    pthread_mutex_unlock(&a->mu);
+    return rc;
+}
+
+int auth_gateway_token(void *arg, char *out, size_t size)
+{
+    struct auth *a = arg;
+    int ok = 0;
+
+    if (a == NULL)
+        return 0;
+    pthread_mutex_lock(&a->mu);
+    maybe_reload(a);
+    if (a->first && strlen(a->first) < size) {
+        strcpy(out, a->first);
+        ok = 1;
+    }
     pthread_mutex_unlock(&a->mu);
     return ok;
 }

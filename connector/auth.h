@@ -9,7 +9,9 @@
  *
  * Only SHA-256 digests of the tokens are kept, and a presented token is compared with every one of them
  * with CRYPTO_memcmp: the time a check takes says nothing about how much of a token was right, nor about
- * its length. Safe to use from several threads. */
+ * its length. The one exception is asked for: a connector of a sharded corpus sends the first token to
+ * the other shards' gateways (connector/zoekt/shards.h), so it keeps that one in plaintext
+ * (auth_keep_gateway_token). Safe to use from several threads. */
 #ifndef ZK_CONNECTOR_AUTH_H
 #define ZK_CONNECTOR_AUTH_H
 
@@ -38,6 +40,17 @@ int auth_enabled(const struct auth *a);
 /* Whether the value of an Authorization header (may be NULL) carries an accepted bearer token. Always 1
  * when the checker is disabled. */
 int auth_check_header(struct auth *a, const char *authorization);
+
+/* From now on keeps the first token (the token file's first line, else the first file of the directory
+ * by name) in plaintext as well, read again with the others when they change, for auth_gateway_token.
+ * Reads the sources now. Returns ZK_OK, or the error of that read (the tokens loaded stay). a must not
+ * be NULL. */
+int auth_keep_gateway_token(struct auth *a, struct zk_err *err) __attribute__((warn_unused_result));
+
+/* Copies the kept first token into out (size bytes, NUL-terminated) and returns 1, after checking the
+ * sources for changes as auth_check_header does; returns 0 when none is kept or it does not fit. a is a
+ * struct auth * (the signature is shards.h's gateway_token). Safe from any thread. */
+int auth_gateway_token(void *a, char *out, size_t size);
 
 /* The token of an Authorization header value: the part after "Bearer " (scheme matched without regard
  * to case), trimmed. Returns a pointer into header and sets *len, or NULL when there is no bearer

@@ -16,6 +16,7 @@
 #include "connector/metrics.h"
 #include "connector/webhook.h"
 #include "connector/zoekt/listcache.h"
+#include "connector/zoekt/shards.h"
 #include "err.h"
 #include "flag.h"
 #include "http.h"
@@ -54,6 +55,8 @@ struct connector {
     const char *listen; /* HTTP only: DEFAULT_LISTEN unless --listen */
     const char *metrics_listen; /* --metrics-listen: a second front serving /metrics alone, or NULL */
     const char *zoekt_token_file;
+    const char *shard_urls; /* --shard-urls as given, or NULL */
+    struct zs_set shards;   /* parsed from it; cfg.zoekt_shards points here when given */
     int log_level;
     char *origins, *zoekt_url, *zoekt_token, *corpus; /* heap; cfg points into them */
     struct auth *auth;
@@ -97,6 +100,10 @@ static void usage(FILE *f)
             "                           no authentication\n"
             "  --token-dir DIR          accepted bearer tokens, one per file (a mounted Secret)\n"
             "  --zoekt-token-file FILE  bearer token sent to Zoekt (behind nginx) (default: none)\n"
+            "  --shard-urls URL,URL,... a corpus served by 2 to %d search shards: each one's Zoekt (or its\n"
+            "                           nginx), in shard order; every call asks all of them and merges the\n"
+            "                           answers. Non-loopback shards get the first --token-file/--token-dir\n"
+            "                           token as bearer (default: none, --zoekt-url alone)\n"
             "  --mirror-prefix PREFIX   stripped from repository names shown to agents (default: none)\n"
             "  --max-files N            files per search unless the caller asks (default %d, max %d)\n"
             "  --context-lines N        context lines around matches (default %d, max %d)\n"
@@ -119,7 +126,7 @@ static void usage(FILE *f)
             "  --log-level LEVEL        debug, info, warn or error (default info); logs go to stderr\n"
             "  --help                   show this help\n"
             "  --version                print the version\n",
-            DEFAULT_ZOEKT_URL, DEFAULT_LISTEN, CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_MAX_FILES_LIMIT,
+            DEFAULT_ZOEKT_URL, DEFAULT_LISTEN, SHARD_MAX, CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_MAX_FILES_LIMIT,
             CONNECTOR_CONTEXT_LINES_DEFAULT, CONNECTOR_CONTEXT_LINES_LIMIT, CONNECTOR_SEARCH_TIMEOUT_MS / 1000L,
             CONNECTOR_LIST_TIMEOUT_MS / 1000L, CONNECTOR_OUTPUT_BUDGET_DEFAULT, CONNECTOR_OUTPUT_BUDGET_LIMIT,
             CONNECTOR_HTTP_RATE_BURST, CONNECTOR_HTTP_RATE_PER_SEC);
@@ -229,6 +236,7 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
         {.name = "token-file", .type = FLAG_STRING, .dst = &cfg->token_file},
         {.name = "token-dir", .type = FLAG_STRING, .dst = &cfg->token_dir},
         {.name = "zoekt-token-file", .type = FLAG_STRING, .dst = &c->zoekt_token_file},
+        {.name = "shard-urls", .type = FLAG_STRING, .dst = &c->shard_urls},
         {.name = "mirror-prefix", .type = FLAG_STRING, .dst = &cfg->mirror_prefix},
         {.name = "max-files", .type = FLAG_INT, .dst = &cfg->max_files, .lo = 1, .hi = CONNECTOR_MAX_FILES_LIMIT},
         {.name = "context-lines", .type = FLAG_INT, .dst = &cfg->context_lines, .lo = 0,
@@ -283,6 +291,13 @@ static int main_parse_flags(int argc, char **argv, struct connector *c)
                         "together, over HTTP\n");
         return 2;
     }
+    if (c->shard_urls != NULL) {
+        if (zs_parse(c->shard_urls, &c->shards, &err) != ZK_OK) {
+            fprintf(stderr, "zoekt-connector: invalid --shard-urls: %s (see --help)\n", err.msg);
+            return 2;
+        }
+        cfg->zoekt_shards = &c->shards;
+    }
     cfg->allowed_origins = c->origins;
     /* The tools append paths such as /api/search, so the base carries no trailing slash. */
     c->zoekt_url = mem_strdup(cfg->zoekt_url);
@@ -304,10 +319,6 @@ static int main_start_http(struct connector *c)
     int rc;
 
     zk_err_clear(&err);
-    if ((rc = auth_new(c->cfg.token_file, c->cfg.token_dir, AUTH_RELOAD_SECONDS, &c->auth, &err)) != ZK_OK) {
-        log_error("Cannot load the accepted bearer tokens", "error", err.msg, NULL);
-        goto out;
-    }
     if (!auth_enabled(c->auth))
         log_warn("No --token-file or --token-dir: /mcp and /auth accept every request", NULL);
     mo.auth = fo.auth = c->auth;
@@ -350,6 +361,32 @@ out:
     return rc;
 }
 
+/* Loads the gateway's bearer tokens: over HTTP the ones /mcp and /auth accept, and, for a sharded
+ * corpus, the first of them is the one sent to the other shards' gateways (over stdio too). Logs why it
+ * failed. */
+static int main_load_tokens(struct connector *c)
+{
+    struct zk_err err;
+    int rc;
+
+    zk_err_clear(&err);
+    if (c->use_stdio && !c->cfg.zoekt_shards)
+        return ZK_OK;
+    if ((rc = auth_new(c->cfg.token_file, c->cfg.token_dir, AUTH_RELOAD_SECONDS, &c->auth, &err)) != ZK_OK) {
+        log_error("Cannot load the accepted bearer tokens", "error", err.msg, NULL);
+        return rc;
+    }
+    if (!c->cfg.zoekt_shards || !auth_enabled(c->auth))
+        return ZK_OK;
+    if ((rc = auth_keep_gateway_token(c->auth, &err)) != ZK_OK) {
+        log_error("Cannot load the token sent to the other search shards", "error", err.msg, NULL);
+        return rc;
+    }
+    c->shards.gateway_token = auth_gateway_token;
+    c->shards.gateway_arg = c->auth;
+    return ZK_OK;
+}
+
 /* Reads the Zoekt token, initialises libcurl and, for HTTP, starts serving. Returns a ZK_ code, having
  * logged why it failed; main_stop frees whatever was started either way. The stdio transport starts
  * in main_run: it serves on the calling thread. */
@@ -367,6 +404,8 @@ static int main_start(struct connector *c)
         }
         c->cfg.zoekt_token = c->zoekt_token;
     }
+    if ((rc = main_load_tokens(c)) != ZK_OK)
+        goto out;
     /* A client that goes away must not kill the process through a write to a closed pipe or socket. */
     signal(SIGPIPE, SIG_IGN);
     if ((rc = http_global_init()) != ZK_OK) {
@@ -387,8 +426,10 @@ static int main_start(struct connector *c)
     c->cfg.metrics = c->metrics;
     c->webhook_opts.metrics = c->metrics;
     if (c->use_stdio) {
-        if (c->cfg.token_file != NULL || c->cfg.token_dir != NULL || c->cfg.allowed_origins != NULL)
-            log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only; stdio ignores them", NULL);
+        if ((!c->cfg.zoekt_shards && (c->cfg.token_file != NULL || c->cfg.token_dir != NULL)) ||
+            c->cfg.allowed_origins != NULL)
+            log_warn("--token-file, --token-dir and --allowed-origin apply to HTTP only (the tokens also to "
+                     "--shard-urls); stdio ignores them", NULL);
         sig_on_stop(on_stop_signal);
         goto out;
     }
@@ -445,6 +486,7 @@ static void main_stop(struct connector *c)
     free(c->zoekt_url);
     free(c->zoekt_token);
     free(c->corpus);
+    zs_free(&c->shards);
 }
 
 /* `zoekt-connector probe URL`: GETs URL and exits 0 on a 2xx answer, 1 otherwise. The pod's exec probes
