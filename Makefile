@@ -24,7 +24,7 @@ SAN_FLAGS := -O2 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-c
 # third time, under build/tsan/, and run as tsan/<suite> next to their san/ selves.
 TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
 TSAN_UNIT  := test_budget test_cmetrics test_controller test_fanout test_front test_hook test_http test_informer test_leader test_listcache \
-              test_mcp_server test_peerwatch test_queue test_reconcile test_refs test_serve
+              test_mcp_server test_peerwatch test_queue test_reconcile test_refs test_serve test_shards
 # Integration programs that start threads (test_zoekt_client's server is the san build of
 # tests/tools/zoekt-replay; test_kube_client's watches and token reloads run against the plane).
 TSAN_INTEG := test_kube_client test_mcp_streamable test_zoekt_client

@@ -142,6 +142,30 @@ static void test_reload_after_change(void **state)
     auth_free(a);
 }
 
+/* The first token, kept only when asked for, follows a rotation; one past the buffer is not handed out. */
+static void test_gateway_token(void **state)
+{
+    struct fixture *fx = *state;
+    struct auth *a = NULL;
+    struct zk_err err;
+    char tok[16];
+
+    write_file(fx->file, "# gateway\nfirst\nsecond\n");
+    assert_int_equal(auth_new(fx->file, NULL, 0, &a, &err), ZK_OK);
+    assert_int_equal(auth_gateway_token(a, tok, sizeof(tok)), 0);
+    assert_int_equal(auth_keep_gateway_token(a, &err), ZK_OK);
+    assert_int_equal(auth_gateway_token(a, tok, sizeof(tok)), 1);
+    assert_string_equal(tok, "first");
+    write_file(fx->file, "rotated-first\nsecond\n");
+    assert_int_equal(auth_gateway_token(a, tok, sizeof(tok)), 1);
+    assert_string_equal(tok, "rotated-first");
+    assert_true(auth_check_header(a, "Bearer second"));
+    write_file(fx->file, "a-token-longer-than-sixteen\n");
+    assert_int_equal(auth_gateway_token(a, tok, sizeof(tok)), 0);
+    assert_int_equal(auth_gateway_token(NULL, tok, sizeof(tok)), 0);
+    auth_free(a);
+}
+
 static void test_no_token_is_an_error(void **state)
 {
     struct fixture *fx = *state;
@@ -165,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_bearer_parsing),
         cmocka_unit_test(test_disabled_accepts_everything),
         cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gateway_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_secret_directory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_after_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_token_is_an_error, setup, teardown),

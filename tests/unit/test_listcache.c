@@ -37,6 +37,7 @@ struct fake {
     int gate;           /* 1: a fetch waits until released is set */
     int inside;         /* a fetch is waiting at the gate */
     int released;
+    int partial;        /* 1: search shard 1 of 2 did not answer the list */
 };
 
 static const char *const repos[] = {"acme/bulk", "acme/payments", "other/legacy"};
@@ -59,6 +60,11 @@ static int fake_fetch(void *arg, struct zr_list *out, struct zk_err *err)
     pthread_mutex_unlock(&f->mu);
     if (f->rc != ZK_OK)
         return zk_err_set(err, f->rc, "zoekt is down");
+    if (f->partial) {
+        out->search_shards.n = 2;
+        out->search_shards.failed = 2;
+        out->search_shards.why[1] = mem_strdup("shard 1 is down");
+    }
     out->n_repos = 3;
     out->repos = mem_calloc(3, sizeof(*out->repos));
     for (size_t i = 0; i < 3; i++) {
@@ -193,6 +199,39 @@ static void test_failure_keeps_copy_and_backs_off(void **state)
     expect_read(w, 1700000000, 2);
     atomic_fetch_add(&clock_ms, 1);
     expect_read(w, 1700003600, 3);
+}
+
+/* A list a search shard missed is the current copy, but the last complete one stays to name that
+ * shard's repositories, until a complete list replaces it. */
+static void test_complete_copy_outlives_partial_ones(void **state)
+{
+    struct world *w = *state;
+    const struct zr_list *l = NULL, *complete;
+    struct zk_err err = {0};
+
+    assert_null(zlc_complete(w->c));
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &l, &err), ZK_OK);
+    zlc_put(w->c, l);
+    atomic_fetch_add(&clock_ms, 60000);
+    w->f.partial = 1;
+    w->f.base = 1700003600;
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &l, &err), ZK_OK);
+    assert_int_equal(l->search_shards.failed, 2);
+    complete = zlc_complete(w->c);
+    assert_non_null(complete);
+    assert_int_equal(complete->search_shards.failed, 0);
+    assert_int_equal(complete->repos[0].index_time, 1700000000);
+    zlc_put(w->c, l);
+    /* A complete list replaces it; the copy held meanwhile stays valid until put. */
+    atomic_fetch_add(&clock_ms, 60000);
+    w->f.partial = 0;
+    assert_int_equal(zlc_get(w->c, ZLC_FRESH_MS, fake_fetch, &w->f, &l, &err), ZK_OK);
+    zlc_put(w->c, l);
+    assert_int_equal(complete->repos[0].index_time, 1700000000);
+    zlc_put(w->c, complete);
+    complete = zlc_complete(w->c);
+    assert_int_equal(complete->repos[0].index_time, 1700003600);
+    zlc_put(w->c, complete);
 }
 
 static void test_no_copy_yet_no_times(void **state)
@@ -453,6 +492,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_commit_no_time_and_fetched_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_fetch_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_shares_and_keeps_held_copies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_complete_copy_outlives_partial_ones, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_failure_is_answered_during_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_waits_for_the_fetch_in_flight, setup, teardown),
     };
