@@ -26,7 +26,17 @@
 # Output: one JSON object per line on stdout for each repository ("indexed", "failed" or "removed"),
 # then one summary line (with "noSpace":true when the volume was full), also written to
 # $TERMINATION_LOG for the controller to read from the pod's status. Exit status: 0 when at least one
-# repository was indexed, 1 otherwise.
+# repository was indexed (or the run had none of its own to index and nothing failed), 1 otherwise.
+#
+# Search shards (spec.webserver.shards, issue 32): with $SHARDS = N > 1, the corpus is served by N
+# webservers, and $SHARDS_FILE ("<k> <name>" lines, written by the operator) says which shard k serves
+# each repository. Shard k's index is the folder $DATA_DIR/index-shards/N/k, a complete index folder of
+# its own (its .retired, its temporary directories), in place of $INDEX_DIR, which stays the folder of
+# the one-shard layout. A full run indexes the repositories of one shard, $SHARD (else $JOB_COMPLETION_INDEX: the
+# nightly CronJob is then an Indexed Job of N pods), and prunes only its folder; the N runs go side by
+# side. A refresh or watch run indexes each repository into its shard's folder. Mirrors, locks, records
+# and the queue are shared by every layout. No run touches the folders of another N, which keep serving
+# while the operator moves a corpus from one N to another. Without $SHARDS, or with 1, nothing of this.
 #
 # Modes ($INDEXER_MODE), all sharing the per-repository lock $DATA_DIR/locks/<shard prefix>.lock, so
 # that two runs never index one repository at once (docs/indexer.md, "Freshness"):
@@ -58,10 +68,15 @@ REPOS_DIR=${REPOS_DIR:-$DATA_DIR/repos}
 INDEX_DIR=${INDEX_DIR:-$DATA_DIR/index}
 CREDENTIALS_DIR=${CREDENTIALS_DIR:-/etc/codesearch/git-credentials}
 INDEXER_MODE=${INDEXER_MODE:-full}
+SHARDS=${SHARDS:-1}
+SHARDS_FILE=${SHARDS_FILE:-/etc/codesearch/config/shards.txt}
+SHARD=${SHARD:-${JOB_COMPLETION_INDEX:-}}
 WORK_DIR=${WORK_DIR:-${TMPDIR:-/tmp}/codesearch-$INDEXER_MODE}
 # Mirrors found on disk are compared with listed paths as strings, so the form must be canonical.
 REPOS_DIR=${REPOS_DIR%/}
 INDEX_DIR=${INDEX_DIR%/}
+# The folders of the N shards' indexes, one layout per N (see the header).
+SHARDS_ROOT=$DATA_DIR/index-shards/$SHARDS
 ZOEKT_GIT_INDEX=${ZOEKT_GIT_INDEX:-zoekt-git-index}
 TERMINATION_LOG=${TERMINATION_LOG:-/dev/termination-log}
 # Where replaced and removed shards keep a name until no webserver can still be mapping them. A
@@ -209,17 +224,78 @@ done
 case $POLL_PARALLEL in
 '' | 0 | *[!0-9]*) fail_all "POLL_PARALLEL must be a number of remotes asked at once (at least 1), not '$POLL_PARALLEL'" ;;
 esac
+
+# use_index DIR: the index folder the next repository is indexed into, with its .retired.
+use_index() {
+    INDEX_DIR=$1
+    RETIRED_DIR=$INDEX_DIR/.retired
+}
+
+# shard_list_problem: why $SHARDS_FILE cannot say which shard serves a repository, or nothing. Its
+# first line names the N it was written for: a pod whose SHARDS is another N (its ConfigMap updated
+# before the operator replaced it) would otherwise index into another layout's folders.
+shard_list_problem() {
+    if [ ! -r "$SHARDS_FILE" ]; then
+        printf 'SHARDS is %s, but the shard list %s is not readable' "$SHARDS" "$SHARDS_FILE"
+        return
+    fi
+    written_for=$(sed -n -e 's/^# shards: \([0-9][0-9]*\).*/\1/p' "$SHARDS_FILE" | head -n 1)
+    [ -z "$written_for" ] || [ "$written_for" = "$SHARDS" ] ||
+        printf 'the shard list %s is for %s shards, but SHARDS is %s' "$SHARDS_FILE" "$written_for" "$SHARDS"
+}
+
+# SHARD is the shard of a full run only; one refresh run serves every shard. With one shard, shard 0's
+# folder is $INDEX_DIR, as it always was.
+case $SHARDS in
+[1-9] | 1[0-6]) ;;
+*) fail_all "SHARDS must be a number of search shards from 1 to 16, not '$SHARDS'" ;;
+esac
+if [ "$SHARDS" = 1 ]; then
+    SHARD=0
+else
+    problem=$(shard_list_problem)
+    [ -z "$problem" ] || fail_all "$problem; nothing was indexed and the previous index keeps serving"
+    if [ "$INDEXER_MODE" = full ]; then
+        case $SHARD in
+        '') fail_all "SHARDS is $SHARDS, but neither SHARD nor JOB_COMPLETION_INDEX says which shard this run indexes (the CronJob must be an Indexed Job)" ;;
+        0 | [1-9] | 1[0-5]) [ "$SHARD" -lt "$SHARDS" ] || fail_all "SHARD must be a shard from 0 to $((SHARDS - 1)), not '$SHARD'" ;;
+        *) fail_all "SHARD must be a shard from 0 to $((SHARDS - 1)), not '$SHARD'" ;;
+        esac
+        use_index "$SHARDS_ROOT/$SHARD"
+    else
+        use_index "$SHARDS_ROOT/0"
+    fi
+fi
+
+# index_dirs: the index folders this run writes, one a line: $INDEX_DIR, or in a refresh run with
+# SHARDS > 1, the folder of every shard.
+index_dirs() {
+    if [ "$SHARDS" -gt 1 ] && [ "$INDEXER_MODE" != full ]; then
+        k=0
+        while [ "$k" -lt "$SHARDS" ]; do
+            printf '%s\n' "$SHARDS_ROOT/$k"
+            k=$((k + 1))
+        done
+    else
+        printf '%s\n' "$INDEX_DIR"
+    fi
+}
+
 mkdir -p "$REPOS_DIR" "$INDEX_DIR" "$RETIRED_DIR" "$WORK_DIR" "$QUEUE_DIR" "$STATE_DIR" "$LOCK_DIR" ||
     fail_all "cannot create $REPOS_DIR, $INDEX_DIR, $RETIRED_DIR, $WORK_DIR or the queue, state and lock folders in $DATA_DIR"
+index_dirs | while read -r d; do mkdir -p "$d/.retired" || exit 1; done ||
+    fail_all "cannot create the index folders of the $SHARDS shards in $SHARDS_ROOT"
 chmod 700 "$WORK_DIR"
 export HOME="$WORK_DIR"
 
 # One run of each kind at a time per volume: a reindex Job may start while the nightly one is still
 # running, and a refresh Deployment's pod may overlap its successor during a rollout. A full run and a
-# refresh run may run side by side: they meet only at repositories, each under its own lock.
+# refresh run may run side by side: they meet only at repositories, each under its own lock. So may
+# the full runs of different shards, which write different folders and index different repositories.
 have_flock=0
 command -v flock >/dev/null 2>&1 && have_flock=1
 run_lock=$DATA_DIR/.indexer.lock
+[ "$SHARDS" -gt 1 ] && run_lock=$DATA_DIR/.indexer.$SHARDS.$SHARD.lock
 [ "$INDEXER_MODE" = full ] || run_lock=$DATA_DIR/.refresh.lock
 if [ "$have_flock" = 1 ]; then
     exec 9>"$run_lock" || fail_all "cannot open $run_lock"
@@ -242,22 +318,25 @@ retire() {
     ln "$1" "$RETIRED_DIR/$(now).$$.$retired.$(basename "$1")" 2>"$WORK_DIR/ln.log"
 }
 
-# prune_retired: removes the retired names older than the grace. Files not named by retire are left.
+# prune_retired: removes the retired names older than the grace, in every folder this run writes.
+# Files not named by retire are left.
 prune_retired() {
     pruned_at=$(now)
-    for f in "$RETIRED_DIR"/*; do
-        [ -f "$f" ] || continue
-        stamp=${f##*/}
-        stamp=${stamp%%.*}
-        case $stamp in '' | *[!0-9]*) continue ;; esac
-        [ $((pruned_at - stamp)) -ge "$RETIRED_GRACE_SECONDS" ] && rm -f "$f"
+    index_dirs | while read -r d; do
+        for f in "$d/.retired"/*; do
+            [ -f "$f" ] || continue
+            stamp=${f##*/}
+            stamp=${stamp%%.*}
+            case $stamp in '' | *[!0-9]*) continue ;; esac
+            [ $((pruned_at - stamp)) -ge "$RETIRED_GRACE_SECONDS" ] && rm -f "$f"
+        done
     done
 }
 
 # Leftovers of a run of this mode that was killed (deadline, eviction): temporary shard directories.
 # Half clones are removed under their repository's lock (sync_mirror) or with their unlisted
 # repository. Retired names are not leftovers: they are pruned by age only, whatever run made them.
-rm -rf "$INDEX_DIR/$TMP_PREFIX"* 2>/dev/null
+index_dirs | while read -r d; do rm -rf "$d/$TMP_PREFIX"* 2>/dev/null; done
 prune_retired
 
 # Git configuration for this process only (GIT_CONFIG_COUNT, git >= 2.31): mirrors on a shared volume
@@ -429,10 +508,11 @@ unlock_repo() { exec 8>&-; }
 
 # A full run holds $FULL_RUN_LOCK from start to end, so that a poll can tell a repository that was never
 # indexed because the first full run has not reached it yet (leave it to that run) from one added since.
+# Shared: the full runs of the shards hold it side by side, and a poll asks only whether any does.
 FULL_RUN_LOCK=$DATA_DIR/full-run.lock
 hold_full_run() {
     [ "$have_flock" = 1 ] || return 0
-    exec 7>"$FULL_RUN_LOCK" && flock 7
+    exec 7>"$FULL_RUN_LOCK" && flock -s 7
 }
 full_run_active() {
     [ "$have_flock" = 1 ] || return 1
@@ -545,15 +625,52 @@ symbols_field() {
         "$(json_str "ctags failed, so the repository is indexed for text search only: $failure")"
 }
 
-# run_full [FLAGS...]: the nightly run: every listed repository, then what is no longer listed.
+# with_search_shards LIST: the repositories of LIST (a repository list file, or - for stdin), each line
+# after the shard that serves it: 0 with one shard, else the one $SHARDS_FILE gives, or - when it gives
+# none from 0 to SHARDS-1 or was written for another number of shards (shard_list_problem).
+with_search_shards() {
+    map=/dev/null
+    [ "$SHARDS" -gt 1 ] && map=$SHARDS_FILE
+    awk -v n="$SHARDS" '
+        FILENAME == ARGV[1] {
+            if ($0 ~ /^# shards: / && !header++ && $3 + 0 != n) other_n = 1
+            if ($1 ~ /^[0-9]+$/ && $1 + 0 < n && NF >= 2) shard[$2] = $1 + 0
+            next
+        }
+        $1 == "" || $1 ~ /^#/ { next }
+        {
+            k = "-"
+            if (n == 1) k = 0
+            else if (!other_n && ($1 in shard)) k = shard[$1]
+            print k, $0
+        }' "$map" "$1"
+}
+
+# unassigned NAME: the error of a listed repository that no shard serves. It is not indexed at all
+# rather than into a folder no webserver or the wrong one serves.
+unassigned() {
+    problem=$(shard_list_problem)
+    [ -n "$problem" ] || problem="the shard list $SHARDS_FILE names no shard from 0 to $((SHARDS - 1)) for it"
+    printf '%s, so it is not indexed into any of the %s shards (the operator writes both lists together)' \
+        "$problem" "$SHARDS"
+}
+
+# run_full [FLAGS...]: the nightly run: every listed repository of this run's shard, then what is no
+# longer listed. A repository no shard serves is reported once, by shard 0's run.
 run_full() {
     hold_full_run
-    while read -r name url branches web_kind web_url || [ -n "$name" ]; do
-        case $name in "" | "#"*) continue ;; esac
+    own=0
+    with_search_shards "$REPOS_FILE" >"$WORK_DIR/repositories"
+    while read -r owner name url branches web_kind web_url; do
         total=$((total + 1))
+        printf '%s\n' "$REPOS_DIR/$name.git" >>"$listed_mirrors"
+        if [ "$owner" != "$SHARD" ]; then
+            [ "$owner" = - ] && [ "$SHARD" = 0 ] && report_failure "$name" assign "$(unassigned "$name")" "$(now)"
+            continue
+        fi
+        own=$((own + 1))
         shard_prefix "$name" >>"$listed"
         echo >>"$listed"
-        printf '%s\n' "$REPOS_DIR/$name.git" >>"$listed_mirrors"
         # stdin is the list; keep git and the indexer from reading it. A refresh run indexing this
         # repository now is waited for: it holds the lock for one repository's fetch and index.
         if lock_repo "$(shard_prefix "$name")" 1; then
@@ -562,7 +679,7 @@ run_full() {
             report_failure "$name" fetch "cannot take the lock $LOCK_DIR/$(shard_prefix "$name").lock" "$(now)"
         fi
         unlock_repo
-    done <"$REPOS_FILE"
+    done <"$WORK_DIR/repositories"
 
     [ "$total" -gt 0 ] || fail_all "repository list $REPOS_FILE lists no repository"
 
@@ -587,8 +704,9 @@ run_full() {
         printf '{"repository":"%s","status":"removed","shard":"%s"}\n' \
             "$(json_str "$repo_name")" "$(json_str "$(basename "$f")")"
     done
-    # Mirrors, and half clones (*.git.tmp) of a killed run, of repositories no longer listed.
-    find "$REPOS_DIR" -type d \( -name '*.git' -o -name '*.git.tmp' \) -prune 2>/dev/null | while read -r m; do
+    # Mirrors, and half clones (*.git.tmp) of a killed run, of repositories no longer listed. The
+    # mirrors are shared: with shards, shard 0's run removes them, rather than N runs at once.
+    [ "$SHARD" = 0 ] && find "$REPOS_DIR" -type d \( -name '*.git' -o -name '*.git.tmp' \) -prune 2>/dev/null | while read -r m; do
         grep -Fxq -- "${m%.tmp}" "$listed_mirrors" && continue
         rm -rf "$m"
         m=${m%.tmp}
@@ -598,8 +716,12 @@ run_full() {
 
     # Links retired early in a long run may already be past the grace.
     prune_retired
-    report_summary "$(summary_line)"
-    [ "$indexed" -gt 0 ]
+    shard_members=
+    [ "$SHARDS" -gt 1 ] && shard_members=$(printf ',"searchShard":%d,"searchShards":%d' "$SHARD" "$SHARDS")
+    report_summary "$(summary_line "$shard_members")"
+    # A shard may serve none of the repositories (fewer repositories than shards): nothing to do is no
+    # failure for its Job.
+    [ "$indexed" -gt 0 ] || { [ "$own" -eq 0 ] && [ "$failed" -eq 0 ]; }
 }
 
 # summary_line [EXTRA]: the run's figures as one JSON object; EXTRA is more members, each with a
@@ -625,19 +747,32 @@ listed_line() {
     awk -v p="$1" '$1 != "" && $1 !~ /^#/ { n = $1; gsub("/", "%2F", n); if (n == p) { print; exit } }' "$REPOS_FILE"
 }
 
-# has_shards PREFIX: whether the index holds a shard of the repository with shard prefix PREFIX.
+# has_shards PREFIX DIR: whether index folder DIR holds a shard of the repository with shard prefix PREFIX.
 has_shards() {
-    for f in "$INDEX_DIR/$1"_v*.zoekt; do
+    for f in "$2/$1"_v*.zoekt; do
         [ -f "$f" ] && [ "$(shard_owner "$f")" = "$1" ] && return 0
     done
     return 1
 }
 
-# poll_one NAME URL BRANCHES SLOT: asks one remote for its branch heads and requests a run when they
-# differ from the ones last indexed. A repository without a record but with shards and a mirror was
-# indexed by a run that predates the records: its mirror is what that run fetched, so it seeds the
-# record, instead of the whole corpus being reindexed after an upgrade. Runs as a background job, so
-# it reports through files: $WORK_DIR/poll-changed and poll-failed get one name a line.
+# search_shard_dir SHARD: the index folder of search shard SHARD (from with_search_shards; - for none:
+# nothing).
+search_shard_dir() {
+    if [ "$1" = - ]; then
+        return
+    elif [ "$SHARDS" -gt 1 ]; then
+        printf '%s\n' "$SHARDS_ROOT/$1"
+    else
+        printf '%s\n' "$INDEX_DIR"
+    fi
+}
+
+# poll_one NAME URL BRANCHES SLOT INDEX: asks one remote for its branch heads and requests a run when
+# they differ from the ones last indexed. A repository without a record but with shards in its index
+# folder INDEX (empty when no search shard serves it) and a mirror was indexed by a run that predates
+# the records: its mirror is what that run fetched, so it seeds the record, instead of the whole corpus
+# being reindexed after an upgrade. Runs as a background job, so it reports through files:
+# $WORK_DIR/poll-changed and poll-failed get one name a line.
 poll_one() {
     prefix=$(shard_prefix "$1")
     [ -f "$QUEUE_DIR/$prefix" ] && return 0
@@ -648,7 +783,7 @@ poll_one() {
         return 0
     fi
     state=$STATE_DIR/$prefix.heads
-    if [ ! -f "$state" ] && [ -d "$REPOS_DIR/$1.git" ] && has_shards "$prefix"; then
+    if [ ! -f "$state" ] && [ -d "$REPOS_DIR/$1.git" ] && [ -n "$5" ] && has_shards "$prefix" "$5"; then
         record_heads "$prefix" "$(mirror_heads "$REPOS_DIR/$1.git" "$3")"
     fi
     [ -f "$state" ] && [ "$(cat "$state")" = "$remote" ] && return 0
@@ -665,16 +800,16 @@ poll_remotes() {
     : >"$WORK_DIR/poll-failed"
     slot=0
     # The code host's fields are read only to keep them out of $branches: a poll does not need them.
-    while read -r name url branches web_kind web_url || [ -n "$name" ]; do
-        case $name in "" | "#"*) continue ;; esac
+    with_search_shards "$REPOS_FILE" >"$WORK_DIR/repositories"
+    while read -r owner name url branches web_kind web_url; do
         polled=$((polled + 1))
-        poll_one "$name" "$url" "${branches:-HEAD}" "$slot" </dev/null &
+        poll_one "$name" "$url" "${branches:-HEAD}" "$slot" "$(search_shard_dir "$owner")" </dev/null &
         slot=$((slot + 1))
         if [ "$slot" -ge "$POLL_PARALLEL" ]; then
             wait
             slot=0
         fi
-    done <"$REPOS_FILE"
+    done <"$WORK_DIR/repositories"
     wait
     changed=$(($(wc -l <"$WORK_DIR/poll-changed")))
     failed=$((failed + $(wc -l <"$WORK_DIR/poll-failed")))
@@ -684,7 +819,8 @@ poll_remotes() {
 # drain_queue [FLAGS...]: indexes each repository with a request, one at a time. The request is
 # removed before the index starts, so a request made during the run asks for one more run after it,
 # and any number made before it are served by this one. A repository whose lock another run holds
-# keeps its request for the next pass; a request for a repository the list does not name is dropped.
+# keeps its request for the next pass; a request for a repository the list does not name is dropped,
+# and one for a repository no shard serves is dropped and reported failed (the next poll asks again).
 drain_queue() {
     for req in "$QUEUE_DIR"/*; do
         [ -f "$req" ] || continue
@@ -695,6 +831,14 @@ drain_queue() {
             printf '{"request":"%s","status":"ignored","reason":"not listed"}\n' "$(json_str "$prefix")"
             continue
         fi
+        read -r owner name url branches web_kind web_url <<LINE
+$(printf '%s\n' "$line" | with_search_shards -)
+LINE
+        if [ "$owner" = - ]; then
+            rm -f "$req"
+            report_failure "$name" assign "$(unassigned "$name")" "$(now)"
+            continue
+        fi
         if ! lock_repo "$prefix" 0; then
             unlock_repo
             busy=$((busy + 1))
@@ -702,9 +846,7 @@ drain_queue() {
         fi
         rm -f "$req"
         requests=$((requests + 1))
-        read -r name url branches web_kind web_url <<LINE
-$line
-LINE
+        use_index "$(search_shard_dir "$owner")"
         index_repo "$name" "$url" "$branches" "$web_kind" "$web_url" "$@" </dev/null
         unlock_repo
     done
@@ -762,5 +904,6 @@ watch)
     ;;
 esac
 rm -f "$WORK_DIR/ssh-key" "$WORK_DIR/credential-helper" "$WORK_DIR/git.log" "$WORK_DIR/new-shards" \
-    "$WORK_DIR/ln.log" "$WORK_DIR"/ls-remote.* "$WORK_DIR"/git.log.* "$WORK_DIR/poll-changed" "$WORK_DIR/poll-failed"
+    "$WORK_DIR/ln.log" "$WORK_DIR"/ls-remote.* "$WORK_DIR"/git.log.* "$WORK_DIR/poll-changed" "$WORK_DIR/poll-failed" \
+    "$WORK_DIR/repositories"
 exit "$rc"

@@ -331,10 +331,162 @@ SYMBOLS=no run_indexer
 check "SYMBOLS=no is refused" grep -q "SYMBOLS must be true or false, not 'no'" "$T/out"
 rm -f "$T/bin/ctags-universal"
 
+# ---- search shards (SHARDS=3): one full run per shard, each into its own folder, side by side -------
+# A volume of its own, first indexed in the one-shard layout, which must stay as it is: the operator
+# keeps serving it from /data/index until the three shards' folders are complete.
+make_remote gamma main
+make_remote delta main
+make_remote epsilon main
+S=$T/sharded
+cat >"$T/srepos.txt" <<EOF
+local/alpha file://$T/remotes/alpha.git
+local/beta file://$T/remotes/beta.git main,dev
+local/gamma file://$T/remotes/gamma.git
+local/delta file://$T/remotes/delta.git
+EOF
+# The operator's assignment, written by hand (the script never computes one): shard 1 serves two.
+cat >"$T/shards.txt" <<EOF
+# shards: 3. Written by zoekt-operator: the search shard of each repository of repositories.txt.
+0 local/alpha
+1 local/beta
+1 local/gamma
+2 local/delta
+EOF
+# run_sharded RUN [VAR=VALUE...]: the script on the sharded volume, with its own work folder and
+# termination message ($T/RUN.term), so that runs can go side by side; output in $T/RUN.out.
+run_sharded() {
+  local run=$1
+  shift
+  env REPOS_FILE="$T/srepos.txt" SHARDS_FILE="$T/shards.txt" DATA_DIR="$S" WORK_DIR="$T/work-$run" \
+    CREDENTIALS_DIR="$T/creds" TERMINATION_LOG="$T/$run.term" ZOEKT_GIT_INDEX="$T/bin/zoekt-git-index" \
+    FAKE_CALLS="$T/calls" PATH="$T/bin:$PATH" "$@" dash "$SCRIPT" >"$T/$run.out" 2>"$T/$run.err"
+}
+# zoekt_files DIR: the shard files in index folder DIR, by name, on one line.
+zoekt_files() { (cd "$1" 2>/dev/null && ls -- *.zoekt 2>/dev/null) | tr '\n' ' '; }
+# tree DIR: every file and folder below DIR with its inode and modification time, for "untouched".
+tree() { find "$1" -printf '%P %i %T@\n' | sort; }
+run_sharded one
+check "shards: the one-shard layout indexes the four repositories into $S/index" \
+  test "$(zoekt_files "$S/index")" = "local%2Falpha_v16.00000.zoekt local%2Fbeta_v16.00000.zoekt local%2Fdelta_v16.00000.zoekt local%2Fgamma_v16.00000.zoekt "
+layout1=$(tree "$S/index")
+volume=$(tree "$S")
+
+# Refusals: each says why in the summary, the termination message, and writes nothing on the volume.
+run_sharded bad SHARDS=3
+rc=$?
+check "shards: a full run without SHARD or JOB_COMPLETION_INDEX fails" test "$rc" -eq 1
+check "shards: saying which shard is missing, in the summary the controller reads" \
+  grep -qx '{"summary":{"indexed":0,"failed":0,"removed":0,"error":"SHARDS is 3, but neither SHARD nor JOB_COMPLETION_INDEX says which shard this run indexes (the CronJob must be an Indexed Job)"}}' "$T/bad.term"
+run_sharded bad SHARDS=3 JOB_COMPLETION_INDEX=3
+check "shards: a shard out of range is refused" grep -q '"error":"SHARD must be a shard from 0 to 2, not '"'"'3'"'"'"' "$T/bad.term"
+run_sharded bad SHARDS=3 SHARD=0 SHARDS_FILE="$T/no-such-shards.txt"
+check "shards: a missing shard list is refused, named" \
+  grep -q '"error":"SHARDS is 3, but the shard list '"$T"'/no-such-shards.txt is not readable; nothing was indexed and the previous index keeps serving"' "$T/bad.term"
+sed '1s/3/4/' "$T/shards.txt" >"$T/shards4.txt"
+run_sharded bad SHARDS=3 SHARD=0 SHARDS_FILE="$T/shards4.txt"
+check "shards: a shard list written for another number of shards is refused" \
+  grep -q '"error":"the shard list '"$T"'/shards4.txt is for 4 shards, but SHARDS is 3; ' "$T/bad.term"
+run_sharded bad SHARDS=17 SHARD=0
+check "shards: more than 16 shards are refused" grep -q '"error":"SHARDS must be a number of search shards from 1 to 16, not '"'"'17'"'"'"' "$T/bad.term"
+check "shards: the refused runs wrote nothing on the volume" test "$(tree "$S")" = "$volume"
+
+# Shard 1's run is held in its first zoekt-git-index until $T/gate exists; shard 0's (told by
+# JOB_COMPLETION_INDEX, as in an Indexed Job's pod) must finish meanwhile.
+rm -f "$T/gate"
+run_sharded s1 SHARDS=3 SHARD=1 FAKE_WAIT="$T/gate" &
+held=$!
+holding() { compgen -G "$S/index-shards/3/1/.tmp.*" >/dev/null; }
+eventually 10 holding
+started=$(date +%s)
+run_sharded s0 SHARDS=3 JOB_COMPLETION_INDEX=0
+rc=$?
+check "shards: shard 0's run finishes while shard 1's is still indexing (no run-wide lock between them)" \
+  test "$rc" -eq 0 -a ! -e "$T/gate" -a "$(($(date +%s) - started))" -lt 10
+check "shards: shard 1's run was indeed still running" kill -0 "$held"
+touch "$T/gate"
+wait "$held"
+check "shards: shard 1's run ends well once let go" test $? -eq 0
+run_sharded s2 SHARDS=3 SHARD=2
+check "shards: shard 2's run ends well" test $? -eq 0
+check "shards: folder 0 holds exactly alpha's shard" test "$(zoekt_files "$S/index-shards/3/0")" = "local%2Falpha_v16.00000.zoekt "
+check "shards: folder 1 holds exactly beta's and gamma's" \
+  test "$(zoekt_files "$S/index-shards/3/1")" = "local%2Fbeta_v16.00000.zoekt local%2Fgamma_v16.00000.zoekt "
+check "shards: folder 2 holds exactly delta's" test "$(zoekt_files "$S/index-shards/3/2")" = "local%2Fdelta_v16.00000.zoekt "
+check "shards: the shards hold the listed branch's commit" grep -q "$(rev_of beta main)" "$S/index-shards/3/1/local%2Fbeta_v16.00000.zoekt"
+check "shards: the one-shard layout's folder is untouched" test "$(tree "$S/index")" = "$layout1"
+check "shards: shard 1's summary, in today's format, names its shard" \
+  grep -qx '{"summary":{"indexed":2,"failed":0,"removed":0,"searchShard":1,"searchShards":3,"failedRepositories":\[\][^}]*}}' "$T/s1.term"
+check "shards: and is its termination message" cmp -s <(tail -n 1 "$T/s1.out") "$T/s1.term"
+check "shards: each run used its own temporary folder in its shard's folder" \
+  grep -qE "^-index $S/index-shards/3/1/\.tmp\.[A-Za-z0-9]+ -repo_cache $S/repos -branches main,dev .*$S/repos/local/beta.git\$" "$T/calls"
+check "shards: no temporary folder is left" test -z "$(find "$S" -name '.tmp.*')"
+exec 5>"$S/.indexer.3.1.lock"
+flock 5
+run_sharded s1 SHARDS=3 SHARD=1
+check "shards: a second run of one shard is turned away by that shard's lock" \
+  grep -q '"error":"another indexer run holds '"$S"'/.indexer.3.1.lock"' "$T/s1.out"
+run_sharded s0 SHARDS=3 SHARD=0
+check "shards: which another shard's run does not wait for" grep -q '"indexed":1,' "$T/s0.out"
+exec 5>&-
+
+# A repository the shard list does not name: not indexed anywhere, reported once (by shard 0's run).
+echo "local/epsilon file://$T/remotes/epsilon.git" >>"$T/srepos.txt"
+run_sharded s1 SHARDS=3 SHARD=1
+check "shards: shard 1's run says nothing of a repository no shard serves" bash -c "! grep -q epsilon '$T/s1.out'"
+run_sharded s0 SHARDS=3 SHARD=0
+check "shards: shard 0's run reports it failed, saying why" \
+  grep -q '"status":"failed","step":"assign","error":"the shard list '"$T"'/shards.txt names no shard from 0 to 2 for it, so it is not indexed into any of the 3 shards' \
+  <(grep -F '"repository":"local/epsilon"' "$T/s0.out")
+check "shards: in failedRepositories, while its own repository is indexed" \
+  grep -q '"indexed":1,"failed":1,.*"failedRepositories":\["local/epsilon"\]' "$T/s0.term"
+check "shards: it has no shard anywhere" test -z "$(find "$S" -name 'local%2Fepsilon_*')"
+
+# Delta leaves the lists: shard 2's run removes it from its folder alone, and, with nothing of its own
+# left to index, succeeds; the shared mirror is shard 0's to remove.
+grep -v delta "$T/srepos.txt" >"$T/srepos.new" && mv "$T/srepos.new" "$T/srepos.txt"
+grep -v delta "$T/shards.txt" >"$T/shards.new" && mv "$T/shards.new" "$T/shards.txt"
+run_sharded s2 SHARDS=3 SHARD=2
+rc=$?
+check "shards: shard 2 removes delta's shard from its folder" \
+  grep -q '"repository":"local/delta","status":"removed","shard":"local%2Fdelta_v16.00000.zoekt"' "$T/s2.out"
+check "shards: keeping a retired name in its own .retired" test -n "$(find "$S/index-shards/3/2/.retired" -name '*local%2Fdelta_v16.00000.zoekt')"
+check "shards: a shard with no repository left succeeds (exit $rc)" test "$rc" -eq 0
+check "shards: folder 2 is empty" test -z "$(zoekt_files "$S/index-shards/3/2")"
+check "shards: delta's mirror stays for shard 0's run" test -d "$S/repos/local/delta.git"
+run_sharded s0 SHARDS=3 SHARD=0
+check "shards: which removes it" test ! -e "$S/repos/local/delta.git"
+check "shards: the one-shard layout still serves delta, untouched" test "$(tree "$S/index")" = "$layout1"
+
+# The refresh pod serves every shard: a request is indexed into its repository's shard's folder.
+echo more >>"$T/work-gamma/README"
+git -C "$T/work-gamma" commit -q -am more
+git -C "$T/work-gamma" push -q "$T/remotes/gamma.git" main
+other_folders=$(tree "$S/index-shards/3/0")
+run_sharded r SHARDS=3 INDEXER_MODE=refresh POLL_INTERVAL_SECONDS=0 INDEXER_REPOSITORIES="local/gamma local/epsilon"
+check "shards: a refresh run indexes a requested repository" grep -q '"repository":"local/gamma","status":"indexed"' "$T/r.out"
+check "shards: into its shard's folder" grep -q "$(rev_of gamma main)" "$S/index-shards/3/1/local%2Fgamma_v16.00000.zoekt"
+check "shards: and nowhere else" test -z "$(find "$S/index-shards/3/0" "$S/index-shards/3/2" -name 'local%2Fgamma_*')"
+check "shards: another shard's folder is untouched" test "$(tree "$S/index-shards/3/0")" = "$other_folders"
+check "shards: the one-shard layout keeps its own gamma" test "$(tree "$S/index")" = "$layout1"
+check "shards: a request for a repository no shard serves fails, saying why" \
+  grep -q '"status":"failed","step":"assign","error":"the shard list .* names no shard from 0 to 2 for it' \
+  <(grep -F '"repository":"local/epsilon"' "$T/r.out")
+check "shards: and is dropped, indexed nowhere" test ! -e "$S/queue/local%2Fepsilon" -a -z "$(find "$S" -name 'local%2Fepsilon_*')"
+echo more >>"$T/work-beta/README"
+git -C "$T/work-beta" commit -q -am more
+git -C "$T/work-beta" push -q "$T/remotes/beta.git" main
+run_sharded r SHARDS=3 INDEXER_MODE=refresh
+check "shards: a poll finds beta moved and indexes it into its shard's folder" \
+  grep -q "$(rev_of beta main)" "$S/index-shards/3/1/local%2Fbeta_v16.00000.zoekt"
+check "shards: the poll's pass reports the repository no shard serves too" grep -q '"failedRepositories":\["local/epsilon"\]' "$T/r.out"
+run_sharded r SHARDS=3 INDEXER_MODE=refresh SHARDS_FILE="$T/no-such-shards.txt"
+check "shards: a refresh run without its shard list refuses to start" \
+  grep -q '"error":"SHARDS is 3, but the shard list .*no-such-shards.txt is not readable' "$T/r.term"
+
 # ---- busybox: upstream's zoekt image is Alpine, whose sh and tools are busybox applets ----------
 if command -v busybox >/dev/null 2>&1; then
   mkdir -p "$T/busybox"
-  for a in sh cat chmod cp cut date dirname basename find grep head ln mkdir mktemp mv rm sed tail tr; do
+  for a in sh awk cat chmod cp cut date dirname basename find grep head ln mkdir mktemp mv rm sed tail tr; do
     ln -sf "$(command -v busybox)" "$T/busybox/$a"
   done
   printf 'local/alpha file://%s/remotes/alpha.git\nlocal/broken file://%s/remotes/missing.git\n' "$T" "$T" >"$T/repos.txt"
@@ -354,6 +506,13 @@ if command -v busybox >/dev/null 2>&1; then
   bb_run
   check "busybox: an unlisted repository's removal is reported" grep -q '"status":"removed"' <(line_for local/alpha)
   check "busybox: its shard is gone" test ! -e "$(shard local/alpha)"
+  printf 'local/alpha file://%s/remotes/alpha.git\nlocal/broken file://%s/remotes/missing.git\n' "$T" "$T" >"$T/repos.txt"
+  printf '# shards: 2. By hand.\n1 local/alpha\n0 local/broken\n' >"$T/shards-bb.txt"
+  SHARDS=2 SHARD=1 SHARDS_FILE="$T/shards-bb.txt" bb_run
+  check "busybox: shard 1 of 2 indexes its repository into its folder" \
+    test -f "$T/data/index-shards/2/1/local%2Falpha_v16.00000.zoekt" -a ! -e "$(shard local/alpha)"
+  check "busybox: and leaves the other shard's repository alone" \
+    grep -qx '{"summary":{"indexed":1,"failed":0,"removed":0,"searchShard":1,"searchShards":2,"failedRepositories":\[\][^}]*}}' "$T/out"
 else
   skip "busybox pass: busybox is not installed (scripts/deps.sh installs it)"
 fi

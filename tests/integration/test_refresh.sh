@@ -245,6 +245,42 @@ else
   skip "webhooks: no zoekt-connector in ZK_BIN"
 fi
 
+# ---- search shards: the refresh pod indexes each repository into its shard's folder ------------------
+# Three shards, one repository each (tests/tools/shard-of, the operator's assignment), on a volume of
+# their own; each shard folder indexed by its full run, then a webhook's request and a poll.
+SHARD_OF=$ZK_ROOT/build/san/tests/tools/shard-of
+if [ -x "$SHARD_OF" ]; then
+  SDATA=$T/sharded
+  { echo "# shards: 3. Written by the test, as the operator does."; "$SHARD_OF" 3 <"$T/repos.txt"; } >"$T/shards.txt"
+  shard_of() { awk -v n="local/$1" '$2 == n { print $1 }' "$T/shards.txt"; }
+  sharded() { indexer "$@" DATA_DIR="$SDATA" SHARDS=3 SHARDS_FILE="$T/shards.txt"; }
+  for k in 0 1 2; do sharded full SHARD="$k" WORK_DIR="$T/work-shard$k"; done
+  check "shards: the three repositories are in three shard folders" \
+    test "$(find "$SDATA/index-shards/3" -maxdepth 2 -name '*.zoekt' | wc -l)" -eq 3
+  sport=$("$ZK_ROOT/scripts/free-port.sh")
+  "$bin/zoekt-webserver" -index "$SDATA/index-shards/3/$(shard_of alpha)" -listen "127.0.0.1:$sport" -rpc \
+    >"$T/webserver-shard.log" 2>&1 &
+  sws=$!
+  on_exit "kill $sws"
+  shard_serves() { curl -s -m 5 -X POST "http://127.0.0.1:$sport/api/search" -d "{\"Q\":\"$1\"}" | grep -qF '"Repository":"local/alpha"'; }
+  others=$(find "$SDATA/index-shards/3" -name '*.zoekt' ! -name 'local%2Falpha_*' -not -path '*/.retired/*' -printf '%p %i\n' | sort)
+  push alpha shardedtoken
+  : >"$SDATA/queue/local%2Falpha"
+  sharded refresh POLL_INTERVAL_SECONDS=0
+  check "shards: a refresh run indexes the requested repository" grep -q '"repository":"local/alpha","status":"indexed"' "$T/out"
+  check "shards: alpha's shard webserver serves the pushed commit" eventually 20 shard_serves shardedtoken
+  check "shards: alpha's shard is in its shard's folder alone" \
+    test "$(find "$SDATA" -name 'local%2Falpha_*.zoekt' -not -path '*/.retired/*')" = "$SDATA/index-shards/3/$(shard_of alpha)/local%2Falpha_v16.00000.zoekt"
+  check "shards: the other shards' folders are untouched" \
+    test "$(find "$SDATA/index-shards/3" -name '*.zoekt' ! -name 'local%2Falpha_*' -not -path '*/.retired/*' -printf '%p %i\n' | sort)" = "$others"
+  push alpha shardpolled
+  sharded refresh
+  check "shards: a poll finds alpha moved and indexes it into its shard's folder" eventually 20 shard_serves shardpolled
+  check "shards: the one-shard layout does not have it" bash -c "! grep -rqs shardpolled '$INDEX'"
+else
+  fail "shards: tests/tools/shard-of is built ($SHARD_OF)"
+fi
+
 # ---- the cost of an idle poll over 200 repositories ---------------------------------------------------
 if [ "${REFRESH_MEASURE:-0}" = 1 ]; then
   for i in $(seq 200); do
