@@ -879,7 +879,7 @@ static void reconcile_check_storage_class(struct reconcile_pass *p)
         p->retry_after = RECONCILE_SECRET_RETRY_SECONDS;
 }
 
-/* How soon a pass comes back while a shard layout is being built or its pods roll out. */
+/* How soon a pass comes back, while a new shard layout is being built, to read its /index-status. */
 #define RECONCILE_LAYOUT_RECHECK_SECONDS 10
 
 /* Whether every Deployment of layout i is rolled out and Ready: it exists, its controller has seen its
@@ -969,13 +969,14 @@ static void reconcile_layout(struct reconcile_pass *p)
 {
     const struct render_layouts *l = &p->layouts;
 
+    /* A Deployment's progress enqueues its corpus (a watched child): recording the serving layout
+     * needs no timed look. */
     if (!l->recorded || l->n < 2) {
         if (l->recorded || reconcile_layout_ready(p, 0))
             p->in.serving_shards = l->serving;
-        else
-            p->retry_after = reconcile_min_requeue(p->retry_after, RECONCILE_LAYOUT_RECHECK_SECONDS);
         return;
     }
+    /* The new layout's /index-status is read, not watched: a pass comes back for it. */
     p->in.serving_shards = l->serving;
     p->retry_after = reconcile_min_requeue(p->retry_after, RECONCILE_LAYOUT_RECHECK_SECONDS);
     if (!reconcile_layout_indexed(p) || !reconcile_layout_ready(p, 1) || !reconcile_layout_serves(p))
