@@ -27,6 +27,9 @@ for r in deployments.apps poddisruptionbudgets.policy cronjobs.batch configmaps 
 done
 check "may create Jobs (reindex)" can create jobs.batch -n "$OTHER"
 check "may delete NetworkPolicies (spec.networkPolicy.enabled false)" can delete networkpolicies.networking.k8s.io -n "$OTHER"
+for r in deployments.apps services poddisruptionbudgets.policy; do
+  check "may delete $r (a shard layout that no longer serves)" can delete "$r" -n "$OTHER"
+done
 check "may create Events" can create events -n "$OTHER"
 check "may check that a Secret exists" can get secrets -n "$OTHER"
 check "may take the Lease in its own namespace" can update leases.coordination.k8s.io -n "$NS"
@@ -34,7 +37,7 @@ check "may take the Lease in its own namespace" can update leases.coordination.k
 # What it never needs.
 check "may not replace a corpus (update)" cannot update codesearchcorpora.codesearch.dev -n "$OTHER"
 check "may not delete corpora" cannot delete codesearchcorpora.codesearch.dev -n "$OTHER"
-check "may not delete Deployments (the garbage collector does)" cannot delete deployments.apps -n "$OTHER"
+check "may not delete CronJobs (the garbage collector does)" cannot delete cronjobs.batch -n "$OTHER"
 check "may not delete PVCs" cannot delete persistentvolumeclaims -n "$OTHER"
 check "may not list Secrets" cannot list secrets -n "$OTHER"
 check "may not watch Secrets" cannot watch secrets -n "$OTHER"
