@@ -100,14 +100,21 @@ static void fx_free(struct fixture *fx)
     cJSON_Delete(fx->corpus);
 }
 
-static const cJSON *child(const cJSON *children, const char *kind)
+/* The child of kind called name (any name when NULL), or NULL. */
+static const cJSON *named(const cJSON *children, const char *kind, const char *name)
 {
     const cJSON *c;
 
     cJSON_ArrayForEach(c, children)
-        if (strcmp(json_str(c, "kind", ""), kind) == 0)
+        if (strcmp(json_str(c, "kind", ""), kind) == 0 &&
+            (!name || strcmp(json_path_str(c, "metadata.name", ""), name) == 0))
             return c;
     return NULL;
+}
+
+static const cJSON *child(const cJSON *children, const char *kind)
+{
+    return named(children, kind, NULL);
 }
 
 static const cJSON *container(const cJSON *pod_spec, const char *name)
@@ -1274,17 +1281,6 @@ static void test_yaml_parses(void **state)
     assert_false(quoted_port); /* numbers stay numbers */
     free(yaml);
     fx_free(&fx);
-}
-
-/* The named child of kind, or NULL. */
-static const cJSON *named(const cJSON *children, const char *kind, const char *name)
-{
-    const cJSON *c;
-
-    cJSON_ArrayForEach(c, children)
-        if (strcmp(json_str(c, "kind", ""), kind) == 0 && strcmp(json_path_str(c, "metadata.name", ""), name) == 0)
-            return c;
-    return NULL;
 }
 
 static int count_kind(const cJSON *children, const char *kind)
