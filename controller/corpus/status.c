@@ -807,12 +807,14 @@ static void keep_members(cJSON *obj, const char *const *keep)
 
 void status_prune_child(cJSON *obj)
 {
-    /* The status members status_compute reads, by kind; a kind not named keeps no status. */
+    /* The status members status_compute and the shard layouts (reconcile.c) read, by kind; a kind not
+     * named keeps no status. A Deployment's generation and rollout counts tell whether a layout's pods
+     * all run its last change. */
     static const struct {
         const char *kind;
-        const char *keep[3];
+        const char *keep[6];
     } read[] = {
-        {"Deployment", {"availableReplicas", "conditions", NULL}},
+        {"Deployment", {"availableReplicas", "readyReplicas", "updatedReplicas", "observedGeneration", "conditions", NULL}},
         {"CronJob", {"lastScheduleTime", "lastSuccessfulTime", NULL}},
         {"PersistentVolumeClaim", {"phase", NULL}},
     };
@@ -824,7 +826,8 @@ void status_prune_child(cJSON *obj)
 
     informer_prune_server_fields(obj);
     for (size_t i = 0; i < sizeof(server_meta) / sizeof(server_meta[0]); i++)
-        cJSON_DeleteItemFromObjectCaseSensitive(meta, server_meta[i]);
+        if (strcmp(server_meta[i], "generation") != 0 || strcmp(kind, "Deployment") != 0)
+            cJSON_DeleteItemFromObjectCaseSensitive(meta, server_meta[i]);
     for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
         if (strcmp(kind, read[i].kind) == 0)
             keep = read[i].keep;

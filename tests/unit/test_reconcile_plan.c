@@ -280,7 +280,12 @@ static void test_prune_keeps_what_is_compared(void **state)
         assert_null(json_path(observed, "metadata.managedFields"));
         assert_null(json_path(observed, "metadata.uid"));
         assert_null(json_path(observed, "metadata.resourceVersion"));
-        assert_null(json_path(observed, "status"));
+        /* Of the server's status a Deployment keeps its rollout's generation (a shard layout is rolled
+         * out when it is current), every other kind nothing. */
+        if (strcmp(json_str(observed, "kind", ""), "Deployment") == 0)
+            assert_int_equal(json_int(json_obj(observed, "status"), "observedGeneration", 0), 3);
+        else
+            assert_null(json_path(observed, "status"));
         assert_null(json_str(json_path(observed, "metadata.annotations"),
                              "kubectl.kubernetes.io/last-applied-configuration", NULL));
         assert_false(reconcile_needs_apply(child, observed, diff, sizeof(diff)));
@@ -294,16 +299,18 @@ static void test_prune_keeps_what_is_compared(void **state)
     cJSON_Delete(corpus);
 }
 
-/* The status members status_compute reads survive the prune, whole: a Deployment's available
- * replicas, a CronJob's schedule times. */
+/* The status members status_compute and the shard layouts read survive the prune, whole: a
+ * Deployment's generation and replica counts (a layout is rolled out when every pod runs its last
+ * change and is ready), a CronJob's schedule times. */
 static void test_prune_child_keeps_what_status_reads(void **state)
 {
-    cJSON *deployment = parse("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"org-search\"},"
-                              "\"status\":{\"observedGeneration\":2,\"replicas\":2,\"availableReplicas\":2}}");
+    cJSON *deployment = parse("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"org-search\","
+                              "\"generation\":2,\"uid\":\"u\"},\"status\":{\"observedGeneration\":2,\"replicas\":2,"
+                              "\"availableReplicas\":2,\"readyReplicas\":2,\"updatedReplicas\":2}}");
     cJSON *cronjob = parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"org-indexer\"},"
                            "\"status\":{\"active\":[{\"name\":\"org-indexer-1\"}],\"lastScheduleTime\":"
                            "\"2026-11-29T03:00:00Z\",\"lastSuccessfulTime\":\"2026-11-28T03:41:10Z\"}}");
-    cJSON *want_d = parse("{\"availableReplicas\":2}");
+    cJSON *want_d = parse("{\"availableReplicas\":2,\"readyReplicas\":2,\"updatedReplicas\":2,\"observedGeneration\":2}");
     cJSON *want_c = parse("{\"lastScheduleTime\":\"2026-11-29T03:00:00Z\",\"lastSuccessfulTime\":"
                           "\"2026-11-28T03:41:10Z\"}");
 
@@ -311,6 +318,8 @@ static void test_prune_child_keeps_what_status_reads(void **state)
     status_prune_child(deployment);
     status_prune_child(cronjob);
     assert_true(cJSON_Compare(json_obj(deployment, "status"), want_d, 1));
+    assert_int_equal(json_int(json_obj(deployment, "metadata"), "generation", 0), 2);
+    assert_null(json_path(deployment, "metadata.uid"));
     assert_true(cJSON_Compare(json_obj(cronjob, "status"), want_c, 1));
     cJSON_Delete(deployment);
     cJSON_Delete(cronjob);
