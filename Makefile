@@ -181,12 +181,16 @@ arm64:
 # The operator-scale section needs a control plane: the one of $KUBECONFIG, or one started (and
 # stopped) without a node. bench-scale adds the 1,000-corpus run: BENCH_SCALE_RUNS_1000 runs (default
 # one, since a run takes about ten minutes, most of it the plane deleting 20,000 objects afterwards),
-# and BENCH_SCALE_FAILING (default 500) failing corpora beside a healthy one.
+# and BENCH_SCALE_FAILING (default 500) failing corpora beside a healthy one. The search-shards section
+# (tests/bench/shards.sh) runs on the local node, with the images.
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay build/rel/tests/tools/zoekt-replay
 	@tests/bench/run.sh
 	@tests/bench/scale.sh 1 100
 	@tests/bench/sources.sh
+	@scripts/images.sh build
+	@scripts/cluster.sh up
+	@tests/bench/shards.sh
 bench-scale: deps
 	@$(MAKE) --no-print-directory all
 	@BENCH_SCALE_FAILING=$${BENCH_SCALE_FAILING:-500} tests/bench/scale.sh 1 100 1000:$${BENCH_SCALE_RUNS_1000:-1}

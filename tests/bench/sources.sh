@@ -72,14 +72,5 @@ under the 10-minute interval), with memory proportional to the listing.
 EOF
 )
 # The section replaces its previous text, or goes at the end.
-printf '%s\n' "$section" | python3 -c '
-import re, sys
-path, new = sys.argv[1], sys.stdin.read().strip()
-text = open(path).read()
-parts = re.split(r"(?m)^(?=## )", text)
-kept = [p for p in parts if not p.startswith("## Discovery from a code host")]
-at = next((i for i, p in enumerate(parts) if p.startswith("## Discovery from a code host")), len(parts))
-kept.insert(min(at, len(kept)), new + "\n\n")
-open(path, "w").write("".join(p.rstrip("\n") + "\n\n" for p in kept).rstrip("\n") + "\n")
-' "$out"
+printf '%s\n' "$section" | python3 tests/bench/section.py "$out"
 echo "sources.sh: $line; baseline ${base_ms} ms over $base_pages pages" >&2

@@ -116,7 +116,8 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
             print(",".join(r.get("resources", [])))
 PY
 }
-check "the ClusterRole deletes NetworkPolicies and nothing else" test "$(deletes "$ZK_ROOT/manifests/clusterrole.yaml")" = networkpolicies
+check "the ClusterRole deletes Services, Deployments and PodDisruptionBudgets (an old shard layout), NetworkPolicies, and nothing else" \
+  test "$(deletes "$ZK_ROOT/manifests/clusterrole.yaml" | tr '\n' ' ')" = "services deployments poddisruptionbudgets networkpolicies "
 check "the chart's crds/ is an exact copy of crds/" diff -r "$ZK_ROOT/crds" "$ZK_ROOT/charts/zoekt-operator/crds" -x kustomization.yaml
 check "helm lint passes" bash -c "helm lint '$ZK_ROOT/charts/zoekt-operator' >/dev/null"
 check "helm template renders the Deployment and RBAC" bash -c \
