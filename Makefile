@@ -184,7 +184,8 @@ arm64:
 # and BENCH_SCALE_FAILING (default 500) failing corpora beside a healthy one. The search-shards section
 # (tests/bench/shards.sh) runs on the local node, with the images.
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay build/rel/tests/tools/zoekt-replay
+	@$(MAKE) --no-print-directory all $(BENCH_BINS) build/san/tests/tools/zoekt-replay build/rel/tests/tools/zoekt-replay \
+	  build/san/tests/tools/shard-of
 	@tests/bench/run.sh
 	@tests/bench/scale.sh 1 100
 	@tests/bench/sources.sh
