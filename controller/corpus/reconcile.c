@@ -48,6 +48,7 @@ struct reconcile_memo {
     long max_age;           /* the maxAge the last good answer was judged by */
     char *error;            /* why the last attempt failed (heap), NULL when it worked */
     char jobs_finished[40]; /* reconcile_jobs_finished at the last attempt */
+    int read_layout;        /* the serving shard layout at the last attempt (render.h) */
     uint64_t settled;       /* reconcile_fingerprint when no child needed an apply; 0: not known */
     /* The corpus's resourceVersion that the last status write replaced. While the cache still shows
      * it, the cache has not seen that write yet: a status computed from it would only be refused as a
@@ -838,10 +839,16 @@ static void reconcile_index(struct reconcile_pass *p, struct reconcile_memo *mem
                          reconcile_stale_outdated(&memo->index, memo->max_age, memo->last_read, max_age, now);
 
     reconcile_jobs_finished(p->jobs, finished, sizeof(finished));
+    /* A new serving layout is another set of webservers: its figures (and its shards') are read at once. */
     if (memo->last_read == 0 || now - memo->last_read >= period || strcmp(finished, memo->jobs_finished) != 0 ||
-        (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS) || stale_outdated) {
+        (memo->error && now - memo->last_read >= RECONCILE_INDEX_RETRY_SECONDS) || stale_outdated ||
+        memo->read_layout != p->layouts.serving) {
         snprintf(memo->jobs_finished, sizeof(memo->jobs_finished), "%s", finished);
-        reconcile_read_index(p->ctx, memo, p->ns, p->name, p->names.service, p->spec, now);
+        memo->read_layout = p->layouts.serving;
+        /* With shards, through the first shard's own Service: right after a switch the search Service
+         * may still send to the old layout for a moment, and any connector of a layout answers for it. */
+        reconcile_read_index(p->ctx, memo, p->ns, p->name,
+                             p->layouts.serving > 1 ? p->layouts.shard[0][0] : p->names.service, p->spec, now);
     }
     p->in.index = memo->have_index ? &memo->index : NULL;
     p->in.index_error = memo->error;
