@@ -111,7 +111,7 @@ layout_serves() {
   [ "$n" = 1 ] && return 0
   for k in $(seq 0 $((n - 1))); do
     exists deployment "org-search-$n-$k" || return 1
-    r=$(csc "$NS" org "{.status.shards[$k].repositories}")
+    r=$(csc "$NS" org ".status.shards[$k].repositories")
     [ -n "$r" ] || return 1
     total=$((total + r))
   done
@@ -131,8 +131,8 @@ check "the search Service selects the three-shard layout" \
 for k in 0 1 2; do
   want=$(for r in "${names[@]}"; do "$SHARD_OF" 3 "$r"; done | awk -v k="$k" '$1 == k' | wc -l)
   check "shard $k serves the $want repositories shard_of gives it" \
-    test "$(csc "$NS" org "{.status.shards[$k].repositories}")" = "$want"
-  check "shard $k's pod is Ready" test "$(csc "$NS" org "{.status.shards[$k].readyReplicas}")" = 1
+    test "$(csc "$NS" org ".status.shards[$k].repositories")" = "$want"
+  check "shard $k's pod is Ready" test "$(csc "$NS" org ".status.shards[$k].readyReplicas")" = 1
 done
 check "Ready=True with three shards" eventually 60 condition_is "$NS" org Ready True
 check "three shards answer the query set as one did" same_answers "$NODE_TMP/three" ||
