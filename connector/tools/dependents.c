@@ -119,7 +119,7 @@ static int dep_plan(const struct tool_ctx *ctx, void *state, enum tool_reading r
     if (rc)
         return targ_fail(r, "invalid find_dependents arguments: %s", err.msg), ZK_EINVAL;
     /* One line per manifest: its first requirement line is all that is shown. */
-    q->so = (struct zc_search_opts){(int)st->max_files, 0, 1, 0, 0};
+    q->so = (struct zc_search_opts){.max_files = (int)st->max_files, .chunk_matches = 1};
     q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, 1};
     q->linked = (size_t)st->max_files;
     q->repos = st->repos;

@@ -111,7 +111,7 @@ static int files_plan(const struct tool_ctx *ctx, void *state, enum tool_reading
     st->pages = (struct tcur_files){FILES_CURSOR, tcur_hash(TCUR_HASH_INIT, q->zq)};
     if (tcur_read(st->cursor, FILES_CURSOR, st->pages.hash, position, r) || tcur_key_read(position, &st->after, r))
         return ZK_EINVAL;
-    q->so = (struct zc_search_opts){FILES_FETCH, 0, 1, 0, 0};
+    q->so = (struct zc_search_opts){.max_files = FILES_FETCH, .chunk_matches = 1};
     /* Only names are wanted: one match per file is decoded (0 would decode them all). */
     q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, 1};
     q->repos = &st->repo;

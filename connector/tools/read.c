@@ -97,7 +97,7 @@ static int read_plan(const struct tool_ctx *ctx, void *state, enum tool_reading 
     (void)reading;
     if (zq_file_query(st->repo, st->path, st->ref, &q->zq, &err))
         return targ_fail(r, "invalid read_file arguments: %s", err.msg), ZK_EINVAL;
-    q->so = (struct zc_search_opts){READ_MAX_FILES - 1, 0, 1, 1, 0};
+    q->so = (struct zc_search_opts){.max_files = READ_MAX_FILES - 1, .chunk_matches = 1, .whole = 1};
     q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, 0};
     q->linked = READ_MAX_FILES;
     q->repos = &st->repo;

@@ -63,7 +63,7 @@ static int refs_definitions(const struct tool_ctx *ctx, const char *const *repos
 {
     struct zq_spec spec = {NULL, repos, n_repos, files, n_files, NULL, 0, 1, ZQ_SYNTAX_ZOEKT, NULL};
     struct zc_conn c = tpipe_conn(ctx, ctx->cfg->search_timeout_ms);
-    struct zc_search_opts so = {REFS_FETCH, 0, 1, 0, 0};
+    struct zc_search_opts so = {.max_files = REFS_FETCH, .chunk_matches = 1};
     struct zr_opts ro = {ctx->cfg->mirror_prefix, 0, 0};
     char *sym = mem_printf("sym:^%s$", symbol), *zq = NULL;
     int rc;
@@ -126,7 +126,7 @@ static int refs_plan(const struct tool_ctx *ctx, void *state, enum tool_reading 
     if (tcur_read(st->cursor, REFS_CURSOR_KIND, st->pages.hash, position, r) ||
         tcur_key_read(position, &st->after, r))
         return ZK_EINVAL;
-    q->so = (struct zc_search_opts){REFS_FETCH, 0, 1, 0, 0};
+    q->so = (struct zc_search_opts){.max_files = REFS_FETCH, .chunk_matches = 1};
     q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, FMT_FILE_MATCH_LINES};
     q->repos = st->repos;
     q->n_repos = st->n_repos;

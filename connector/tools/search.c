@@ -124,7 +124,7 @@ static int search_plan(const struct tool_ctx *ctx, void *state, enum tool_readin
     /* Every match of every file: Zoekt spends a match budget across the files in rank order and drops
      * the files after it runs out, so any budget would show fewer files than max_files whenever the
      * first ones have many matches (docs/connector.md, "The request"). */
-    q->so = (struct zc_search_opts){0, (int)st->context, 1, 0, 1};
+    q->so = (struct zc_search_opts){.context_lines = (int)st->context, .chunk_matches = 1, .all_matches = 1};
     q->ro = (struct zr_opts){cfg->mirror_prefix, (int)st->context, FMT_FILE_MATCH_LINES};
     q->literal_fallback = syntax == ZQ_SYNTAX_REGEX && !st->skip && zq_has_metachar(st->query);
     q->ranked = 1;

@@ -214,7 +214,7 @@ static int syms_plan(const struct tool_ctx *ctx, void *state, enum tool_reading 
     free(sym);
     if (rc)
         return targ_fail(r, "invalid find_symbol arguments: %s", err.msg), ZK_EINVAL;
-    q->so = (struct zc_search_opts){SYMS_FETCH, 0, 1, 0, 0};
+    q->so = (struct zc_search_opts){.max_files = SYMS_FETCH, .chunk_matches = 1};
     q->ro = (struct zr_opts){ctx->cfg->mirror_prefix, 0, 0};
     q->repos = st->repos;
     q->n_repos = st->n_repos;

@@ -35,7 +35,8 @@ char *zc_search_body(const char *query, const struct zc_search_opts *o, long tim
     cJSON_AddBoolToObject(opts, "ChunkMatches", o->chunk_matches);
     cJSON_AddNumberToObject(opts, "MaxWallTime", (double)zc_wall_time_ns(timeout_ms));
     cJSON_AddNumberToObject(opts, "ShardMaxMatchCount", ZC_SHARD_MAX_MATCH_COUNT);
-    cJSON_AddNumberToObject(opts, "TotalMaxMatchCount", ZC_TOTAL_MAX_MATCH_COUNT);
+    cJSON_AddNumberToObject(opts, "TotalMaxMatchCount",
+                            o->total_max_match_count > 0 ? o->total_max_match_count : ZC_TOTAL_MAX_MATCH_COUNT);
     if (o->whole)
         cJSON_AddBoolToObject(opts, "Whole", 1);
     out = json_print(root);

@@ -41,6 +41,9 @@ struct zc_search_opts {
     int whole;           /* 1: ask for every file's whole content (Whole: true), for read_file */
     int all_matches;     /* 1: no MaxMatchDisplayCount, so that Zoekt returns max_files files whenever
                           * that many match, each with every match */
+    int total_max_match_count; /* Zoekt's TotalMaxMatchCount for this webserver; 0: ZC_TOTAL_MAX_MATCH_COUNT.
+                                * Search shards (shards.h) each take their part of it, so a corpus in N
+                                * shards stops a broad query after as much work as one webserver would. */
 };
 
 /* MaxWallTime for a request whose HTTP timeout is timeout_ms, in nanoseconds: a little below it, so

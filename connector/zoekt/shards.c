@@ -173,12 +173,20 @@ int zs_search(const struct zs_set *set, const struct zc_conn *c, const char *que
 {
     struct zs_call *call;
     struct zr_shards failed;
+    struct zc_search_opts each;
     int rc;
 
     if (!set)
         return zc_search(c, query, o, ro, out, err);
     memset(out, 0, sizeof(*out));
-    call = zs_call_new(set, c, query, o, ro);
+    /* Each shard is asked for the whole page (the global top max_files may all be in one shard) but
+     * only for its part of the matches to collect: a broad query ("err") that one webserver stops at
+     * the total would otherwise cost N times the work (measured: p50 56 ms on one shard, 6 s on three
+     * sharing the same two cores). */
+    each = *o;
+    each.total_max_match_count =
+        (o->total_max_match_count > 0 ? o->total_max_match_count : ZC_TOTAL_MAX_MATCH_COUNT) / set->n;
+    call = zs_call_new(set, c, query, &each, ro);
     if ((rc = zs_call_run(call, &failed, err)) == ZK_OK) {
         zm_search(call->searches, set->n, o->max_files > 0 ? (size_t)o->max_files : 0, out);
         out->shards = failed;

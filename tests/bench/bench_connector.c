@@ -184,7 +184,7 @@ static void row(const char *name, size_t raw, const struct measure *m)
 static int end_to_end(const char *url)
 {
     struct zc_conn c = {url, NULL, CONNECTOR_SEARCH_TIMEOUT_MS, NULL, NULL, NULL};
-    struct zc_search_opts so = {CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_CONTEXT_LINES_DEFAULT, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = CONNECTOR_MAX_FILES_DEFAULT, .context_lines = CONNECTOR_CONTEXT_LINES_DEFAULT, .chunk_matches = 1, .all_matches = 1};
     struct zr_opts ro = {NULL, CONNECTOR_CONTEXT_LINES_DEFAULT, FMT_FILE_MATCH_LINES};
     struct fmt_search_opts fo = {"needle", CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_OUTPUT_BUDGET_DEFAULT, 0, NULL, NULL, 0, NULL};
     double start = now_s(), total;

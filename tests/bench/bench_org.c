@@ -399,7 +399,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++) {
         for (size_t q = 0; q < ORG_N_QUERIES; q++) {
             const struct org_query *oq = &org_queries[q];
-            struct zc_search_opts so = {CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_CONTEXT_LINES_DEFAULT, 1, 0, 1};
+            struct zc_search_opts so = {.max_files = CONNECTOR_MAX_FILES_DEFAULT, .context_lines = CONNECTOR_CONTEXT_LINES_DEFAULT, .chunk_matches = 1, .all_matches = 1};
             struct org_round *r = &rounds_of[q][round];
             struct zk_err err = {0};
             char *zq = NULL, *body, *last = NULL;
@@ -486,7 +486,7 @@ int main(int argc, char **argv)
     printf("\nEXACT\n| query | Zoekt p50 ms, explicit limits | files counted | Zoekt p50 ms, Zoekt's estimated limits "
            "| files counted |\n|---|---|---|---|---|\n");
     for (size_t q = 0; q < 2; q++) {
-        struct zc_search_opts so = {CONNECTOR_MAX_FILES_DEFAULT, CONNECTOR_CONTEXT_LINES_DEFAULT, 1, 0, 1};
+        struct zc_search_opts so = {.max_files = CONNECTOR_MAX_FILES_DEFAULT, .context_lines = CONNECTOR_CONTEXT_LINES_DEFAULT, .chunk_matches = 1, .all_matches = 1};
         struct zk_err err = {0};
         char *zq = NULL, *body = NULL;
 

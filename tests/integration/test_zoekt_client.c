@@ -102,7 +102,7 @@ static struct zc_conn conn(long timeout_ms)
 static void test_chunk_generation(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zr_opts ro = {NULL, 2, 0};
     struct zk_err err = {0};
     struct zr_search s;
@@ -118,7 +118,7 @@ static void test_chunk_generation(void **state)
 static void test_line_generation(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 0, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .all_matches = 1};
     struct zr_opts ro = {NULL, 2, 0};
     struct zk_err err = {0};
     struct zr_search s;
@@ -134,7 +134,7 @@ static void test_line_generation(void **state)
 static void test_parse_error_passthrough(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -149,7 +149,7 @@ static void test_parse_error_passthrough(void **state)
 static void test_hang_times_out(void **state)
 {
     struct zc_conn c = conn(1500);
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zk_err err = {0};
     struct zr_search s;
     long start = now_ms(), took;
@@ -168,7 +168,7 @@ static void test_cancel_stops_a_hang(void **state)
 {
     static atomic_int cancel = 1;
     struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL, NULL};
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zk_err err = {0};
     struct zr_search s;
     long start = now_ms();
@@ -195,7 +195,7 @@ static void test_cancel_wakes_a_waiting_search(void **state)
 {
     static atomic_int cancel;
     struct zc_conn c = {replay_url, NULL, 10000, &cancel, NULL, NULL};
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zk_err err = {0};
     struct zr_search s;
     pthread_t t;
@@ -210,7 +210,7 @@ static void test_cancel_wakes_a_waiting_search(void **state)
 static void test_connection_refused(void **state)
 {
     struct zc_conn c = {"http://127.0.0.1:1", NULL, 2000, NULL, NULL, NULL};
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zk_err err = {0};
     struct zr_search s;
 
@@ -225,7 +225,7 @@ static void test_not_zoekt_answers(void **state)
 {
     static const char *const queries[] = {"zk:garbage", "zk:truncated"};
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
 
     (void)state;
     for (size_t i = 0; i < 2; i++) {
@@ -245,7 +245,7 @@ static void test_not_zoekt_answers(void **state)
 static void test_huge_answers(void **state)
 {
     struct zc_conn c = conn(20000);
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zk_err err = {0};
     struct zr_search s;
     long started;
@@ -268,7 +268,7 @@ static void test_huge_answers(void **state)
 static void test_server_error(void **state)
 {
     struct zc_conn c = conn(5000);
-    struct zc_search_opts so = {30, 2, 1, 0, 1};
+    struct zc_search_opts so = {.max_files = 30, .context_lines = 2, .chunk_matches = 1, .all_matches = 1};
     struct zk_err err = {0};
     struct zr_search s;
 

@@ -287,7 +287,7 @@ static void test_all_shards_failing_is_shard_zeros_error(void **state)
     struct zs_set s;
     struct zk_err err = {0};
     struct zc_conn c = {NULL, NULL, 2000, NULL, NULL, NULL};
-    struct zc_search_opts so = {10, 0, 1, 0, 0};
+    struct zc_search_opts so = {.max_files = 10, .chunk_matches = 1};
     struct zr_search out;
     struct zr_list l;
 

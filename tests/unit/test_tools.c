@@ -355,7 +355,7 @@ static void test_unknown_tool(void **state)
 
 static void test_search_body(void **state)
 {
-    struct zc_search_opts o = {30, 2, 1, 0, 0};
+    struct zc_search_opts o = {.max_files = 30, .context_lines = 2, .chunk_matches = 1};
     char *body;
 
     (void)state;
@@ -370,6 +370,11 @@ static void test_search_body(void **state)
     assert_string_equal(body, "{\"Q\":\"needle\",\"Opts\":{\"MaxDocDisplayCount\":30,"
                               "\"NumContextLines\":2,\"ChunkMatches\":true,\"MaxWallTime\":27000000000,"
                               "\"ShardMaxMatchCount\":10000,\"TotalMaxMatchCount\":100000}}");
+    free(body);
+    /* One of three search shards collects a third of the matches (shards.h). */
+    o.total_max_match_count = ZC_TOTAL_MAX_MATCH_COUNT / 3;
+    body = zc_search_body("needle", &o, 30000);
+    assert_non_null(strstr(body, "\"TotalMaxMatchCount\":33333}"));
     free(body);
     assert_int_equal(zc_wall_time_ns(30000), 27000000000LL);
     assert_int_equal(zc_wall_time_ns(1000), 800000000LL);
