@@ -976,10 +976,11 @@ static void reconcile_layout(struct reconcile_pass *p)
 {
     const struct render_layouts *l = &p->layouts;
 
-    /* A Deployment's progress enqueues its corpus (a watched child): recording the serving layout
-     * needs no timed look. */
+    /* A new corpus (no status of its own yet) records its layout at once: no older pod lacks the
+     * label. One older than sharding waits for its pods to carry it; a Deployment's progress enqueues
+     * its corpus (a watched child), so that needs no timed look. */
     if (!l->recorded || l->n < 2) {
-        if (l->recorded || reconcile_layout_ready(p, 0))
+        if (l->recorded || !json_path(p->corpus, "status.observedGeneration") || reconcile_layout_ready(p, 0))
             p->in.serving_shards = l->serving;
         return;
     }

@@ -186,4 +186,27 @@ check "the operator, back, brings shard 1 back" eventually 180 condition_is "$NS
 check "and the status shows it Ready again" eventually 120 \
   bash -c "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.shards[1].readyReplicas}')\" = 1 ]"
 
+# ---- a corpus created with three shards ---------------------------------------------------------------------
+# It records its layout in its first status: it never goes through one shard first.
+cat <<YAML | $KC apply -f - >/dev/null || bail "a corpus of three shards is accepted"
+apiVersion: codesearch.dev/v1alpha1
+kind: CodeSearchCorpus
+metadata: {name: fresh, namespace: $NS}
+spec:
+  repositories:
+${lines%$'\n'}
+  gitCredentialsSecretRef: {name: git-credentials}
+  gitCABundleRef: {name: git-ca}
+  poll: {interval: "0"}
+  indexer: {resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
+  webserver: {architecture: amd64, shards: 3, resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1Gi}}}
+  gateway: {image: "$("$ZK_ROOT/scripts/images.sh" ref gateway)", tokenSecretRef: {name: search-tokens}}
+YAML
+fresh_records() { [ "$(csc "$NS" fresh .status.servingShards)" = 3 ]; }
+check "a new corpus of three shards records them in its status" eventually 60 fresh_records
+check "its three Deployments are there" eventually 60 exists deployment fresh-search-3-2
+sleep 5
+check "and no one-shard Deployment was ever made for it" \
+  bash -c "! $KC -n $NS get events -o jsonpath='{range .items[*]}{.message}{\"\\n\"}{end}' | grep -qE 'Deployment fresh-search(,|\$| )'"
+
 finish
