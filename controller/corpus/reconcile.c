@@ -258,17 +258,15 @@ int reconcile_index_url(const char *tmpl, const char *ns, const char *name, cons
 
 void reconcile_jobs_finished(const cJSON *jobs, char *dst, size_t len)
 {
-    const cJSON *job, *c;
+    const cJSON *job, *failed;
     time_t best = 0, t;
 
     cJSON_ArrayForEach(job, jobs) {
         if (rfc3339_parse(json_path_str(job, "status.completionTime", ""), &t) && t > best)
             best = t;
-        cJSON_ArrayForEach(c, json_path(job, "status.conditions")) {
-            if (strcmp(json_str(c, "type", ""), "Failed") == 0 && strcmp(json_str(c, "status", ""), "True") == 0 &&
-                rfc3339_parse(json_str(c, "lastTransitionTime", ""), &t) && t > best)
-                best = t;
-        }
+        failed = status_object_condition_true(job, "Failed");
+        if (failed && rfc3339_parse(json_str(failed, "lastTransitionTime", ""), &t) && t > best)
+            best = t;
     }
     if (best)
         rfc3339_format(best, dst, len);
@@ -699,6 +697,33 @@ static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus
     return h ? h : 1;
 }
 
+/* Creates the reindex Job of request value `value` (render_reindex_job) and says so in an Event whose
+ * message ends with `purpose`. A Job that already exists counts as started: its name comes from the
+ * value, so it was made for this same request by an earlier pass. */
+static int reconcile_start_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, const struct corpus_spec *spec,
+                                   const char *value, const char *purpose, struct zk_err *err)
+{
+    struct kube_err kerr;
+    cJSON *job = NULL;
+    int rc;
+
+    rc = render_reindex_job(corpus, spec, value, &job, err);
+    if (rc != ZK_OK)
+        return rc;
+    rc = kube_create(ctx->client, &ctx->resources[RK_JOB], json_path_str(corpus, "metadata.namespace", ""), job,
+                     NULL, &kerr);
+    metrics_api_result(ctx->metrics, "create", rc, kerr.http_status);
+    if (rc == ZK_OK)
+        events_emit(ctx->events, corpus, "Normal", "ReindexStarted", "Started Job %s %s",
+                    json_path_str(job, "metadata.name", ""), purpose);
+    else if (kerr.reason == KUBE_REASON_ALREADY_EXISTS)
+        rc = ZK_OK;
+    else
+        zk_err_set(err, rc, "%s", kerr.base.msg);
+    cJSON_Delete(job);
+    return rc;
+}
+
 /* Starts the reindex Job for a new annotation value. *honoured is set to the request now served (the
  * new value, or the one recorded in status). */
 static int reconcile_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, const struct corpus_spec *spec,
@@ -706,30 +731,17 @@ static int reconcile_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, con
 {
     const char *want = json_str(json_path(corpus, "metadata.annotations"), API_ANN_REINDEX, NULL);
     const char *done = json_path_str(corpus, "status.lastReindexRequest", NULL);
-    const char *ns = json_path_str(corpus, "metadata.namespace", "");
-    struct kube_err kerr;
-    cJSON *job = NULL;
+    char purpose[320];
     int rc;
 
     *honoured = done;
     if (!want || !*want || (done && strcmp(want, done) == 0))
         return ZK_OK;
-    rc = render_reindex_job(corpus, spec, want, &job, err);
-    if (rc != ZK_OK)
-        return rc;
-    rc = kube_create(ctx->client, &ctx->resources[RK_JOB], ns, job, NULL, &kerr);
-    metrics_api_result(ctx->metrics, "create", rc, kerr.http_status);
-    if (rc == ZK_OK) {
-        events_emit(ctx->events, corpus, "Normal", "ReindexStarted", "Started Job %s for reindex request %s",
-                    json_path_str(job, "metadata.name", ""), want);
-    } else if (kerr.reason != KUBE_REASON_ALREADY_EXISTS) {
-        /* Already existing means this request was turned into a Job before: it is honoured. */
-        cJSON_Delete(job);
-        return zk_err_set(err, rc, "%s", kerr.base.msg);
-    }
-    cJSON_Delete(job);
-    *honoured = want;
-    return ZK_OK;
+    snprintf(purpose, sizeof(purpose), "for reindex request %s", want);
+    rc = reconcile_start_reindex(ctx, corpus, spec, want, purpose, err);
+    if (rc == ZK_OK)
+        *honoured = want;
+    return rc;
 }
 
 /* Writes status through /status when it differs from the cached one, and an Event for each condition
@@ -905,50 +917,25 @@ static int reconcile_layout_ready(const struct reconcile_pass *p, int i)
     return 1;
 }
 
-/* Starts, once, the Job that indexes the target layout (a reindex Job of the target's spec, named for
- * it), and says whether it has finished, whether or not every repository could be indexed: the status
- * tells those apart as for any indexer run. */
+/* Starts, once, the Job that indexes the target layout (the reindex Job of request value
+ * "shards-<N>", rendered from the spec, which names the target), and says whether it has finished,
+ * whether or not every repository could be indexed: the status tells those apart as for any indexer
+ * run. A Job that cannot be started is a Warning Event, and the next pass tries again. */
 static int reconcile_layout_indexed(struct reconcile_pass *p)
 {
-    char value[32];
-    cJSON *job = NULL;
+    char value[32], purpose[64];
     const cJSON *j;
-    const char *name;
     struct zk_err err = {0};
-    struct kube_err kerr;
-    int rc, found = 0;
 
     snprintf(value, sizeof(value), "shards-%d", p->layouts.target);
-    if (render_reindex_job(p->corpus, p->spec, value, &job, &err) != ZK_OK) {
-        log_warn("Could not render the Job of a new shard layout", "corpus", p->key, "error", err.msg, NULL);
-        return 0;
-    }
-    name = json_path_str(job, "metadata.name", "");
     cJSON_ArrayForEach(j, p->jobs) {
-        const cJSON *c;
-
-        if (strcmp(json_path_str(j, "metadata.name", ""), name) != 0)
-            continue;
-        found = 1;
-        cJSON_ArrayForEach(c, json_path(j, "status.conditions"))
-            if ((strcmp(json_str(c, "type", ""), "Complete") == 0 || strcmp(json_str(c, "type", ""), "Failed") == 0) &&
-                strcmp(json_str(c, "status", ""), "True") == 0) {
-                cJSON_Delete(job);
-                return 1;
-            }
+        if (strcmp(json_str(json_path(j, "metadata.annotations"), API_ANN_REINDEX, ""), value) == 0)
+            return status_object_condition_true(j, "Complete") || status_object_condition_true(j, "Failed");
     }
-    if (!found) {
-        rc = kube_create(p->ctx->client, &p->ctx->resources[RK_JOB], p->ns, job, NULL, &kerr);
-        metrics_api_result(p->ctx->metrics, "create", rc, kerr.http_status);
-        if (rc == ZK_OK)
-            events_emit(p->ctx->events, p->corpus, "Normal", "ReindexStarted",
-                        "Started Job %s to index the new layout of %d shards", name, p->layouts.target);
-        else if (kerr.reason != KUBE_REASON_ALREADY_EXISTS)
-            events_emit(p->ctx->events, p->corpus, "Warning", "ReindexFailed",
-                        "Could not start Job %s to index the new layout of %d shards: %s", name, p->layouts.target,
-                        kerr.base.msg);
-    }
-    cJSON_Delete(job);
+    snprintf(purpose, sizeof(purpose), "to index the new layout of %d shards", p->layouts.target);
+    if (reconcile_start_reindex(p->ctx, p->corpus, p->spec, value, purpose, &err) != ZK_OK)
+        events_emit(p->ctx->events, p->corpus, "Warning", "ReindexFailed",
+                    "Could not start the Job to index the new layout of %d shards: %s", p->layouts.target, err.msg);
     return 0;
 }
 

@@ -152,6 +152,16 @@ const cJSON *status_condition(const cJSON *status, const char *type)
     return NULL;
 }
 
+const cJSON *status_object_condition_true(const cJSON *object, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, json_path(object, "status.conditions"))
+        if (strcmp(json_str(c, "type", ""), type) == 0 && strcmp(json_str(c, "status", ""), "True") == 0)
+            return c;
+    return NULL;
+}
+
 int status_reason_needs_user(const char *reason)
 {
     static const char *const blocking[] = {
@@ -214,16 +224,6 @@ struct indexer_times {
     time_t last_schedule, last_success, last_failure;
 };
 
-static const cJSON *job_condition(const cJSON *job, const char *type)
-{
-    const cJSON *c;
-
-    cJSON_ArrayForEach(c, json_path(job, "status.conditions"))
-        if (strcmp(json_str(c, "type", ""), type) == 0 && strcmp(json_str(c, "status", ""), "True") == 0)
-            return c;
-    return NULL;
-}
-
 static void observe_indexer(const struct status_input *in, const cJSON *prev, struct indexer_times *t)
 {
     const cJSON *cj_status = json_obj(in->cronjob, "status");
@@ -235,8 +235,8 @@ static void observe_indexer(const struct status_input *in, const cJSON *prev, st
     t->last_failure = time_member(prev_ix, "lastFailedTime");
     cJSON_ArrayForEach(job, in->jobs) {
         const cJSON *st = json_obj(job, "status");
-        const cJSON *done = job_condition(job, "Complete");
-        const cJSON *failed = job_condition(job, "Failed");
+        const cJSON *done = status_object_condition_true(job, "Complete");
+        const cJSON *failed = status_object_condition_true(job, "Failed");
 
         t->last_schedule = later(t->last_schedule, time_member(st, "startTime"));
         if (done)
@@ -458,12 +458,9 @@ static void judge_fresh(const struct status_input *in, const struct served *sv, 
  * only place such a refusal shows, as no pod exists to carry it. */
 static const char *deployment_pods_refused(const cJSON *deployment)
 {
-    const cJSON *c;
+    const cJSON *c = status_object_condition_true(deployment, "ReplicaFailure");
 
-    cJSON_ArrayForEach(c, json_path(deployment, "status.conditions"))
-        if (strcmp(json_str(c, "type", ""), "ReplicaFailure") == 0 && strcmp(json_str(c, "status", ""), "True") == 0)
-            return json_str(c, "message", "the ReplicaSet could not create a pod");
-    return NULL;
+    return c ? json_str(c, "message", "the ReplicaSet could not create a pod") : NULL;
 }
 
 static int is_search_pod(const cJSON *pod)

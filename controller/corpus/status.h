@@ -118,6 +118,10 @@ int status_search_pod_unscheduled(const cJSON *pods);
 /* The condition of the given type in a status object, or NULL. */
 const cJSON *status_condition(const cJSON *status, const char *type);
 
+/* The condition of the given type in a Kubernetes object's status.conditions when its status is
+ * "True" (a Job's Complete or Failed, a Deployment's ReplicaFailure), else NULL. */
+const cJSON *status_object_condition_true(const cJSON *object, const char *type);
+
 /* Whether reason says the corpus cannot go on until somebody acts (an invalid spec, a Secret or
  * ConfigMap it references that does not exist, pods a quota or an admission policy refuses, an indexer
  * run that could index nothing), as opposed to a state the operator moves through by itself (the
