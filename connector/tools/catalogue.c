@@ -4,6 +4,7 @@
 #include "connector/format/text.h"
 #include "connector/tools/pipeline.h"
 #include "connector/zoekt/listcache.h"
+#include "connector/zoekt/merge.h"
 #include "connector/zoekt/reponame.h"
 #include "connector/zoekt/shards.h"
 #include "connector/zoekt/weburl.h"
@@ -182,6 +183,37 @@ int tcat_get_within(const struct tool_ctx *ctx, long long max_age_ms, const stru
 const struct zr_list *tcat_get_complete(const struct tool_ctx *ctx)
 {
     return ctx->cfg->zoekt_list_cache ? zlc_complete(ctx->cfg->zoekt_list_cache) : NULL;
+}
+
+unsigned tcat_route(const struct tool_ctx *ctx, const char *const *repos, size_t n)
+{
+    const struct zs_set *shards = ctx->cfg->zoekt_shards;
+    const struct zr_list *current = NULL, *complete = NULL;
+    char(*patterns)[ZN_ARG_MAX + 1] = NULL;
+    const char **pointers = NULL;
+    struct zk_err err = {0};
+    unsigned route = 0;
+
+    if (!shards || !ctx->cfg->zoekt_list_cache || n == 0)
+        return 0;
+    patterns = mem_calloc(n, sizeof(*patterns));
+    pointers = mem_calloc(n, sizeof(*pointers));
+    for (size_t i = 0; i < n; i++) {
+        /* An argument the query builder would refuse never gets here; one that did would route nothing. */
+        if (zn_normalize(repos[i], patterns[i], sizeof(patterns[i]), &err) != ZK_OK)
+            goto out;
+        pointers[i] = patterns[i];
+    }
+    if (tcat_get_within(ctx, ZLC_TTL_MS, &current, &err) != ZK_OK)
+        goto out;
+    complete = tcat_get_complete(ctx);
+    route = zm_route(current, complete, shards->n, pointers, n);
+out:
+    tcat_put(ctx, current);
+    tcat_put(ctx, complete);
+    free(pointers);
+    free(patterns);
+    return route;
 }
 
 void tcat_put(const struct tool_ctx *ctx, const struct zr_list *l)

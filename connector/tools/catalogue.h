@@ -53,6 +53,12 @@ int tcat_get_within(const struct tool_ctx *ctx, long long max_age_ms, const stru
  * cache). Hand it back with tcat_put. */
 const struct zr_list *tcat_get_complete(const struct tool_ctx *ctx);
 
+/* The search shards a search restricted to the repository arguments repos (n of them, as the caller
+ * wrote them) has to ask, for zs_search (merge.h's zm_route over the configuration's list cache: a
+ * copy at most ZLC_TTL_MS old, and the last complete one); 0, every shard, for one webserver, with no
+ * cache, no argument, or no list to be had. A courtesy to the shards: asking them all is never wrong. */
+unsigned tcat_route(const struct tool_ctx *ctx, const char *const *repos, size_t n);
+
 /* Sets the url of each of the n files that has none from its repository's code host templates in the
  * configuration's repository list (a copy at most ZLC_TTL_MS old): the file at its commit, at its first
  * matching line. A courtesy: no list, or no templates, leaves them NULL. */

@@ -30,8 +30,8 @@ struct zc_conn tpipe_conn(const struct tool_ctx *ctx, long timeout_ms)
  * for one file more than it shows, and, while files of equal score straddle the cut
  * (zr_rank_is_prefix), for more, up to TPIPE_RANKED_MAX + 1: only then is the page the same on every
  * request. a->ties says the cut still straddles equal scores there (or a wider answer failed: the
- * narrower one stands). */
-static int tpipe_search(const struct tool_ctx *ctx, struct tool_query *q, struct tool_answer *a,
+ * narrower one stands). route: the search shards to ask (tcat_route; 0: all). */
+static int tpipe_search(const struct tool_ctx *ctx, struct tool_query *q, unsigned route, struct tool_answer *a,
                         struct zk_err *err)
 {
     struct zc_conn c = tpipe_conn(ctx, ctx->cfg->search_timeout_ms);
@@ -43,9 +43,9 @@ static int tpipe_search(const struct tool_ctx *ctx, struct tool_query *q, struct
 
     a->ties = 0;
     if (!q->ranked)
-        return zs_search(shards, &c, q->zq, &q->so, &q->ro, &a->res, err);
+        return zs_search(shards, route, &c, q->zq, &q->so, &q->ro, &a->res, err);
     q->so.max_files = (int)asked;
-    if ((rc = zs_search(shards, &c, q->zq, &q->so, &q->ro, &a->res, err)))
+    if ((rc = zs_search(shards, route, &c, q->zq, &q->so, &q->ro, &a->res, err)))
         return rc;
     zr_rank(&a->res);
     while (!zr_rank_is_prefix(&a->res, wanted, asked)) {
@@ -58,7 +58,7 @@ static int tpipe_search(const struct tool_ctx *ctx, struct tool_query *q, struct
         memset(&wider, 0, sizeof(wider));
         /* A wider answer that a shard missed, which the narrower one had, would lose that shard's files:
          * it counts as failed. */
-        if (zs_search(shards, &c, q->zq, &q->so, &q->ro, &wider, &werr) ||
+        if (zs_search(shards, route, &c, q->zq, &q->so, &q->ro, &wider, &werr) ||
             (wider.shards.failed & ~a->res.shards.failed)) {
             zr_search_free(&wider);
             a->ties = 1;
@@ -80,7 +80,9 @@ static int tpipe_query(const struct tool_ctx *ctx, const struct tool_def *def, v
                        struct tool_answer *a, struct tool_result *r, struct zk_err *err)
 {
     struct tool_query literal;
-    int rc = tpipe_search(ctx, q, a, err), invalid = rc == ZK_EINVAL;
+    /* The literal reading keeps the repository arguments, so one route serves both. */
+    unsigned route = tcat_route(ctx, q->repos, q->n_repos);
+    int rc = tpipe_search(ctx, q, route, a, err), invalid = rc == ZK_EINVAL;
 
     if (!q->literal_fallback || !(invalid || (rc == ZK_OK && a->res.n_files == 0)))
         return rc;
@@ -98,7 +100,7 @@ static int tpipe_query(const struct tool_ctx *ctx, const struct tool_def *def, v
                                      "text."
                                    : "As a regular expression the pattern matched nothing; read as literal text,"))
         buf_reset(&a->note);
-    rc = tpipe_search(ctx, q, a, err);
+    rc = tpipe_search(ctx, q, route, a, err);
     if (!rc && !invalid &&
         buf_puts(&a->note, a->res.n_files ? " it matched what is shown." : " it matched nothing either."))
         buf_reset(&a->note);
@@ -164,7 +166,9 @@ int tpipe_run(const struct tool_ctx *ctx, const char *tool, const struct tool_de
         a.page = a.res;
         a.page.files += skip;
         a.page.n_files -= skip;
-        if (a.res.n_files == 0 && q.n_repos && !q.skip)
+        /* A shard that did not answer may serve the repositories: the partial answer's note says which
+         * it serves, and whether they exist cannot be told. */
+        if (a.res.n_files == 0 && q.n_repos && !q.skip && !a.res.shards.failed)
             a.no_repo = tcat_explain_empty(ctx, q.repos, q.n_repos, &a.note);
         if (q.linked && a.page.n_files) {
             struct zr_search linked = a.page;

@@ -72,7 +72,7 @@ static int refs_definitions(const struct tool_ctx *ctx, const char *const *repos
     rc = zq_build(&spec, &zq, err);
     if (rc)
         goto out;
-    rc = zs_search(ctx->cfg->zoekt_shards, &c, zq, &so, &ro, defs, err);
+    rc = zs_search(ctx->cfg->zoekt_shards, tcat_route(ctx, repos, n_repos), &c, zq, &so, &ro, defs, err);
 out:
     free(zq);
     free(sym);

@@ -1,6 +1,7 @@
 /* merge.c: see merge.h. */
 #include "connector/zoekt/merge.h"
 
+#include "connector/zoekt/reponame.h"
 #include "mem.h"
 
 #include <stdlib.h>
@@ -106,4 +107,39 @@ size_t zm_shard_repos(const struct zr_list *catalogue, int k, int n, size_t *idx
         found++;
     }
     return found;
+}
+
+/* Adds to *mask the shard of each repository of l, among the shards in from, that a pattern selects. */
+static void zm_route_list(const struct zr_list *l, unsigned from, const char *const *patterns, size_t n,
+                          unsigned *mask)
+{
+    for (size_t i = 0; l && i < l->n_repos; i++) {
+        const struct zr_repo *r = &l->repos[i];
+        unsigned bit = 1u << r->shard;
+
+        if (r->shard < 0 || r->shard >= SHARD_MAX || !(from & bit) || (*mask & bit))
+            continue;
+        for (size_t j = 0; j < n; j++)
+            if (zn_matches_bounded(patterns[j], r->full_name) != 0) {
+                *mask |= bit;
+                break;
+            }
+    }
+}
+
+unsigned zm_route(const struct zr_list *current, const struct zr_list *complete, int n_shards,
+                  const char *const *patterns, size_t n)
+{
+    unsigned all = n_shards >= 32 ? ~0u : (1u << n_shards) - 1, lacking, selected = 0;
+
+    if (!current || n == 0 || n_shards < 2)
+        return 0;
+    lacking = current->search_shards.failed & all;
+    zm_route_list(current, all & ~lacking, patterns, n, &selected);
+    /* The shards the current list lacks are decided by the last complete one, or asked. */
+    if (lacking && complete && !complete->search_shards.failed) {
+        zm_route_list(complete, lacking, patterns, n, &selected);
+        lacking = 0;
+    }
+    return selected ? selected | lacking : 0;
 }

@@ -6,7 +6,9 @@
  * asked for the files the caller wants, and the union is ranked again and cut to that many: a file
  * among the global first max_files is among its own shard's first max_files, so the cut is exact.
  *
- * Also the look-up a partial answer needs: which repositories of a catalogue a shard serves.
+ * Also the look-ups of the catalogue (the repository list): which repositories a shard serves, for the
+ * note of a partial answer, and which shards serve the repositories a call's repository arguments
+ * select, so that the call asks only those.
  *
  * Pure: no I/O, no locks; the functions take what the parts own and leave the parts empty. */
 #ifndef ZK_ZOEKT_MERGE_H
@@ -39,5 +41,17 @@ void zm_failures_add(struct zr_shards *into, struct zr_shards *from);
  * before a mirror prefix is stripped): the first max of their indexes into catalogue->repos, in the
  * catalogue's order, go to idx. Returns how many there are in all. */
 size_t zm_shard_repos(const struct zr_list *catalogue, int k, int n, size_t *idx, size_t max);
+
+/* The shards a search restricted to the repositories that the n normalised repository arguments
+ * (reponame.h) select has to ask, as a mask (bit k: shard k of n_shards), or 0 for every shard.
+ * current is the newest repository list; a shard it lacks (its search_shards.failed) is looked up in
+ * complete, the last list every shard answered (NULL: none, and such a shard is always asked, since
+ * what it serves is unknown). When no repository of either selects anything, every shard is asked:
+ * the arguments may name a repository indexed after the lists were taken, which only a search of all
+ * finds. A repository indexed since then in another shard than the others an argument selects is
+ * missed until the list is taken again (listcache.h: at most a minute). An argument too costly to
+ * match (zn_matches_bounded) counts as selecting the repository. */
+unsigned zm_route(const struct zr_list *current, const struct zr_list *complete, int n_shards,
+                  const char *const *patterns, size_t n);
 
 #endif

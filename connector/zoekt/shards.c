@@ -79,10 +79,12 @@ void zs_free(struct zs_set *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* One call to every shard: what each is asked (a search when so is set, else a list), and its answer.
- * Each fan-out thread writes only its own shard's members. */
+/* One call to the shards asked: what each is asked (a search when so is set, else a list), and its
+ * answer. Each fan-out thread writes only its own shard's members. */
 struct zs_call {
     const struct zs_set *set;
+    int asked[SHARD_MAX];           /* the shards asked, in shard order */
+    int n_asked;
     const struct zc_conn *c;
     const char *gateway;            /* the token for shards not on loopback, or NULL */
     const char *query;
@@ -95,10 +97,11 @@ struct zs_call {
     char token[ZS_TOKEN_MAX];
 };
 
-static void zs_call_shard(void *ud, size_t k)
+static void zs_call_shard(void *ud, size_t i)
 {
     struct zs_call *call = ud;
     struct zc_conn conn = *call->c;
+    int k = call->asked[i];
 
     conn.base_url = call->set->urls[k];
     if (!call->set->loopback[k] && call->gateway)
@@ -114,7 +117,7 @@ static void zs_call_shard(void *ud, size_t k)
     }
 }
 
-/* Asks every shard at once and records in *failed those that did not answer. Returns ZK_OK when one
+/* Asks the shards at once and records in *failed those that did not answer. Returns ZK_OK when one
  * answered at least; else the chosen shard's code with its message in err (see shards.h). */
 static int zs_call_run(struct zs_call *call, struct zr_shards *failed, struct zk_err *err)
 {
@@ -123,10 +126,12 @@ static int zs_call_run(struct zs_call *call, struct zr_shards *failed, struct zk
 
     if (set->gateway_token && set->gateway_token(set->gateway_arg, call->token, sizeof(call->token)))
         call->gateway = call->token;
-    fanout_run((size_t)set->n, (size_t)set->n, zs_call_shard, call);
+    fanout_run((size_t)call->n_asked, (size_t)call->n_asked, zs_call_shard, call);
     memset(failed, 0, sizeof(*failed));
     failed->n = set->n;
-    for (int k = 0; k < set->n; k++) {
+    for (int i = 0; i < call->n_asked; i++) {
+        int k = call->asked[i];
+
         if (call->rc[k] == ZK_OK) {
             answered++;
             continue;
@@ -136,20 +141,25 @@ static int zs_call_run(struct zs_call *call, struct zr_shards *failed, struct zk
         if (pick < 0 && call->rc[k] == ZK_EINVAL)
             pick = k;
     }
-    if (answered)
+    if (answered || call->n_asked < set->n)
         return ZK_OK;
     zr_shards_free(failed);
-    pick = pick < 0 ? 0 : pick;
+    pick = pick < 0 ? call->asked[0] : pick;
     if (err)
         *err = call->err[pick];
     return call->rc[pick];
 }
 
-static struct zs_call *zs_call_new(const struct zs_set *set, const struct zc_conn *c, const char *query,
-                                   const struct zc_search_opts *so, const struct zr_opts *ro)
+/* A call to the shards of set that route names (0: all of them). */
+static struct zs_call *zs_call_new(const struct zs_set *set, unsigned route, const struct zc_conn *c,
+                                   const char *query, const struct zc_search_opts *so, const struct zr_opts *ro)
 {
     struct zs_call *call = mem_calloc(1, sizeof(*call));
 
+    route &= (1u << set->n) - 1;
+    for (int k = 0; k < set->n; k++)
+        if (!route || (route & (1u << k)))
+            call->asked[call->n_asked++] = k;
     call->set = set;
     call->c = c;
     call->query = query;
@@ -168,8 +178,8 @@ static void zs_call_free(struct zs_call *call)
     free(call);
 }
 
-int zs_search(const struct zs_set *set, const struct zc_conn *c, const char *query, const struct zc_search_opts *o,
-              const struct zr_opts *ro, struct zr_search *out, struct zk_err *err)
+int zs_search(const struct zs_set *set, unsigned route, const struct zc_conn *c, const char *query,
+              const struct zc_search_opts *o, const struct zr_opts *ro, struct zr_search *out, struct zk_err *err)
 {
     struct zs_call *call;
     struct zr_shards failed;
@@ -179,14 +189,14 @@ int zs_search(const struct zs_set *set, const struct zc_conn *c, const char *que
     if (!set)
         return zc_search(c, query, o, ro, out, err);
     memset(out, 0, sizeof(*out));
-    /* Each shard is asked for the whole page (the global top max_files may all be in one shard) but
-     * only for its part of the matches to collect: a broad query ("err") that one webserver stops at
-     * the total would otherwise cost N times the work (measured: p50 56 ms on one shard, 6 s on three
-     * sharing the same two cores). */
+    /* Each shard asked is asked for the whole page (the global top max_files may all be in one shard)
+     * but only for its part of the matches to collect: a broad query ("err") that one webserver stops
+     * at the total would otherwise cost N times the work (measured: p50 56 ms on one shard, 6 s on
+     * three sharing the same two cores). */
     each = *o;
+    call = zs_call_new(set, route, c, query, &each, ro);
     each.total_max_match_count =
-        (o->total_max_match_count > 0 ? o->total_max_match_count : ZC_TOTAL_MAX_MATCH_COUNT) / set->n;
-    call = zs_call_new(set, c, query, &each, ro);
+        (o->total_max_match_count > 0 ? o->total_max_match_count : ZC_TOTAL_MAX_MATCH_COUNT) / call->n_asked;
     if ((rc = zs_call_run(call, &failed, err)) == ZK_OK) {
         zm_search(call->searches, set->n, o->max_files > 0 ? (size_t)o->max_files : 0, out);
         out->shards = failed;
@@ -205,7 +215,7 @@ int zs_list(const struct zs_set *set, const struct zc_conn *c, const char *query
     if (!set)
         return zc_list(c, query, ro, out, err);
     memset(out, 0, sizeof(*out));
-    call = zs_call_new(set, c, query, NULL, ro);
+    call = zs_call_new(set, 0, c, query, NULL, ro);
     if ((rc = zs_call_run(call, &failed, err)) == ZK_OK) {
         zm_list(call->lists, set->n, out);
         out->search_shards = failed;

@@ -3,11 +3,14 @@
  *
  * --shard-urls names them in shard order: the pod's own shard is its local zoekt-webserver, the others
  * are the nginx of another shard's pods, which proxies /api/search and /api/list. zs_search and zs_list
- * send the call to every shard at once (lib/fanout.h) and merge the answers (merge.h). A shard that
- * fails (down, past the deadline, an HTTP error) is recorded in the answer's zr_shards with its error,
- * and the call succeeds with the others' answers; only when every shard fails does the call fail,
- * with shard 0's error (or, when a shard refused a pattern as no regular expression, that refusal: it
- * is the query's, and every shard meets it alike). Given no set, they are zc_search and zc_list.
+ * send the call to every shard at once (lib/fanout.h), or a search to those a route names, and merge
+ * the answers (merge.h). A shard that fails (down, past the deadline, an HTTP error) is recorded in
+ * the answer's zr_shards with its error, and the call succeeds with the others' answers; a shard not
+ * asked counts as answering (nothing the query selects is there), so a routed search whose every shard
+ * fails is a partial answer of no files. Only when every shard is asked and fails does the call fail,
+ * with the first one's error (or, when a shard refused a pattern as no regular expression, that
+ * refusal: it is the query's, and every shard meets it alike). Given no set, they are zc_search and
+ * zc_list.
  *
  * Credentials: a shard on a loopback address is the pod's own zoekt-webserver and gets the connection's
  * token (--zoekt-token-file), as one webserver does. Any other is another shard's nginx, which checks
@@ -50,10 +53,12 @@ void zs_free(struct zs_set *s);
 /* Whether url's host is a loopback address: localhost, 127.0.0.0/8 or [::1]. Pure. */
 int zs_is_loopback(const char *url);
 
-/* zc_search over the shards of set (NULL: c's webserver alone), with c's timeout, cancel flag, pool and
- * budget for each; out->shards records the shards that failed. Same codes as zc_search. */
-int zs_search(const struct zs_set *set, const struct zc_conn *c, const char *query, const struct zc_search_opts *o,
-              const struct zr_opts *ro, struct zr_search *out, struct zk_err *err);
+/* zc_search over the shards of set (NULL: c's webserver alone) that route names (bit k: shard k; 0:
+ * every shard; merge.h's zm_route gives it for a search restricted to some repositories), with c's
+ * timeout, cancel flag, pool and budget for each; out->shards records the shards that failed. A shard
+ * not asked is not a failure: the query selects none of its repositories. Same codes as zc_search. */
+int zs_search(const struct zs_set *set, unsigned route, const struct zc_conn *c, const char *query,
+              const struct zc_search_opts *o, const struct zr_opts *ro, struct zr_search *out, struct zk_err *err);
 
 /* zc_list over the shards of set (NULL: c's webserver alone); out->search_shards records the shards
  * that failed, and each repository its shard. Same codes as zc_list. */

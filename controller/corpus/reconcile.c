@@ -900,6 +900,8 @@ static void reconcile_check_storage_class(struct reconcile_pass *p)
 
 /* How soon a pass comes back, while a new shard layout is being built, to read its /index-status. */
 #define RECONCILE_LAYOUT_RECHECK_SECONDS 10
+/* The reindex request value of the Job that indexes a new layout, before its number of shards. */
+#define RECONCILE_LAYOUT_REQUEST "shards-"
 
 /* Whether every Deployment of layout i is rolled out and Ready: it exists, its controller has seen its
  * last change, and all its pods run that change and are ready. */
@@ -927,7 +929,7 @@ static int reconcile_layout_indexed(struct reconcile_pass *p)
     const cJSON *j;
     struct zk_err err = {0};
 
-    snprintf(value, sizeof(value), "shards-%d", p->layouts.target);
+    snprintf(value, sizeof(value), RECONCILE_LAYOUT_REQUEST "%d", p->layouts.target);
     cJSON_ArrayForEach(j, p->jobs) {
         if (strcmp(json_str(json_path(j, "metadata.annotations"), API_ANN_REINDEX, ""), value) == 0)
             return status_object_condition_true(j, "Complete") || status_object_condition_true(j, "Failed");
@@ -937,6 +939,41 @@ static int reconcile_layout_indexed(struct reconcile_pass *p)
         events_emit(p->ctx->events, p->corpus, "Warning", "ReindexFailed",
                     "Could not start the Job to index the new layout of %d shards: %s", p->layouts.target, err.msg);
     return 0;
+}
+
+/* Deletes the Jobs that indexed a layout (reconcile_layout_indexed) other than the one the corpus is
+ * moving to: one whose layout took over, or one whose move was given up (the spec changed again). Its
+ * name comes from the layout alone, so if it were kept a later move to the same layout would find it
+ * finished and serve the index it wrote then, missing every change since. Its pods go with it
+ * (Background: a Job's own default orphans them). */
+static void reconcile_layout_jobs_prune(struct reconcile_pass *p)
+{
+    const size_t prefix = strlen(RECONCILE_LAYOUT_REQUEST);
+    const cJSON *j;
+
+    cJSON_ArrayForEach(j, p->jobs) {
+        const char *value = json_str(json_path(j, "metadata.annotations"), API_ANN_REINDEX, "");
+        const char *name = json_path_str(j, "metadata.name", "");
+        struct kube_err kerr;
+        char *end;
+        long shards;
+        int rc;
+
+        if (strncmp(value, RECONCILE_LAYOUT_REQUEST, prefix) != 0)
+            continue;
+        shards = strtol(value + prefix, &end, 10);
+        if (*end == '\0' && p->layouts.n > 1 && shards == p->layouts.target)
+            continue;
+        rc = kube_delete(p->ctx->client, &p->ctx->resources[RK_JOB], p->ns, name, "Background", &kerr);
+        metrics_api_result(p->ctx->metrics, "delete", rc, kerr.http_status);
+        if (rc == ZK_OK)
+            events_emit(p->ctx->events, p->corpus, "Normal", "Deleted",
+                        "Deleted Job %s: the layout of %ld shards it indexed is no longer being moved to", name,
+                        shards);
+        else if (kerr.reason != KUBE_REASON_NOT_FOUND)
+            events_emit(p->ctx->events, p->corpus, "Warning", "DeleteFailed", "Could not delete Job %s: %s", name,
+                        kerr.base.msg);
+    }
 }
 
 /* Whether the target layout serves its whole index: its /index-status, read through its first shard's
@@ -963,6 +1000,7 @@ static void reconcile_layout(struct reconcile_pass *p)
 {
     const struct render_layouts *l = &p->layouts;
 
+    reconcile_layout_jobs_prune(p);
     /* A new corpus (no status of its own yet) records its layout at once: no older pod lacks the
      * label. One older than sharding waits for its pods to carry it; a Deployment's progress enqueues
      * its corpus (a watched child), so that needs no timed look. */

@@ -4,8 +4,9 @@
  *
  * Each of --clients clients keeps one HTTP/1.1 connection open (libcurl multi, one transfer per client,
  * reused), initializes an MCP session once (initialize, then notifications/initialized), then calls
- * search_code with --query again and again, one call at a time, for --seconds. Only the calls that
- * finish within those seconds are counted and timed; each client's session is ended (DELETE) after.
+ * search_code with --query (and, with --repo, that repository argument) again and again, one call at a
+ * time, for --seconds. Only the calls that finish within those seconds are counted and timed; each
+ * client's session is ended (DELETE) after.
  * With --rate R the clients are paced instead: together they send R searches a second, evenly spread,
  * and a search's latency counts from when it was due (a pod that falls behind shows as latency, not as
  * a slower load). Without it each client sends its next search as soon as the last one is answered.
@@ -23,7 +24,7 @@
  * early as its end would: no new search, the sessions are ended, the line is printed.
  *
  * Usage: bench_pod --url URL [--token-file FILE] [--clients N] [--seconds S] [--rate R] [--query Q]
- *                  [--timeout-ms MS] [--log FILE]
+ *                  [--repo R] [--timeout-ms MS] [--log FILE]
  * Prints one line on stdout:
  *   clients=N paced=R searches=N seconds=S rate=R p50_ms=X p99_ms=Y errors=N cpu_s=C
  * seconds are the measured seconds (fewer when a signal ended the run); rate is searches per second;
@@ -46,6 +47,8 @@
 
 #define POD_MAX_CLIENTS 1000
 #define POD_MAX_SECONDS 600
+/* Bound on the query and the repository argument together, so that a search request fits its buffer. */
+#define POD_MAX_ARGS_LEN 768
 /* Bound on the latencies kept: far above what one loopback pod can serve in POD_MAX_SECONDS. */
 #define POD_MAX_SAMPLES (20u * 1000u * 1000u)
 #define POD_ANSWER_MAX (4u << 20)
@@ -58,7 +61,7 @@ struct client {
     struct curl_slist *headers;
     enum phase phase;
     char sid[POD_SESSION_ID_MAX];
-    char body[1024];
+    char body[POD_MAX_ARGS_LEN + 256];
     struct buf answer;
     double started; /* when the request in flight was sent (paced: was due), seconds */
     double due;     /* paced: when the next search is to be sent */
@@ -70,6 +73,7 @@ struct run {
     const char *url;
     const char *authz; /* "Authorization: Bearer ..." or NULL */
     const char *query;
+    const char *repo;  /* --repo, or NULL */
     double start;    /* when the measured seconds began (every client had its session) */
     double end;      /* when searches stop being sent, seconds */
     double interval; /* paced: seconds between one client's searches; 0: each as soon as the last ended */
@@ -176,7 +180,8 @@ static int prepare(struct run *r, struct client *c)
         break;
     case PH_SEARCH:
         snprintf(c->body, sizeof(c->body), "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
-                 "{\"name\":\"search_code\",\"arguments\":{\"query\":\"%s\"}}}", c->next_id++, r->query);
+                 "{\"name\":\"search_code\",\"arguments\":{\"query\":\"%s\"%s%s%s}}}", c->next_id++, r->query,
+                 r->repo ? ",\"repo\":\"" : "", r->repo ? r->repo : "", r->repo ? "\"" : "");
         break;
     default:
         break;
@@ -334,13 +339,13 @@ static void send_due(struct run *r, CURLM *m, struct client *cs, int n)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_pod --url URL [--token-file FILE] [--clients N] [--seconds S] [--rate R] "
-                    "[--query Q] [--timeout-ms MS] [--log FILE]\n");
+                    "[--query Q] [--repo R] [--timeout-ms MS] [--log FILE]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    const char *url = NULL, *token_file = NULL, *query = "needle", *log_file = NULL;
+    const char *url = NULL, *token_file = NULL, *query = "needle", *repo = NULL, *log_file = NULL;
     long nclients = 1, seconds = 10, rate = 0, timeout_ms = 30000;
     struct run r = {0};
     struct client *cs = NULL;
@@ -364,6 +369,8 @@ int main(int argc, char **argv)
             rate = strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--query") == 0)
             query = argv[i + 1];
+        else if (strcmp(argv[i], "--repo") == 0)
+            repo = argv[i + 1];
         else if (strcmp(argv[i], "--timeout-ms") == 0)
             timeout_ms = strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--log") == 0)
@@ -373,7 +380,8 @@ int main(int argc, char **argv)
     }
     if (i != argc || url == NULL || nclients < 1 || nclients > POD_MAX_CLIENTS || seconds < 1 ||
         seconds > POD_MAX_SECONDS || rate < 0 || rate > 1000000 || timeout_ms < 1 || timeout_ms > 600000 ||
-        strpbrk(query, "\"\\") != NULL)
+        strpbrk(query, "\"\\") != NULL || (repo && strpbrk(repo, "\"\\") != NULL) ||
+        strlen(query) + (repo ? strlen(repo) : 0) > POD_MAX_ARGS_LEN)
         return usage();
     zk_err_clear(&err);
     if (token_file != NULL) {
@@ -395,6 +403,7 @@ int main(int argc, char **argv)
     r.url = url;
     r.authz = authz;
     r.query = query;
+    r.repo = repo;
     r.start = 1e300;
     r.end = 1e300;
     r.interval = rate > 0 ? (double)nclients / (double)rate : 0;

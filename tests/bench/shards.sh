@@ -22,7 +22,8 @@ clients=${SHARDS_BENCH_CLIENTS:-4}
 seconds=${SHARDS_BENCH_SECONDS:-20}
 # Together, paced below the connector's per-session limit (5 calls a second each).
 rate=${SHARDS_BENCH_RATE:-16}
-queries=("ioutil.ReadAll" "func main" "TODO" "err")
+# "QUERY|REPO": the search restricted to that repository, which a sharded corpus asks of its shard alone.
+queries=("ioutil.ReadAll" "func main" "TODO" "err" "err|go-git/go-git")
 GEN=$ZK_ROOT/build/rel/tests/bench/bench_pod
 SHARD_OF=$ZK_ROOT/build/san/tests/tools/shard-of
 for f in "$GEN" "$SHARD_OF"; do [ -x "$f" ] || bail "$f is built"; done
@@ -118,11 +119,18 @@ for c in one three; do
   before=$(cpu_ticks "$c")
   calls=0
   for q in "${queries[@]}"; do
+    restrict=()
+    label=$q
+    if [[ $q == *"|"* ]]; then
+      restrict=(--repo "${q#*|}")
+      label="${q%%|*} in repo ${q#*|}"
+      q=${q%%|*}
+    fi
     line=$("$GEN" --url "$url" --token-file "$NODE_TMP/token" --clients "$clients" --seconds "$seconds" --rate "$rate" \
-      --query "$q") ||
-      bail "bench_pod on $c, query $q: $line"
+      --query "$q" "${restrict[@]}") ||
+      bail "bench_pod on $c, query $label: $line"
     calls=$((calls + $(val searches)))
-    rows+="$c|$q|$(val p50_ms)|$(val p99_ms)|$(val rate)|$(val errors)"$'\n'
+    rows+="$c|$label|$(val p50_ms)|$(val p99_ms)|$(val rate)|$(val errors)"$'\n'
   done
   after=$(cpu_ticks "$c")
   eval "cpu_$c=\$(awk -v t=$((after - before)) -v hz=$hz -v n=$calls 'BEGIN { printf \"%.2f\", 1000 * t / hz / n }')"
@@ -144,7 +152,8 @@ one shard (the baseline) and by a corpus of three (the same index files, split b
 the other on the same node, each search pod a zoekt-webserver, nginx and a connector. Each query runs
 for $seconds s from $clients MCP clients, together $rate searches a second, through the corpus's Service
 (build/rel/tests/bench/bench_pod; latency from when a search was due to the tool's answer). With three shards the connector that answers asks the other two
-shards through their Services, and the answers merge.
+shards through their Services, and the answers merge; a search restricted to one repository ("in repo")
+asks only the shard that serves it.
 
 Goal (issue 32): a search of a sharded corpus costs about what it costs unsharded, while each search
 pod maps only its shard.

@@ -6,7 +6,8 @@
 # one-shard layout did; the status must say which layout serves and what each shard holds; the old
 # layout's objects must go. Then one shard is taken down (the operator stopped first, so that it does
 # not bring the shard back): searches still answer, with a partial note that names the shard and its
-# repositories. Real indexer Jobs (an Indexed Job of one pod per shard), real zoekt-webservers, nginx
+# repositories, and one restricted to the other shard's repositories is whole. Last, back to three
+# shards, indexed anew. Real indexer Jobs (an Indexed Job of one pod per shard), real zoekt-webservers, nginx
 # and connectors.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
@@ -126,6 +127,12 @@ check "meanwhile the one-shard layout still serves" serving_is 1
 check "the three-shard layout takes over once indexed and Ready" eventually 420 layout_serves 3 ||
   node_diagnostics "$NS"
 check "the one-shard Deployment is deleted after the switch" eventually 120 gone deployment org-search
+# layout_job_gone N: no Job that indexed the layout of N shards is left.
+layout_job_gone() {
+  ! $KC -n "$NS" get jobs -o jsonpath='{range .items[*]}{.metadata.annotations.codesearch\.dev/reindex-requested-at}{"\n"}{end}' |
+    grep -qx "shards-$1"
+}
+check "the Job that indexed the three-shard layout is deleted once it serves" eventually 60 layout_job_gone 3
 check "the search Service selects the three-shard layout" \
   test "$($KC -n "$NS" get service org-search -o jsonpath='{.spec.selector.codesearch\.dev/shards}')" = 3
 for k in 0 1 2; do
@@ -177,6 +184,13 @@ for r in $up; do
   check "shard 0's $r is in the answer" grep -q "marker-r$k-end" "$NODE_TMP/partial"
 done
 check "the answer is not a tool error" mcp "$MCP" "$TOKEN" search_code '{"query":"sharedword"}'
+first_up=$(head -n1 <<<"$up")
+routed() {
+  mcp "$MCP" "$TOKEN" search_code "{\"query\":\"sharedword\",\"repo\":\"$first_up\"}" >"$NODE_TMP/routed" &&
+    grep -q "marker-r${first_up#local/r}-end" "$NODE_TMP/routed" && ! grep -q 'Partial answer' "$NODE_TMP/routed"
+}
+check "a search restricted to shard 0's $first_up asks shard 0 alone: a whole answer" routed ||
+  head -5 "$NODE_TMP/routed"
 index_status=$(service_url "$NS" org-search 8080 /index-status)
 check "/index-status still answers, with shard 1's error" \
   bash -c "curl -sf --max-time 10 '$index_status' | grep -q '\"shard\":1,\"error\"'"
@@ -185,6 +199,15 @@ $KC -n zoekt-operator scale deployment zoekt-operator --replicas=2 >/dev/null
 check "the operator, back, brings shard 1 back" eventually 180 condition_is "$NS" org Ready True
 check "and the status shows it Ready again" eventually 120 \
   bash -c "[ \"\$($KC -n $NS get csc org -o jsonpath='{.status.shards[1].readyReplicas}')\" = 1 ]"
+
+# ---- back to a layout served before -------------------------------------------------------------------------
+# The three-shard layout is indexed anew, not taken from the Job that indexed it the first time: a commit
+# made since (which nothing indexes while the corpus polls nothing) is served once it takes over.
+git_commit team/r1 main src/r1.go "package r1" "// sharedword marker-r1-end" "// aftersharding-r1"
+corpus 3 || bail "three shards again are accepted"
+check "the three-shard layout takes over again" eventually 420 layout_serves 3 || node_diagnostics "$NS"
+check "and serves the commit made after it first served" eventually 60 search_finds "$MCP" "$TOKEN" \
+  aftersharding-r1 "src/r1.go" || cat "$NODE_TMP/last-search"
 
 # ---- a corpus created with three shards ---------------------------------------------------------------------
 # It records its layout in its first status: it never goes through one shard first.

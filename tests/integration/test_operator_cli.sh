@@ -106,8 +106,9 @@ check "kustomize output holds the CRD, RBAC and a 2-replica Deployment" bash -c 
 check "the ClusterRole has no wildcard" bash -c "! grep -q '\*' '$ZK_ROOT/manifests/clusterrole.yaml'"
 check "the ClusterRole never escalates, binds or impersonates" bash -c \
   "! grep -E '^\s*verbs:' '$ZK_ROOT/manifests/clusterrole.yaml' | grep -qE 'escalate|bind|impersonate'"
-# The one delete: the NetworkPolicies it made, once a corpus turns them off (an apply cannot remove an
-# object); everything else it made goes with its corpus, by the garbage collector.
+# What it deletes (an apply cannot remove an object): the NetworkPolicies it made once a corpus turns
+# them off, an old shard layout's objects, and the Job that indexed a layout; everything else it made
+# goes with its corpus, by the garbage collector.
 deletes() { python3 - "$1" <<'PY'
 import sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
@@ -116,8 +117,8 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
             print(",".join(r.get("resources", [])))
 PY
 }
-check "the ClusterRole deletes Services, Deployments and PodDisruptionBudgets (an old shard layout), NetworkPolicies, and nothing else" \
-  test "$(deletes "$ZK_ROOT/manifests/clusterrole.yaml" | tr '\n' ' ')" = "services deployments poddisruptionbudgets networkpolicies "
+check "the ClusterRole deletes Services, Deployments and PodDisruptionBudgets (an old shard layout), NetworkPolicies, Jobs (a layout's index), and nothing else" \
+  test "$(deletes "$ZK_ROOT/manifests/clusterrole.yaml" | tr '\n' ' ')" = "services deployments poddisruptionbudgets jobs networkpolicies "
 check "the chart's crds/ is an exact copy of crds/" diff -r "$ZK_ROOT/crds" "$ZK_ROOT/charts/zoekt-operator/crds" -x kustomization.yaml
 check "helm lint passes" bash -c "helm lint '$ZK_ROOT/charts/zoekt-operator' >/dev/null"
 check "helm template renders the Deployment and RBAC" bash -c \

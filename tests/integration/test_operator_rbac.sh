@@ -26,6 +26,7 @@ for r in deployments.apps poddisruptionbudgets.policy cronjobs.batch configmaps 
   check "may patch (server-side apply) $r" can patch "$r" -n "$OTHER"
 done
 check "may create Jobs (reindex)" can create jobs.batch -n "$OTHER"
+check "may delete Jobs (one that indexed a shard layout)" can delete jobs.batch -n "$OTHER"
 check "may delete NetworkPolicies (spec.networkPolicy.enabled false)" can delete networkpolicies.networking.k8s.io -n "$OTHER"
 for r in deployments.apps services poddisruptionbudgets.policy; do
   check "may delete $r (a shard layout that no longer serves)" can delete "$r" -n "$OTHER"

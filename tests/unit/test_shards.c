@@ -293,13 +293,88 @@ static void test_all_shards_failing_is_shard_zeros_error(void **state)
 
     (void)state;
     assert_int_equal(zs_parse("http://127.0.0.1:1,http://127.0.0.1:2", &s, &err), ZK_OK);
-    assert_int_equal(zs_search(&s, &c, "needle", &so, NULL, &out, &err), ZK_ECONNECT);
+    assert_int_equal(zs_search(&s, 0, &c, "needle", &so, NULL, &out, &err), ZK_ECONNECT);
     assert_non_null(strstr(err.msg, "127.0.0.1:1/api/search"));
     assert_int_equal(out.n_files, 0);
     zr_search_free(&out);
     assert_int_equal(zs_list(&s, &c, "", NULL, &l, &err), ZK_ECONNECT);
     assert_non_null(strstr(err.msg, "127.0.0.1:1/api/list"));
     zr_list_free(&l);
+    zs_free(&s);
+}
+
+/* The merged list of three shards' repositories (shard k lists names[k]), as the list cache holds it;
+ * failed: bit k says shard k did not answer (and lists nothing). */
+static void routed_list(struct zr_list *out, unsigned failed)
+{
+    static const char *const names[3][2] = {{"m/github.com/acme/payments", "m/github.com/acme/ledger"},
+                                            {"m/github.com/acme/billing", NULL},
+                                            {"m/github.com/other/payments", NULL}};
+    struct zr_list parts[3];
+
+    memset(parts, 0, sizeof(parts));
+    for (int k = 0; k < 3; k++)
+        if (!(failed & (1u << k)))
+            list_of(&parts[k], names[k], names[k][1] ? 2 : 1, "m/");
+    zm_list(parts, 3, out);
+    out->search_shards.n = 3;
+    out->search_shards.failed = failed;
+    for (int k = 0; k < 3; k++)
+        zr_list_free(&parts[k]);
+}
+
+/* A search restricted to some repositories asks only the shards that serve them; one whose arguments
+ * select nothing asks every shard (the repository may be new); a shard the current list lacks is
+ * decided by the last complete list, or asked when there is none. */
+static void test_route_by_repository_arguments(void **state)
+{
+    static const char *const payments[] = {"payments"}, *const acme[] = {"acme/*"}, *const both[] = {"ledger",
+                                                                                                     "billing"};
+    static const char *const billing[] = {"billing"}, *const acme_payments[] = {"acme/payments"};
+    static const char *const nothing[] = {"no-such-repo"}, *const starry[] = {"**/p*"};
+    struct zr_list all, lacking;
+
+    (void)state;
+    routed_list(&all, 0);
+    routed_list(&lacking, 2u);
+    assert_int_equal(zm_route(&all, NULL, 3, payments, 1), 1u | 4u);
+    assert_int_equal(zm_route(&all, NULL, 3, acme, 1), 1u | 2u);
+    assert_int_equal(zm_route(&all, NULL, 3, both, 2), 1u | 2u);
+    assert_int_equal(zm_route(&all, NULL, 3, starry, 1), 1u | 4u);
+    assert_int_equal(zm_route(&all, NULL, 3, nothing, 1), 0u);
+    assert_int_equal(zm_route(&all, NULL, 3, payments, 0), 0u);
+    assert_int_equal(zm_route(&all, NULL, 1, payments, 1), 0u);
+    assert_int_equal(zm_route(NULL, NULL, 3, payments, 1), 0u);
+    /* Shard 1 did not answer the current list: the complete one says what it serves. */
+    assert_int_equal(zm_route(&lacking, &all, 3, acme_payments, 1), 1u);
+    assert_int_equal(zm_route(&lacking, &all, 3, billing, 1), 2u);
+    /* With no complete list, shard 1 might serve anything: asked with the shards that match. */
+    assert_int_equal(zm_route(&lacking, NULL, 3, acme_payments, 1), 1u | 2u);
+    assert_int_equal(zm_route(&lacking, NULL, 3, billing, 1), 0u);
+    zr_list_free(&all);
+    zr_list_free(&lacking);
+}
+
+/* A routed search asks only its shards, and when they all fail it is a partial answer of no files that
+ * names them (the shard not asked holds nothing the query selects), not an error. */
+static void test_routed_search_asks_only_its_shards(void **state)
+{
+    struct zs_set s;
+    struct zk_err err = {0};
+    struct zc_conn c = {NULL, NULL, 2000, NULL, NULL, NULL};
+    struct zc_search_opts so = {.max_files = 10, .chunk_matches = 1};
+    struct zr_search out;
+
+    (void)state;
+    assert_int_equal(zs_parse("http://127.0.0.1:1,http://127.0.0.1:2,http://127.0.0.1:3", &s, &err), ZK_OK);
+    assert_int_equal(zs_search(&s, 2u | 4u, &c, "needle", &so, NULL, &out, &err), ZK_OK);
+    assert_int_equal(out.n_files, 0);
+    assert_int_equal(out.shards.n, 3);
+    assert_int_equal(out.shards.failed, 2u | 4u);
+    assert_null(out.shards.why[0]);
+    assert_non_null(strstr(out.shards.why[1], "127.0.0.1:2/api/search"));
+    assert_non_null(strstr(out.shards.why[2], "127.0.0.1:3/api/search"));
+    zr_search_free(&out);
     zs_free(&s);
 }
 
@@ -361,6 +436,8 @@ int main(void)
         cmocka_unit_test(test_loopback),
         cmocka_unit_test(test_all_shards_failing_is_shard_zeros_error),
         cmocka_unit_test(test_index_status_search_shards),
+        cmocka_unit_test(test_route_by_repository_arguments),
+        cmocka_unit_test(test_routed_search_asks_only_its_shards),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

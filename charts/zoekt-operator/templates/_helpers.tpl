@@ -85,10 +85,11 @@ which cannot grant the one cluster-scoped read, StorageClasses. */}}
   - apiGroups: ["batch"]
     resources: ["cronjobs"]
     verbs: ["list", "watch", "create", "patch"]
-  # Jobs: watched for index freshness; created for the reindex annotation.
+  # Jobs: watched for index freshness; created for the reindex annotation and to index a new shard
+  # layout; that last kind deleted once its layout took over or was given up.
   - apiGroups: ["batch"]
     resources: ["jobs"]
-    verbs: ["list", "watch", "create"]
+    verbs: ["list", "watch", "create", "delete"]
   # The corpora's Pods: the indexer's termination messages name the repositories that failed to
   # index; a search pod that cannot be scheduled or pull its image says why none runs.
   - apiGroups: [""]

@@ -3,7 +3,8 @@
 // served by its own zoekt-webserver, and also indexed together into a fourth. The connector with
 // --shard-urls over the three must answer every query with the files and repositories the connector
 // with --zoekt-url over the one finds; with one shard's webserver killed, it still answers, with a note
-// naming that shard and its repositories, and /index-status reports the shard's error.
+// naming that shard and its repositories, and /index-status reports the shard's error; a search
+// restricted to repositories of the shards that answer asks only those, and its answer is whole.
 // tests/integration/test_sharded_zoekt.sh runs it (and reports a skip when there is no Zoekt here).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -152,6 +153,21 @@ test('with one shard down, answers are partial, never errors, and /index-status 
     assert.ok(filesOf(res).every(f => !downRepos.some(name => f.startsWith(`${name}/`))));
     assert.ok(filesOf(res).length > 0);
     assert.match(res.structuredContent.partialAnswer, /^Partial answer/);
+
+    // A search restricted to repositories of shards that answer asks only those: a whole answer.
+    const upRepo = Object.keys(REPOS).find(name => shardOf.get(name) !== down).slice(PREFIX.length);
+    const routed = await mcpCall(http.url, 'search_code', { query: 'Needle', repo: upRepo });
+    assert.equal(routed.isError, false, textOf(routed));
+    assert.ok(!textOf(routed).includes('Partial answer'), textOf(routed));
+    assert.deepEqual(filesOf(routed), [`${upRepo}/README.md`, `${upRepo}/main.go`]);
+    // One restricted to a repository of the missing shard: a partial answer of no files that names the
+    // shard and the repository, not a tool error nor "no such repository".
+    const gone = await mcpCall(http.url, 'search_code', { query: 'Needle', repo: downRepos[0] });
+    assert.equal(gone.isError, false, textOf(gone));
+    assert.match(textOf(gone), new RegExp(`^Partial answer: shard ${down} of ${N} did not answer \\(`));
+    assert.ok(textOf(gone).includes(downRepos[0]), textOf(gone));
+    assert.ok(!textOf(gone).includes('matches no indexed repository'), textOf(gone));
+    assert.deepEqual(filesOf(gone), []);
 
     const repos = await mcpCall(http.url, 'list_repositories', {});
     assert.equal(repos.isError, false, textOf(repos));
