@@ -37,6 +37,9 @@
 # side. A refresh or watch run indexes each repository into its shard's folder. Mirrors, locks, records
 # and the queue are shared by every layout. No run touches the folders of another N, which keep serving
 # while the operator moves a corpus from one N to another. Without $SHARDS, or with 1, nothing of this.
+# With $FRESH_INDEX = 1 (the Job that indexes a layout the corpus moves to), a full run first retires
+# and removes every shard its folder holds: what an earlier use of the same layout left there is not
+# served again (a repository that fails now would otherwise come back at that old index).
 #
 # Modes ($INDEXER_MODE), all sharing the per-repository lock $DATA_DIR/locks/<shard prefix>.lock, so
 # that two runs never index one repository at once (docs/indexer.md, "Freshness"):
@@ -655,10 +658,22 @@ unassigned() {
         "$problem" "$SHARDS"
 }
 
+# clear_index: retires and removes every shard in $INDEX_DIR, for a run that indexes its layout anew
+# ($FRESH_INDEX). A shard that cannot keep a retired name stops the run before anything is indexed: a
+# webserver may still be mapping it.
+clear_index() {
+    for f in "$INDEX_DIR"/*.zoekt; do
+        [ -f "$f" ] || continue
+        retire "$f" || fail_all "cannot keep a name for $f in $RETIRED_DIR, so the layout cannot be indexed anew: $(first_lines "$WORK_DIR/ln.log")"
+        rm -f "$f" "$f.meta"
+    done
+}
+
 # run_full [FLAGS...]: the nightly run: every listed repository of this run's shard, then what is no
 # longer listed. A repository no shard serves is reported once, by shard 0's run.
 run_full() {
     hold_full_run
+    [ "${FRESH_INDEX:-0}" = 1 ] && clear_index
     own=0
     with_search_shards "$REPOS_FILE" >"$WORK_DIR/repositories"
     while read -r owner name url branches web_kind web_url; do

@@ -316,9 +316,11 @@ static void reconcile_condition_event(void *ud, const cJSON *c)
     struct reconcile_run *run = ud;
     /* A condition that is True but asks somebody to act (an index served while the indexer fails) is a
      * warning all the same. */
-    int good = strcmp(json_str(c, "status", ""), "True") == 0 && !status_reason_needs_user(json_str(c, "reason", ""));
+    const char *reason = json_str(c, "reason", "");
+    int good = (strcmp(json_str(c, "status", ""), "True") == 0 && !status_reason_needs_user(reason)) ||
+               status_reason_in_progress(reason);
 
-    events_emit(run->ctx->events, run->corpus, good ? "Normal" : "Warning", json_str(c, "reason", "Changed"),
+    events_emit(run->ctx->events, run->corpus, good ? "Normal" : "Warning", reason[0] ? reason : "Changed",
                 "%s is %s: %s", json_str(c, "type", "?"), json_str(c, "status", "?"), json_str(c, "message", ""));
 }
 
@@ -697,17 +699,17 @@ static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus
     return h ? h : 1;
 }
 
-/* Creates the reindex Job of request value `value` (render_reindex_job) and says so in an Event whose
- * message ends with `purpose`. A Job that already exists counts as started: its name comes from the
+/* Creates the reindex Job of request value `value` (render_reindex_job, fresh as it takes it) and says
+ * so in an Event whose message ends with `purpose`. A Job that already exists counts as started: its name comes from the
  * value, so it was made for this same request by an earlier pass. */
 static int reconcile_start_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, const struct corpus_spec *spec,
-                                   const char *value, const char *purpose, struct zk_err *err)
+                                   const char *value, int fresh, const char *purpose, struct zk_err *err)
 {
     struct kube_err kerr;
     cJSON *job = NULL;
     int rc;
 
-    rc = render_reindex_job(corpus, spec, value, &job, err);
+    rc = render_reindex_job(corpus, spec, value, fresh, &job, err);
     if (rc != ZK_OK)
         return rc;
     rc = kube_create(ctx->client, &ctx->resources[RK_JOB], json_path_str(corpus, "metadata.namespace", ""), job,
@@ -738,7 +740,7 @@ static int reconcile_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, con
     if (!want || !*want || (done && strcmp(want, done) == 0))
         return ZK_OK;
     snprintf(purpose, sizeof(purpose), "for reindex request %s", want);
-    rc = reconcile_start_reindex(ctx, corpus, spec, want, purpose, err);
+    rc = reconcile_start_reindex(ctx, corpus, spec, want, 0, purpose, err);
     if (rc == ZK_OK)
         *honoured = want;
     return rc;
@@ -919,7 +921,7 @@ static int reconcile_layout_ready(const struct reconcile_pass *p, int i)
     return 1;
 }
 
-/* Starts, once, the Job that indexes the target layout (the reindex Job of request value
+/* Starts, once, the Job that indexes the target layout anew (the fresh reindex Job of request value
  * "shards-<N>", rendered from the spec, which names the target), and says whether it has finished,
  * whether or not every repository could be indexed: the status tells those apart as for any indexer
  * run. A Job that cannot be started is a Warning Event, and the next pass tries again. */
@@ -935,7 +937,7 @@ static int reconcile_layout_indexed(struct reconcile_pass *p)
             return status_object_condition_true(j, "Complete") || status_object_condition_true(j, "Failed");
     }
     snprintf(purpose, sizeof(purpose), "to index the new layout of %d shards", p->layouts.target);
-    if (reconcile_start_reindex(p->ctx, p->corpus, p->spec, value, purpose, &err) != ZK_OK)
+    if (reconcile_start_reindex(p->ctx, p->corpus, p->spec, value, 1, purpose, &err) != ZK_OK)
         events_emit(p->ctx->events, p->corpus, "Warning", "ReindexFailed",
                     "Could not start the Job to index the new layout of %d shards: %s", p->layouts.target, err.msg);
     return 0;
@@ -977,16 +979,36 @@ static void reconcile_layout_jobs_prune(struct reconcile_pass *p)
 }
 
 /* Whether the target layout serves its whole index: its /index-status, read through its first shard's
- * Service (any of its connectors asks all of its shards), counts repositories and no shard failed. */
-static int reconcile_layout_serves(struct reconcile_pass *p)
+ * Service (any of its connectors asks all of its shards), answers with no shard in error and counts at
+ * least as many repositories as the serving layout, or as are listed when fewer (some were dropped
+ * from the list since). A Job that indexed only part of the list (a full volume, a host down) so
+ * leaves the move waiting until a later run fills the new layout, and the old one serves everything
+ * meanwhile. Otherwise writes what it waits for into detail. */
+static int reconcile_layout_serves(struct reconcile_pass *p, char *detail, size_t len)
 {
     struct reconcile_memo probe = {.key = (char *)p->key};
-    int ok;
+    const struct index_status *serving = p->in.index;
+    int want = p->spec->nrepos, ok = 0;
 
+    if (serving && serving->repositories < want)
+        want = serving->repositories;
     reconcile_read_index(p->ctx, &probe, p->ns, p->name, p->layouts.shard[1][0], p->spec, p->in.now);
-    ok = probe.have_index && (probe.index.repositories > 0 || p->spec->nrepos == 0);
-    for (int k = 0; ok && k < probe.index.nsearch_shards; k++)
-        ok = !probe.index.search_shards[k].error[0];
+    if (!probe.have_index) {
+        snprintf(detail, len, "its index status cannot be read yet: %s", probe.error ? probe.error : "no answer");
+        goto out;
+    }
+    for (int k = 0; k < probe.index.nsearch_shards; k++)
+        if (probe.index.search_shards[k].error[0]) {
+            snprintf(detail, len, "its shard %d does not answer: %s", k, probe.index.search_shards[k].error);
+            goto out;
+        }
+    if (probe.index.repositories < want) {
+        snprintf(detail, len, "it serves %d repositories, fewer than the %d it must (a later indexer run adds them)",
+                 probe.index.repositories, want);
+        goto out;
+    }
+    ok = 1;
+out:
     index_status_free(&probe.index);
     free(probe.error);
     return ok;
@@ -995,10 +1017,11 @@ static int reconcile_layout_serves(struct reconcile_pass *p)
 /* Decides status.servingShards (render.h): the serving layout is recorded once its pods are rolled out
  * (they carry the layout label the search Service will select from then on), and the target layout
  * takes over once indexed, rolled out and answering. The next pass renders the Service for it and
- * deletes the old layout. */
+ * deletes the old layout. While it waits, status_input.layout_move says for what. */
 static void reconcile_layout(struct reconcile_pass *p)
 {
     const struct render_layouts *l = &p->layouts;
+    struct status_layout_move *move = &p->in.layout_move;
 
     reconcile_layout_jobs_prune(p);
     /* A new corpus (no status of its own yet) records its layout at once: no older pod lacks the
@@ -1012,8 +1035,23 @@ static void reconcile_layout(struct reconcile_pass *p)
     /* The new layout's /index-status is read, not watched: a pass comes back for it. */
     p->in.serving_shards = l->serving;
     p->retry_after = reconcile_min_requeue(p->retry_after, RECONCILE_LAYOUT_RECHECK_SECONDS);
-    if (!reconcile_layout_indexed(p) || !reconcile_layout_ready(p, 1) || !reconcile_layout_serves(p))
+    move->target = l->target;
+    if (!reconcile_layout_indexed(p)) {
+        move->reason = STATUS_LAYOUT_INDEXING;
+        snprintf(move->detail, sizeof(move->detail), "the Job of reindex request \"%s%d\" is indexing it",
+                 RECONCILE_LAYOUT_REQUEST, l->target);
         return;
+    }
+    if (!reconcile_layout_ready(p, 1)) {
+        move->reason = STATUS_LAYOUT_ROLLING_OUT;
+        snprintf(move->detail, sizeof(move->detail), "its search pods are not all rolled out and Ready");
+        return;
+    }
+    if (!reconcile_layout_serves(p, move->detail, sizeof(move->detail))) {
+        move->reason = STATUS_LAYOUT_VERIFYING;
+        return;
+    }
+    memset(move, 0, sizeof(*move));
     p->in.serving_shards = l->target;
     events_emit(p->ctx->events, p->corpus, "Normal", "LayoutServing",
                 "The search Service now sends requests to the layout of %d shards (was %d)", l->target, l->serving);

@@ -1353,13 +1353,13 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON *
     return ZK_OK;
 }
 
-int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, const char *request_value,
+int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, const char *request_value, int fresh,
                        cJSON **job, struct zk_err *err)
 {
     struct jb b = {0};
     struct rctx c;
     char hash[65], suffix[32], name[RENDER_NAME_MAX];
-    cJSON *o, *md, *ann;
+    cJSON *o, *md, *ann, *js;
     int rc;
 
     *job = NULL;
@@ -1377,7 +1377,14 @@ int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, cons
     jb_add_str(&b, cJSON_GetObjectItemCaseSensitive(md, "labels"), API_LABEL_REINDEX, hash);
     ann = jb_add_obj(&b, md, "annotations");
     jb_add_str(&b, ann, API_ANN_REINDEX, request_value);
-    jb_add(&b, o, "spec", job_spec(&c));
+    js = job_spec(&c);
+    if (fresh) {
+        cJSON *pod = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(js, "template"), "spec");
+        cJSON *indexer = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pod, "containers"), 0);
+
+        jb_push(&b, cJSON_GetObjectItemCaseSensitive(indexer, "env"), env_var(&b, "FRESH_INDEX", "1"));
+    }
+    jb_add(&b, o, "spec", js);
     *job = jb_finish(&b, o);
     if (!*job)
         return zk_err_set(err, ZK_EINVAL, "rendering a reindex Job for %s/%s: a member had no value", c.ns, c.name);

@@ -110,8 +110,10 @@ int render_children(const cJSON *corpus, const struct corpus_spec *spec, cJSON *
 
 /* A Job created from the CronJob's job template, for the reindex annotation: named deterministically
  * from the request value (so creating it twice is AlreadyExists, never a second Job), labelled with the
- * request value, owned by the corpus. *job owned by the caller. */
-int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, const char *request_value,
+ * request value, owned by the corpus. With fresh, the Job indexes a shard layout anew
+ * (FRESH_INDEX=1: the script first retires whatever that layout's folders hold, which an earlier use
+ * of the same layout left). *job owned by the caller. */
+int render_reindex_job(const cJSON *corpus, const struct corpus_spec *spec, const char *request_value, int fresh,
                        cJSON **job, struct zk_err *err);
 
 /* The object as `zoekt-operator render` prints it: a multi-document YAML stream of all children.

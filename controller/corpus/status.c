@@ -162,6 +162,12 @@ const cJSON *status_object_condition_true(const cJSON *object, const char *type)
     return NULL;
 }
 
+int status_reason_in_progress(const char *reason)
+{
+    return strcmp(reason, STATUS_LAYOUT_INDEXING) == 0 || strcmp(reason, STATUS_LAYOUT_ROLLING_OUT) == 0 ||
+           strcmp(reason, STATUS_LAYOUT_VERIFYING) == 0;
+}
+
 int status_reason_needs_user(const char *reason)
 {
     static const char *const blocking[] = {
@@ -713,13 +719,44 @@ static void add_shards(const struct status_input *in, const cJSON *prev, struct 
     }
 }
 
+/* ShardLayout (STATUS_SHARD_LAYOUT): whether the layout the spec names serves. Returns 0 when the
+ * corpus has no condition of that type: one shard in the spec and in service. With an invalid spec the
+ * serving layout stays (nothing is rendered anew), and a condition there was says so. */
+static int judge_layout(const struct status_input *in, const cJSON *prev, struct cond *c)
+{
+    int serving = in->serving_shards ? in->serving_shards : (int)json_int(prev, "servingShards", 1);
+    const struct status_layout_move *m = &in->layout_move;
+    int want;
+
+    if (!in->spec) {
+        if (!status_condition(prev, STATUS_SHARD_LAYOUT))
+            return 0;
+        cond_set(c, "Unknown", "InvalidSpec", "the spec is invalid; the layout of %d shard%s serves as before",
+                 serving, serving == 1 ? "" : "s");
+        return 1;
+    }
+    want = in->spec->webserver.shards;
+    if (want < 2 && serving < 2 && !m->target)
+        return 0;
+    if (m->target)
+        cond_set(c, "False", m->reason, "moving from %d shard%s to %d: %s; the layout of %d serves meanwhile",
+                 serving, serving == 1 ? "" : "s", m->target, m->detail, serving);
+    else if (serving != want)
+        cond_set(c, "False", STATUS_LAYOUT_ROLLING_OUT,
+                 "the search pods are rolled out with their layout's label before the move to %d shards", want);
+    else
+        cond_set(c, "True", STATUS_LAYOUT_SERVING, "the layout of %d shard%s the spec names serves", serving,
+                 serving == 1 ? "" : "s");
+    return 1;
+}
+
 cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
 {
     const cJSON *prev = json_obj(in->corpus, "status");
     long long generation = json_int(json_obj(in->corpus, "metadata"), "generation", 0);
     const char *reindex = in->reindex_honoured ? in->reindex_honoured : json_str(prev, "lastReindexRequest", NULL);
     struct indexer_times times;
-    struct cond ready, indexed, fresh;
+    struct cond ready, indexed, fresh, layout;
     struct served sv;
     struct stale_repos stale;
     struct jb b = {0};
@@ -762,6 +799,8 @@ cJSON *status_compute(const struct status_input *in, long *requeue_seconds)
     add_condition(&b, conds, prev, STATUS_READY, &ready, generation, in->now);
     add_condition(&b, conds, prev, STATUS_INDEXED, &indexed, generation, in->now);
     add_condition(&b, conds, prev, STATUS_FRESH, &fresh, generation, in->now);
+    if (judge_layout(in, prev, &layout))
+        add_condition(&b, conds, prev, STATUS_SHARD_LAYOUT, &layout, generation, in->now);
     if (in->sources && in->nsources > 0 && in->spec) {
         struct cond sources;
 

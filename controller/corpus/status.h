@@ -43,6 +43,13 @@ struct index_status {
 int index_status_parse(const char *body, size_t len, struct index_status *out, struct zk_err *err);
 void index_status_free(struct index_status *s);
 
+/* A move to another number of search shards (docs/sharding.md), as reconcile found it this pass. */
+struct status_layout_move {
+    int target;          /* the layout being moved to; 0: no move under way */
+    const char *reason;  /* STATUS_LAYOUT_INDEXING, STATUS_LAYOUT_ROLLING_OUT or STATUS_LAYOUT_VERIFYING */
+    char detail[256];    /* what the move waits for, a clause ("Job org-reindex-1a2b3c4d has not finished") */
+};
+
 struct status_input {
     const cJSON *corpus;             /* the observed corpus (its current status is read from here) */
     const struct corpus_spec *spec;  /* NULL when the spec is invalid */
@@ -55,6 +62,7 @@ struct status_input {
                                         layout's Deployment with the fewest ready pods */
     int serving_shards;              /* status.servingShards to write (render.h), 0: keep the recorded one */
     const cJSON *shard_deployments[SHARD_MAX]; /* with serving_shards > 1, each shard's Deployment or NULL */
+    struct status_layout_move layout_move;
     const cJSON *cronjob;
     const cJSON *jobs;               /* array of the corpus's indexer Jobs, or NULL */
     const cJSON *pods;               /* array of the corpus's Pods (status_prune_pod), or NULL: the
@@ -103,6 +111,14 @@ int status_search_pod_unscheduled(const cJSON *pods);
  * its repositories, so Ready does not depend on it. */
 #define STATUS_SOURCES_READY "SourcesReady"
 #define STATUS_DISCOVERY_FAILED "DiscoveryFailed"
+/* Present while the spec or the serving layout has more than one shard: True (STATUS_LAYOUT_SERVING)
+ * when the layout the spec names serves, False while a move to it is under way (the old layout serves
+ * meanwhile, so Ready does not depend on it), with the step it waits for as the reason. */
+#define STATUS_SHARD_LAYOUT "ShardLayout"
+#define STATUS_LAYOUT_SERVING "Serving"
+#define STATUS_LAYOUT_INDEXING "Indexing"     /* the Job that indexes the new layout has not finished */
+#define STATUS_LAYOUT_ROLLING_OUT "RollingOut" /* its search pods are not all rolled out and Ready */
+#define STATUS_LAYOUT_VERIFYING "Verifying"   /* its index does not answer yet, or holds fewer repositories */
 #define STATUS_SOURCE_ERROR_MAX 512 /* status.sources[].error */
 #define STATUS_APPLY_FAILED "ApplyFailed"
 #define STATUS_PODS_REFUSED "PodsRefused"
@@ -127,6 +143,10 @@ const cJSON *status_object_condition_true(const cJSON *object, const char *type)
  * run that could index nothing), as opposed to a state the operator moves through by itself (the
  * search pods starting, no index built yet). */
 int status_reason_needs_user(const char *reason);
+
+/* Whether reason says a condition is False only on the way to what the spec asks (a move to another
+ * number of shards under way), which is news, not a warning. */
+int status_reason_in_progress(const char *reason);
 
 /* The informers' prune function for the rendered kinds (runtime/informer.h): besides the server fields
  * (informer_prune_server_fields) it drops, in place, the metadata the server sets for each object (uid,

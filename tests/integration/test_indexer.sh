@@ -483,6 +483,24 @@ run_sharded r SHARDS=3 INDEXER_MODE=refresh SHARDS_FILE="$T/no-such-shards.txt"
 check "shards: a refresh run without its shard list refuses to start" \
   grep -q '"error":"SHARDS is 3, but the shard list .*no-such-shards.txt is not readable' "$T/r.term"
 
+# A layout indexed anew (FRESH_INDEX, the Job of a move to this layout): what an earlier use left is not
+# served again. With gamma's host gone, a plain run keeps gamma's old shard (the previous index serves);
+# a fresh one retires it, so the layout holds only what this run indexed.
+mv "$T/remotes/gamma.git" "$T/remotes/gamma.git.gone"
+run_sharded s1 SHARDS=3 SHARD=1
+check "shards: a plain run keeps the shard of a repository whose host is gone" \
+  test "$(zoekt_files "$S/index-shards/3/1")" = "local%2Fbeta_v16.00000.zoekt local%2Fgamma_v16.00000.zoekt "
+other_folders=$(tree "$S/index-shards/3/0")
+run_sharded s1 SHARDS=3 SHARD=1 FRESH_INDEX=1
+check "shards: a fresh run indexes what it can" grep -q '"repository":"local/beta","status":"indexed"' "$T/s1.out"
+check "shards: and fails gamma at its fetch" grep -q '"repository":"local/gamma","status":"failed","step":"fetch"' "$T/s1.out"
+check "shards: its folder then holds beta's shard alone" \
+  test "$(zoekt_files "$S/index-shards/3/1")" = "local%2Fbeta_v16.00000.zoekt "
+check "shards: gamma's old shard kept a retired name" \
+  test -n "$(find "$S/index-shards/3/1/.retired" -name '*local%2Fgamma_v16.00000.zoekt')"
+check "shards: another shard's folder is untouched by it" test "$(tree "$S/index-shards/3/0")" = "$other_folders"
+mv "$T/remotes/gamma.git.gone" "$T/remotes/gamma.git"
+
 # ---- busybox: upstream's zoekt image is Alpine, whose sh and tools are busybox applets ----------
 if command -v busybox >/dev/null 2>&1; then
   mkdir -p "$T/busybox"

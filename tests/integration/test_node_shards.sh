@@ -6,8 +6,9 @@
 # one-shard layout did; the status must say which layout serves and what each shard holds; the old
 # layout's objects must go. Then one shard is taken down (the operator stopped first, so that it does
 # not bring the shard back): searches still answer, with a partial note that names the shard and its
-# repositories, and one restricted to the other shard's repositories is whole. Last, back to three
-# shards, indexed anew. Real indexer Jobs (an Indexed Job of one pod per shard), real zoekt-webservers, nginx
+# repositories, and one restricted to the other shard's repositories is whole. Then back to three
+# shards, indexed anew, and to two with a repository the git host refuses: that move waits, with the
+# reason in the ShardLayout condition, until a reindex fills the new layout. Real indexer Jobs (an Indexed Job of one pod per shard), real zoekt-webservers, nginx
 # and connectors.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/node/common.sh"
@@ -208,6 +209,34 @@ corpus 3 || bail "three shards again are accepted"
 check "the three-shard layout takes over again" eventually 420 layout_serves 3 || node_diagnostics "$NS"
 check "and serves the commit made after it first served" eventually 60 search_finds "$MCP" "$TOKEN" \
   aftersharding-r1 "src/r1.go" || cat "$NODE_TMP/last-search"
+
+check "ShardLayout is True once the layout the spec names serves" eventually 60 condition_is "$NS" org ShardLayout True
+
+# ---- a move whose index misses a repository waits ----------------------------------------------------------
+# The git host refuses r5, so the Job that indexes the two-shard layout fails it: that layout would serve
+# eight of the nine repositories. The move waits, saying why, while three shards serve all nine; once r5
+# is back, a reindex (of the layout the spec names) fills the new layout, and it takes over.
+mv "$NODE_TMP/git/repos/team/r5.git" "$NODE_TMP/git/r5.git.hidden"
+on_exit "mv '$NODE_TMP/git/r5.git.hidden' '$NODE_TMP/git/repos/team/r5.git' 2>/dev/null"
+corpus 2 || bail "two shards again are accepted"
+layout_reason_is() {
+  [ "$(csc "$NS" org '.status.conditions[?(@.type=="ShardLayout")].reason')" = "$1" ] &&
+    [ "$(csc "$NS" org '.status.conditions[?(@.type=="ShardLayout")].status')" = "$2" ]
+}
+check "the move to two shards waits: ShardLayout False, Verifying" eventually 420 layout_reason_is Verifying False ||
+  node_diagnostics "$NS"
+check "its message says the new layout holds fewer repositories than it must" \
+  bash -c "$KC -n $NS get csc org -o jsonpath='{.status.conditions[?(@.type==\"ShardLayout\")].message}' |
+    grep -q 'moving from 3 shards to 2: it serves 8 repositories, fewer than the 9 it must'"
+check "meanwhile three shards still serve" serving_is 3
+check "and r5 is still found" search_finds "$MCP" "$TOKEN" marker-r5-end "src/r5.go"
+check "Ready stays True" condition_is "$NS" org Ready True
+mv "$NODE_TMP/git/r5.git.hidden" "$NODE_TMP/git/repos/team/r5.git"
+reindex "$NS" org >/dev/null || bail "a reindex runs to its end"
+check "with r5 back and reindexed, the two-shard layout takes over" eventually 300 layout_serves 2 ||
+  node_diagnostics "$NS"
+check "ShardLayout is True again" eventually 60 condition_is "$NS" org ShardLayout True
+check "and r5 is found" eventually 60 search_finds "$MCP" "$TOKEN" marker-r5-end "src/r5.go"
 
 # ---- a corpus created with three shards ---------------------------------------------------------------------
 # It records its layout in its first status: it never goes through one shard first.

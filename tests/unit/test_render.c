@@ -1146,9 +1146,9 @@ static void test_reindex_job(void **state)
 
     (void)state;
     render_fx(&fx, load_corpus());
-    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", &j1, &err), ZK_OK);
-    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", &j2, &err), ZK_OK);
-    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T11:00:00Z", &j3, &err), ZK_OK);
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", 0, &j1, &err), ZK_OK);
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T10:00:00Z", 0, &j2, &err), ZK_OK);
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "2026-11-29T11:00:00Z", 0, &j3, &err), ZK_OK);
     n1 = json_path_str(j1, "metadata.name", "");
     assert_string_equal(n1, json_path_str(j2, "metadata.name", ""));
     assert_string_not_equal(n1, json_path_str(j3, "metadata.name", ""));
@@ -1168,7 +1168,21 @@ static void test_reindex_job(void **state)
         free(b);
     }
     cJSON_Delete(j2);
-    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "", &j2, &err), ZK_EINVAL);
+    /* The Job that indexes a shard layout anew: the same pod, which first retires what the layout's
+     * folders hold (FRESH_INDEX). */
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "shards-3", 1, &j2, &err), ZK_OK);
+    {
+        const cJSON *env = json_path(cJSON_GetArrayItem(json_path(j2, "spec.template.spec.containers"), 0), "env");
+        const cJSON *last = cJSON_GetArrayItem(env, cJSON_GetArraySize(env) - 1);
+
+        assert_string_equal(json_str(last, "name", ""), "FRESH_INDEX");
+        assert_string_equal(json_str(last, "value", ""), "1");
+        env = json_path(cJSON_GetArrayItem(json_path(j1, "spec.template.spec.containers"), 0), "env");
+        for (int i = 0; i < cJSON_GetArraySize(env); i++)
+            assert_string_not_equal(json_str(cJSON_GetArrayItem(env, i), "name", ""), "FRESH_INDEX");
+    }
+    cJSON_Delete(j2);
+    assert_int_equal(render_reindex_job(fx.corpus, fx.spec, "", 0, &j2, &err), ZK_EINVAL);
     assert_null(j2);
     cJSON_Delete(j1);
     cJSON_Delete(j3);

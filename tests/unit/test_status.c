@@ -1019,10 +1019,59 @@ static void test_shards(void **state)
     world_free(&w);
 }
 
+/* ShardLayout: absent for a corpus of one shard; False, with the step it waits for and the layout that
+ * serves meanwhile, while a move is under way, Ready staying True; True once the spec's layout serves;
+ * Unknown with an invalid spec. The steps of a move are news, not warnings. */
+static void test_shard_layout_condition(void **state)
+{
+    struct world w;
+    const cJSON *st;
+    struct corpus_spec *spec;
+
+    (void)state;
+    world_init(&w);
+    w.in.serving_shards = 1;
+    st = step(&w, NULL);
+    assert_null(status_condition(st, STATUS_SHARD_LAYOUT));
+
+    spec = w.spec;
+    spec->webserver.shards = 3;
+    w.in.layout_move.target = 3;
+    w.in.layout_move.reason = STATUS_LAYOUT_INDEXING;
+    snprintf(w.in.layout_move.detail, sizeof(w.in.layout_move.detail), "the Job is indexing it");
+    w.in.now = T0 + 60;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_SHARD_LAYOUT, "False", STATUS_LAYOUT_INDEXING);
+    assert_string_equal(cond_msg(st, STATUS_SHARD_LAYOUT),
+                        "moving from 1 shard to 3: the Job is indexing it; the layout of 1 serves meanwhile");
+    expect_cond(st, STATUS_READY, "True", "Available");
+    assert_int_equal(json_int(st, "servingShards", 0), 1);
+
+    memset(&w.in.layout_move, 0, sizeof(w.in.layout_move));
+    w.in.serving_shards = 3;
+    w.in.now = T0 + 120;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_SHARD_LAYOUT, "True", STATUS_LAYOUT_SERVING);
+    assert_string_equal(cond_msg(st, STATUS_SHARD_LAYOUT), "the layout of 3 shards the spec names serves");
+    assert_string_equal(cond_time(st, STATUS_SHARD_LAYOUT), "2026-11-28T00:02:00Z");
+
+    w.in.spec = NULL;
+    w.in.serving_shards = 0;
+    st = step(&w, NULL);
+    expect_cond(st, STATUS_SHARD_LAYOUT, "Unknown", "InvalidSpec");
+    assert_int_equal(json_int(st, "servingShards", 0), 3);
+
+    assert_true(status_reason_in_progress(STATUS_LAYOUT_VERIFYING));
+    assert_true(status_reason_in_progress(STATUS_LAYOUT_ROLLING_OUT));
+    assert_false(status_reason_in_progress(STATUS_INDEXER_FAILING));
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shards),
+        cmocka_unit_test(test_shard_layout_condition),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_index_status_parse),
         cmocka_unit_test(test_healthy),
