@@ -141,7 +141,10 @@ static int zs_call_run(struct zs_call *call, struct zr_shards *failed, struct zk
         if (pick < 0 && call->rc[k] == ZK_EINVAL)
             pick = k;
     }
-    if (answered || call->n_asked < set->n)
+    /* A routed call none of whose shards answered is a partial answer of no files (the shards not
+     * asked hold nothing it selects), unless a shard refused the pattern: that is the query's fault,
+     * which every shard meets alike, and the caller retries it read literally. */
+    if (answered || (pick < 0 && call->n_asked < set->n))
         return ZK_OK;
     zr_shards_free(failed);
     pick = pick < 0 ? call->asked[0] : pick;

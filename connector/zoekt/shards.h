@@ -8,9 +8,9 @@
  * the answer's zr_shards with its error, and the call succeeds with the others' answers; a shard not
  * asked counts as answering (nothing the query selects is there), so a routed search whose every shard
  * fails is a partial answer of no files. Only when every shard is asked and fails does the call fail,
- * with the first one's error (or, when a shard refused a pattern as no regular expression, that
- * refusal: it is the query's, and every shard meets it alike). Given no set, they are zc_search and
- * zc_list.
+ * with the first one's error; and whenever no shard answered and one refused the pattern as no regular
+ * expression, with that refusal: it is the query's, and every shard meets it alike. Given no set, they
+ * are zc_search and zc_list.
  *
  * Credentials: a shard on a loopback address is the pod's own zoekt-webserver and gets the connection's
  * token (--zoekt-token-file), as one webserver does. Any other is another shard's nginx, which checks

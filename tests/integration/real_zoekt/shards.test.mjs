@@ -87,6 +87,8 @@ const QUERIES = [
   ['search_code', { query: 'func \\w+\\(', file: '*.go' }],
   ['search_code', { query: 'Join(' }],
   ['search_code', { query: 'kind: Deployment', repo: 'acme/svc-3' }],
+  // Asked of one shard alone, which refuses the pattern: read literally, as one webserver's refusal is.
+  ['search_code', { query: 'Join(', repo: 'acme/svc-4' }],
   ['search_code', { file: '**/app.yaml' }],
   ['list_files', { repo: 'acme/svc-0' }],
   ['list_files', { repo: 'acme/svc-7' }],
@@ -109,9 +111,15 @@ test('the three shards answer every query with what one webserver over all of th
       assert.equal(sharded[i].structuredContent.totalFiles, one[i].structuredContent.totalFiles, what);
     }
     assert.ok(!textOf(sharded[i]).includes('Partial answer'), what);
+    // How the pattern was read (a refused one is searched as literal text), said alike.
+    const readingOf = res => textOf(res).split('\n').filter(line => /regular expression/.test(line));
+    assert.deepEqual(readingOf(sharded[i]), readingOf(one[i]), `${what}: how the pattern was read`);
   });
+  assert.match(textOf(sharded[QUERIES.findIndex(([, args]) => args.query === 'Join(' && args.repo)]),
+    /not a valid regular expression/);
   // Every repository, from whichever shard serves it.
-  assert.equal(reposOf(sharded[8]).length, Object.keys(REPOS).length);
+  const listAll = QUERIES.findIndex(([name, args]) => name === 'list_repositories' && !args.filter);
+  assert.equal(reposOf(sharded[listAll]).length, Object.keys(REPOS).length);
 });
 
 test('max_files holds over all shards: the global first files, counted over all of them', { skip }, async () => {
