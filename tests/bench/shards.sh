@@ -30,17 +30,8 @@ for f in "$GEN" "$SHARD_OF"; do [ -x "$f" ] || bail "$f is built"; done
 cache=${ZK_CACHE:-/var/cache/zoekt-operator}
 INDEX=$("$ZK_ROOT/tests/bench/corpus.sh" "$cache/bench-corpus") || bail "the organisation index is built"
 
-# The three shards' folders, once per index: hard links beside the index (the same file system), each
-# index file where shard_of puts its repository (Zoekt names a repository's files by its escaped name).
-split=$cache/bench-corpus/shards-3
-if [ "$(cat "$split/.complete" 2>/dev/null)" != "$(cat "$INDEX/.complete")" ]; then
-  rm -rf "$split" && mkdir -p "$split"/{0,1,2}
-  for f in "$INDEX"/*.zoekt; do
-    repo=$(basename "$f" | sed -E 's/_v[0-9]+\.[0-9]+\.zoekt$//' | python3 -c 'import sys, urllib.parse; print(urllib.parse.unquote(sys.stdin.read().strip()))')
-    ln "$f" "$split/$("$SHARD_OF" 3 "$repo" | cut -d' ' -f1)/"
-  done
-  cp "$INDEX/.complete" "$split/.complete"
-fi
+# The three shards' folders: hard links to the same index files, split by shard_of.
+split=$("$ZK_ROOT/tests/bench/split.sh" "$INDEX" 3) || bail "the index is split into three shards' folders"
 
 node_preflight
 NS=$(new_namespace shards-bench) || bail "a namespace for the corpora"
