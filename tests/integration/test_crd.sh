@@ -203,7 +203,7 @@ check "CEL: a status write to that corpus is admitted" kubectl patch csc big2 -n
 check "CEL: a spec update of that corpus is admitted" kubectl patch csc big2 -n "$ns" --type=merge -p '{"spec":{"suspend":true}}'
 
 # Status subresource and printer columns.
-status='{"status":{"observedGeneration":1,"repositoryCount":121,"lastIndexTime":"2026-11-29T03:41:10Z","oldestIndexTime":"2026-11-29T03:12:55Z","endpoint":"http://min-search.'$ns'.svc:8080","conditions":[{"type":"Ready","status":"True","observedGeneration":1,"lastTransitionTime":"2026-11-29T03:41:10Z","reason":"Available","message":"ok"},{"type":"Fresh","status":"True","observedGeneration":1,"lastTransitionTime":"2026-11-29T03:41:10Z","reason":"WithinMaxAge","message":"ok"}]}}'
+status='{"status":{"observedGeneration":1,"repositoryCount":121,"servingShards":3,"lastIndexTime":"2026-11-29T03:41:10Z","oldestIndexTime":"2026-11-29T03:12:55Z","endpoint":"http://min-search.'$ns'.svc:8080","conditions":[{"type":"Ready","status":"True","observedGeneration":1,"lastTransitionTime":"2026-11-29T03:41:10Z","reason":"Available","message":"ok"},{"type":"Fresh","status":"True","observedGeneration":1,"lastTransitionTime":"2026-11-29T03:41:10Z","reason":"WithinMaxAge","message":"ok"}]}}'
 check "status is written through /status" \
   kubectl patch csc min -n "$ns" --subresource=status --type=merge -p "$status"
 check "a write to the main resource ignores status" \
@@ -211,6 +211,9 @@ check "a write to the main resource ignores status" \
 check "kubectl get csc shows the columns" \
   bash -c "kubectl get csc min -n $ns | head -1 | grep -qE '^NAME +REPOS +READY +FRESH +LAST INDEXED +AGE\$'"
 check "kubectl get csc shows the figures" bash -c "kubectl get csc min -n $ns --no-headers | grep -qE '^min +121 +True +True '"
+check "kubectl get csc -o wide adds the serving layout's shards, the reason and the endpoint" \
+  bash -c "kubectl get csc min -n $ns -o wide | head -1 | grep -qE '^NAME +REPOS +SHARDS +READY +FRESH +LAST INDEXED +AGE +REASON +ENDPOINT\$' &&
+    kubectl get csc min -n $ns -o wide --no-headers | grep -qE '^min +121 +3 +True +True '"
 check "kubectl wait --for=condition=Fresh works" kubectl wait --for=condition=Fresh "csc/min" -n "$ns" --timeout=5s
 check "a bad condition reason is rejected" bash -c "! kubectl patch csc min -n $ns --subresource=status --type=merge -p '{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Maybe\",\"lastTransitionTime\":\"2026-11-29T03:41:10Z\",\"reason\":\"not camel case\",\"message\":\"\"}]}}' 2>/dev/null"
 
