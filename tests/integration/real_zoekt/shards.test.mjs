@@ -4,11 +4,13 @@
 // --shard-urls over the three must answer every query with the files and repositories the connector
 // with --zoekt-url over the one finds; with one shard's webserver killed, it still answers, with a note
 // naming that shard and its repositories, and /index-status reports the shard's error; a search
-// restricted to repositories of the shards that answer asks only those, and its answer is whole.
+// restricted to repositories of the shards that answer asks only those, and its answer is whole; a
+// shard that never answers gives the same partial answer once the search's deadline has passed.
 // tests/integration/test_sharded_zoekt.sh runs it (and reports a skip when there is no Zoekt here).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { ROOT, runConnector, startHttpConnector, startRealZoekt, stop, tempDir } from '../../mcp/harness.mjs';
 
@@ -187,6 +189,30 @@ test('with one shard down, answers are partial, never errors, and /index-status 
   const [res] = await callAll(shardArgs(), [['search_code', { query: 'Needle' }]]);
   assert.equal(res.isError, false, textOf(res));
   assert.match(textOf(res), /shard 1 of 3 did not answer .*which repositories it serves is unknown/s);
+});
+
+test('a shard slow past the deadline gives a partial answer naming it, in about the deadline', { skip }, async () => {
+  // Shard 1 accepts the connection and the request, and never answers.
+  const held = [];
+  const slow = createServer((req, res) => { held.push(res); });
+  await new Promise(resolve => slow.listen(0, '127.0.0.1', resolve));
+  const urls = shards.map(sh => sh.url);
+  urls[1] = `http://127.0.0.1:${slow.address().port}`;
+  try {
+    const started = Date.now();
+    const [res] = await callAll(['--zoekt-url', urls[0], '--shard-urls', urls.join(','), '--search-timeout', '2s',
+      '--list-timeout', '2s'], [['search_code', { query: 'Needle', max_files: 50 }]]);
+    const took = Date.now() - started;
+    assert.equal(res.isError, false, textOf(res));
+    assert.match(textOf(res), /^Partial answer: shard 1 of 3 did not answer \(/);
+    const up = Object.keys(REPOS).filter(name => shardOf.get(name) !== 1).map(n => n.slice(PREFIX.length));
+    assert.deepEqual([...new Set(filesOf(res).map(f => f.split('/').slice(0, 2).join('/')))].sort(), up.sort());
+    // The list and the search each wait out their deadline once, not more.
+    assert.ok(took < 15000, `answered in ${took} ms`);
+  } finally {
+    for (const res of held) res.destroy();
+    slow.close();
+  }
 });
 
 // One tools/call over Streamable HTTP: initialize, then the call in the session it opened.
