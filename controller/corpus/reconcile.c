@@ -700,8 +700,8 @@ static uint64_t reconcile_fingerprint(struct reconcile_ctx *ctx, uint64_t corpus
 }
 
 /* Creates the reindex Job of request value `value` (render_reindex_job, fresh as it takes it) and says
- * so in an Event whose message ends with `purpose`. A Job that already exists counts as started: its name comes from the
- * value, so it was made for this same request by an earlier pass. */
+ * so in an Event whose message ends with `purpose`. A Job that already exists counts as started: its
+ * name comes from the value, so it was made for this same request by an earlier pass. */
 static int reconcile_start_reindex(struct reconcile_ctx *ctx, const cJSON *corpus, const struct corpus_spec *spec,
                                    const char *value, int fresh, const char *purpose, struct zk_err *err)
 {
