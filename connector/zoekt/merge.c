@@ -115,9 +115,12 @@ static void zm_route_list(const struct zr_list *l, unsigned from, const char *co
 {
     for (size_t i = 0; l && i < l->n_repos; i++) {
         const struct zr_repo *r = &l->repos[i];
-        unsigned bit = 1u << r->shard;
+        unsigned bit;
 
-        if (r->shard < 0 || r->shard >= SHARD_MAX || !(from & bit) || (*mask & bit))
+        if (r->shard < 0 || r->shard >= SHARD_MAX)
+            continue;
+        bit = 1u << r->shard;
+        if (!(from & bit) || (*mask & bit))
             continue;
         for (size_t j = 0; j < n; j++)
             if (zn_matches_bounded(patterns[j], r->full_name) != 0) {
